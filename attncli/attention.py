@@ -1,0 +1,355 @@
+"""The attention core: score variants, masks, a stable softmax, heads.
+
+Shapes: h heads, m queries, n keys, widths d_k (queries and keys), d_v (values).
+Rows are queries, columns are keys, always.
+
+A 2x2 example you can check on paper (scaled dot product, d_k = 1):
+
+    >>> q = np.array([[[1.0], [0.0]]]); k = np.array([[[1.0], [0.0]]]); v = np.array([[[10.0], [20.0]]])
+    >>> r = attend(q, k, v, VARIANTS["scaled"])
+    >>> np.round(r.weights, 4).tolist()   # row 0: softmax([1, 0]); row 1: softmax([0, 0])
+    [[[0.7311, 0.2689], [0.5, 0.5]]]
+    >>> np.round(r.out, 4).tolist()       # 0.7311*10 + 0.2689*20; 0.5*10 + 0.5*20
+    [[[12.6894], [15.0]]]
+
+`VARIANTS` and `MASKS` are the registries that the CLI, `attn variants`, the
+JSON and the tests all read: adding a variant is adding one entry.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from attncli.errors import ConfigError, DataError
+
+Params = dict[str, np.ndarray]
+
+
+# ---- score variants -------------------------------------------------------------------------------
+
+
+def _qk(q, k):  # [h, m, d], [h, n, d] -> [h, m, n]
+    return np.matmul(q, k.swapaxes(-1, -2))
+
+
+def dot_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = qᵀk"""
+    return _qk(q, k)
+
+
+def scaled_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = qᵀk / √d"""
+    qk = _qk(q, k)
+    if trace is not None:
+        trace["qk"] = qk
+    return qk / math.sqrt(q.shape[-1])
+
+
+def _unit(x):  # [..., d] -> [..., d]   (zero vectors stay zero)
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+
+
+def cosine_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = qᵀk / (‖q‖‖k‖); a zero vector scores 0 against everything."""
+    if trace is not None:
+        trace["qk"] = _qk(q, k)
+        trace["q_norm"] = np.linalg.norm(q, axis=-1)
+        trace["k_norm"] = np.linalg.norm(k, axis=-1)
+    return np.clip(_qk(_unit(q), _unit(k)), -1.0, 1.0)
+
+
+def multiplicative_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
+    """s = qᵀ W k (Luong "general")"""
+    qw = np.matmul(q, params["W"])  # [h, m, d_k]
+    if trace is not None:
+        trace["qW"] = qw
+    return _qk(qw, k)
+
+
+def additive_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
+    """s = vᵀ tanh(W₁q + W₂k + b) (Bahdanau)"""
+    a = np.matmul(q, params["W1"].swapaxes(-1, -2)) + params["b"][:, None, :]  # [h, m, d_a]
+    c = np.matmul(k, params["W2"].swapaxes(-1, -2))  # [h, n, d_a]
+    h, m, d_a = a.shape
+    n = c.shape[1]
+    scores = np.empty((h, m, n))
+    hidden = np.empty((h, m, n, d_a)) if trace is not None else None
+    rows = max(1, 2**22 // max(1, h * n * d_a))  # bound the [h, rows, n, d_a] temporary to ~32 MB
+    for i in range(0, m, rows):
+        t = np.tanh(a[:, i : i + rows, None, :] + c[:, None, :, :])  # [h, rows, n, d_a]
+        if hidden is not None:
+            hidden[:, i : i + rows] = t
+        scores[:, i : i + rows] = np.einsum("hrna,ha->hrn", t, params["v"])
+    if trace is not None:
+        trace["W1q + b"] = a
+        trace["W2k"] = c
+        trace["tanh(W1q + W2k + b)"] = hidden
+    return scores
+
+
+def _sigmoid(z):  # any -> same shape; stable for large |z|
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = σ(W_g [q; k]) · qᵀk"""
+    d_q = q.shape[-1]
+    w_g = params["W_g"]  # [h, d_q + d_k]
+    gate = _sigmoid(np.einsum("hmd,hd->hm", q, w_g[:, :d_q])[:, :, None]
+                    + np.einsum("hnd,hd->hn", k, w_g[:, d_q:])[:, None, :])  # [h, m, n]
+    qk = _qk(q, k)
+    if trace is not None:
+        trace["gate"] = gate
+        trace["qk"] = qk
+    return gate * qk
+
+
+def _no_params(rng, n_head, d_q, d_k, d_a) -> Params:
+    return {}
+
+
+def _multiplicative_params(rng, n_head, d_q, d_k, d_a) -> Params:
+    return {"W": rng.standard_normal((n_head, d_q, d_k)) / math.sqrt(d_q)}
+
+
+def _additive_params(rng, n_head, d_q, d_k, d_a) -> Params:
+    return {
+        "W1": rng.standard_normal((n_head, d_a, d_q)) / math.sqrt(d_q),
+        "W2": rng.standard_normal((n_head, d_a, d_k)) / math.sqrt(d_k),
+        "b": 0.1 * rng.standard_normal((n_head, d_a)),
+        "v": rng.standard_normal((n_head, d_a)),
+    }
+
+
+def _gated_params(rng, n_head, d_q, d_k, d_a) -> Params:
+    return {"W_g": rng.standard_normal((n_head, d_q + d_k)) / math.sqrt(d_q + d_k)}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`."""
+
+    name: str
+    formula: str
+    summary: str
+    paper: str
+    score: Callable
+    make_params: Callable = _no_params  # (rng, n_head, d_q, d_k, d_a) -> Params
+    param_shapes: dict[str, str] = field(default_factory=dict)
+    equal_width: bool = True  # queries and keys must have the same width
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in [
+        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015 (dot)", dot_score),
+        Variant("scaled", "s = qᵀk / √d_k", "dot product scaled by 1/√d_k (the default)",
+                "Vaswani et al. 2017", scaled_score),
+        Variant("cosine", "s = qᵀk / (‖q‖‖k‖)",
+                "true cosine similarity, in [-1, 1]; seed 000 writes q·k/√(‖q‖‖k‖), this is the usual form",
+                "Graves et al. 2014 (content addressing)", cosine_score),
+        Variant("additive", "s = vᵀ tanh(W₁q + W₂k + b)", "a one-hidden-layer network scores each pair",
+                "Bahdanau et al. 2015", additive_score, _additive_params,
+                {"W1": "[h, d_a, d_q]", "W2": "[h, d_a, d_k]", "b": "[h, d_a]", "v": "[h, d_a]"},
+                equal_width=False),
+        Variant("multiplicative", "s = qᵀ W k", "a learned bilinear form (Luong \"general\")",
+                "Luong et al. 2015", multiplicative_score, _multiplicative_params,
+                {"W": "[h, d_q, d_k]"}, equal_width=False),
+        Variant("gated", "s = σ(W_g [q; k]) · qᵀk", "a sigmoid gate scales each dot product before the softmax",
+                "seed 001 (gating mechanism)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}),
+    ]
+}
+
+
+def get_variant(name: str) -> Variant:
+    if name not in VARIANTS:
+        raise ConfigError(f"unknown variant {name!r}: choose one of {', '.join(VARIANTS)}")
+    return VARIANTS[name]
+
+
+# ---- masks ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A parsed mask: `causal`, `window:W` or `topk:K`. `arg` is W or K."""
+
+    name: str
+    arg: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.arg is None else f"{self.name}:{self.arg}"
+
+
+def causal_mask(m: int, n: int, arg=None):  # -> [m, n] bool, True = masked
+    """Query i may not see key j > i."""
+    return np.arange(n)[None, :] > np.arange(m)[:, None]
+
+
+def window_mask(m: int, n: int, arg: int):  # -> [m, n] bool
+    """Query i sees only keys with |i - j| <= W."""
+    return np.abs(np.arange(n)[None, :] - np.arange(m)[:, None]) > arg
+
+
+def topk_mask(scores, masked, arg: int):  # [h, m, n], [h, m, n] -> [h, m, n] bool
+    """Keep the K largest scores of each row among the unmasked; ties go to the lower key index."""
+    s = np.where(masked, -np.inf, scores)
+    order = np.argsort(-s, axis=-1, kind="stable")  # stable: equal scores keep key order
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(s.shape[-1]), s.shape), axis=-1)
+    return masked | (ranks >= arg)
+
+
+# name -> (does it need an argument, what it does); topk is applied after the others.
+MASKS: dict[str, tuple[bool, str]] = {
+    "causal": (False, "query i sees keys j <= i"),
+    "window": (True, "window:W — query i sees keys with |i - j| <= W"),
+    "topk": (True, "topk:K — each row keeps its K largest scores (ties: lower key index)"),
+}
+
+
+def parse_masks(spec: str | None) -> tuple[Mask, ...]:
+    """'causal,window:2' -> (Mask('causal'), Mask('window', 2)); '' or 'none' -> ()."""
+    if not spec or spec.strip() in ("", "none"):
+        return ()
+    out = []
+    for part in spec.split(","):
+        name, _, arg = part.strip().partition(":")
+        if name not in MASKS:
+            raise ConfigError(f"unknown mask {part.strip()!r}: choose causal, window:W or topk:K")
+        needs_arg, _ = MASKS[name]
+        if needs_arg:
+            if not arg.strip().isdigit():
+                raise ConfigError(f"mask {part.strip()!r} needs a whole number, e.g. {name}:2")
+            value = int(arg)
+            if name == "topk" and value < 1:
+                raise ConfigError(f"mask {part.strip()!r}: K must be at least 1")
+            out.append(Mask(name, value))
+        elif arg:
+            raise ConfigError(f"mask {name!r} takes no argument, got {part.strip()!r}")
+        else:
+            out.append(Mask(name))
+    return tuple(out)
+
+
+def apply_masks(scores, masks: tuple[Mask, ...]):  # [h, m, n] -> [h, m, n] bool or None
+    """The boolean matrix of masked cells (True = masked), or None when no mask is on."""
+    if not masks:
+        return None
+    h, m, n = scores.shape
+    masked = np.zeros((h, m, n), dtype=bool)
+    for mask in masks:
+        if mask.name == "causal":
+            masked |= causal_mask(m, n)
+        elif mask.name == "window":
+            masked |= window_mask(m, n, mask.arg)
+    for mask in masks:
+        if mask.name == "topk":
+            masked = topk_mask(scores, masked, mask.arg)
+    return masked
+
+
+# ---- softmax and attend ---------------------------------------------------------------------------
+
+
+def softmax(scores, masked=None):  # [..., n], [..., n] bool or None -> [..., n]
+    """Row softmax that subtracts the row maximum; masked cells are exactly 0, a fully masked row all 0.
+
+    >>> softmax(np.array([[1e4, -1e4], [0.0, 0.0]])).tolist()
+    [[1.0, 0.0], [0.5, 0.5]]
+    """
+    s = scores if masked is None else np.where(masked, -np.inf, scores)
+    row_max = s.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # fully masked row: max is -inf
+    e = np.exp(s - row_max)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+@dataclass(frozen=True)
+class Attended:
+    scores: np.ndarray  # [h, m, n] before any mask, finite
+    masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask
+    weights: np.ndarray  # [h, m, n] after mask and softmax; rows sum to 1 (0 if fully masked)
+    out: np.ndarray  # [h, m, d_v]
+
+
+def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple[Mask, ...] = (),
+           temperature: float = 1.0, trace: dict | None = None) -> Attended:
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
+    """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
+    if variant.equal_width and q.shape[-1] != k.shape[-1]:
+        raise DataError(f"variant {variant.name} needs queries and keys of equal width: "
+                        f"q is {list(q.shape[1:])}, k is {list(k.shape[1:])}")
+    if k.shape[-2] != v.shape[-2]:
+        raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
+                        f"v is {list(v.shape[1:])}")
+    scores = variant.score(q, k, params or {}, trace)
+    if temperature != 1.0:
+        scores = scores / temperature
+    if not np.isfinite(scores).all():
+        raise DataError(f"the {variant.name} scores overflow float64 (inputs up to "
+                        f"{max(np.abs(q).max(), np.abs(k).max()):.3g}); rescale the inputs")
+    masked = apply_masks(scores, masks)
+    weights = softmax(scores, masked)
+    return Attended(scores, masked, weights, np.matmul(weights, v))
+
+
+# ---- heads ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Projections:
+    w_q: np.ndarray  # [d_model, h * d_k]
+    w_k: np.ndarray  # [d_model, h * d_k]
+    w_v: np.ndarray  # [d_model, h * d_v]
+    w_o: np.ndarray  # [h * d_v, d_model]
+
+
+def random_projections(rng: np.random.Generator, d_model: int, n_head: int, d_k: int, d_v: int) -> Projections:
+    """Seeded N(0, 1/fan_in) weights: random, not trained."""
+    def w(fan_in, fan_out):
+        return rng.standard_normal((fan_in, fan_out)) / math.sqrt(fan_in)
+    return Projections(w(d_model, n_head * d_k), w(d_model, n_head * d_k),
+                       w(d_model, n_head * d_v), w(n_head * d_v, d_model))
+
+
+def identity_projections(d_model: int) -> Projections:
+    """Q = K = V = X (seed 000); with h heads each head sees its own d_model/h columns."""
+    eye = np.eye(d_model)
+    return Projections(eye, eye, eye, eye)
+
+
+def split_heads(x, n_head: int):  # [n, h * d] -> [h, n, d]
+    n, hd = x.shape
+    return x.reshape(n, n_head, hd // n_head).transpose(1, 0, 2)
+
+
+def merge_heads(x):  # [h, m, d] -> [m, h * d]
+    h, m, d = x.shape
+    return x.transpose(1, 0, 2).reshape(m, h * d)
+
+
+@dataclass(frozen=True)
+class MultiHead:
+    q: np.ndarray  # [h, m, d_k]
+    k: np.ndarray  # [h, n, d_k]
+    v: np.ndarray  # [h, n, d_v]
+    attended: Attended
+    output: np.ndarray  # [m, d_model] = concat(O_h) W_O
+
+
+def multi_head(x_q, x_kv, proj: Projections, n_head: int, variant: Variant, params: Params | None = None,
+               masks: tuple[Mask, ...] = (), temperature: float = 1.0, trace: dict | None = None) -> MultiHead:
+    # [m, d_model], [n, d_model] -> MultiHead(q [h, m, d_k], k, v, attended, output [m, d_model])
+    """Project, split into heads, attend with any variant, merge. Self-attention: x_kv is x_q."""
+    q = split_heads(x_q @ proj.w_q, n_head)
+    k = split_heads(x_kv @ proj.w_k, n_head)
+    v = split_heads(x_kv @ proj.w_v, n_head)
+    attended = attend(q, k, v, variant, params, masks, temperature, trace)
+    return MultiHead(q, k, v, attended, merge_heads(attended.out) @ proj.w_o)

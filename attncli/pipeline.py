@@ -1,0 +1,145 @@
+"""text -> tokens -> X -> Q, K, V -> scores -> mask -> softmax -> A V -> merged output.
+
+One frozen `RunConfig` says how; `run()` returns one `AttentionResult` that every
+renderer and format reads:
+
+    >>> r = run("time flies like an arrow", RunConfig())
+    >>> r.tokens.strings, r.weights.shape, r.output.shape
+    (('time', 'flies', 'like', 'an', 'arrow'), (1, 5, 5), (5, 16))
+
+Imports numpy and the core modules only: no rich, typer or click.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from attncli.attention import (
+    VARIANTS, Projections, get_variant, identity_projections, multi_head, parse_masks,
+    random_projections,
+)
+from attncli.embed import POSITIONAL, embed
+from attncli.errors import ConfigError, DataError
+from attncli.tokenize import Tokens, tokenize
+
+PROJECTIONS = ("random", "identity")
+MAX_DIM = 4096
+MAX_HEADS = 256
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every choice of a run. `d_k`/`d_v` None means dim // heads (filled in by `resolve`)."""
+
+    tokenizer: str = "word"
+    variant: str = "scaled"
+    heads: int = 1
+    dim: int = 16
+    d_k: int | None = None
+    d_v: int | None = None
+    d_a: int | None = None  # hidden width of the additive variant (None: d_k)
+    mask: tuple[str, ...] = ()
+    positional: str = "none"
+    projection: str = "random"
+    seed: int = 0
+    temperature: float = 1.0
+
+    def resolve(self) -> RunConfig:
+        """Check every value and fill in d_k, d_v, d_a; raises ConfigError naming the bad one."""
+        get_variant(self.variant)
+        if self.positional not in POSITIONAL:
+            raise ConfigError(f"unknown positional encoding {self.positional!r}: choose {', '.join(POSITIONAL)}")
+        if self.projection not in PROJECTIONS:
+            raise ConfigError(f"unknown projection {self.projection!r}: choose {', '.join(PROJECTIONS)}")
+        for name, value, top in (("dim", self.dim, MAX_DIM), ("heads", self.heads, MAX_HEADS),
+                                 ("dk", self.d_k, MAX_DIM), ("dv", self.d_v, MAX_DIM), ("d-a", self.d_a, MAX_DIM)):
+            if value is not None and not 1 <= value <= top:
+                raise ConfigError(f"--{name} must be between 1 and {top}, got {value}")
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be 0 or more, got {self.seed}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
+        if self.projection == "identity":
+            if self.d_k is not None or self.d_v is not None:
+                raise ConfigError("--projection identity uses Q = K = V = X: drop --dk/--dv")
+        if (self.d_k is None or self.d_v is None) and self.dim % self.heads:
+            raise ConfigError(f"--dim {self.dim} is not divisible by --heads {self.heads}: "
+                              f"choose a multiple of {self.heads}, or give --dk and --dv")
+        masks = tuple(str(m) for m in parse_masks(",".join(self.mask)))
+        d_k = self.d_k or self.dim // self.heads
+        return replace(self, mask=masks, d_k=d_k, d_v=self.d_v or self.dim // self.heads, d_a=self.d_a or d_k)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Everything one run computed. Shapes: m queries, n keys, h heads."""
+
+    text: str
+    context: str | None
+    tokens: Tokens  # the queries' tokens
+    context_tokens: Tokens | None  # the keys' tokens in cross-attention, else None
+    config: RunConfig  # resolved: d_k, d_v, d_a filled in
+    x: np.ndarray  # [m, d_model] embeddings (+ positions) of the text
+    x_context: np.ndarray | None  # [n, d_model] of the context, or None
+    q: np.ndarray  # [h, m, d_k]
+    k: np.ndarray  # [h, n, d_k]
+    v: np.ndarray  # [h, n, d_v]
+    scores: np.ndarray  # [h, m, n] before any mask, finite
+    masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask
+    weights: np.ndarray  # [h, m, n] rows sum to 1
+    head_outputs: np.ndarray  # [h, m, d_v] = A_h V_h
+    output: np.ndarray  # [m, d_model] = concat(O_h) W_O
+    params: dict = field(default_factory=dict)  # the variant's parameters
+    projections: Projections | None = None
+    trace: dict = field(default_factory=dict)  # the variant's intermediate terms, if asked
+
+    @property
+    def key_tokens(self) -> Tokens:
+        return self.context_tokens if self.context_tokens is not None else self.tokens
+
+
+def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]
+    """Token vectors plus the positional encoding."""
+    n = len(tokens)
+    return embed(tokens.strings, config.dim, config.seed) + POSITIONAL[config.positional].encode(n, config.dim)
+
+
+def _check_text(text: str, what: str) -> None:
+    if not text:
+        raise DataError(f"empty {what}: nothing to tokenize")
+    if not text.strip():
+        raise DataError(f"the {what} is only whitespace: nothing to tokenize")
+
+
+def run(text: str, config: RunConfig = RunConfig(), context: str | None = None, trace: bool = False) -> AttentionResult:
+    """Tokenize, embed, project, attend. Cross-attention when `context` is given."""
+    config = config.resolve()
+    _check_text(text, "text")
+    tokens = tokenize(text, config.tokenizer)
+    x = embed_tokens(tokens, config)
+    context_tokens, x_context = None, None
+    if context is not None:
+        _check_text(context, "context")
+        context_tokens = tokenize(context, config.tokenizer)
+        x_context = embed_tokens(context_tokens, config)
+    variant = VARIANTS[config.variant]
+    if config.projection == "identity":
+        proj = identity_projections(config.dim)
+    else:
+        proj = random_projections(np.random.default_rng([config.seed, 1]), config.dim, config.heads,
+                                  config.d_k, config.d_v)
+    params = variant.make_params(np.random.default_rng([config.seed, 2]), config.heads, config.d_k,
+                                 config.d_k, config.d_a)
+    terms: dict | None = {} if trace else None
+    mh = multi_head(x, x if x_context is None else x_context, proj, config.heads, variant, params,
+                    parse_masks(",".join(config.mask)), config.temperature, terms)
+    a = mh.attended
+    return AttentionResult(text, context, tokens, context_tokens, config, x, x_context, mh.q, mh.k, mh.v,
+                           a.scores, a.masked, a.weights, a.out, mh.output, params, proj, terms or {})
+

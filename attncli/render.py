@@ -1,0 +1,168 @@
+"""AttentionResult -> Rich renderables. Nothing here prints: cli.py does.
+
+Every cell shows its number and the row maximum is bold, so a table reads
+without colour (NO_COLOR, a pipe, paper). Text from the user only ever enters
+as `rich.text.Text` built from `escape_token`, never as markup.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import numpy as np
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from attncli.attention import VARIANTS
+from attncli.pipeline import AttentionResult
+
+_C0_NAMES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
+
+
+def escape_token(s: str) -> str:
+    r"""A token made safe and visible for a terminal.
+
+    Control characters become escapes, format characters (bidi overrides,
+    zero-width) become <U+XXXX>, a token of spaces shows as ␣:
+
+    >>> escape_token("a\x1b[2Jb"), escape_token("\u202e"), escape_token(" ")
+    ('a\\x1b[2Jb', '<U+202E>', '␣')
+    """
+    if s and s.isspace() and all(c == " " for c in s):
+        return "␣" * len(s)
+    out = []
+    for c in s:
+        cat = unicodedata.category(c)
+        if c in _C0_NAMES:
+            out.append(_C0_NAMES[c])
+        elif cat == "Cc":
+            out.append(f"\\x{ord(c):02x}")
+        elif cat in ("Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"<U+{ord(c):04X}>")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _label(s: str, style: str = "") -> Text:
+    return Text(escape_token(s), style=style)
+
+
+# A sequential blue scale: weight 0 -> near white, weight 1 -> dark blue.
+_LOW, _HIGH = np.array([247, 251, 255]), np.array([8, 48, 107])
+
+
+def weight_style(w: float, bold: bool = False) -> Style:
+    """Background shaded by √w (small weights stay visible); the text flips to white on dark cells."""
+    t = float(np.sqrt(np.clip(w, 0.0, 1.0)))
+    r, g, b = (_LOW + t * (_HIGH - _LOW)).round().astype(int)
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="white" if t > 0.55 else "black", bold=bold)
+
+
+def columns_shown(n: int, max_cols: int) -> list[int | None]:
+    """Column indices to show, with None where an elision marker goes.
+
+    >>> columns_shown(5, 10)
+    [0, 1, 2, 3, 4]
+    >>> columns_shown(10, 5)
+    [0, 1, None, 8, 9]
+    """
+    if n <= max_cols:
+        return list(range(n))
+    head = (max_cols - 1) // 2 + (max_cols - 1) % 2
+    tail = max_cols - 1 - head
+    return list(range(head)) + [None] + list(range(n - tail, n))
+
+
+def _fit(n_cols: int, cell: int, row_labels, width: int) -> list[int | None]:
+    """Which columns fit in `width`: each takes its cell width plus 3 (padding and gap)."""
+    label = min(16, max(len(escape_token(t)) for t in row_labels)) + 3
+    return columns_shown(n_cols, max(3, (width - label) // (cell + 3)))
+
+
+def _fmt(x: float, precision: int) -> str:
+    return f"{x:.{precision}f}"
+
+
+def weights_table(result: AttentionResult, head: int, precision: int = 2, width: int = 100,
+                  title: str | None = None) -> Table:
+    """The attention matrix of one head: rows are queries, columns are keys."""
+    weights = result.weights[head]  # [m, n]
+    masked = None if result.masked is None else result.masked[head]
+    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    cols = _fit(len(k_tokens), precision + 2, q_tokens, width)
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table.add_column(Text("query \\ key", style="dim"), no_wrap=True, max_width=16)
+    for j in cols:
+        table.add_column(Text("…") if j is None else _label(k_tokens[j], "bold"), justify="right", no_wrap=True,
+                         max_width=max(precision + 3, 8))
+    for i, q_token in enumerate(q_tokens):
+        row_max = weights[i].max()
+        cells = []
+        for j in cols:
+            if j is None:
+                cells.append(Text("…", style="dim"))
+            elif masked is not None and masked[i, j]:
+                cells.append(Text("·", style="dim"))
+            else:
+                w = weights[i, j]
+                is_max = row_max > 0 and w == row_max
+                cells.append(Text(_fmt(w, precision), style=weight_style(w, bold=is_max)))
+        table.add_row(_label(q_token), *cells)
+    return table
+
+
+def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, width: int = 100,
+                 col_prefix: str = "") -> Table:  # [rows, cols] -> Table
+    """A plain numeric matrix (embeddings, outputs) with elided middle columns when too wide."""
+    cell = max(len(_fmt(array.min(), precision)), len(_fmt(array.max(), precision))) if array.size else 1
+    cols = _fit(array.shape[1], cell, row_labels, width)
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table.add_column("", no_wrap=True, max_width=16)
+    for j in cols:
+        table.add_column("…" if j is None else f"{col_prefix}{j}", justify="right", no_wrap=True, min_width=cell)
+    for i, label in enumerate(row_labels):
+        table.add_row(_label(label),
+                      *("…" if j is None else _fmt(array[i, j], precision) for j in cols))
+    return table
+
+
+def caption(result: AttentionResult) -> Text:
+    """What a reader needs to reproduce and trust the table, in a few lines."""
+    c = result.config
+    variant = VARIANTS[c.variant]
+    lines = [
+        f"{c.variant}: {variant.formula}" + (f", divided by temperature {c.temperature:g}" if c.temperature != 1 else ""),
+        f"{len(result.tokens)} {'queries' if result.context else 'tokens'} ({c.tokenizer})"
+        + (f", {len(result.key_tokens)} keys from --context" if result.context is not None else "")
+        + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
+        + f" · seed {c.seed}",
+        ("W_Q, W_K, W_V, W_O: random (seeded), not trained" if c.projection == "random"
+         else "projection identity: Q = K = V = X"),
+        ("positions: none, so attention is blind to word order" if c.positional == "none"
+         else f"positions: {c.positional}"),
+    ]
+    if c.mask:
+        lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
+    lines.append("rows are queries, columns are keys; each row sums to 1; bold = row maximum")
+    return Text("\n".join(lines), style="dim")
+
+
+def show(result: AttentionResult, precision: int = 2, width: int = 100) -> RenderableType:
+    """`attn show`: the attention matrix (one panel per head), then the output vectors."""
+    parts: list[RenderableType] = []
+    c = result.config
+    if c.heads == 1:
+        parts.append(weights_table(result, 0, precision, width, title="Attention weights A = softmax(S)"))
+    else:
+        for h in range(c.heads):
+            parts.append(Panel(weights_table(result, h, precision, width - 4), title=f"head {h}",
+                               title_align="left", expand=False))
+    parts.append(caption(result))
+    parts.append(matrix_table(result.output, result.tokens.strings, precision=precision, width=width,
+                              title=f"Output O = concat(A_h V_h) W_O  [{result.output.shape[0]}, {c.dim}]"))
+    return Group(*parts)

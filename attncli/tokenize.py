@@ -1,0 +1,156 @@
+"""Text -> tokens, each with its string, id and character offsets.
+
+Three built-in tokenizers and any Hugging Face tokenizer.json:
+
+    >>> word("don't panic...").strings
+    ('don', "'", 't', 'panic', '...')
+    >>> char("hi!").offsets
+    ((0, 1), (1, 2), (2, 3))
+    >>> word("the dog chased the cat").ids     # ids index this text's own vocabulary
+    (0, 1, 2, 0, 3)
+
+`TOKENIZERS` is the registry: the CLI's choices and `attn compare` read it.
+Offsets are indices into the Python string (code points), so
+`text[start:end]` is the span a token came from.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Callable
+
+from attncli.errors import ConfigError, DataError
+
+WORD_RE = re.compile(r"\w+|[^\w\s]+")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A tokenized text: parallel tuples of strings, ids and (start, end) offsets."""
+
+    strings: tuple[str, ...]
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+    tokenizer: str
+    vocab_size: int | None = None  # None: open vocabulary (char, word)
+    warnings: tuple[str, ...] = ()  # things the user must be told (e.g. truncation)
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A registry entry: a name, one line of description, and `encode(text) -> Tokens`."""
+
+    name: str
+    summary: str
+    encode: Callable[[str], Tokens]
+
+
+def char(text: str) -> Tokens:
+    """One token per Unicode code point, spaces included; the id is the code point."""
+    return Tokens(
+        strings=tuple(text),
+        ids=tuple(ord(c) for c in text),
+        offsets=tuple((i, i + 1) for i in range(len(text))),
+        tokenizer="char",
+    )
+
+
+def word(text: str) -> Tokens:
+    r"""Runs of word characters, and each run of punctuation, as tokens (`\w+|[^\w\s]+`).
+
+    Ids number the distinct words of this text in order of first appearance.
+    """
+    matches = list(WORD_RE.finditer(text))
+    vocab: dict[str, int] = {}
+    ids = tuple(vocab.setdefault(m.group(), len(vocab)) for m in matches)
+    return Tokens(
+        strings=tuple(m.group() for m in matches),
+        ids=ids,
+        offsets=tuple(m.span() for m in matches),
+        tokenizer="word",
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _load_hf(path: str):
+    """Load a tokenizer.json with the `tokenizers` library, padding off."""
+    if not os.path.exists(path):
+        raise DataError(f"tokenizer file not found: {path}")
+    if os.path.isdir(path):
+        raise DataError(f"tokenizer path is a directory, expected a tokenizer.json file: {path}")
+    from tokenizers import Tokenizer as HFTokenizer
+
+    try:
+        tok = HFTokenizer.from_file(path)
+    except Exception as e:  # the library raises a bare Exception on bad JSON or an unknown model
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataError(f"not a valid tokenizer.json: {path}: {reason}") from None
+    tok.no_padding()  # one text is never padded
+    return tok
+
+
+def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
+    """A Tokenizer for a Hugging Face tokenizer.json, used as its file configures it."""
+    tok = _load_hf(path)
+    label = name or path
+
+    def encode(text: str) -> Tokens:
+        enc = tok.encode(text)
+        warnings = ()
+        if enc.overflowing:
+            dropped = sum(len(o.ids) for o in enc.overflowing)
+            warnings = (
+                f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",
+            )
+        return Tokens(
+            strings=tuple(enc.tokens),
+            ids=tuple(enc.ids),
+            offsets=tuple(tuple(o) for o in enc.offsets),
+            tokenizer=label,
+            vocab_size=tok.get_vocab_size(with_added_tokens=True),
+            warnings=warnings,
+        )
+
+    return Tokenizer(label, f"Hugging Face tokenizer from {path}", encode)
+
+
+def shipped_bpe_path() -> str:
+    """Path of the byte-level BPE shipped in the package (see attncli/train_bpe.py)."""
+    return str(resources.files("attncli") / "data" / "tokenizer.json")
+
+
+def _bpe(text: str) -> Tokens:
+    return from_tokenizer_json(shipped_bpe_path(), name="bpe").encode(text)
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "char": Tokenizer("char", "one token per character, spaces included", char),
+    "word": Tokenizer("word", r"words, and runs of punctuation (\w+|[^\w\s]+)", word),
+    "bpe": Tokenizer("bpe", "byte-level BPE trained on sample_texts/bpe_corpus.txt", _bpe),
+}
+
+
+def get_tokenizer(spec: str) -> Tokenizer:
+    """A registered name (char, word, bpe) or a path to a tokenizer.json."""
+    if spec in TOKENIZERS:
+        return TOKENIZERS[spec]
+    looks_like_path = os.sep in spec or spec.endswith(".json") or os.path.exists(spec)
+    if not looks_like_path:
+        names = ", ".join(TOKENIZERS)
+        raise ConfigError(f"unknown tokenizer {spec!r}: choose {names} or a path to a tokenizer.json")
+    return from_tokenizer_json(spec)
+
+
+def tokenize(text: str, spec: str) -> Tokens:
+    """Tokenize `text` with the tokenizer named by `spec`; at least one token or DataError."""
+    tokens = get_tokenizer(spec).encode(text)
+    if len(tokens) == 0:
+        raise DataError(f"the {spec} tokenizer produced no tokens for {text[:40]!r}")
+    return tokens
