@@ -7,6 +7,7 @@ one line `Error: ...` on stderr and the error's exit code, here in one place.
 from __future__ import annotations
 
 import enum
+import io
 import os
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from attncli import __version__
 from attncli.attention import VARIANTS
 from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError
-from attncli.formats import FORMATS, format_for_path
+from attncli.formats import FORMATS, format_for_path, write_records
 from attncli.inputs import read_text
 from attncli.pipeline import PROJECTIONS, RunConfig, run
 
@@ -159,30 +160,44 @@ def write_output(output: str | None, write) -> None:
         raise
 
 
-def emit_result(result, fmt: str | None, output: str | None, precision: int | None, color: str, render) -> None:
-    """A result as a table (render(result, precision, width) -> renderable) or in one of FORMATS."""
-    for warning in result.tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+def emit(table, write, fmt: str | None, output: str | None, precision: int | None, color: str) -> None:
+    """Send a command's result where the user asked, in the format asked.
+
+    `table(precision, width)` returns the Rich renderable for `-f table`;
+    `write(fmt, binary_stream, precision)` writes any other format.
+    """
     fmt = resolve_format(fmt, output)
     if precision is not None and not 0 <= precision <= 17:
         raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
-    if fmt == "table":
-        if output is None:
-            con = console(color)
-            con.print(render(result, 2 if precision is None else precision, con.width))
-            return
-
-        def write_table(stream):
-            import io
-
-            text = io.TextIOWrapper(stream, encoding="utf-8", write_through=True)
-            con = console("never", file=text)
-            con.print(render(result, 2 if precision is None else precision, con.width))
-            text.detach()
-
-        write_output(output, write_table)
+    if fmt != "table":
+        write_output(output, lambda stream: write(fmt, stream, precision))
         return
-    write_output(output, lambda stream: FORMATS[fmt].write(result, stream, precision))
+    digits = 2 if precision is None else precision
+    if output is None:
+        con = console(color)
+        con.print(table(digits, con.width))
+        return
+
+    def write_table(stream):
+        text = io.TextIOWrapper(stream, encoding="utf-8", write_through=True)
+        con = console("never", file=text)
+        con.print(table(digits, con.width))
+        text.detach()
+
+    write_output(output, write_table)
+
+
+def emit_result(result, fmt, output, precision, color, render) -> None:
+    """An AttentionResult: `render(result, precision, width)` for tables, FORMATS otherwise."""
+    for warning in result.tokens.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
+    emit(lambda digits, width: render(result, digits, width),
+         lambda f, stream, p: FORMATS[f].write(result, stream, p), fmt, output, precision, color)
+
+
+def emit_records(doc: dict, fmt, output, precision, color, table, command: str) -> None:
+    """A small document with a list under doc["rows"] (tokens, variants, compare): json, jsonl, csv or a table."""
+    emit(table, lambda f, stream, p: write_records(doc, f, stream, p, command), fmt, output, precision, color)
 
 
 def _v(choice_value):

@@ -22,6 +22,7 @@ from typing import BinaryIO, Callable
 
 import numpy as np
 
+from attncli.errors import ConfigError
 from attncli.pipeline import AttentionResult
 
 SCHEMA = "attncli.attention/1"
@@ -121,6 +122,33 @@ def write_npy(result: AttentionResult, stream: BinaryIO, precision: int | None =
 def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
     """Every array and the tokens, as one .npz (np.load reads it without pickle)."""
     np.savez(stream, **arrays(result))
+
+
+def write_records(doc: dict, fmt: str, stream: BinaryIO, precision: int | None = None, command: str = "") -> None:
+    """A small document whose list of flat dicts is doc["rows"]: json (the whole doc), jsonl or csv (the rows)."""
+    rows = doc["rows"]
+
+    def clean(value):
+        if isinstance(value, float) and precision is not None:
+            return round(value, precision)
+        return value
+
+    if fmt == "json":
+        stream.write(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False).encode() + b"\n")
+    elif fmt == "jsonl":
+        for row in rows:
+            stream.write(json.dumps({k: clean(v) for k, v in row.items()}, ensure_ascii=False,
+                                    allow_nan=False).encode() + b"\n")
+    elif fmt == "csv":
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+        writer = csv.writer(text, lineterminator="\n")
+        if rows:
+            writer.writerow(rows[0].keys())
+        writer.writerows([clean(v) if not isinstance(v, (list, dict)) else json.dumps(v, ensure_ascii=False)
+                          for v in row.values()] for row in rows)
+        text.detach()
+    else:
+        raise ConfigError(f"-f {fmt} is not available for {command or 'this command'}: use json, jsonl or csv")
 
 
 @dataclass(frozen=True)
