@@ -266,9 +266,11 @@ def softmax(scores, masked=None):  # [..., n], [..., n] bool or None -> [..., n]
     s = scores if masked is None else np.where(masked, -np.inf, scores)
     row_max = s.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # fully masked row: max is -inf
-    e = np.exp(s - row_max)
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    # In place from here on: one array of the size of `scores` (a 4000-token row set is 128 MB).
+    e = np.subtract(s, row_max, out=None if s is scores else s)
+    np.exp(e, out=e)
+    total = e.sum(axis=-1, keepdims=True)  # >= 1 unless the row is fully masked (then e is all 0)
+    return np.divide(e, total, out=e, where=total > 0)
 
 
 @dataclass(frozen=True)
