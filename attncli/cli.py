@@ -7,10 +7,8 @@ one line `Error: ...` on stderr and the error's exit code, here in one place.
 from __future__ import annotations
 
 import enum
-import io
 import os
 import sys
-import tempfile
 from typing import Annotated, Optional
 
 import typer
@@ -19,9 +17,12 @@ from typer.core import TyperGroup
 from attncli import __version__
 from attncli.attention import VARIANTS
 from attncli.embed import POSITIONAL
-from attncli.errors import AttnError, ConfigError, DataError
-from attncli.formats import FORMATS, format_for_path, write_records
-from attncli.inputs import read_text
+from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
+from attncli.formats import FORMATS
+from attncli.inputs import iter_lines, open_lines, read_text
+from attncli.output import (  # noqa: F401  (the emit path every command uses)
+    console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
+)
 from attncli.pipeline import PROJECTIONS, RunConfig, run
 
 
@@ -110,94 +111,11 @@ Format = Annotated[Optional[FormatName], typer.Option("-f", "--format",
 Output = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically).")]
 Precision = Annotated[Optional[int], typer.Option("--precision", help="Digits: tables default 2; formats exact unless given.")]
 Color = Annotated[ColorName, typer.Option("--color",
-                                    help="Colour in tables; NO_COLOR is honoured.")]
-
-
-def console(color: str = "auto", file=None):
-    """A Rich console for stdout (or `file`), honouring --color and NO_COLOR."""
-    from rich.console import Console
-
-    if color == "always":
-        return Console(file=file, force_terminal=True, color_system="truecolor")
-    if color == "never":
-        return Console(file=file, color_system=None, no_color=True)
-    return Console(file=file)
-
-
-def resolve_format(fmt: str | None, output: str | None) -> str:
-    if fmt is not None:
-        return fmt
-    if output is None:
-        return "table"
-    guessed = format_for_path(output)
-    if guessed is None:
-        raise ConfigError(f"cannot tell the format of {output} from its extension: give -f "
-                          f"({', '.join(['table', *FORMATS])})")
-    return guessed
-
-
-def write_output(output: str | None, write) -> None:
-    """Call `write(binary_stream)` on stdout, or on a temp file renamed onto `output` when it succeeds."""
-    if output is None:
-        write(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise DataError(f"cannot write {output}: no such directory {directory}")
-    if os.path.isdir(output):
-        raise DataError(f"cannot write {output}: it is a directory")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
-    except OSError as e:
-        raise DataError(f"cannot write {output}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, output)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def emit(table, write, fmt: str | None, output: str | None, precision: int | None, color: str) -> None:
-    """Send a command's result where the user asked, in the format asked.
-
-    `table(precision, width)` returns the Rich renderable for `-f table`;
-    `write(fmt, binary_stream, precision)` writes any other format.
-    """
-    fmt = resolve_format(fmt, output)
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
-    if fmt != "table":
-        write_output(output, lambda stream: write(fmt, stream, precision))
-        return
-    digits = 2 if precision is None else precision
-    if output is None:
-        con = console(color)
-        con.print(table(digits, con.width))
-        return
-
-    def write_table(stream):
-        text = io.TextIOWrapper(stream, encoding="utf-8", write_through=True)
-        con = console("never", file=text)
-        con.print(table(digits, con.width))
-        text.detach()
-
-    write_output(output, write_table)
-
-
-def emit_result(result, fmt, output, precision, color, render) -> None:
-    """An AttentionResult: `render(result, precision, width)` for tables, FORMATS otherwise."""
-    for warning in result.tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-    emit(lambda digits, width: render(result, digits, width),
-         lambda f, stream, p: FORMATS[f].write(result, stream, p), fmt, output, precision, color)
-
-
-def emit_records(doc: dict, fmt, output, precision, color, table, command: str) -> None:
-    """A small document with a list under doc["rows"] (tokens, variants, compare): json, jsonl, csv or a table."""
-    emit(table, lambda f, stream, p: write_records(doc, f, stream, p, command), fmt, output, precision, color)
+                                    help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
+SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
+SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
+                                     "result per line, in order, as it goes; blank lines are skipped.")]
 
 
 def _v(choice_value):
@@ -214,7 +132,8 @@ def show(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", context: Context = None,
     seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None, output: Output = None,
-    precision: Precision = None, color: Color = "auto",
+    precision: Precision = None, color: Color = "auto", lines: Lines = False, save_svg: SaveSvg = None,
+    save_html: SaveHtml = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT."""
     from attncli import render
@@ -222,8 +141,31 @@ def show(
     config = RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                        mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
                        projection=_v(projection), seed=seed, temperature=temperature)
+    pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
+    if lines:
+        return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), render.show, pictures)
     result = run(read_text(text, file), config, context=context)
-    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+    emit_result(result, _v(fmt), output, precision, _v(color), render.show, **pictures)
+
+
+def show_lines(text, file, config, context, fmt, output, precision, color, render, pictures) -> None:
+    """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+    config.resolve()  # a bad option fails before the first line is read
+    stream, name = open_lines(text, file)
+    with stream, line_progress(stream, name, color, output) as counted:
+        def results():
+            found = False
+            for number, line in iter_lines(counted, name):
+                if line.strip():
+                    found = True
+                    try:
+                        yield number, run(line, config, context=context)
+                    except AttnError as e:
+                        raise type(e)(f"{name} line {number}: {e}") from None
+            if not found:
+                raise DataError(f"no text: every line of {name} is blank")
+
+        emit_lines(results(), fmt, output, precision, color, render, **pictures)
 
 
 def main() -> None:

@@ -125,12 +125,12 @@ CSV_HEADER = ["head", "query_index", "query", "key_index", "key", "score", "weig
 def csv_field(value: str) -> str:
     """One CSV field, quoted only when it must be (as the csv module writes it).
 
-    >>> csv_field("a"), csv_field("a,b"), csv_field(" ")
-    ('a', '"a,b"', ' ')
+    >>> csv_field("a"), csv_field("a,b"), csv_field(" "), csv_field("\\n"), csv_field("\\r")
+    ('a', '"a,b"', ' ', '"\\n"', '"\\r"')
     """
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow([value])
-    return buf.getvalue()
+    csv.writer(buf, lineterminator="\r\n").writerow([value])  # a field holding \r or \n is quoted
+    return buf.getvalue()[:-2]
 
 
 def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None = None, header: bool = True,
@@ -208,6 +208,7 @@ class Format:
     extensions: tuple[str, ...]
     summary: str
     write: Callable[..., None]  # (result, binary stream, precision) -> None
+    binary: bool = False  # never sent to a terminal
 
 
 FORMATS: dict[str, Format] = {
@@ -216,8 +217,8 @@ FORMATS: dict[str, Format] = {
         Format("json", (".json",), "one JSON object, schema attncli.attention/1", write_json),
         Format("jsonl", (".jsonl",), "one JSON object per line", write_jsonl),
         Format("csv", (".csv",), "tidy long form: head, query, key, score, weight", write_csv),
-        Format("npy", (".npy",), "the weights [h, m, n] as a .npy", write_npy),
-        Format("npz", (".npz",), "every array and the tokens as a .npz", write_npz),
+        Format("npy", (".npy",), "the weights [h, m, n] as a .npy", write_npy, binary=True),
+        Format("npz", (".npz",), "every array and the tokens as a .npz", write_npz, binary=True),
     ]
 }
 
