@@ -226,7 +226,7 @@ def emit_lines(results: Iterable, fmt: str | None, output: str | None, precision
                 show(render(result, 2 if precision is None else precision, width))
         return
     if save_svg or save_html:
-        raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice")
+        raise ConfigError(f"--save-svg and --save-html picture the tables: add -f table (not {fmt})")
 
     def write(stream: BinaryIO) -> None:
         for i, (number, result) in enumerate(results):

@@ -160,6 +160,7 @@ def test_lines_as_tables_have_a_heading_each():
     (["-f", "json"], 2, "Error: --lines streams one result per line: use -f jsonl (the default), csv or table"),
     (["-o", "x.npz"], 2, "Error: --lines streams one result per line"),
     (["--heads", "3"], 2, "Error: --dim 16 is not divisible by --heads 3"),
+    (["--save-svg", "x.svg"], 2, "Error: --save-svg and --save-html picture the tables: add -f table"),
 ])
 def test_lines_refuse_what_cannot_stream(args, code, message):
     r = attn("show", "-", "--lines", *args, input="a b\n")
