@@ -52,15 +52,16 @@ def _label(s: str, style: str = "") -> Text:
     return Text(escape_token(s), style=style)
 
 
-# A sequential blue scale: weight 0 -> near white, weight 1 -> dark blue.
-_LOW, _HIGH = np.array([247, 251, 255]), np.array([8, 48, 107])
+# A sequential blue scale (ColorBrewer "Blues"): weight 0 -> near white, 0.25 -> mid blue, 1 -> dark blue.
+_STOPS = np.array([[247, 251, 255], [107, 174, 214], [8, 48, 107]])
 
 
 def weight_style(w: float, bold: bool = False) -> Style:
     """Background shaded by √w (small weights stay visible); the text flips to white on dark cells."""
     t = float(np.sqrt(np.clip(w, 0.0, 1.0)))
-    r, g, b = (_LOW + t * (_HIGH - _LOW)).round().astype(int)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="white" if t > 0.55 else "black", bold=bold)
+    r, g, b = (np.interp(t, [0.0, 0.5, 1.0], _STOPS[:, c]) for c in range(3))
+    r, g, b = round(r), round(g), round(b)
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="rgb(255,255,255)" if t > 0.55 else "rgb(0,0,0)", bold=bold)
 
 
 def columns_shown(n: int, max_cols: int) -> list[int | None]:
