@@ -69,14 +69,14 @@ def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no cop
 
 def _checkpoint_files(folder: Path) -> dict[str, Path]:
     """Map each stored tensor name to its file: model.safetensors, or the shards of an index."""
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
     if single.is_file():
         try:
             with safe_open(str(single), framework="np") as f:
-                return {name: single for name in f.keys()}
-        except Exception as e:  # safetensors raises its own error types for a corrupt file
+                return dict.fromkeys(f.keys(), single)
+        except (OSError, SafetensorError) as e:
             raise ModelError(f"cannot read {single}: {_why(e)}") from None
     if index.is_file():
         try:
@@ -100,7 +100,7 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
     GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
     """
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
     files = _checkpoint_files(folder)
     prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
@@ -119,7 +119,7 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
         if path not in handles:
             try:
                 handles[path] = safe_open(str(path), framework="np")
-            except Exception as e:  # safetensors raises its own error types for a corrupt file
+            except (OSError, SafetensorError) as e:
                 raise ModelError(f"cannot read {path}: {_why(e)}") from None
         sliced = handles[path].get_slice(names[name])
         dtype, got = sliced.get_dtype(), tuple(sliced.get_shape())
@@ -155,10 +155,10 @@ def _bert_spec(c: dict) -> tuple[dict, dict]:
     if c.get("position_embedding_type", "absolute") != "absolute":
         raise ModelError(f"position_embedding_type {c['position_embedding_type']!r} is not supported, only 'absolute'")
     d, ff = _int(c, "hidden_size", 768), _int(c, "intermediate_size", 3072)
-    hp = dict(d_model=d, n_head=_int(c, "num_attention_heads", 12), n_layer=_int(c, "num_hidden_layers", 12),
-              max_positions=_int(c, "max_position_embeddings", 512), eps=_float(c, "layer_norm_eps", 1e-12),
-              activation=c.get("hidden_act", "gelu"), causal=bool(c.get("is_decoder", False)),
-              positions_key="max_position_embeddings")
+    hp = {"d_model": d, "n_head": _int(c, "num_attention_heads", 12), "n_layer": _int(c, "num_hidden_layers", 12),
+          "max_positions": _int(c, "max_position_embeddings", 512), "eps": _float(c, "layer_norm_eps", 1e-12),
+          "activation": c.get("hidden_act", "gelu"), "causal": bool(c.get("is_decoder", False)),
+          "positions_key": "max_position_embeddings"}
     wanted = {"embeddings.word_embeddings.weight": (None, d), "embeddings.position_embeddings.weight": (None, d),
               "embeddings.token_type_embeddings.weight": (None, d),
               "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,)}
@@ -177,11 +177,11 @@ def _gpt2_spec(c: dict) -> tuple[dict, dict]:
     """GPT-2 hyper-parameters (transformers' GPT2Config defaults) and wanted tensor shapes (Conv1D: [in, out])."""
     d = _int(c, "n_embd", 768)
     ff = _int(c, "n_inner", 4 * d) if c.get("n_inner") is not None else 4 * d
-    hp = dict(d_model=d, n_head=_int(c, "n_head", 12), n_layer=_int(c, "n_layer", 12),
-              max_positions=_int(c, "n_positions", 1024), eps=_float(c, "layer_norm_epsilon", 1e-5),
-              activation=c.get("activation_function", "gelu_new"), causal=True, positions_key="n_positions",
-              scale_attn_weights=c.get("scale_attn_weights", True),
-              scale_by_layer=c.get("scale_attn_by_inverse_layer_idx", False))
+    hp = {"d_model": d, "n_head": _int(c, "n_head", 12), "n_layer": _int(c, "n_layer", 12),
+          "max_positions": _int(c, "n_positions", 1024), "eps": _float(c, "layer_norm_epsilon", 1e-5),
+          "activation": c.get("activation_function", "gelu_new"), "causal": True, "positions_key": "n_positions",
+          "scale_attn_weights": bool(c.get("scale_attn_weights", True)),
+          "scale_by_layer": bool(c.get("scale_attn_by_inverse_layer_idx", False))}
     wanted = {"wte.weight": (None, d), "wpe.weight": (None, d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
     for l in range(hp["n_layer"]):
         p = f"h.{l}."
@@ -205,7 +205,7 @@ class Model:
     """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
 
     path: Path
-    name: str  # the folder's name
+    name: str  # for messages and captions: the folder's name (see _display_name)
     model_type: str  # "bert" | "gpt2"
     config: dict = field(repr=False)
     n_layer: int
@@ -226,6 +226,14 @@ class Model:
         """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
         return (f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
                 f"d_model {self.d_model}, trained weights)")
+
+
+def _display_name(folder: Path) -> str:
+    """The folder's name; for a Hugging Face cache snapshot "org/name"; for a folder called "model" "parent/model"."""
+    p = folder.resolve()
+    if p.parent.name == "snapshots" and p.parent.parent.name.startswith("models--"):
+        return p.parent.parent.name[len("models--"):].replace("--", "/")
+    return f"{p.parent.name}/{p.name}" if p.name == "model" and p.parent.name else p.name
 
 
 def load_model(path: str | Path) -> Model:
@@ -255,7 +263,7 @@ def load_model(path: str | Path) -> Model:
     word = "embeddings.word_embeddings.weight" if model_type == "bert" else "wte.weight"
     positions = "embeddings.position_embeddings.weight" if model_type == "bert" else "wpe.weight"
     max_positions = min(hp["max_positions"], weights.shape(positions)[0])
-    return Model(path=folder, name=folder.resolve().name, model_type=model_type, config=config,
+    return Model(path=folder, name=_display_name(folder), model_type=model_type, config=config,
                  n_layer=hp["n_layer"], n_head=hp["n_head"], d_model=hp["d_model"],
                  d_k=hp["d_model"] // hp["n_head"], max_positions=max_positions, causal=hp["causal"],
                  eps=hp["eps"], activation=hp["activation"], hp=hp, weights=weights,
@@ -289,7 +297,7 @@ def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
     unk = _special(tok_config, "unk_token", "[UNK]")
     try:
         vocab = WordPiece.read_file(str(folder / "vocab.txt"))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
         raise ModelError(f"cannot read {folder / 'vocab.txt'}: {_why(e)}") from None
     missing = [t for t in (cls, sep, unk) if t not in vocab]
     if missing:
@@ -313,7 +321,7 @@ def _byte_level_bpe(folder: Path) -> Any:
 
     try:
         tok = Tokenizer(BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
         raise ModelError(f"cannot read vocab.json/merges.txt in {folder}: {_why(e)}") from None
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -334,7 +342,7 @@ def _load_tokenizer(folder: Path, model_type: str, config: dict) -> Any:
     if path.is_file():
         try:
             tok = Tokenizer.from_file(str(path))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
             raise ModelError(f"cannot read {path}: {_why(e)}") from None
     elif model_type == "bert" and (folder / "vocab.txt").is_file():
         tok = _wordpiece_from_vocab(folder, config)
@@ -378,7 +386,8 @@ def encode(model: Model, text: str) -> ModelTokens:
 def check_layer(model: Model, layer: int) -> int:
     """`layer` as an index 0..n_layer-1 (negative counts from the end), or ModelError naming the range."""
     if not -model.n_layer <= layer < model.n_layer:
-        raise ModelError(f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, 0..{model.n_layer - 1}")
+        raise ModelError(f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, "
+                         f"0..{model.n_layer - 1}")
     return layer % model.n_layer
 
 
