@@ -100,10 +100,12 @@ def make_bert(folder: Path, *, prefix: str = "bert.", tokenizer: str = "json", l
         p = f"encoder.layer.{l}."
         for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
             t[p + name + ".weight"], t[p + name + ".bias"] = _randn(rng, d_model, d_model), _randn(rng, d_model)
-        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = _randn(rng, d_ff, d_model), _randn(rng, d_ff)
+        t[p + "intermediate.dense.weight"] = _randn(rng, d_ff, d_model)  # nn.Linear: [out, in]
+        t[p + "intermediate.dense.bias"] = _randn(rng, d_ff)
         t[p + "output.dense.weight"], t[p + "output.dense.bias"] = _randn(rng, d_model, d_ff), _randn(rng, d_model)
         for name in ("attention.output.LayerNorm", "output.LayerNorm"):
-            t[p + name + ".weight"], t[p + name + ".bias"] = 1 + _randn(rng, d_model, std=0.1), _randn(rng, d_model, std=0.1)
+            t[p + name + ".weight"] = 1 + _randn(rng, d_model, std=0.1)
+            t[p + name + ".bias"] = _randn(rng, d_model, std=0.1)
     t |= {"pooler.dense.weight": _randn(rng, d_model, d_model), "pooler.dense.bias": _randn(rng, d_model)}
     _save(folder, cfg, {prefix + k: v for k, v in t.items()}, shards)
     if tokenizer == "json":

@@ -148,6 +148,12 @@ def test_weight_name_prefix_does_not_matter(tmp_path, make, prefix):
         np.testing.assert_array_equal(wa, wb)
 
 
+def test_display_name(tmp_path):
+    assert load_model(make_bert(tmp_path / "pkg" / "model")).name == "pkg/model"
+    snapshot = tmp_path / "models--org--tiny-bert" / "snapshots" / ("0" * 40)
+    assert load_model(make_bert(snapshot)).name == "org/tiny-bert"
+
+
 def test_sharded_checkpoint_equals_single_file(tmp_path, bert):
     sharded = load_model(make_bert(tmp_path / "sharded", shards=3))
     ids = encode(bert, TEXT).ids
@@ -262,7 +268,8 @@ def test_unsupported_model_type_names_the_supported(tmp_path):
 def test_missing_tensor_and_wrong_shape(tmp_path):
     with pytest.raises(ModelError, match=r"lack bert\.encoder\.layer\.2\.attention\.self\.query\.weight"):
         load_model(make_bert(tmp_path / "a", config={"num_hidden_layers": 3}))
-    with pytest.raises(ModelError, match=r"word_embeddings\.weight has shape \[\d+, 16\], config.json implies \[\*, 32\]"):
+    wrong = r"word_embeddings\.weight has shape \[\d+, 16\], config.json implies \[\*, 32\]"
+    with pytest.raises(ModelError, match=wrong):
         load_model(make_bert(tmp_path / "b", config={"hidden_size": 32}))
 
 
@@ -307,6 +314,14 @@ def test_shard_missing(tmp_path):
 def test_no_tokenizer(tmp_path):
     with pytest.raises(ModelError, match="no tokenizer in .*tokenizer.json or vocab.txt"):
         load_model(make_bert(tmp_path / "m", tokenizer="none"))
+
+
+def test_corrupt_tokenizer_json(tmp_path):
+    folder = make_bert(tmp_path / "m")
+    (folder / "tokenizer.json").write_text('{"model": 3}')
+    with pytest.raises(ModelError, match="cannot read .*tokenizer.json: ") as e:
+        load_model(folder)
+    _one_line(e)
 
 
 def test_text_too_long_names_both_lengths(bert):
