@@ -135,6 +135,22 @@ def test_gpt2_layer0_equals_hand_computation(gpt2):
     np.testing.assert_allclose(forward(gpt2, ids, upto_layer=0).weights[0], expected, atol=2e-6)
 
 
+@pytest.mark.parametrize("which", ["bert", "gpt2"])
+def test_layer0_equals_the_projects_attention_core(which, bert, gpt2):
+    """The model's own q, k, v through attncli.attention give the model's weights (skipped before the merge)."""
+    attention = pytest.importorskip("attncli.attention")
+    try:
+        attend, variant, parse_masks = attention.attend, attention.get_variant("scaled"), attention.parse_masks
+    except AttributeError as e:
+        pytest.skip(f"attncli.attention has no {e.name}")
+    model = bert if which == "bert" else gpt2
+    s = forward(model, encode(model, TEXT).ids, upto_layer=0, steps_layer=0).steps
+    core = attend(s.q.astype(np.float64), s.k.astype(np.float64), s.v.astype(np.float64), variant,
+                  masks=parse_masks("causal" if model.causal else None))
+    np.testing.assert_allclose(core.weights, s.weights, atol=1e-6)
+    np.testing.assert_allclose(core.out, s.out, atol=1e-5)
+
+
 # ---- folder variants ------------------------------------------------------------------------------
 
 

@@ -51,6 +51,7 @@ class Weights:
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [n] -> [n, d]
         """Rows `ids` of a 2-D tensor, reading only those rows unless the tensor is already loaded."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         if name in self._cache:
             return self._cache[name][ids]
         handle, stored = self._sources[name]
@@ -251,7 +252,7 @@ def load_model(path: str | Path) -> Model:
     if not isinstance(config, dict):
         raise ModelError(f"{config_path} is not a JSON object")
     model_type = config.get("model_type")
-    if model_type not in _SPECS:
+    if not isinstance(model_type, str) or model_type not in _SPECS:
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
     spec, anchor = _SPECS[model_type]
     hp, wanted = spec(config)
