@@ -36,9 +36,6 @@ class Weights:
         self._sources = sources  # name -> (open safe_open handle, name stored in the file)
         self._cache: dict[str, np.ndarray] = {}
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._sources
-
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
         if name not in self._cache:
             handle, stored = self._sources[name]
