@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from attncli.errors import DataError
+
 SUPPORTED = ("bert", "gpt2")
 
 
-class ModelError(Exception):
+class ModelError(DataError):
     """A model folder, text, layer or head that cannot be used; the message is one line naming the bad value."""
 
 
