@@ -215,15 +215,144 @@ def show(
     positional: Positional = "none", projection: Projection = "random", context: Context = None,
     seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None, output: Output = None,
     precision: Precision = None, color: Color = "auto",
+    stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
+                                        "tokens); with -f json they go under \"stats\".")] = False,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT."""
-    from attncli import render
+    from attncli import render, render_stats
 
     config = RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                        mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
                        projection=_v(projection), seed=seed, temperature=temperature)
     result = run(read_text(text, file), config, context=context)
-    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+    if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
+        return _show_json_with_stats(result, _v(fmt), output, precision)
+    short = max(result.weights.shape[1:]) <= render_stats.SHORT
+    emit_result(result, _v(fmt), output, precision, _v(color), lambda r, d, w: render.show(
+        r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None))
+
+
+def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                temperature) -> RunConfig:
+    return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
+                     mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
+                     projection=_v(projection), seed=seed, temperature=temperature)
+
+
+def _warn(tokens) -> None:
+    for warning in tokens.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
+
+
+def _show_json_with_stats(result, fmt, output, precision) -> None:
+    """`attn show --stats -f json|jsonl`: the usual object plus a "stats" key."""
+    from attncli.formats import write_json
+    from attncli.render_stats import stats_document
+
+    _warn(result.tokens)
+    fmt = resolve_format(fmt, output)
+    rows = stats_document(result)
+    if precision is not None:
+        rows = [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]
+    write_output(output, lambda stream: write_json(result, stream, precision, lines=fmt == "jsonl",
+                                                   extra={"stats": rows}))
+
+
+@app.command()
+def steps(
+    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
+    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
+    positional: Positional = "none", projection: Projection = "random", context: Context = None,
+    seed: Seed = 0, temperature: Temperature = 1.0,
+    query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
+                                       "such as additive's tanh(W₁q + W₂k + b).")] = 0,
+    fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
+) -> None:
+    """Walk through every stage, tokens to outputs.
+
+    Each stage of the pipeline is its own table, with its formula and shape in the title:
+    tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
+    O per head and the merged O. -f json (or npz) gives every array, exactly.
+    """
+    from attncli import render_steps, steps as stages
+
+    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                         temperature)
+    result = run(read_text(text, file), config, context=context, trace=True)
+    if not 0 <= query < len(result.tokens):
+        raise ConfigError(f"--query {query} is out of range: the text has {len(result.tokens)} tokens (0 to "
+                          f"{len(result.tokens) - 1})")
+    _warn(result.tokens)
+    writers = {"json": stages.write_json, "jsonl": lambda r, s, p: stages.write_json(r, s, p, lines=True),
+               "npz": stages.write_npz}
+
+    def write(f, stream, p):
+        if f not in writers:
+            raise ConfigError(f"-f {f} is not available for attn steps: use json, jsonl or npz")
+        writers[f](result, stream, p)
+
+    emit(lambda d, w: render_steps.show_steps(result, d, w, query), write, _v(fmt), output, precision, _v(color))
+
+
+@app.command()
+def tokens(
+    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto",
+) -> None:
+    """List the tokens, ids and character offsets.
+
+    Shows each token (escaped), its id, start and end, the text at those offsets, and
+    whether the offsets give the input back; -f json|jsonl|csv for tools.
+    """
+    from attncli import render_steps
+    from attncli.stats import coverage, token_rows
+    from attncli.tokenize import tokenize
+
+    source = read_text(text, file)
+    if not source:
+        raise DataError("empty text: nothing to tokenize")
+    toks = tokenize(source, tokenizer)
+    _warn(toks)
+    ok, why = coverage(source, toks)
+    doc = {"schema": "attncli.tokens/1", "text": source, "tokenizer": toks.tokenizer, "vocab_size": toks.vocab_size,
+           "n_tokens": len(toks), "reconstructs": ok, "reconstructs_why": why, "rows": token_rows(source, toks)}
+    emit_records(doc, _v(fmt), output, precision, _v(color),
+                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens")
+
+
+@app.command()
+def compare(
+    text: Text = None, file: File = None,
+    tokenizers: Annotated[str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths "
+                                            "to tokenizer.json files.")] = "char,word,bpe",
+    variants: Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn "
+                                          "variants).")] = "scaled",
+    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
+    positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
+    temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
+    color: Color = "auto",
+) -> None:
+    """Compare tokenizers and variants side by side.
+
+    One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
+    weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
+    when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    """
+    from attncli import render_compare
+    from attncli.formats import config_dict
+    from attncli.stats import compare_runs, split_names, summary_row
+
+    config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                         temperature)
+    source = read_text(text, file)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
+    for r in results:
+        _warn(r.tokens)
+    rows = [summary_row(r) for r in results]
+    shared = {k: v for k, v in config_dict(results[0]).items() if k not in ("tokenizer", "variant", "d_a")}
+    doc = {"schema": "attncli.compare/1", "text": source, "config": shared, "rows": rows}
+    emit_records(doc, _v(fmt), output, precision, _v(color),
+                 lambda d, w: render_compare.compare_view(rows, results, d, w), "attn compare")
 
 
 def main() -> None:
