@@ -2,14 +2,15 @@
 
 The summary has one column per (tokenizer, variant) so that "what does BPE
 change here?" reads across one row. The heatmaps sit side by side when the
-terminal is wide enough and stack otherwise (Rich `Columns` decides).
+terminal is wide enough and stack otherwise (`Flow` packs them at render time,
+when the console's width is known).
 """
 
 from __future__ import annotations
 
 from rich import box
-from rich.columns import Columns
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -101,7 +102,34 @@ def heatmap(result: AttentionResult, row: dict, label: str, precision: int, widt
     m, n = result.weights.shape[1:]
     title = f"{label}  A [{m}, {n}]" + (f" · head 0 of {result.config.heads}" if result.config.heads > 1 else "")
     return grid(result.weights[0], result.tokens.strings, result.key_tokens.strings, title, precision, width,
-                weights=True, max_rows=HEATMAP_ROWS)
+                weights=True, max_rows=HEATMAP_ROWS, edge=False)
+
+
+class Flow:
+    """Renderables left to right, starting a new row whenever the next one would not fit the width."""
+
+    def __init__(self, items: list[RenderableType], gap: int = 2):
+        self.items, self.gap = items, gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        rows: list[list[tuple[RenderableType, int]]] = [[]]
+        used = 0
+        for item in self.items:
+            w = min(width, Measurement.get(console, options, item).maximum)
+            if rows[-1] and used + self.gap + w > width:
+                rows.append([])
+                used = 0
+            used += (self.gap if rows[-1] else 0) + w
+            rows[-1].append((item, w))
+        for number, row in enumerate(rows):
+            if number:
+                yield Text("")
+            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
+            for _, w in row:
+                grid.add_column(width=w, no_wrap=True)
+            grid.add_row(*(item for item, _ in row))
+            yield grid
 
 
 def compare_view(rows: list[dict], results: list[AttentionResult], precision: int = 2,
@@ -114,4 +142,4 @@ def compare_view(rows: list[dict], results: list[AttentionResult], precision: in
             + (f" · mask {', '.join(c.mask)}" if c.mask else ""))
     maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
     return Group(summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""),
-                 Columns(maps, padding=(0, 3)))
+                 Flow(maps))

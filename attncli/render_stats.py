@@ -8,10 +8,11 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.pipeline import AttentionResult
-from attncli.render import escape_token
+from attncli.render import columns_shown, escape_token
 from attncli.stats import head_stats
 
 SHORT = 12  # `attn show` adds the statistics by itself up to this many tokens
+MAX_ROWS = 24  # longer texts list the top keys of their first and last queries around a ⋮ row
 
 
 def _f(x: float | None, precision: int) -> str:
@@ -40,12 +41,17 @@ def top_table(result: AttentionResult, precision: int = 2) -> Table:
     """The three keys each query attends to most, per head, largest first."""
     stats = head_stats(result.weights, result.context is None)
     k_tokens = result.key_tokens.strings
+    repeated = {t: k_tokens.count(t) > 1 for t in k_tokens}
     table = Table(title="Top 3 keys of each query", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
                   title_style="bold")
     table.add_column("query", no_wrap=True, max_width=16)
     for s in stats:
         table.add_column(f"head {s['head']}" if len(stats) > 1 else "keys (weight)", no_wrap=False)
-    for i, q in enumerate(result.tokens.strings):
+    for i in columns_shown(len(result.tokens), MAX_ROWS):
+        if i is None:
+            table.add_row(*(Text("⋮", style="dim") for _ in range(len(stats) + 1)))
+            continue
+        q = result.tokens.strings[i]
         cells = []
         for s in stats:
             cell = Text()
@@ -53,6 +59,8 @@ def top_table(result: AttentionResult, precision: int = 2) -> Table:
                 if rank:
                     cell.append(" · ", style="dim")
                 cell.append(escape_token(k_tokens[j]), style="bold" if rank == 0 else "")
+                if repeated[k_tokens[j]]:
+                    cell.append(f"#{j}", style="dim")  # which of the equal tokens
                 cell.append(f" {w:.{precision}f}", style="dim")
             cells.append(cell)
         table.add_row(Text(escape_token(q)), *cells)

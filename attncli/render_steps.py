@@ -48,7 +48,8 @@ def _label(s: str, style: str = "") -> Text:
 
 
 def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision: int = 2, width: int = 100,
-         weights: bool = False, row_sum: bool = False, max_rows: int = MAX_ROWS) -> Table:  # [rows, cols]
+         weights: bool = False, row_sum: bool = False, max_rows: int = MAX_ROWS,
+         edge: bool = True) -> Table:  # [rows, cols]
     """A numeric matrix with labelled rows and columns; the middle columns (…) and rows (⋮) are elided when
     it does not fit. `weights` shades each cell by its value; the row maximum is bold when rows are compared
     (weights, scores); `row_sum` adds a Σ column.
@@ -62,7 +63,8 @@ def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision
     extra = (cell + 3) if row_sum else 0
     cols = columns_shown(cols_n, max(3, (width - label - extra) // (cell + 3)))
     shown_rows = columns_shown(rows, max(3, max_rows))
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold",
+                  show_edge=edge)
     table.add_column("", no_wrap=True, max_width=LABEL_WIDTH)
     for j in cols:
         head = "…" if j is None else _label(col_labels[j], "bold") if col_labels is not None else str(j)
@@ -230,7 +232,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
                 + fmt(float(result.head_outputs[0, i, 0]), p))
     else:
         return None
-    return Text("check: " + line, style="dim")
+    return Text("check: " + line + "\n", style="dim")
 
 
 def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0) -> RenderableType:
