@@ -134,3 +134,12 @@ def test_the_2x2_example_by_hand():
     assert r.scores[0, 0].tolist() == pytest.approx([s00, s01])
     assert r.weights[0, 0, 0] == pytest.approx(a00)
     assert r.output[0, 0] == pytest.approx(a00 * x00 + (1 - a00) * x10)
+
+
+def test_the_readme_2x2_numbers_are_the_programs():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    r = run("time flies", RunConfig(dim=2, projection="identity"))
+    for value in [*r.x.ravel(), *r.scores[0].ravel(), *r.weights[0].ravel(), *r.output.ravel()]:
+        assert f"{abs(value):.4f}" in readme, value
