@@ -250,12 +250,9 @@ def _show_json_with_stats(result, fmt, output, precision) -> None:
     from attncli.render_stats import stats_document
 
     _warn(result.tokens)
-    fmt = resolve_format(fmt, output)
-    rows = stats_document(result)
-    if precision is not None:
-        rows = [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]
-    write_output(output, lambda stream: write_json(result, stream, precision, lines=fmt == "jsonl",
-                                                   extra={"stats": rows}))
+    extra = {"stats": stats_document(result, precision)}
+    lines = resolve_format(fmt, output) == "jsonl"
+    write_output(output, lambda stream: write_json(result, stream, precision, lines=lines, extra=extra))
 
 
 @app.command()
@@ -279,19 +276,10 @@ def steps(
     config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
     result = run(read_text(text, file), config, context=context, trace=True)
-    if not 0 <= query < len(result.tokens):
-        raise ConfigError(f"--query {query} is out of range: the text has {len(result.tokens)} tokens (0 to "
-                          f"{len(result.tokens) - 1})")
+    stages.check_query(result, query)
     _warn(result.tokens)
-    writers = {"json": stages.write_json, "jsonl": lambda r, s, p: stages.write_json(r, s, p, lines=True),
-               "npz": stages.write_npz}
-
-    def write(f, stream, p):
-        if f not in writers:
-            raise ConfigError(f"-f {f} is not available for attn steps: use json, jsonl or npz")
-        writers[f](result, stream, p)
-
-    emit(lambda d, w: render_steps.show_steps(result, d, w, query), write, _v(fmt), output, precision, _v(color))
+    emit(lambda d, w: render_steps.show_steps(result, d, w, query),
+         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color))
 
 
 @app.command()
@@ -305,7 +293,7 @@ def tokens(
     whether the offsets give the input back; -f json|jsonl|csv for tools.
     """
     from attncli import render_steps
-    from attncli.stats import coverage, token_rows
+    from attncli.stats import tokens_document
     from attncli.tokenize import tokenize
 
     source = read_text(text, file)
@@ -313,10 +301,7 @@ def tokens(
         raise DataError("empty text: nothing to tokenize")
     toks = tokenize(source, tokenizer)
     _warn(toks)
-    ok, why = coverage(source, toks)
-    doc = {"schema": "attncli.tokens/1", "text": source, "tokenizer": toks.tokenizer, "vocab_size": toks.vocab_size,
-           "n_tokens": len(toks), "reconstructs": ok, "reconstructs_why": why, "rows": token_rows(source, toks)}
-    emit_records(doc, _v(fmt), output, precision, _v(color),
+    emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
                  lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens")
 
 
@@ -339,8 +324,7 @@ def compare(
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
     """
     from attncli import render_compare
-    from attncli.formats import config_dict
-    from attncli.stats import compare_runs, split_names, summary_row
+    from attncli.stats import compare_document, compare_runs, split_names
 
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
@@ -348,11 +332,9 @@ def compare(
     results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
     for r in results:
         _warn(r.tokens)
-    rows = [summary_row(r) for r in results]
-    shared = {k: v for k, v in config_dict(results[0]).items() if k not in ("tokenizer", "variant", "d_a")}
-    doc = {"schema": "attncli.compare/1", "text": source, "config": shared, "rows": rows}
+    doc = compare_document(source, results)
     emit_records(doc, _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_compare.compare_view(rows, results, d, w), "attn compare")
+                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare")
 
 
 def main() -> None:

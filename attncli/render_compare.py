@@ -8,6 +8,8 @@ when the console's width is known).
 
 from __future__ import annotations
 
+import os
+
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -61,8 +63,17 @@ METRICS = [  # (label, how to show one row's value)
 ]
 
 
+def short(tokenizer: str) -> str:
+    """A tokenizer's label: its name, or the file name of a tokenizer.json path.
+
+    >>> short("bpe"), short("models/bert/tokenizer.json")
+    ('bpe', 'tokenizer.json')
+    """
+    return escape_token(os.path.basename(tokenizer) if os.sep in tokenizer else tokenizer)
+
+
 def _name(row: dict, several_variants: bool, several_tokenizers: bool) -> str:
-    parts = ([escape_token(row["tokenizer"])] if several_tokenizers or not several_variants else []) \
+    parts = ([short(row["tokenizer"])] if several_tokenizers or not several_variants else []) \
         + ([row["variant"]] if several_variants else [])
     return " · ".join(parts)
 
@@ -93,7 +104,7 @@ def tokens_line(rows: list[dict], width: int) -> Table:
         if r["tokenizer"] in seen:
             continue
         seen.add(r["tokenizer"])
-        table.add_row(escape_token(r["tokenizer"]), Text(" · ".join(escape_token(t) for t in r["tokens"])))
+        table.add_row(Text(short(r["tokenizer"])), Text(" · ".join(escape_token(t) for t in r["tokens"])))
     return table
 
 

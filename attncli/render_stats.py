@@ -75,6 +75,9 @@ def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) ->
     return Group(stats_table(result, precision), top_table(result, precision), Text("\n".join(notes), style="dim"))
 
 
-def stats_document(result: AttentionResult) -> list[dict]:
-    """The same numbers for JSON (`attn show --stats -f json` adds them under "stats")."""
-    return head_stats(result.weights, result.context is None)
+def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:
+    """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
+    rows = head_stats(result.weights, result.context is None)
+    if precision is None:
+        return rows
+    return [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]

@@ -63,8 +63,8 @@ def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision
     extra = (cell + 3) if row_sum else 0
     cols = columns_shown(cols_n, max(3, (width - label - extra) // (cell + 3)))
     shown_rows = columns_shown(rows, max(3, max_rows))
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold",
-                  show_edge=edge)
+    table = Table(title=None if title is None else Text(title), box=box.SIMPLE_HEAD, pad_edge=False,
+                  title_justify="left", title_style="bold", show_edge=edge)
     table.add_column("", no_wrap=True, max_width=LABEL_WIDTH)
     for j in cols:
         head = "…" if j is None else _label(col_labels[j], "bold") if col_labels is not None else str(j)
@@ -104,7 +104,8 @@ def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision
 def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10**9) -> Table:
     """index, token, id, start, end, the text at the offsets, and what kind of token it is."""
     rows = token_rows(text, tokens)
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold")
+    table = Table(title=None if title is None else Text(title), box=box.SIMPLE_HEAD, pad_edge=False,
+                  title_justify="left", title_style="bold")
     for name, justify in (("#", "right"), ("token", "left"), ("id", "right"), ("start", "right"),
                           ("end", "right"), ("text[start:end]", "left"), ("", "left")):
         table.add_column(Text(name), justify=justify, no_wrap=True, max_width=24 if name != "#" else None)

@@ -225,3 +225,19 @@ def split_names(spec: str, what: str) -> list[str]:
 def compare_runs(text: str, tokenizers: list[str], variants: list[str], config: RunConfig) -> list[AttentionResult]:
     """One run per (tokenizer, variant), tokenizers outermost, every other choice from `config`."""
     return [run(text, replace(config, tokenizer=t, variant=v)) for t in tokenizers for v in variants]
+
+
+def tokens_document(text: str, tokens: Tokens) -> dict:
+    """`attn tokens -f json`: schema attncli.tokens/1, one row per token under "rows"."""
+    ok, why = coverage(text, tokens)
+    return {"schema": "attncli.tokens/1", "text": text, "tokenizer": tokens.tokenizer,
+            "vocab_size": tokens.vocab_size, "n_tokens": len(tokens), "reconstructs": ok, "reconstructs_why": why,
+            "rows": token_rows(text, tokens)}
+
+
+def compare_document(text: str, results: list[AttentionResult]) -> dict:
+    """`attn compare -f json`: schema attncli.compare/1, the shared choices and one row per run."""
+    c = results[0].config
+    shared = {"heads": c.heads, "dim": c.dim, "d_k": c.d_k, "d_v": c.d_v, "mask": list(c.mask),
+              "positional": c.positional, "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
+    return {"schema": "attncli.compare/1", "text": text, "config": shared, "rows": [summary_row(r) for r in results]}

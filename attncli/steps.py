@@ -19,6 +19,7 @@ import numpy as np
 
 from attncli.attention import VARIANTS
 from attncli.embed import POSITIONAL, embed
+from attncli.errors import ConfigError
 from attncli.pipeline import AttentionResult
 
 SCHEMA = "attncli.steps/1"
@@ -172,3 +173,22 @@ def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None =
     arrays.update(params(result))
     arrays["tokens"] = np.array(result.tokens.strings, dtype=str)
     np.savez(stream, **arrays)
+
+
+def check_query(result: AttentionResult, query: int) -> None:
+    """`--query I` must name one of the text's tokens."""
+    if not 0 <= query < len(result.tokens):
+        raise ConfigError(f"--query {query} is out of range: the text has {len(result.tokens)} tokens "
+                          f"(0 to {len(result.tokens) - 1})")
+
+
+def write(fmt: str, result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
+    """`attn steps -f FMT`: json, jsonl (the same object on one line) or npz."""
+    if fmt == "json":
+        write_json(result, stream, precision)
+    elif fmt == "jsonl":
+        write_json(result, stream, precision, lines=True)
+    elif fmt == "npz":
+        write_npz(result, stream, precision)
+    else:
+        raise ConfigError(f"-f {fmt} is not available for attn steps: use json, jsonl or npz")

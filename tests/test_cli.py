@@ -230,3 +230,14 @@ def test_show_stats_json_adds_one_key_and_changes_no_other():
     assert with_stats["stats"][1]["top_keys"][0] == list(np.argsort(-w[0], kind="stable")[:3])
     line = attn("show", "a b", "--stats", "-f", "jsonl").stdout
     assert line.count("\n") == 1 and "stats" in _strict(line)
+
+
+def test_markup_in_a_tokenizer_path_is_shown_literally(wordpiece_json, tmp_path):
+    import shutil
+
+    hostile = tmp_path / "[bold]x.json"
+    shutil.copy(wordpiece_json, hostile)
+    r = runner.invoke(app, ["compare", "time flies", "--tokenizers", f"word,{hostile}", "--color", "never"],
+                      env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("[bold]x.json") >= 3  # column, tokens line, heatmap title

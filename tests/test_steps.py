@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from attncli import render_steps, steps as steps_module
+from attncli import render_compare, render_steps, steps as steps_module
 from attncli.attention import VARIANTS, softmax
 from attncli.embed import embed, sinusoidal
 from attncli.pipeline import RunConfig, run
@@ -32,6 +32,7 @@ def _strict(data: bytes) -> dict:
 def test_doctests():
     assert doctest.testmod(steps_module).failed == 0
     assert doctest.testmod(render_steps).failed == 0
+    assert doctest.testmod(render_compare).failed == 0
 
 
 def test_stages_in_the_order_of_the_pipeline():
