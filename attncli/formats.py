@@ -52,8 +52,10 @@ def config_dict(result: AttentionResult) -> dict:
             "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
 
 
-def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False) -> None:
-    """One JSON object (schema attncli.attention/1); with `lines`, all on one line (JSONL)."""
+def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False,
+               extra: dict | None = None) -> None:
+    """One JSON object (schema attncli.attention/1); with `lines`, all on one line (JSONL).
+    `extra` adds optional keys after the others (e.g. "stats")."""
     sep, nl = ("", "") if lines else ("\n  ", "\n ")
     ctx = None if result.context_tokens is None else list(result.context_tokens.strings)
     fields = {"schema": SCHEMA, "text": result.text, "context": result.context,
@@ -76,6 +78,8 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
         stream.write(b"}")
     stream.write(("]," + nl + '"output": ').encode())
     _matrix(stream, result.output, precision, sep)
+    for key, value in (extra or {}).items():
+        stream.write(f",{nl}{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}".encode())
     stream.write(b"}\n")
 
 

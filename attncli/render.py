@@ -153,8 +153,9 @@ def caption(result: AttentionResult) -> Text:
     return Text("\n".join(lines), style="dim")
 
 
-def show(result: AttentionResult, precision: int = 2, width: int = 100) -> RenderableType:
-    """`attn show`: the attention matrix (one panel per head), then the output vectors."""
+def show(result: AttentionResult, precision: int = 2, width: int = 100,
+         below: RenderableType | None = None) -> RenderableType:
+    """`attn show`: the attention matrix (one panel per head), `below` it (head statistics), then the outputs."""
     parts: list[RenderableType] = []
     c = result.config
     if c.heads == 1:
@@ -164,6 +165,8 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100) -> Rende
             parts.append(Panel(weights_table(result, h, precision, width - 4), title=f"head {h}",
                                title_align="left", expand=False))
     parts.append(caption(result))
+    if below is not None:
+        parts.append(below)
     parts.append(matrix_table(result.output, result.tokens.strings, precision=precision, width=width,
                               title=f"Output O = concat(A_h V_h) W_O  [{result.output.shape[0]}, {c.dim}]"))
     return Group(*parts)
