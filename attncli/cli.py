@@ -132,24 +132,35 @@ def show(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", context: Context = None,
     seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None, output: Output = None,
-    precision: Precision = None, color: Color = "auto", lines: Lines = False, save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
+    precision: Precision = None, color: Color = "auto",
+    stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
+                                        "tokens); with -f json they go under \"stats\".")] = False,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT."""
-    from attncli import render
+    from attncli import render, render_stats
 
-    config = RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
-                       mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
-                       projection=_v(projection), seed=seed, temperature=temperature)
+    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                         temperature)
     pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
+
+    def table(r, d, w):
+        short = max(r.weights.shape[1:]) <= render_stats.SHORT
+        return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
+
     if lines:
-        return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), render.show, pictures)
+        return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
+                          stats)
     result = run(read_text(text, file), config, context=context)
-    emit_result(result, _v(fmt), output, precision, _v(color), render.show, **pictures)
+    if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
+        return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
+    emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
 
 
-def show_lines(text, file, config, context, fmt, output, precision, color, render, pictures) -> None:
+def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+    from attncli.render_stats import stats_document
+
     config.resolve()  # a bad option fails before the first line is read
     stream, name = open_lines(text, file)
     with stream, line_progress(stream, name, color, output) as counted:
@@ -165,7 +176,116 @@ def show_lines(text, file, config, context, fmt, output, precision, color, rende
             if not found:
                 raise DataError(f"no text: every line of {name} is blank")
 
-        emit_lines(results(), fmt, output, precision, color, render, **pictures)
+        extra = (lambda r: {"stats": stats_document(r, precision)}) if stats else None
+        emit_lines(results(), fmt, output, precision, color, table, extra=extra, **pictures)
+
+
+def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                temperature) -> RunConfig:
+    return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
+                     mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
+                     projection=_v(projection), seed=seed, temperature=temperature)
+
+
+def _warn(tokens) -> None:
+    for warning in tokens.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
+
+
+def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
+    """`attn show --stats -f json|jsonl`: the usual object plus a "stats" key."""
+    from attncli.formats import write_json
+    from attncli.render_stats import stats_document
+
+    if pictures.get("save_svg") or pictures.get("save_html"):
+        raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {resolve_format(fmt, output)}, "
+                          "or run twice")
+    _warn(result.tokens)
+    extra = {"stats": stats_document(result, precision)}
+    lines = resolve_format(fmt, output) == "jsonl"
+    write_output(output, lambda stream: write_json(result, stream, precision, lines=lines, extra=extra))
+
+
+@app.command()
+def steps(
+    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
+    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
+    positional: Positional = "none", projection: Projection = "random", context: Context = None,
+    seed: Seed = 0, temperature: Temperature = 1.0,
+    query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
+                                       "such as additive's tanh(W₁q + W₂k + b).")] = 0,
+    fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
+) -> None:
+    """Walk through every stage, tokens to outputs.
+
+    Each stage of the pipeline is its own table, with its formula and shape in the title:
+    tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
+    O per head and the merged O. -f json (or npz) gives every array, exactly.
+    """
+    from attncli import render_steps, steps as stages
+
+    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                         temperature)
+    result = run(read_text(text, file), config, context=context, trace=True)
+    stages.check_query(result, query)
+    _warn(result.tokens)
+    emit(lambda d, w: render_steps.show_steps(result, d, w, query),
+         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color))
+
+
+@app.command()
+def tokens(
+    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto",
+) -> None:
+    """List the tokens, ids and character offsets.
+
+    Shows each token (escaped), its id, start and end, the text at those offsets, and
+    whether the offsets give the input back; -f json|jsonl|csv for tools.
+    """
+    from attncli import render_steps
+    from attncli.stats import tokens_document
+    from attncli.tokenize import tokenize
+
+    source = read_text(text, file)
+    if not source:
+        raise DataError("empty text: nothing to tokenize")
+    toks = tokenize(source, tokenizer)
+    _warn(toks)
+    emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
+                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens")
+
+
+@app.command()
+def compare(
+    text: Text = None, file: File = None,
+    tokenizers: Annotated[str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths "
+                                            "to tokenizer.json files.")] = "char,word,bpe",
+    variants: Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn "
+                                          "variants).")] = "scaled",
+    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
+    positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
+    temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
+    color: Color = "auto",
+) -> None:
+    """Compare tokenizers and variants side by side.
+
+    One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
+    weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
+    when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    """
+    from attncli import render_compare
+    from attncli.stats import compare_document, compare_runs, split_names
+
+    config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                         temperature)
+    source = read_text(text, file)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
+    for r in results:
+        _warn(r.tokens)
+    doc = compare_document(source, results)
+    emit_records(doc, _v(fmt), output, precision, _v(color),
+                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare")
 
 
 def main() -> None:

@@ -80,11 +80,12 @@ def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
 
 
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False,
-               line: int | None = None) -> None:
+               extra: dict | None = None, line: int | None = None) -> None:
     """One JSON object (schema attncli.attention/1); with `lines`, all on one line (JSONL).
 
-    `line` (from `--lines`) adds the 1-based input line number after the schema.
-    Every array is checked finite before the first byte is written.
+    `extra` adds optional keys after the others (e.g. "stats"); `line` (from `--lines`)
+    adds the 1-based input line number after the schema. Every array is checked
+    finite before the first byte is written.
     """
     for name, a in _json_arrays(result):
         _check_finite(name, a)
@@ -111,12 +112,14 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
         stream.write(b"}")
     stream.write(("]," + nl + '"output": ').encode())
     _matrix(stream, result.output, precision, sep)
+    for key, value in (extra or {}).items():
+        stream.write(f",{nl}{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}".encode())
     stream.write(b"}\n")
 
 
 def write_jsonl(result: AttentionResult, stream: BinaryIO, precision: int | None = None,
-                line: int | None = None) -> None:
-    write_json(result, stream, precision, lines=True, line=line)
+                line: int | None = None, extra: dict | None = None) -> None:
+    write_json(result, stream, precision, lines=True, extra=extra, line=line)
 
 
 CSV_HEADER = ["head", "query_index", "query", "key_index", "key", "score", "weight"]

@@ -201,11 +201,13 @@ LINE_FORMATS = ("jsonl", "csv", "table")
 
 
 def emit_lines(results: Iterable, fmt: str | None, output: str | None, precision: int | None, color: str, render,
-               *, save_svg: str | None = None, save_html: str | None = None, title: str = "attn") -> None:
+               *, extra: Callable | None = None, save_svg: str | None = None, save_html: str | None = None,
+               title: str = "attn") -> None:
     """`--lines`: each `(line_number, AttentionResult)` is written as soon as it is computed, then dropped.
 
-    jsonl (the default): one object per line with a "line" field; csv: the tidy rows with a
-    first column `line`, one header; table: a heading with the line and its text, then the table.
+    jsonl (the default): one object per line with a "line" field (and the keys `extra(result)`
+    gives, at the end); csv: the tidy rows with a first column `line`, one header; table: a
+    heading with the line and its text, then `render(result, precision, width)`.
     """
     fmt = resolve_format(fmt, output, default="jsonl")
     if fmt not in LINE_FORMATS:
@@ -232,7 +234,7 @@ def emit_lines(results: Iterable, fmt: str | None, output: str | None, precision
         for i, (number, result) in enumerate(results):
             warn(result.tokens)
             if fmt == "jsonl":
-                write_jsonl(result, stream, precision, line=number)
+                write_jsonl(result, stream, precision, line=number, extra=extra(result) if extra else None)
             else:
                 write_csv(result, stream, precision, header=i == 0, line=number)
             stream.flush()  # a reader downstream sees each line as soon as it is done

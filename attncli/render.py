@@ -52,15 +52,16 @@ def _label(s: str, style: str = "") -> Text:
     return Text(escape_token(s), style=style)
 
 
-# A sequential blue scale: weight 0 -> near white, weight 1 -> dark blue.
-_LOW, _HIGH = np.array([247, 251, 255]), np.array([8, 48, 107])
+# A sequential blue scale (ColorBrewer "Blues"): weight 0 -> near white, 0.25 -> mid blue, 1 -> dark blue.
+_STOPS = np.array([[247, 251, 255], [107, 174, 214], [8, 48, 107]])
 
 
 def weight_style(w: float, bold: bool = False) -> Style:
     """Background shaded by √w (small weights stay visible); the text flips to white on dark cells."""
     t = float(np.sqrt(np.clip(w, 0.0, 1.0)))
-    r, g, b = (_LOW + t * (_HIGH - _LOW)).round().astype(int)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="white" if t > 0.55 else "black", bold=bold)
+    r, g, b = (np.interp(t, [0.0, 0.5, 1.0], _STOPS[:, c]) for c in range(3))
+    r, g, b = round(r), round(g), round(b)
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="rgb(255,255,255)" if t > 0.55 else "rgb(0,0,0)", bold=bold)
 
 
 def columns_shown(n: int, max_cols: int) -> list[int | None]:
@@ -152,8 +153,9 @@ def caption(result: AttentionResult) -> Text:
     return Text("\n".join(lines), style="dim")
 
 
-def show(result: AttentionResult, precision: int = 2, width: int = 100) -> RenderableType:
-    """`attn show`: the attention matrix (one panel per head), then the output vectors."""
+def show(result: AttentionResult, precision: int = 2, width: int = 100,
+         below: RenderableType | None = None) -> RenderableType:
+    """`attn show`: the attention matrix (one panel per head), `below` it (head statistics), then the outputs."""
     parts: list[RenderableType] = []
     c = result.config
     if c.heads == 1:
@@ -163,6 +165,8 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100) -> Rende
             parts.append(Panel(weights_table(result, h, precision, width - 4), title=f"head {h}",
                                title_align="left", expand=False))
     parts.append(caption(result))
+    if below is not None:
+        parts.append(below)
     parts.append(matrix_table(result.output, result.tokens.strings, precision=precision, width=width,
                               title=f"Output O = concat(A_h V_h) W_O  [{result.output.shape[0]}, {c.dim}]"))
     return Group(*parts)

@@ -38,6 +38,7 @@ class Tokens:
     tokenizer: str
     vocab_size: int | None = None  # None: open vocabulary (char, word)
     warnings: tuple[str, ...] = ()  # things the user must be told (e.g. truncation)
+    unk_token: str | None = None  # the tokenizer's unknown token ([UNK]), if it has one
 
     def __len__(self) -> int:
         return len(self.strings)
@@ -116,6 +117,7 @@ def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
             tokenizer=label,
             vocab_size=tok.get_vocab_size(with_added_tokens=True),
             warnings=warnings,
+            unk_token=getattr(tok.model, "unk_token", None),
         )
 
     return Tokenizer(label, f"Hugging Face tokenizer from {path}", encode)

@@ -21,6 +21,11 @@ DOCS = Path(__file__).resolve().parent
 PICTURES = {
     "show.svg": 'attn show "time flies like an arrow"',
     "show-heads.svg": 'attn show "time flies like an arrow" --heads 2 --mask causal',
+    "show-stats.svg": 'attn show "the dog chased the cat" --heads 2 --stats',
+    "steps.svg": 'attn steps "time flies like an arrow"',
+    "steps-2x2.svg": 'attn steps "time flies" -d 2 --projection identity --precision 4',
+    "tokens.svg": 'attn tokens "Zürich naïve → résumé" -t bpe',
+    "compare.svg": 'attn compare "time flies like an arrow"',
 }
 
 

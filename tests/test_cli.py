@@ -201,3 +201,140 @@ def test_lines_from_a_file_show_progress_on_a_terminal_stderr(tmp_path):
     os.close(master)
     assert p.returncode == 0 and out.count(b"\n") == 300 and b"\x1b" not in out
     assert b"attn --lines t.txt" in got and b"%" in got
+
+
+# ---- attn steps, attn tokens, attn compare, show --stats ------------------------------------------
+
+
+def _strict(text):
+    def no_constants(c):
+        raise ValueError(f"non-strict JSON constant {c}")
+    return json.loads(text, parse_constant=no_constants)
+
+
+def test_steps_json_matches_show_exactly():
+    doc = _strict(attn("steps", "time flies like an arrow", "-f", "json").stdout)
+    shown = _strict(attn("show", "time flies like an arrow", "-f", "json").stdout)
+    by_name = {s["name"]: s for s in doc["steps"]}
+    assert [s["name"] for s in doc["steps"]] == ["x", "q", "k", "v", "trace:qk", "scores", "weights",
+                                                 "head_outputs", "output"]
+    assert by_name["weights"]["array"][0] == shown["heads"][0]["weights"]
+    assert by_name["output"]["array"] == shown["output"]
+    assert [t["token"] for t in doc["tokens"]] == shown["tokens"] and doc["config"] == shown["config"]
+
+
+def test_steps_table_titles_hold_formula_and_shape():
+    r = attn("steps", "time flies like an arrow", "--color", "never")
+    assert r.exit_code == 0, r.output
+    for title in ("X = E", "[5, 16]", "Q = X W_Q", "QKᵀ", "S = qᵀk / √d_k", "A = softmax(S)", "O_h = A_h V_h",
+                  "O = O_1 W_O", "check: A['time', 'time']", "Σ"):
+        assert title in r.stdout, title
+
+
+def test_steps_with_context_heads_mask_and_a_variant():
+    doc = _strict(attn("steps", "time flies", "--context", "like an arrow", "--heads", "2", "--mask", "causal",
+                       "-v", "additive", "-f", "json").stdout)
+    shapes = {s["name"]: s["shape"] for s in doc["steps"]}
+    assert shapes["q"] == [2, 2, 8] and shapes["k"] == [2, 3, 8] and shapes["weights"] == [2, 2, 3]
+    assert shapes["trace:tanh(W1q + W2k + b)"] == [2, 2, 3, 8] and shapes["concat"] == [2, 16]
+    assert [t["token"] for t in doc["context_tokens"]] == ["like", "an", "arrow"]
+    table = attn("steps", "time flies", "--context", "like an arrow", "-v", "additive", "--query", "1",
+                 "--color", "never").stdout
+    assert "query 1 'flies' (rows: keys)" in table and "tokens of --context" in table
+
+
+@pytest.mark.parametrize("args, message", [
+    (["steps", "a b", "--query", "2"], "Error: --query 2 is out of range"),
+    (["steps", "a b", "-f", "csv"], "Error: -f csv is not available for attn steps"),
+    (["tokens", "a b", "-f", "npy"], "Error: -f npy is not available for attn tokens"),
+    (["compare", "a b", "--tokenizers", ","], "Error: --tokenizers needs at least one name"),
+    (["compare", "a b", "--variants", "scaled,quadratic"], "Error: unknown variant 'quadratic'"),
+    (["compare", "a b", "--tokenizers", "word,nope"], "Error: unknown tokenizer 'nope'"),
+])
+def test_new_commands_reject_bad_options_in_one_line(args, message):
+    r = attn(*args)
+    assert r.exit_code == 2 and r.stderr.startswith(message) and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_tokens_json_jsonl_csv():
+    doc = _strict(attn("tokens", "time flies, like", "-f", "json").stdout)
+    assert doc["schema"] == "attncli.tokens/1" and doc["reconstructs"] is True and doc["n_tokens"] == 4
+    assert doc["rows"][2] == {"index": 2, "token": ",", "id": 2, "start": 10, "end": 11, "span": ",", "kind": ""}
+    lines = attn("tokens", "time flies", "-t", "bpe", "-f", "jsonl").stdout.splitlines()
+    assert [_strict(line)["token"] for line in lines] == ["time", "Ġflies"]
+    csv_text = attn("tokens", "a b", "-f", "csv").stdout
+    assert csv_text.splitlines()[0] == "index,token,id,start,end,span,kind"
+
+
+def test_tokens_table_escapes_control_characters_and_markup():
+    r = attn("tokens", "a\x1b[2Jb [red]x", "-t", "char", "--color", "never")
+    assert r.exit_code == 0 and "\x1b" not in r.stdout
+    assert "\\x1b" in r.stdout and "[red]" not in r.stdout  # char tokens: "[", "r", "e", "d", "]"
+    assert "offsets reconstruct the input: yes" in r.stdout
+
+
+def test_compare_json_rows():
+    doc = _strict(attn("compare", "time flies like an arrow", "-f", "json").stdout)
+    assert doc["schema"] == "attncli.compare/1"
+    assert [(r["tokenizer"], r["n_tokens"], r["cells"]) for r in doc["rows"]] == [
+        ("char", 24, 576), ("word", 5, 25), ("bpe", 5, 25)]
+    assert doc["rows"][2]["tokens"] == ["time", "Ġflies", "Ġlike", "Ġan", "Ġarrow"]
+    two = _strict(attn("compare", "a b", "--tokenizers", "word", "--variants", "scaled,cosine,additive",
+                       "-f", "json").stdout)
+    assert [r["variant"] for r in two["rows"]] == ["scaled", "cosine", "additive"]
+    assert two["rows"][2]["weight_bytes"] > two["rows"][0]["weight_bytes"]  # additive has its own weights
+
+
+def test_compare_with_a_tokenizer_file_counts_unknowns(wordpiece_json):
+    doc = _strict(attn("compare", "time flies like a zebra", "--tokenizers", f"word,{wordpiece_json}",
+                       "-f", "json").stdout)
+    assert [r["unknown"] for r in doc["rows"]] == [0, 2] and doc["rows"][1]["vocab_size"] == 9
+    assert doc["rows"][1]["tokens"][0] == "[CLS]"
+
+
+def test_compare_table_side_by_side_when_wide_stacked_when_narrow():
+    def lines(width):
+        r = runner.invoke(app, ["compare", "time flies like an arrow", "--tokenizers", "word,bpe", "--color",
+                                "never"], env={"COLUMNS": str(width)})
+        assert r.exit_code == 0, r.output
+        return r.stdout.splitlines()
+    wide, narrow = lines(140), lines(60)
+    for out in (wide, narrow):
+        assert any("vocabulary size" in line and "2,000" in line for line in out)
+        assert any(line.startswith("bpe") and "Ġflies" in line for line in out)
+    assert any("word  A [5, 5]" in line and "bpe  A [5, 5]" in line for line in wide)
+    assert not any("word  A [5, 5]" in line and "bpe  A [5, 5]" in line for line in narrow)
+    assert max(len(line) for line in narrow) <= 60
+
+
+def test_show_stats_table_for_short_texts_and_on_request():
+    short = attn("show", "time flies like an arrow", "--color", "never").stdout
+    assert "Head statistics" in short and "Top 3 keys of each query" in short
+    assert short.index("Head statistics") < short.index("Output")  # under the matrix, above the outputs
+    long_text = " ".join(f"w{i}" for i in range(13))
+    assert "Head statistics" not in attn("show", long_text, "--color", "never").stdout
+    assert "Head statistics" in attn("show", long_text, "--stats", "--color", "never").stdout
+
+
+def test_show_stats_json_adds_one_key_and_changes_no_other():
+    plain = _strict(attn("show", "time flies like an arrow", "--heads", "2", "-f", "json").stdout)
+    with_stats = _strict(attn("show", "time flies like an arrow", "--heads", "2", "--stats", "-f", "json").stdout)
+    assert "stats" not in plain
+    assert {k: v for k, v in with_stats.items() if k != "stats"} == plain
+    assert [s["head"] for s in with_stats["stats"]] == [0, 1]
+    w = np.array(plain["heads"][1]["weights"])
+    assert with_stats["stats"][1]["largest_weight"] == w.max()
+    assert with_stats["stats"][1]["top_keys"][0] == list(np.argsort(-w[0], kind="stable")[:3])
+    line = attn("show", "a b", "--stats", "-f", "jsonl").stdout
+    assert line.count("\n") == 1 and "stats" in _strict(line)
+
+
+def test_markup_in_a_tokenizer_path_is_shown_literally(wordpiece_json, tmp_path):
+    import shutil
+
+    hostile = tmp_path / "[bold]x.json"
+    shutil.copy(wordpiece_json, hostile)
+    r = runner.invoke(app, ["compare", "time flies", "--tokenizers", f"word,{hostile}", "--color", "never"],
+                      env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("[bold]x.json") >= 3  # column, tokens line, heatmap title

@@ -83,3 +83,34 @@ def test_importing_the_pipeline_does_not_import_rich_typer_or_click():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'typer', 'click')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _permutation(a, b):  # token strings -> perm with b == a[perm] (repeated tokens matched in order)
+    used, perm = set(), []
+    for token in b:
+        i = next(i for i, t in enumerate(a) if t == token and i not in used)
+        used.add(i)
+        perm.append(i)
+    return perm
+
+
+@pytest.mark.parametrize("variant", ["dot", "scaled", "cosine", "additive", "multiplicative", "gated"])
+def test_word_order_pair_from_the_sample_file(variant):
+    """sample_texts/word_order.txt: the two lines give the same weights up to the permutation of tokens
+    without positions (every variant, every head), and different ones with sinusoidal positions."""
+    from pathlib import Path
+
+    from attncli.stats import head_stats
+
+    first, second = (Path(__file__).resolve().parent.parent / "sample_texts" / "word_order.txt").read_text(
+        encoding="utf-8").splitlines()
+    a, b = run(first, RunConfig(variant=variant, heads=2)), run(second, RunConfig(variant=variant, heads=2))
+    perm = _permutation(a.tokens.strings, b.tokens.strings)
+    assert perm != list(range(len(perm)))
+    assert np.allclose(b.weights, a.weights[:, perm][:, :, perm])
+    assert np.allclose(b.output, a.output[perm])
+    for sa, sb in zip(head_stats(a.weights), head_stats(b.weights)):  # order-blind statistics agree
+        assert sa["mean_entropy_bits"] == pytest.approx(sb["mean_entropy_bits"])
+    pa = run(first, RunConfig(variant=variant, heads=2, positional="sinusoidal"))
+    pb = run(second, RunConfig(variant=variant, heads=2, positional="sinusoidal"))
+    assert not np.allclose(pb.weights, pa.weights[:, perm][:, :, perm])

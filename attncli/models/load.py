@@ -1,0 +1,399 @@
+"""Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
+
+A folder is a `Model`: its hyper-parameters, its weights (read lazily from the safetensors
+files through the library's NumPy API, one tensor at a time, kept once read) and its
+tokenizer. Nothing here imports PyTorch; `safetensors` and `tokenizers` are imported inside
+the functions that need them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.errors import DataError
+
+SUPPORTED = ("bert", "gpt2")
+
+
+class ModelError(DataError):
+    """A model folder, text, layer or head that cannot be used; the message is one line naming the bad value."""
+
+
+# ---- weights --------------------------------------------------------------------------------------
+
+
+class Weights:
+    """The tensors a model needs, by their prefix-free names (`encoder.layer.0.attention.self.query.weight`).
+
+    Each tensor is read from its safetensors file on first use, as float32, and kept; the word
+    embedding table is read row by row (`rows`), so a short text never reads the whole table.
+    """
+
+    def __init__(self, sources: dict[str, tuple[Any, str]]):
+        self._sources = sources  # name -> (open safe_open handle, name stored in the file)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
+        if name not in self._cache:
+            handle, stored = self._sources[name]
+            self._cache[name] = _float32(handle.get_tensor(stored))
+        return self._cache[name]
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        handle, stored = self._sources[name]
+        return tuple(handle.get_slice(stored).get_shape())
+
+    def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [n] -> [n, d]
+        """Rows `ids` of a 2-D tensor, reading only those rows unless the tensor is already loaded."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if name in self._cache:
+            return self._cache[name][ids]
+        handle, stored = self._sources[name]
+        table = handle.get_slice(stored)
+        return np.concatenate([_float32(table[int(i):int(i) + 1]) for i in ids])
+
+
+def _why(e: Exception) -> str:  # an exception as one line
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no copy if already float32)
+    return a.astype(np.float32, copy=False)
+
+
+def _checkpoint_files(folder: Path) -> dict[str, Path]:
+    """Map each stored tensor name to its file: model.safetensors, or the shards of an index."""
+    from safetensors import SafetensorError, safe_open
+
+    single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
+    if single.is_file():
+        try:
+            with safe_open(str(single), framework="np") as f:
+                return dict.fromkeys(f.keys(), single)
+        except (OSError, SafetensorError) as e:
+            raise ModelError(f"cannot read {single}: {_why(e)}") from None
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            files = {name: folder / shard for name, shard in weight_map.items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ModelError(f"cannot read {index}: {e}") from None
+        missing = sorted({str(p.name) for p in files.values() if not p.is_file()})
+        if missing:
+            raise ModelError(f"{index.name} names shard {missing[0]}, which is not in {folder}")
+        return files
+    found = [p.name for p in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.h5"))]
+    hint = f" (found {found[0]}: convert it to safetensors, PyTorch is not used)" if found else ""
+    raise ModelError(f"no weights in {folder}: need model.safetensors or model.safetensors.index.json{hint}")
+
+
+def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
+    """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
+
+    Names are matched after removing the prefix found in front of `anchor` (`bert.`,
+    `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
+    GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
+    """
+    from safetensors import SafetensorError, safe_open
+
+    files = _checkpoint_files(folder)
+    prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
+    if not prefixes:
+        raise ModelError(f"the weights in {folder} have no {anchor}: not a checkpoint of this model type")
+    prefix = min(prefixes, key=len)  # "" before "bert."
+    names = {name[len(prefix):]: name for name in files if name.startswith(prefix)}
+    names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
+    names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
+    handles: dict[Path, Any] = {}
+    sources = {}
+    for name, shape in wanted.items():
+        if name not in names:
+            raise ModelError(f"the weights in {folder} lack {prefix + name}")
+        path = files[names[name]]
+        if path not in handles:
+            try:
+                handles[path] = safe_open(str(path), framework="np")
+            except (OSError, SafetensorError) as e:
+                raise ModelError(f"cannot read {path}: {_why(e)}") from None
+        sliced = handles[path].get_slice(names[name])
+        dtype, got = sliced.get_dtype(), tuple(sliced.get_shape())
+        if dtype not in ("F32", "F16", "F64"):
+            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16 and F64 weights are supported")
+        if len(got) != len(shape) or any(w is not None and w != g for w, g in zip(shape, got)):
+            want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
+            raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
+        sources[name] = (handles[path], names[name])
+    return Weights(sources)
+
+
+# ---- architectures: hyper-parameters and the tensors they need -----------------------------------
+
+
+def _int(c: dict, key: str, default: int) -> int:
+    """A positive integer from config.json, or ModelError naming the key."""
+    value = c.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ModelError(f"config.json: {key} must be a positive integer, not {value!r}")
+    return value
+
+
+def _float(c: dict, key: str, default: float) -> float:
+    value = c.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ModelError(f"config.json: {key} must be a number in [0, 1), not {value!r}")
+    return float(value)
+
+
+def _bert_spec(c: dict) -> tuple[dict, dict]:
+    """BERT hyper-parameters (transformers' BertConfig defaults) and wanted tensor shapes."""
+    if c.get("position_embedding_type", "absolute") != "absolute":
+        raise ModelError(f"position_embedding_type {c['position_embedding_type']!r} is not supported, only 'absolute'")
+    d, ff = _int(c, "hidden_size", 768), _int(c, "intermediate_size", 3072)
+    hp = {"d_model": d, "n_head": _int(c, "num_attention_heads", 12), "n_layer": _int(c, "num_hidden_layers", 12),
+          "max_positions": _int(c, "max_position_embeddings", 512), "eps": _float(c, "layer_norm_eps", 1e-12),
+          "activation": c.get("hidden_act", "gelu"), "causal": bool(c.get("is_decoder", False)),
+          "positions_key": "max_position_embeddings"}
+    wanted = {"embeddings.word_embeddings.weight": (None, d), "embeddings.position_embeddings.weight": (None, d),
+              "embeddings.token_type_embeddings.weight": (None, d),
+              "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,)}
+    for l in range(hp["n_layer"]):
+        p = f"encoder.layer.{l}."
+        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            wanted |= {p + name + ".weight": (d, d), p + name + ".bias": (d,)}
+        wanted |= {p + "intermediate.dense.weight": (ff, d), p + "intermediate.dense.bias": (ff,),
+                   p + "output.dense.weight": (d, ff), p + "output.dense.bias": (d,)}
+        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
+            wanted |= {p + name + ".weight": (d,), p + name + ".bias": (d,)}
+    return hp, wanted
+
+
+def _gpt2_spec(c: dict) -> tuple[dict, dict]:
+    """GPT-2 hyper-parameters (transformers' GPT2Config defaults) and wanted tensor shapes (Conv1D: [in, out])."""
+    d = _int(c, "n_embd", 768)
+    ff = _int(c, "n_inner", 4 * d) if c.get("n_inner") is not None else 4 * d
+    hp = {"d_model": d, "n_head": _int(c, "n_head", 12), "n_layer": _int(c, "n_layer", 12),
+          "max_positions": _int(c, "n_positions", 1024), "eps": _float(c, "layer_norm_epsilon", 1e-5),
+          "activation": c.get("activation_function", "gelu_new"), "causal": True, "positions_key": "n_positions",
+          "scale_attn_weights": bool(c.get("scale_attn_weights", True)),
+          "scale_by_layer": bool(c.get("scale_attn_by_inverse_layer_idx", False))}
+    wanted = {"wte.weight": (None, d), "wpe.weight": (None, d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
+    for l in range(hp["n_layer"]):
+        p = f"h.{l}."
+        wanted |= {p + "ln_1.weight": (d,), p + "ln_1.bias": (d,), p + "ln_2.weight": (d,), p + "ln_2.bias": (d,),
+                   p + "attn.c_attn.weight": (d, 3 * d), p + "attn.c_attn.bias": (3 * d,),
+                   p + "attn.c_proj.weight": (d, d), p + "attn.c_proj.bias": (d,),
+                   p + "mlp.c_fc.weight": (d, ff), p + "mlp.c_fc.bias": (ff,),
+                   p + "mlp.c_proj.weight": (ff, d), p + "mlp.c_proj.bias": (d,)}
+    return hp, wanted
+
+
+_SPECS = {"bert": (_bert_spec, "embeddings.word_embeddings.weight"), "gpt2": (_gpt2_spec, "wte.weight")}
+ACTIVATIONS = ("gelu", "gelu_python", "gelu_new", "gelu_pytorch_tanh", "relu")  # what forward.py implements
+
+
+# ---- the model ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
+
+    path: Path
+    name: str  # for messages and captions: the folder's name (see _display_name)
+    model_type: str  # "bert" | "gpt2"
+    config: dict = field(repr=False)
+    n_layer: int
+    n_head: int
+    d_model: int
+    d_k: int  # d_model // n_head
+    max_positions: int
+    causal: bool  # GPT-2: True (keys after the query are masked); BERT: False
+    eps: float  # LayerNorm epsilon
+    activation: str  # hidden_act / activation_function
+    hp: dict = field(repr=False)  # every hyper-parameter the forward pass reads
+    weights: Weights = field(repr=False)
+    tokenizer: Any = field(repr=False)
+    vocab_size: int  # rows of the word embedding table
+
+    @property
+    def summary(self) -> str:
+        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
+        return (f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
+                f"d_model {self.d_model}, trained weights)")
+
+
+def _display_name(folder: Path) -> str:
+    """The folder's name; for a Hugging Face cache snapshot "org/name"; for a folder called "model" "parent/model"."""
+    p = folder.resolve()
+    if p.parent.name == "snapshots" and p.parent.parent.name.startswith("models--"):
+        return p.parent.parent.name[len("models--"):].replace("--", "/")
+    return f"{p.parent.name}/{p.name}" if p.name == "model" and p.parent.name else p.name
+
+
+def load_model(path: str | Path) -> Model:
+    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer)."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise ModelError(f"no config.json in {folder}: not a Hugging Face model folder")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ModelError(f"cannot read {config_path}: {e}") from None
+    if not isinstance(config, dict):
+        raise ModelError(f"{config_path} is not a JSON object")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type not in _SPECS:
+        raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
+    spec, anchor = _SPECS[model_type]
+    hp, wanted = spec(config)
+    if hp["activation"] not in ACTIVATIONS:
+        raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATIONS)}")
+    if hp["d_model"] % hp["n_head"]:
+        raise ModelError(f"hidden size {hp['d_model']} is not divisible by {hp['n_head']} heads")
+    weights = _open_weights(folder, wanted, anchor)
+    word = "embeddings.word_embeddings.weight" if model_type == "bert" else "wte.weight"
+    positions = "embeddings.position_embeddings.weight" if model_type == "bert" else "wpe.weight"
+    max_positions = min(hp["max_positions"], weights.shape(positions)[0])
+    return Model(path=folder, name=_display_name(folder), model_type=model_type, config=config,
+                 n_layer=hp["n_layer"], n_head=hp["n_head"], d_model=hp["d_model"],
+                 d_k=hp["d_model"] // hp["n_head"], max_positions=max_positions, causal=hp["causal"],
+                 eps=hp["eps"], activation=hp["activation"], hp=hp, weights=weights,
+                 tokenizer=_load_tokenizer(folder, model_type, config), vocab_size=weights.shape(word)[0])
+
+
+# ---- tokenizer ------------------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ModelError(f"cannot read {path}: {e}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _special(tok_config: dict, key: str, default: str) -> str:
+    value = tok_config.get(key, default)
+    return value.get("content", default) if isinstance(value, dict) else str(value)
+
+
+def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
+    """BERT's tokenizer from vocab.txt, as transformers' BertTokenizerFast builds it."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordPiece
+
+    tok_config = _read_json(folder / "tokenizer_config.json")
+    lower = tok_config.get("do_lower_case", config.get("do_lower_case", True))
+    cls, sep = _special(tok_config, "cls_token", "[CLS]"), _special(tok_config, "sep_token", "[SEP]")
+    unk = _special(tok_config, "unk_token", "[UNK]")
+    try:
+        vocab = WordPiece.read_file(str(folder / "vocab.txt"))
+    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+        raise ModelError(f"cannot read {folder / 'vocab.txt'}: {_why(e)}") from None
+    missing = [t for t in (cls, sep, unk) if t not in vocab]
+    if missing:
+        raise ModelError(f"{folder / 'vocab.txt'} lacks the special token {missing[0]}")
+    tok = Tokenizer(WordPiece(vocab, unk_token=unk, continuing_subword_prefix="##", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                strip_accents=tok_config.get("strip_accents"), lowercase=bool(lower))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{cls}:0 $A:0 {sep}:0", pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
+        special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])])
+    pad, mask = _special(tok_config, "pad_token", "[PAD]"), _special(tok_config, "mask_token", "[MASK]")
+    tok.add_special_tokens([t for t in (pad, unk, cls, sep, mask) if t in vocab])
+    return tok
+
+
+def _byte_level_bpe(folder: Path) -> Any:
+    """GPT-2's tokenizer from vocab.json and merges.txt, as transformers' GPT2TokenizerFast builds it."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors
+    from tokenizers.models import BPE
+
+    try:
+        tok = Tokenizer(BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
+    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+        raise ModelError(f"cannot read vocab.json/merges.txt in {folder}: {_why(e)}") from None
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok
+
+
+def _load_tokenizer(folder: Path, model_type: str, config: dict) -> Any:
+    """tokenizer.json if present, else vocab.txt (BERT) or vocab.json + merges.txt (GPT-2).
+
+    Padding and truncation are switched off: one text is never padded, and a text longer
+    than the model's positions is an error in `encode` (transformers does not apply a
+    tokenizer.json's own truncation either unless asked).
+    """
+    from tokenizers import Tokenizer
+
+    path = folder / "tokenizer.json"
+    if path.is_file():
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+            raise ModelError(f"cannot read {path}: {_why(e)}") from None
+    elif model_type == "bert" and (folder / "vocab.txt").is_file():
+        tok = _wordpiece_from_vocab(folder, config)
+    elif model_type == "gpt2" and (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
+        tok = _byte_level_bpe(folder)
+    else:
+        other = "vocab.txt" if model_type == "bert" else "vocab.json + merges.txt"
+        raise ModelError(f"no tokenizer in {folder}: need tokenizer.json or {other}")
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@dataclass(frozen=True)
+class ModelTokens:
+    """A text as the model's tokenizer cuts it: parallel tuples, special tokens included."""
+
+    strings: tuple[str, ...]  # the tokenizer's own strings: "[CLS]", "##s", "Ġtime"
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]  # character offsets into the text; (0, 0) for added tokens
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def encode(model: Model, text: str) -> ModelTokens:
+    """Tokenize `text` with the model's tokenizer; an error if it is empty or longer than the positions."""
+    enc = model.tokenizer.encode(text)
+    n = len(enc.ids)
+    if n == 0:
+        raise ModelError(f"the text gives no tokens for {model.name}")
+    if n > model.max_positions:
+        raise ModelError(f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
+                         f"({model.hp['positions_key']})")
+    bad = [i for i in enc.ids if i >= model.vocab_size]
+    if bad:
+        raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
+    return ModelTokens(tuple(enc.tokens), tuple(enc.ids), tuple(tuple(o) for o in enc.offsets))
+
+
+def check_layer(model: Model, layer: int) -> int:
+    """`layer` as an index 0..n_layer-1 (negative counts from the end), or ModelError naming the range."""
+    if not -model.n_layer <= layer < model.n_layer:
+        raise ModelError(f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, "
+                         f"0..{model.n_layer - 1}")
+    return layer % model.n_layer
+
+
+def check_head(model: Model, head: int) -> int:
+    """`head` as an index 0..n_head-1 (negative counts from the end), or ModelError naming the range."""
+    if not -model.n_head <= head < model.n_head:
+        raise ModelError(f"head {head} is out of range: {model.name} has {model.n_head} heads per layer, "
+                         f"0..{model.n_head - 1}")
+    return head % model.n_head
