@@ -215,6 +215,7 @@ def steps(
     query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -230,13 +231,15 @@ def steps(
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
-         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color))
+         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color),
+         save_svg=save_svg, save_html=save_html, title="attn steps")
 
 
 @app.command()
 def tokens(
     text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
-    output: Output = None, precision: Precision = None, color: Color = "auto",
+    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
+    save_html: SaveHtml = None,
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -253,7 +256,8 @@ def tokens(
     toks = tokenize(source, tokenizer)
     _warn(toks)
     emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens")
+                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens",
+                 save_svg=save_svg, save_html=save_html, title="attn tokens")
 
 
 @app.command()
@@ -266,7 +270,7 @@ def compare(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto",
+    color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -285,7 +289,8 @@ def compare(
         _warn(r.tokens)
     doc = compare_document(source, results)
     emit_records(doc, _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare")
+                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare",
+                 save_svg=save_svg, save_html=save_html, title="attn compare")
 
 
 def main() -> None:

@@ -207,3 +207,12 @@ def test_a_picture_needs_the_table(tmp_path):
 def test_a_picture_in_a_missing_directory_fails_before_printing():
     r = runner.invoke(app, ["show", "a b", "--save-svg", "/nonexistent-dir/x.svg"])
     assert r.exit_code == 1 and r.stderr.startswith("Error: cannot write") and r.stdout == ""
+
+
+@pytest.mark.parametrize("command", [["steps", "time flies"], ["tokens", "time flies"],
+                                     ["compare", "time flies", "--tokenizers", "word,char"]])
+def test_every_table_command_saves_pictures(tmp_path, command):
+    svg, html = tmp_path / "x.svg", tmp_path / "x.html"
+    r = runner.invoke(app, [*command, "--save-svg", str(svg), "--save-html", str(html)])
+    assert r.exit_code == 0, r.output
+    assert f"attn&#160;{command[0]}" in svg.read_text() and "flies" in html.read_text()
