@@ -49,18 +49,26 @@ def scaled_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     return qk / math.sqrt(q.shape[-1])
 
 
-def _unit(x):  # [..., d] -> [..., d]   (zero vectors stay zero)
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+def _norm_and_unit(x):  # [..., d] -> [...], [..., d]   (zero vectors stay zero)
+    """‖x‖ and x/‖x‖ without overflow or underflow: each vector is first divided by its largest |entry|.
+
+    (np.linalg.norm squares the entries: 1e-170 squares to 0 and 1e200 to inf.)
+    """
+    big = np.abs(x).max(axis=-1, keepdims=True)
+    y = np.divide(x, big, out=np.zeros_like(x), where=big > 0)  # entries in [-1, 1], one of them ±1
+    norm_y = np.linalg.norm(y, axis=-1, keepdims=True)  # in [1, √d], or 0 for a zero vector
+    return (big * norm_y)[..., 0], np.divide(y, norm_y, out=np.zeros_like(y), where=norm_y > 0)
 
 
 def cosine_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = qᵀk / (‖q‖‖k‖); a zero vector scores 0 against everything."""
+    q_norm, q_unit = _norm_and_unit(q)
+    k_norm, k_unit = _norm_and_unit(k)
     if trace is not None:
         trace["qk"] = _qk(q, k)
-        trace["q_norm"] = np.linalg.norm(q, axis=-1)
-        trace["k_norm"] = np.linalg.norm(k, axis=-1)
-    return np.clip(_qk(_unit(q), _unit(k)), -1.0, 1.0)
+        trace["q_norm"] = q_norm
+        trace["k_norm"] = k_norm
+    return np.clip(_qk(q_unit, k_unit), -1.0, 1.0)
 
 
 def multiplicative_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]

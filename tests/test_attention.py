@@ -114,6 +114,15 @@ def test_cosine_is_true_cosine_similarity():
     assert s.tolist() == pytest.approx([24 / 25, 0.0, -1.0])
 
 
+@pytest.mark.parametrize("scale", [1e-170, 5e-324, 1e200, 1e300])
+def test_cosine_does_not_underflow_or_overflow(scale):
+    # np.linalg.norm squares the entries: (1e-170)² is 0 and (1e200)² is inf, which used to score 0 here.
+    q = np.array([[[3.0, 4.0]]]) * scale
+    k = np.array([[[4.0, 3.0], [0.0, 0.0], [-6.0, -8.0]]]) * scale
+    s = attend(q, k, k, VARIANTS["cosine"]).scores[0, 0]
+    assert s.tolist() == pytest.approx([24 / 25, 0.0, -1.0], abs=1e-15)  # subnormal multiples are exact
+
+
 finite = st.floats(-10, 10, allow_nan=False)
 
 
