@@ -140,7 +140,11 @@ def _gated_params(rng, n_head, d_q, d_k, d_a) -> Params:
 
 @dataclass(frozen=True)
 class Variant:
-    """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`."""
+    """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`.
+
+    `param_shapes` names each learned parameter's axes (h heads, widths d_q, d_k, d_a);
+    `notes` are what a user should know: which properties hold, how it differs from the seeds.
+    """
 
     name: str
     formula: str
@@ -150,26 +154,53 @@ class Variant:
     make_params: Callable = _no_params  # (rng, n_head, d_q, d_k, d_a) -> Params
     param_shapes: dict[str, str] = field(default_factory=dict)
     equal_width: bool = True  # queries and keys must have the same width
+    notes: tuple[str, ...] = ()
 
+    def record(self) -> dict:
+        """The registry entry as plain data (what `attn variants -f json` prints)."""
+        return {"name": self.name, "formula": self.formula, "parameters": dict(self.param_shapes),
+                "widths": "d_q = d_k" if self.equal_width else "any d_q, d_k",
+                "paper": self.paper, "summary": self.summary, "notes": list(self.notes)}
+
+
+_SEEDED = "parameters are seeded random (--seed), not trained"
+_OVERFLOW = "unbounded: once entries pass ~1e154 the scores overflow float64 and attn says so (never NaN)"
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in [
-        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015 (dot)", dot_score),
+        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015 (dot)", dot_score, notes=(
+            "scores grow with the width and the length of the vectors: long vectors push each row towards "
+            "one-hot", _OVERFLOW)),
         Variant("scaled", "s = qᵀk / √d_k", "dot product scaled by 1/√d_k (the default)",
-                "Vaswani et al. 2017", scaled_score),
-        Variant("cosine", "s = qᵀk / (‖q‖‖k‖)",
-                "true cosine similarity, in [-1, 1]; seed 000 writes q·k/√(‖q‖‖k‖), this is the usual form",
-                "Graves et al. 2014 (content addressing)", cosine_score),
+                "Vaswani et al. 2017", scaled_score, notes=(
+                    "for q, k with unit-variance entries the scores have variance ≈ 1 whatever d_k, so the "
+                    "softmax does not saturate as d_k grows",
+                    "same order as dot in every row: it is dot at temperature √d_k", _OVERFLOW)),
+        Variant("cosine", "s = qᵀk / (‖q‖‖k‖)", "cosine similarity, in [-1, 1]",
+                "Graves et al. 2014 (content addressing)", cosine_score, notes=(
+                    "seed 000 writes q·k / √(‖q‖‖k‖), which is neither bounded nor scale-invariant; this is "
+                    "the usual cosine, q·k / (‖q‖‖k‖)",
+                    "scale-invariant: multiplying a q or a k by c > 0 changes nothing; a zero vector scores 0",
+                    "bounded: at temperature 1 two weights of a row differ by at most e² ≈ 7.4×; "
+                    "--temperature below 1 sharpens",
+                    "never overflows: each vector is rescaled before its norm is taken")),
         Variant("additive", "s = vᵀ tanh(W₁q + W₂k + b)", "a one-hidden-layer network scores each pair",
                 "Bahdanau et al. 2015", additive_score, _additive_params,
                 {"W1": "[h, d_a, d_q]", "W2": "[h, d_a, d_k]", "b": "[h, d_a]", "v": "[h, d_a]"},
-                equal_width=False),
+                equal_width=False, notes=(
+                    "seed 002's vᵀ tanh(W[q; k]) is the same with W = [W₁ W₂] and b = 0",
+                    "bounded: |s| ≤ Σ|v|, since tanh is in [-1, 1]; d_a is --d-a (default d_k)",
+                    "costs m·n·d_a tanh evaluations, not one matrix product", _SEEDED)),
         Variant("multiplicative", "s = qᵀ W k", "a learned bilinear form (Luong \"general\")",
                 "Luong et al. 2015", multiplicative_score, _multiplicative_params,
-                {"W": "[h, d_q, d_k]"}, equal_width=False),
+                {"W": "[h, d_q, d_k]"}, equal_width=False, notes=(
+                    "W = I gives dot; W [d_q, d_k] lets queries and keys differ in width", _OVERFLOW, _SEEDED)),
         Variant("gated", "s = σ(W_g [q; k]) · qᵀk", "a sigmoid gate scales each dot product before the softmax",
-                "seed 001 (gating mechanism)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}),
+                "seed 001 (gating mechanism)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}, notes=(
+                    "the gate σ(·) is in (0, 1) and shrinks each score towards 0, so a negative qᵀk is raised: "
+                    "the weights are not monotone in qᵀk",
+                    "W_g = 0 gives dot at half strength (σ(0) = 1/2)", _OVERFLOW, _SEEDED)),
     ]
 }
 

@@ -226,6 +226,21 @@ def show(
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 
+RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
+RecordFormat = Annotated[Optional[RecordFormatName], typer.Option("-f", "--format",
+                                                           help="Output format (default table, or from -o).")]
+
+
+@app.command()
+def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
+    """List the attention variants: formula, parameters and their shapes, paper, notes."""
+    from attncli import render
+
+    doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
+    emit_records(doc, _v(fmt), output, None, _v(color), lambda digits, width: render.variants(doc["rows"], width),
+                 "attn variants")
+
+
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly."""
     try:

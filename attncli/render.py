@@ -166,3 +166,26 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100) -> Rende
     parts.append(matrix_table(result.output, result.tokens.strings, precision=precision, width=width,
                               title=f"Output O = concat(A_h V_h) W_O  [{result.output.shape[0]}, {c.dim}]"))
     return Group(*parts)
+
+
+def variants(rows: list[dict], width: int = 100) -> RenderableType:
+    """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
+    table = Table(title="Attention variants (-v NAME)", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for name in ("variant", "formula", "parameters", "q, k widths"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("paper")
+    for row in rows:
+        params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
+        table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text(row["widths"]),
+                      Text(row["paper"]))
+    parts: list[RenderableType] = [table]
+    for row in rows:
+        notes = Table.grid(padding=(0, 1))
+        notes.add_column(no_wrap=True)
+        notes.add_column()
+        for note in row["notes"]:
+            notes.add_row(" •", Text(note))
+        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]
+    parts.append(Text("shapes: h heads, d_q query width, d_k key width, d_a hidden width (--d-a); "
+                      "attn compute takes them without the h axis", style="dim"))
+    return Group(*parts)
