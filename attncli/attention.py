@@ -328,9 +328,9 @@ def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple
     if k.shape[-2] != v.shape[-2]:
         raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
                         f"v is {list(v.shape[1:])}")
-    scores = variant.score(q, k, params or {}, trace)
-    if temperature != 1.0:
-        scores = scores / temperature
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as one line
+        scores = variant.score(q, k, params or {}, trace)
+        scores = scores / temperature if temperature != 1.0 else scores
     if not np.isfinite(scores).all():
         raise DataError(f"the {variant.name} scores overflow float64 (inputs up to "
                         f"{max(np.abs(q).max(), np.abs(k).max()):.3g}); rescale the inputs")

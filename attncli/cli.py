@@ -226,6 +226,27 @@ def show(
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 
+@app.command()
+def compute(
+    input_path: Annotated[Optional[str], typer.Option(
+        "-i", "--input", help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
+                              "k, v, params optional; - or nothing reads stdin.")] = None,
+    q: Annotated[Optional[str], typer.Option("--q", help="Queries [m, d_q] as a .npy file.")] = None,
+    k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
+    v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
+    variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None, seed: Seed = 0,
+    temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
+    color: Color = "auto",
+) -> None:
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    from attncli import compute as core
+    from attncli import render
+
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+
+
 RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
 RecordFormat = Annotated[Optional[RecordFormatName], typer.Option("-f", "--format",
                                                            help="Output format (default table, or from -o).")]
