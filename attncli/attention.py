@@ -159,7 +159,7 @@ class Variant:
     def record(self) -> dict:
         """The registry entry as plain data (what `attn variants -f json` prints)."""
         return {"name": self.name, "formula": self.formula, "parameters": dict(self.param_shapes),
-                "widths": "d_q = d_k" if self.equal_width else "any d_q, d_k",
+                "equal_width": self.equal_width,
                 "paper": self.paper, "summary": self.summary, "notes": list(self.notes)}
 
 
@@ -169,7 +169,7 @@ _OVERFLOW = "unbounded: once entries pass ~1e154 the scores overflow float64 and
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in [
-        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015 (dot)", dot_score, notes=(
+        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015", dot_score, notes=(
             "scores grow with the width and the length of the vectors: long vectors push each row towards "
             "one-hot", _OVERFLOW)),
         Variant("scaled", "s = qᵀk / √d_k", "dot product scaled by 1/√d_k (the default)",
@@ -178,7 +178,7 @@ VARIANTS: dict[str, Variant] = {
                     "softmax does not saturate as d_k grows",
                     "same order as dot in every row: it is dot at temperature √d_k", _OVERFLOW)),
         Variant("cosine", "s = qᵀk / (‖q‖‖k‖)", "cosine similarity, in [-1, 1]",
-                "Graves et al. 2014 (content addressing)", cosine_score, notes=(
+                "Graves et al. 2014", cosine_score, notes=(
                     "seed 000 writes q·k / √(‖q‖‖k‖), which is neither bounded nor scale-invariant; this is "
                     "the usual cosine, q·k / (‖q‖‖k‖)",
                     "scale-invariant: multiplying a q or a k by c > 0 changes nothing; a zero vector scores 0",
@@ -197,7 +197,7 @@ VARIANTS: dict[str, Variant] = {
                 {"W": "[h, d_q, d_k]"}, equal_width=False, notes=(
                     "W = I gives dot; W [d_q, d_k] lets queries and keys differ in width", _OVERFLOW, _SEEDED)),
         Variant("gated", "s = σ(W_g [q; k]) · qᵀk", "a sigmoid gate scales each dot product before the softmax",
-                "seed 001 (gating mechanism)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}, notes=(
+                "seed 001 (gating)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}, notes=(
                     "the gate σ(·) is in (0, 1) and shrinks each score towards 0, so a negative qᵀk is raised: "
                     "the weights are not monotone in qᵀk",
                     "W_g = 0 gives dot at half strength (σ(0) = 1/2)", _OVERFLOW, _SEEDED)),

@@ -234,7 +234,9 @@ def compute(
     q: Annotated[Optional[str], typer.Option("--q", help="Queries [m, d_q] as a .npy file.")] = None,
     k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
     v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
-    variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None, seed: Seed = 0,
+    variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
+                                                     "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto",
 ) -> None:

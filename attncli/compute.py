@@ -47,7 +47,7 @@ class Given:
     v: np.ndarray  # [n, d_v]
     keys_given: bool  # False: self-attention, k and v are q
     source: str  # "stdin", a file name, or the .npy names
-    params: dict[str, np.ndarray] | None = None  # per-head shapes (no h axis), or None: seeded
+    params: dict | None = None  # the JSON's "params" as parsed (checked against the variant later), or None
 
 
 def _shape(a) -> str:
@@ -129,23 +129,9 @@ def parse_json(data: bytes | str, source: str) -> Given:
     k = json_array(doc["k"], "k", 2) if "k" in doc else q
     v = json_array(doc["v"], "v", 2) if "v" in doc else k
     params = doc.get("params")
-    if params is not None:
-        if not isinstance(params, dict):
-            raise DataError(f"params must be an object {{name: array}}, got {_kind(params)}")
-        params = {name: json_array(value, f"params.{name}", _ndim(name, params)) for name, value in params.items()}
+    if params is not None and not isinstance(params, dict):
+        raise DataError(f"params must be an object {{name: array}}, got {_kind(params)}")
     return Given(q, k, v, "k" in doc or "v" in doc, source, params)
-
-
-def _ndim(name: str, params: dict) -> int:
-    """How many axes a parameter has (any variant's shape for that name, without h); unknown names: 1."""
-    for variant in VARIANTS.values():
-        if name in variant.param_shapes:
-            return len(_axes(variant.param_shapes[name]))
-    return max(1, _depth(params[name]))
-
-
-def _depth(x) -> int:
-    return 1 + _depth(x[0]) if isinstance(x, list) and x else 0
 
 
 def _axes(shape: str) -> list[str]:
@@ -223,19 +209,20 @@ def read_given(input_path: str | None, q: str | None, k: str | None, v: str | No
     return parse_json(stdin.read(), "stdin")
 
 
-def check_params(given: dict[str, np.ndarray] | None, variant_name: str, d_q: int, d_k: int,
-                 d_a: int | None) -> dict[str, np.ndarray]:
-    """The user's parameters against the registry's shapes (d_a is read from them when not given)."""
+def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | None) -> tuple[dict, dict]:
+    """The JSON's "params" against the registry's shapes, without the head axis (d_a is read from them
+    when --d-a is not given). Returns them with the head axis, as `attend` takes them, and the widths."""
     variant = VARIANTS[variant_name]
     names = list(variant.param_shapes)
     if not names:
-        raise DataError(f"variant {variant_name} has no parameters, but params gives {', '.join(given)}")
-    unknown = [p for p in given if p not in names]
-    missing = [p for p in names if p not in given]
+        raise DataError(f"variant {variant_name} has no parameters, but params gives {', '.join(raw)}")
+    unknown = [p for p in raw if p not in names]
+    missing = [p for p in names if p not in raw]
     if unknown:
         raise DataError(f"params.{unknown[0]} is not a parameter of {variant_name}: it takes {', '.join(names)}")
     if missing:
         raise DataError(f"params for {variant_name} must give {', '.join(names)}; missing {', '.join(missing)}")
+    given = {p: json_array(raw[p], f"params.{p}", len(_axes(variant.param_shapes[p]))) for p in names}
     dims = {"d_q": d_q, "d_k": d_k}
     if d_a is not None:
         dims["d_a"] = d_a
@@ -251,7 +238,7 @@ def check_params(given: dict[str, np.ndarray] | None, variant_name: str, d_q: in
             widths = ", ".join(f"{a} = {n}" for a, n in dims.items())
             raise DataError(f"params.{p} must be [{', '.join(axes)}] = {want} ({widths}), got {_shape(given[p])}")
         out[p] = given[p][None]  # add the head axis
-    return out
+    return out, dims
 
 
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
@@ -275,8 +262,8 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         raise DataError(f"k and v must have the same number of rows (one value per key): "
                         f"k is {_shape(k)}, v is {_shape(v)}")
     if given.params is not None:
-        params = check_params(given.params, variant, d_q, d_k, d_a)
-        d_a = params["W1"].shape[1] if "W1" in params else d_a  # what the additive variant was given
+        params, dims = check_params(given.params, variant, d_q, d_k, d_a)
+        d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
         params = v_.make_params(np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k)
     a = attend(q[None], k[None], v[None], v_, params, masks, temperature)

@@ -185,12 +185,12 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100) -> Rende
 def variants(rows: list[dict], width: int = 100) -> RenderableType:
     """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
     table = Table(title="Attention variants (-v NAME)", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
-    for name in ("variant", "formula", "parameters", "q, k widths"):
+    for name in ("variant", "formula", "parameters", "widths"):
         table.add_column(name, no_wrap=True)
     table.add_column("paper")
     for row in rows:
         params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
-        table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text(row["widths"]),
+        table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text("equal" if row["equal_width"] else "any"),
                       Text(row["paper"]))
     parts: list[RenderableType] = [table]
     for row in rows:
@@ -200,6 +200,7 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
         for note in row["notes"]:
             notes.add_row(" •", Text(note))
         parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]
-    parts.append(Text("shapes: h heads, d_q query width, d_k key width, d_a hidden width (--d-a); "
+    parts.append(Text("widths: equal when d_q must be d_k. Shapes: h heads, d_q query width, d_k key width, "
+                      "d_a hidden width (--d-a); "
                       "attn compute takes them without the h axis", style="dim"))
     return Group(*parts)

@@ -101,6 +101,14 @@ def test_multiplicative_and_additive_take_q_and_k_of_different_widths():
     assert r.params["W1"].shape == (1, 5, 2) and r.params["W2"].shape == (1, 5, 3) and r.config.d_a == 5
 
 
+def test_additive_hidden_width_comes_from_the_given_parameters():
+    params = {"W1": [[1, 0], [0, 1], [1, 1]], "W2": [[0, 1], [1, 1], [0, 0]], "b": [0, 0, 1], "v": [1, 2, 3]}
+    r = compute(parse_json(json.dumps({"q": [[1.0, 0.0]], "params": params}), "t"), "additive")
+    assert r.config.d_a == 3
+    # s = vᵀ tanh(W₁q + W₂k + b) with q = k = [1, 0]: W₁q = [1, 0, 1], W₂k = [0, 1, 0], b = [0, 0, 1]
+    assert r.scores[0, 0, 0] == pytest.approx(math.tanh(1) + 2 * math.tanh(1) + 3 * math.tanh(2), abs=1e-15)
+
+
 def test_seeded_parameters_are_reproducible_and_given_ones_win():
     g = parse_json(json.dumps(QKV), "t")
     a, b, c = compute(g, "gated", seed=1), compute(g, "gated", seed=1), compute(g, "gated", seed=2)
