@@ -333,7 +333,8 @@ def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple
         scores = scores / temperature if temperature != 1.0 else scores
     if not np.isfinite(scores).all():
         raise DataError(f"the {variant.name} scores overflow float64 (inputs up to "
-                        f"{max(np.abs(q).max(), np.abs(k).max()):.3g}); rescale the inputs")
+                        f"{max(np.abs(q).max(), np.abs(k).max()):.3g}" + (f", temperature {temperature:g}); rescale "
+                        "the inputs or raise --temperature" if temperature < 1 else "); rescale the inputs"))
     masked = apply_masks(scores, masks)
     weights = softmax(scores, masked)
     return Attended(scores, masked, weights, np.matmul(weights, v))

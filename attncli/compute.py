@@ -86,9 +86,7 @@ def json_array(value, name: str, ndim: int) -> np.ndarray:
     """Nested JSON lists -> a float64 array of `ndim` axes; rectangular, numeric, finite, not empty."""
     shape: list[tuple[int, str]] = []  # (length, where) of the first list at each depth
 
-    def walk(x, where: str, depth: int):
-        if depth == ndim:
-            return _number(x, where)
+    def walk(x, where: str, depth: int) -> None:
         if not isinstance(x, list):
             what = "a matrix (a list of rows of numbers)" if depth == 0 and ndim == 2 else (
                 "a row (a list of numbers)" if ndim - depth == 1 else f"a list of {ndim - depth} levels")
@@ -102,9 +100,27 @@ def json_array(value, name: str, ndim: int) -> np.ndarray:
         elif len(x) != shape[depth][0]:
             raise DataError(f"{name} is ragged: {where} has {len(x)} entr{'y' if len(x) == 1 else 'ies'} "
                             f"but {shape[depth][1]} has {shape[depth][0]}")
-        return [walk(y, f"{where}[{i}]", depth + 1) for i, y in enumerate(x)]
+        if depth + 1 < ndim:
+            for i, y in enumerate(x):
+                walk(y, f"{where}[{i}]", depth + 1)
+            return
+        for i, y in enumerate(x):  # a row of numbers: type(True) is bool, not int, so booleans fail here
+            if type(y) is not float and type(y) is not int:
+                _number(y, f"{where}[{i}]")
 
-    return np.array(walk(value, name, 0), dtype=np.float64)
+    walk(value, name, 0)
+    try:
+        a = np.array(value, dtype=np.float64)
+    except OverflowError:  # an integer beyond float64: find it to name it
+        a = np.array(_map(value, ndim, name), dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):  # NaN and Infinity parse to floats, and 1e999 to inf
+        _number(float(a[tuple(bad[0])]), name + "".join(f"[{i}]" for i in bad[0].tolist()))
+    return a
+
+
+def _map(x, depth: int, where: str):
+    return _number(x, where) if depth == 0 else [_map(y, depth - 1, f"{where}[{i}]") for i, y in enumerate(x)]
 
 
 def parse_json(data: bytes | str, source: str) -> Given:

@@ -269,3 +269,16 @@ def test_no_traceback_and_no_warning_in_a_real_process():
                        capture_output=True)
     assert p.returncode == 1
     assert p.stderr == b"Error: the dot scores overflow float64 (inputs up to 1e+300); rescale the inputs\n"
+
+
+def test_a_tiny_temperature_is_named_when_the_scores_overflow():
+    r = attn("--temperature", "1e-310", input='{"q": [[1, 0]]}')
+    assert r.exit_code == 1
+    assert r.stderr == ("Error: the scaled scores overflow float64 (inputs up to 1, temperature 1e-310); "
+                        "rescale the inputs or raise --temperature\n")
+
+
+def test_large_json_is_parsed_in_bulk():
+    rows = [[float(i + j) for j in range(64)] for i in range(300)]
+    g = parse_json(json.dumps({"q": rows, "v": [[1.0]] * 300}), "t")
+    assert g.q.shape == (300, 64) and g.q[299, 63] == 362.0 and g.v.shape == (300, 1)
