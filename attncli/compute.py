@@ -230,7 +230,7 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
     when --d-a is not given). Returns them with the head axis, as `attend` takes them, and the widths."""
     variant = VARIANTS[variant_name]
     names = list(variant.param_shapes)
-    if not names:
+    if not names and raw:
         raise DataError(f"variant {variant_name} has no parameters, but params gives {', '.join(raw)}")
     unknown = [p for p in raw if p not in names]
     missing = [p for p in names if p not in raw]
@@ -260,7 +260,7 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
             seed: int = 0, d_a: int | None = None) -> AttentionResult:
     """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection."""
-    v_ = get_variant(variant)
+    spec = get_variant(variant)
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
         raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
@@ -270,7 +270,7 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
     q, k, v = given.q, given.k, given.v
     (m, d_q), (n, d_k), d_v = q.shape, k.shape, v.shape[1]
-    if v_.equal_width and d_q != d_k:
+    if spec.equal_width and d_q != d_k:
         others = ", ".join(name for name, other in VARIANTS.items() if not other.equal_width)
         raise DataError(f"variant {variant} needs q and k of equal width: q is {_shape(q)}, k is {_shape(k)}"
                         + (f" ({others} allow different widths)" if others else ""))
@@ -281,13 +281,13 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         params, dims = check_params(given.params, variant, d_q, d_k, d_a)
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
-        params = v_.make_params(np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k)
-    a = attend(q[None], k[None], v[None], v_, params, masks, temperature)
+        params = spec.make_params(np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k)
+    a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(tokenizer="none", variant=variant, heads=1, dim=d_v, d_k=d_k, d_v=d_v, d_a=d_a or d_k,
                        mask=tuple(str(x) for x in masks), positional="none", projection="none", seed=seed,
                        temperature=temperature)
     keys = _rows(n) if given.keys_given else None
-    learned = ", ".join(v_.param_shapes)
+    learned = ", ".join(spec.param_shapes)
     origin = ("" if not learned else f"; {learned} " + ("from the JSON" if given.params is not None
                                                         else f"seeded (--seed {seed}), not trained"))
     note = (f"given Q {_shape(q)}, K {_shape(k)}, V {_shape(v)} ({given.source}); one head, no embedding, "
