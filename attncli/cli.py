@@ -293,6 +293,44 @@ def compare(
                  save_svg=save_svg, save_html=save_html, title="attn compare")
 
 
+@app.command()
+def compute(
+    input_path: Annotated[Optional[str], typer.Option(
+        "-i", "--input", help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
+                              "k, v, params optional; - or nothing reads stdin.")] = None,
+    q: Annotated[Optional[str], typer.Option("--q", help="Queries [m, d_q] as a .npy file.")] = None,
+    k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
+    v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
+    variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
+                                                     "unless the JSON gives params.")] = 0,
+    temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
+    color: Color = "auto",
+) -> None:
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    from attncli import compute as core
+    from attncli import render
+
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+
+
+RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
+RecordFormat = Annotated[Optional[RecordFormatName], typer.Option("-f", "--format",
+                                                           help="Output format (default table, or from -o).")]
+
+
+@app.command()
+def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
+    """List the attention variants: formula, parameters and their shapes, paper, notes."""
+    from attncli import render
+
+    doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
+    emit_records(doc, _v(fmt), output, None, _v(color), lambda digits, width: render.variants(doc["rows"], width),
+                 "attn variants")
+
+
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly."""
     try:

@@ -1,4 +1,4 @@
-"""Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py
+"""Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py [NAME.svg ...]
 
 Each picture is exactly what the command prints in a 100-column terminal
 (Rich's console export), so the README never shows output the program
@@ -8,6 +8,7 @@ does not produce.
 from __future__ import annotations
 
 import io
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ PICTURES = {
     "steps-2x2.svg": 'attn steps "time flies" -d 2 --projection identity --precision 4',
     "tokens.svg": 'attn tokens "Zürich naïve → résumé" -t bpe',
     "compare.svg": 'attn compare "time flies like an arrow"',
+    "variants.svg": "attn variants",
+    "compute.svg": "attn compute --input docs/two_by_two.json -v dot",
 }
 
 
@@ -41,7 +44,12 @@ def capture(command: str, width: int = 100) -> Text:
 
 
 def main() -> None:
-    for name, command in PICTURES.items():
+    os.chdir(DOCS.parent)  # commands name files relative to the repository
+    names = sys.argv[1:] or list(PICTURES)
+    for name in names:
+        if name not in PICTURES:
+            sys.exit(f"no picture {name}: choose from {', '.join(PICTURES)}")
+        command = PICTURES[name]
         console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True, color_system="truecolor")
         console.print(Text("$ " + command, style="bold"))
         console.print(capture(command))
