@@ -18,6 +18,7 @@ from attncli import __version__
 from attncli.attention import VARIANTS
 from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
+from attncli.escape import escape_text
 from attncli.formats import FORMATS
 from attncli.inputs import iter_lines, open_lines, read_text
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
@@ -30,18 +31,38 @@ def fail(error: AttnError):
     """Print the one line `Error: ...` and exit with the error's code (ATTN_DEBUG=1 shows the traceback)."""
     if os.environ.get("ATTN_DEBUG") == "1":
         raise error
-    typer.echo(f"Error: {error}", err=True)
+    typer.echo(f"Error: {escape_text(str(error))}", err=True)  # one line, and a path or token in it stays inert
     raise typer.Exit(error.exit_code)
+
+
+# Click's exception base, whichever Click Typer runs on (recent Typer vendors its own copy as typer._click).
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _escaped(error):
+    """Click's own usage errors quote what the user typed ("No such option", "unexpected extra argument"):
+    show it escaped like every other message (the usage line and the exit code stay Click's)."""
+    message = error.format_message
+    error.format_message = lambda: escape_text(message())  # type: ignore[method-assign]
+    return error
 
 
 class AttnGroup(TyperGroup):
     """Translates the core's errors, and unexpected ones, into one line and an exit code."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except ClickException as e:
+            raise _escaped(e) from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except AttnError as e:
             fail(e)
+        except ClickException as e:
+            raise _escaped(e)
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except Exception as e:
@@ -189,7 +210,7 @@ def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, p
 
 def _warn(tokens) -> None:
     for warning in tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {escape_text(warning)}", err=True)
 
 
 def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:

@@ -26,6 +26,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import typer
 
 from attncli.errors import ConfigError, DataError
+from attncli.escape import escape_text
 from attncli.formats import FORMATS, format_for_path, write_csv, write_jsonl, write_records
 
 COLORS = ("auto", "always", "never")
@@ -181,7 +182,7 @@ def emit(table, write, fmt: str | None, output: str | None, precision: int | Non
 
 def warn(tokens) -> None:
     for warning in tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {escape_text(warning)}", err=True)  # it may name a tokenizer path
 
 
 def emit_result(result, fmt, output, precision, color, render, **pictures) -> None:
@@ -264,4 +265,5 @@ def line_progress(stream: BinaryIO, name: str, color: str, output: str | None) -
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
                   console=console(color, stderr=True), transient=True) as progress:
-        yield progress.wrap_file(stream, total=size, description=escape(f"attn --lines {os.path.basename(name)}"))
+        label = escape(escape_text(f"attn --lines {os.path.basename(name)}"))  # not markup, not raw controls
+        yield progress.wrap_file(stream, total=size, description=label)
