@@ -20,9 +20,10 @@ from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
 from attncli.escape import escape_text
 from attncli.formats import FORMATS
-from attncli.inputs import iter_lines, open_lines, read_text
+from attncli.inputs import ERRORS, decode_arg, iter_lines, open_lines, read_text
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
-    console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
+    check_precision, console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format,
+    write_output,
 )
 from attncli.pipeline import PROJECTIONS, RunConfig, run
 
@@ -111,6 +112,7 @@ PositionalName = choice("PositionalName", POSITIONAL)
 ProjectionName = choice("ProjectionName", PROJECTIONS)
 FormatName = choice("FormatName", ["table", *FORMATS])
 ColorName = choice("ColorName", ["auto", "always", "never"])
+ErrorsName = choice("ErrorsName", ERRORS)
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant",
                                       help="Score function (see `attn variants`).")]
@@ -135,6 +137,8 @@ Color = Annotated[ColorName, typer.Option("--color",
                                     help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
 SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Errors = Annotated[ErrorsName, typer.Option("--errors", help="Input that is not UTF-8: strict (an error naming "
+                                           "the byte offset) or replace (read as U+FFFD, with a warning).")]
 Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
                                      "result per line, in order, as it goes; blank lines are skipped.")]
 
@@ -142,6 +146,16 @@ Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text:
 def _v(choice_value):
     """The plain string of an Enum choice (or None)."""
     return getattr(choice_value, "value", choice_value)
+
+
+def _say(message: str) -> None:
+    """A warning on stderr, one line, escaped (it may quote a path)."""
+    typer.echo(f"Warning: {escape_text(message)}", err=True)
+
+
+def _context(context: str | None, errors) -> str | None:
+    """--context checked like TEXT: argv bytes that are not UTF-8 are an error, or U+FFFD with --errors replace."""
+    return None if context is None else decode_arg(context, "--context", _v(errors), _say)
 
 
 # ---- commands ------------------------------------------------------------------------------------
@@ -156,7 +170,7 @@ def show(
     precision: Precision = None, color: Color = "auto",
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
-    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT."""
     from attncli import render, render_stats
@@ -169,16 +183,18 @@ def show(
         short = max(r.weights.shape[1:]) <= render_stats.SHORT
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
+    context = _context(context, errors)
     if lines:
         return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
-                          stats)
-    result = run(read_text(text, file), config, context=context)
+                          stats, _v(errors))
+    result = run(read_text(text, file, _v(errors), _say), config, context=context)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
         return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
     emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
 
 
-def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats) -> None:
+def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats,
+               errors="strict") -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
     from attncli.render_stats import stats_document
 
@@ -187,7 +203,7 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
     with stream, line_progress(stream, name, color, output) as counted:
         def results():
             found = False
-            for number, line in iter_lines(counted, name):
+            for number, line in iter_lines(counted, name, errors, _say):
                 if line.strip():
                     found = True
                     try:
@@ -221,6 +237,7 @@ def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
     if pictures.get("save_svg") or pictures.get("save_html"):
         raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {resolve_format(fmt, output)}, "
                           "or run twice")
+    check_precision(precision)
     _warn(result.tokens)
     extra = {"stats": stats_document(result, precision)}
     lines = resolve_format(fmt, output) == "jsonl"
@@ -236,7 +253,7 @@ def steps(
     query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -248,7 +265,8 @@ def steps(
 
     config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
-    result = run(read_text(text, file), config, context=context, trace=True)
+    context = _context(context, errors)
+    result = run(read_text(text, file, _v(errors), _say), config, context=context, trace=True)
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -260,7 +278,7 @@ def steps(
 def tokens(
     text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
     output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
+    save_html: SaveHtml = None, errors: Errors = "strict",
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -271,7 +289,7 @@ def tokens(
     from attncli.stats import tokens_document
     from attncli.tokenize import tokenize
 
-    source = read_text(text, file)
+    source = read_text(text, file, _v(errors), _say)
     if not source:
         raise DataError("empty text: nothing to tokenize")
     toks = tokenize(source, tokenizer)
@@ -291,7 +309,7 @@ def compare(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -304,7 +322,7 @@ def compare(
 
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
-    source = read_text(text, file)
+    source = read_text(text, file, _v(errors), _say)
     results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
     for r in results:
         _warn(r.tokens)
@@ -326,13 +344,13 @@ def compute(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto",
+    color: Color = "auto", errors: Errors = "strict",
 ) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
     from attncli import compute as core
     from attncli import render
 
-    given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say)
     result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 

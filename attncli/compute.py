@@ -29,8 +29,8 @@ import numpy as np
 
 from attncli.attention import VARIANTS, attend, get_variant, parse_masks
 from attncli.errors import ConfigError, DataError
-from attncli.inputs import decode
-from attncli.pipeline import MAX_DIM, AttentionResult, RunConfig
+from attncli.inputs import decode, read_bounded
+from attncli.pipeline import MAX_DIM, MAX_SEED, AttentionResult, RunConfig
 from attncli.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -123,9 +123,9 @@ def _map(x, depth: int, where: str):
     return _number(x, where) if depth == 0 else [_map(y, depth - 1, f"{where}[{i}]") for i, y in enumerate(x)]
 
 
-def parse_json(data: bytes | str, source: str) -> Given:
+def parse_json(data: bytes | str, source: str, errors: str = "strict", warn=None) -> Given:
     """`{"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}` -> Given (k, v, params optional)."""
-    text = decode(data, source) if isinstance(data, bytes) else data
+    text = decode(data, source, errors, warn) if isinstance(data, bytes) else data
     if not text.strip():
         raise DataError(f"{source} is empty: expected JSON {{\"q\": [[...]], \"k\": [[...]], \"v\": [[...]]}}")
     try:  # NaN and Infinity parse to floats here, and _number rejects them naming the cell
@@ -204,8 +204,14 @@ def load_npys(q: str, k: str | None, v: str | None) -> Given:
     return Given(qa, ka, va, k is not None or v is not None, ", ".join(f"{f} {p}" for f, p in zip("qkv", (q, k, v)) if p))
 
 
-def read_given(input_path: str | None, q: str | None, k: str | None, v: str | None, stdin) -> Given:
-    """Where `attn compute` takes its matrices from: .npy files, --input FILE, or stdin (a binary stream)."""
+def read_given(input_path: str | None, q: str | None, k: str | None, v: str | None, stdin, errors: str = "strict",
+               warn=None) -> Given:
+    """Where `attn compute` takes its matrices from: .npy files, --input FILE, or stdin (a binary stream).
+
+    --errors replace reads bytes that are not UTF-8 as U+FFFD (which is then no number, so still an error,
+    unless it sits in a string the JSON does not use). A JSON bigger than MAX_INPUT_BYTES is refused.
+    """
+    hint = "give the matrices as .npy files (--q, --k, --v)"
     if q or k or v:
         if input_path is not None:
             raise ConfigError("give either --input JSON or --q/--k/--v .npy files, not both")
@@ -217,12 +223,15 @@ def read_given(input_path: str | None, q: str | None, k: str | None, v: str | No
             raise DataError(f"no such file: {input_path} (--input)")
         if os.path.isdir(input_path):
             raise DataError(f"--input {input_path} is a directory, expected a JSON file")
-        with open(input_path, "rb") as f:
-            return parse_json(f.read(), input_path)
+        try:
+            with open(input_path, "rb") as f:
+                return parse_json(read_bounded(f, input_path, hint), input_path, errors, warn)
+        except OSError as e:
+            raise DataError(f"cannot read {input_path}: {e.strerror or e}") from None
     if input_path is None and stdin.isatty():
         raise ConfigError("no input: pipe JSON {\"q\": [[...]], ...} on stdin, or give --input FILE "
                           "or --q FILE.npy")
-    return parse_json(stdin.read(), "stdin")
+    return parse_json(read_bounded(stdin, "stdin", hint), "stdin", errors, warn)
 
 
 def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | None) -> tuple[dict, dict]:
@@ -264,8 +273,8 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
         raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more, got {seed}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
     q, k, v = given.q, given.k, given.v

@@ -73,10 +73,29 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
     return guessed
 
 
+def check_precision(precision: int | None) -> None:
+    if precision is not None and not 0 <= precision <= 17:
+        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+
+
+def _special(path: str) -> bool:
+    """An existing file that is not a regular file: a device (/dev/null, /dev/stdout), a FIFO, a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def check_target(path: str) -> str:
     """The directory a file will be written in; DataError when it cannot be."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
+        parent = directory
+        while parent and not os.path.exists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        if os.path.exists(parent) and not os.path.isdir(parent):
+            raise DataError(f"cannot write {path}: {parent} is a file, not a directory")
         raise DataError(f"cannot write {path}: no such directory {directory}")
     if os.path.isdir(path):
         raise DataError(f"cannot write {path}: it is a directory")
@@ -101,6 +120,14 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
         sys.stdout.buffer.flush()
         return
     directory = check_target(output)
+    if _special(output):  # never rename a file over /dev/null or a named pipe: write into it
+        try:
+            f = open(output, "wb")
+        except OSError as e:
+            raise DataError(f"cannot write {output}: {e.strerror}") from None
+        with f:
+            yield f
+        return
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
     except OSError as e:
@@ -168,8 +195,7 @@ def emit(table, write, fmt: str | None, output: str | None, precision: int | Non
     `save_svg`/`save_html` also write what the table showed, `title` on the SVG's window.
     """
     fmt = resolve_format(fmt, output)
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+    check_precision(precision)
     if fmt != "table":
         if save_svg or save_html:
             raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice")
@@ -214,8 +240,7 @@ def emit_lines(results: Iterable, fmt: str | None, output: str | None, precision
     if fmt not in LINE_FORMATS:
         raise ConfigError(f"--lines streams one result per line: use -f jsonl (the default), csv or table, "
                           f"not {fmt}")
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+    check_precision(precision)
     if fmt == "table":
         from rich.rule import Rule
         from rich.text import Text

@@ -28,6 +28,7 @@ from attncli.tokenize import Tokens, tokenize
 PROJECTIONS = ("random", "identity")
 MAX_DIM = 4096
 MAX_HEADS = 256
+MAX_SEED = 2**63 - 1  # NumPy takes any size, but a seed should survive JSON and every other tool as an int64
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ class RunConfig:
                                  ("dk", self.d_k, MAX_DIM), ("dv", self.d_v, MAX_DIM), ("d-a", self.d_a, MAX_DIM)):
             if value is not None and not 1 <= value <= top:
                 raise ConfigError(f"--{name} must be between 1 and {top}, got {value}")
-        if self.seed < 0:
-            raise ConfigError(f"--seed must be 0 or more, got {self.seed}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
         if not (math.isfinite(self.temperature) and self.temperature > 0):
             raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
         if self.projection == "identity":

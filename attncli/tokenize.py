@@ -79,17 +79,32 @@ def word(text: str) -> Tokens:
     )
 
 
+MAX_TOKENIZER_BYTES = 256 * 2**20  # the largest tokenizer.json files of real models are tens of MB
+
+
 @functools.lru_cache(maxsize=8)
 def _load_hf(path: str):
-    """Load a tokenizer.json with the `tokenizers` library, padding off."""
+    """Load a tokenizer.json with the `tokenizers` library, padding off.
+
+    Read by attn first, at most MAX_TOKENIZER_BYTES and strictly UTF-8, so that /dev/zero, a FIFO or a
+    huge file is an error and not an endless read.
+    """
+    from attncli.inputs import decode, read_bounded
+
     if not os.path.exists(path):
         raise DataError(f"tokenizer file not found: {path}")
     if os.path.isdir(path):
         raise DataError(f"tokenizer path is a directory, expected a tokenizer.json file: {path}")
+    try:
+        with open(path, "rb") as f:
+            data = read_bounded(f, f"tokenizer {path}", "is it a tokenizer.json?", MAX_TOKENIZER_BYTES)
+    except OSError as e:
+        raise DataError(f"cannot read tokenizer {path}: {e.strerror or e}") from None
+    text = decode(data, f"tokenizer {path}")
     from tokenizers import Tokenizer as HFTokenizer
 
     try:
-        tok = HFTokenizer.from_file(path)
+        tok = HFTokenizer.from_str(text)
     except Exception as e:  # the library raises a bare Exception on bad JSON or an unknown model
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise DataError(f"not a valid tokenizer.json: {path}: {reason}") from None

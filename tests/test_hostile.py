@@ -240,3 +240,216 @@ def test_the_progress_bar_shows_a_hostile_file_name_escaped(tmp_path):
     assert p.returncode == 0
     assert b"\x1b]0;" not in got and b"\x07" not in got and "\u202e".encode() not in got
     assert b"attn --lines tok[bold]\\x1b]0;t\\x07<U+202E>.txt" in got
+
+
+# ---- bad input: one line `Error: ...`, exit 1 for data, 2 for option values, never a traceback --------------
+
+
+def one_error(r, code: int, message: str) -> None:
+    assert r.exit_code == code, (r.exit_code, r.output)
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and message in errors[0], r.stderr
+    if code == 1:  # a data error is exactly one line; a usage error also shows Click's usage line
+        assert r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    (["show", ""], None, "empty text: nothing to tokenize"),
+    (["show", " \t\n\u3000"], None, "the text is only whitespace"),
+    (["steps", "   "], None, "the text is only whitespace"),
+    (["compare", "\n"], None, "the text is only whitespace"),
+    (["tokens", ""], None, "empty text"),
+    (["tokens", "  \n "], None, "the word tokenizer produced no tokens"),
+    (["show", "-"], b"", "empty text"),
+    (["show", "-", "--lines"], b"\n \n\t\n", "every line of stdin is blank"),
+    (["show", "a", "--context", ""], None, "empty context"),
+    (["show", "a", "--context", "  "], None, "the context is only whitespace"),
+    (["compute"], b"  \n", "stdin is empty"),
+    (["show", "-"], b"ab\xffcd", "stdin is not valid UTF-8: byte 0xff at offset 2"),
+    (["show", "-", "--lines"], b"ok\nab\xc3(\n", "stdin line 2 is not valid UTF-8: byte 0xc3 at offset 2"),
+    (["tokens", "-"], b"\xe2\x82", "stdin is not valid UTF-8: byte 0xe2 at offset 0"),
+    (["compute"], b'{"q": [[1]]}\xff', "stdin is not valid UTF-8: byte 0xff at offset 12"),
+    (["show", "a\udcffb"], None, "TEXT is not valid UTF-8: byte 0xff at offset 1"),  # how argv carries bytes
+    (["show", "a", "--context", "\udce2\udc82"], None, "--context is not valid UTF-8: byte 0xe2 at offset 0"),
+    (["show", "a", "--mask", "window:2", "--context", "x\ud800"], None, "--context is not valid UTF-8"),
+])
+def test_bad_text_is_one_line_and_exit_1(args, stdin, message):
+    one_error(attn(*args, input=stdin), 1, message)
+
+
+def test_invalid_utf8_in_files_names_the_offset_and_replace_reads_on(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("café ".encode() + b"\x80 ok")
+    one_error(attn("show", "--file", str(bad)), 1, f"{bad} is not valid UTF-8: byte 0x80 at offset 6")
+    one_error(attn("show", "--file", str(bad), "--lines"), 1, f"{bad} line 1 is not valid UTF-8: byte 0x80 at")
+    given = tmp_path / "q.json"
+    given.write_bytes(b'{"q": [[1, 2]], "note": "\xfe"}')
+    one_error(attn("compute", "--input", str(given)), 1, f"{given} is not valid UTF-8: byte 0xfe at offset 25")
+    r = attn("show", "--file", str(bad), "--errors", "replace", "-f", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["tokens"] == ["café", "\ufffd", "ok"]
+    assert r.stderr == (f"Warning: {bad} is not valid UTF-8: 1 bad sequence read as U+FFFD (the first, 0x80, "
+                        "at byte offset 6)\n")
+    r = attn("tokens", "a\udcffb\udcfe", "--errors", "replace", "-f", "json", "-t", "char")
+    assert r.exit_code == 0 and "2 bad sequences" in r.stderr
+    assert [row["token"] for row in json.loads(r.stdout)["rows"]] == ["a", "\ufffd", "b", "\ufffd"]
+    r = attn("show", "-", "--lines", "--errors", "replace", input=b"a\xffb\nc\n")
+    assert r.exit_code == 0 and [json.loads(x)["tokens"] for x in r.stdout.splitlines()] == [["a", "\ufffd", "b"],
+                                                                                            ["c"]]
+    one_error(attn("show", "a", "--errors", "ignore"), 2, "'ignore' is not one of 'strict', 'replace'")
+
+
+@pytest.fixture
+def empty_tokenizer(tmp_path) -> str:
+    """A WordPiece tokenizer.json that strips accents and adds no special tokens: "\u0301" gives no tokens."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(strip_accents=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    path = tmp_path / "strip.json"
+    tok.save(str(path))
+    return str(path)
+
+
+def test_a_tokenizer_that_yields_no_tokens(empty_tokenizer):
+    for command in ("show", "steps", "tokens"):
+        one_error(attn(command, "\u0301\u0301", "-t", empty_tokenizer), 1, "tokenizer produced no tokens for '")
+    one_error(attn("compare", "\u0301", "--tokenizers", f"char,{empty_tokenizer}"), 1, "produced no tokens")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "not a valid tokenizer.json"),
+    (b"{}", "not a valid tokenizer.json"),
+    (b"[1, 2]", "not a valid tokenizer.json"),
+    (b'{"version": "1.0", "model": {"type": "BPE", "vocab": "x"}}', "not a valid tokenizer.json"),
+    (b"\x00\x01\x02garbage", "not a valid tokenizer.json"),
+    (b'{"model": "\xff"}', "is not valid UTF-8: byte 0xff at offset 11"),
+])
+def test_a_corrupt_or_foreign_json_as_tokenizer(tmp_path, content, message):
+    path = tmp_path / "t.json"
+    path.write_bytes(content)
+    for args in (["show", "a b", "-t", str(path)], ["tokens", "a", "-t", str(path)],
+                 ["compare", "a", "--tokenizers", f"word,{path}"]):
+        one_error(attn(*args), 1, message)
+
+
+def test_an_endless_or_huge_input_is_refused_without_reading_it_all(tmp_path, monkeypatch):
+    tokenize_module = sys.modules["attncli.tokenize"]  # (attncli.tokenize is also the function's name)
+    monkeypatch.setattr(tokenize_module, "MAX_TOKENIZER_BYTES", 1000)
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 1001)
+    one_error(attn("show", "a", "-t", str(big)), 1, f"tokenizer {big} is larger than 1,000 bytes")
+    if os.path.exists("/dev/zero"):
+        one_error(attn("show", "--file", "/dev/zero"), 1, "/dev/zero is larger than 64 MiB, the most attn reads "
+                                                          "as one input: use --lines")
+        one_error(attn("show", "--file", "/dev/zero", "--lines"), 1, "/dev/zero line 1 is longer than 64 MiB")
+        one_error(attn("compute", "--input", "/dev/zero"), 1, "/dev/zero is larger than 64 MiB")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["show", "--file", "{dir}"], "{dir} is a directory, expected a text file"),
+    (["show", "--file", "{missing}"], "no such file: {missing}"),
+    (["show", "--file", "{missing}", "--lines"], "no such file: {missing}"),
+    (["steps", "--file", "{dir}"], "is a directory"),
+    (["show", "a", "-t", "{dir}"], "tokenizer path is a directory, expected a tokenizer.json file: {dir}"),
+    (["show", "a", "-t", "{missing}.json"], "tokenizer file not found: {missing}.json"),
+    (["tokens", "a", "-t", "{dir}"], "tokenizer path is a directory"),
+    (["compare", "a", "--tokenizers", "word,{dir}"], "tokenizer path is a directory"),
+    (["compute", "--input", "{dir}"], "--input {dir} is a directory, expected a JSON file"),
+    (["compute", "--input", "{missing}"], "no such file: {missing} (--input)"),
+    (["compute", "--q", "{dir}"], "--q {dir} is a directory, expected a .npy file"),
+    (["compute", "--q", "{missing}"], "no such file: {missing} (--q)"),
+    (["compute", "--q", "{npy}", "--k", "{missing}"], "no such file: {missing} (--k)"),
+    (["compute", "--q", "{npy}", "--v", "{dir}"], "--v {dir} is a directory"),
+])
+def test_a_directory_or_a_missing_path_where_a_file_is_expected(tmp_path, args, message):
+    import numpy as np
+
+    np.save(tmp_path / "q.npy", np.eye(2))
+
+    def fill(s):
+        return (s.replace("{dir}", str(tmp_path)).replace("{missing}", str(tmp_path / "missing"))
+                .replace("{npy}", str(tmp_path / "q.npy")))
+    one_error(attn(*map(fill, args)), 1, fill(message))
+
+
+@pytest.mark.parametrize("option, values", [
+    ("--dim", ["0", "-1", "4097", "99999999999999999999999"]),
+    ("--heads", ["0", "-2", "257"]),
+    ("--dk", ["0", "-1", "4097"]),
+    ("--dv", ["0", "-3"]),
+    ("--d-a", ["0", "-1", "5000"]),
+    ("--precision", ["-1", "18", "1000000000000"]),
+    ("--temperature", ["0", "-0.0", "-1", "nan", "inf", "-inf"]),
+    ("--mask", ["window:-1", "window:", "window:x", "window:1.5", "window:²", "window:٣", "window:10000000001",
+                "topk:0", "topk:-1", "topk:" + "9" * 5000, "causal:1", "nope", "window"]),
+    ("--seed", ["-1", str(2**63), str(10**30)]),
+])
+def test_absurd_option_values_are_usage_errors(option, values):
+    for value in values:
+        for command in (["show", "a b"], ["steps", "a b"], ["compare", "a b"]):
+            if option == "--precision" and command[0] == "steps":
+                continue  # (checked below with -f json)
+            one_error(attn(*command, f"{option}={value}"), 2, option.lstrip("-") if option != "--mask"
+                      else "mask")
+    for value in values:  # attn compute checks the ones it has
+        if option in ("--d-a", "--temperature", "--mask", "--seed", "--precision"):
+            one_error(attn("compute", f"{option}={value}", input='{"q": [[1, 0]]}'), 2,
+                      option.lstrip("-") if option != "--mask" else "mask")
+
+
+@pytest.mark.parametrize("args", [
+    ["--dim", "abc"], ["--heads", "1.5"], ["--temperature", "warm"], ["--seed", "0x10"], ["--precision", ""],
+    ["--dim", "9" * 5000], ["--query", "-1"], ["--query", "2"],
+])
+def test_non_numeric_or_out_of_range_values_exit_2(args):
+    r = attn("steps", "a b", *args)
+    assert r.exit_code == 2 and "Traceback" not in r.output and r.stderr.count("Error:") == 1, r.output
+
+
+def test_the_precision_is_checked_on_every_path():
+    one_error(attn("show", "a", "--stats", "-f", "json", "--precision", "-3"), 2, "--precision must be between 0")
+    one_error(attn("steps", "a", "-f", "json", "--precision", "40"), 2, "--precision must be between 0")
+    one_error(attn("show", "-", "--lines", "--precision", "-1", input="a\n"), 2, "--precision must be between 0")
+    one_error(attn("tokens", "a", "--precision", "-1"), 2, "--precision must be between 0")
+
+
+def test_output_into_a_missing_or_impossible_place(tmp_path):
+    (tmp_path / "somefile.txt").write_text("x")
+    one_error(attn("show", "a", "-o", str(tmp_path / "nope" / "x.json")), 1, "no such directory")
+    one_error(attn("show", "a", "-o", str(tmp_path / "somefile.txt" / "x.json")), 1,
+              f"{tmp_path / 'somefile.txt'} is a file, not a directory")
+    one_error(attn("show", "a", "-o", str(tmp_path / "somefile.txt" / "y" / "x.json")), 1, "is a file, not a dir")
+    (tmp_path / "d.json").mkdir()
+    one_error(attn("show", "a", "-o", str(tmp_path / "d.json")), 1, "it is a directory")
+    one_error(attn("show", "a", "--save-svg", str(tmp_path / "nope" / "x.svg")), 1, "no such directory")
+    one_error(attn("compute", "-o", str(tmp_path / "nope" / "x.json"), input='{"q": [[1]]}'), 1, "no such dir")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json", "somefile.txt"]  # nothing half-written
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anywhere")
+def test_output_into_an_unwritable_directory(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        one_error(attn("show", "a", "-o", str(locked / "x.json")), 1, "cannot write")
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_output_to_a_fifo_writes_into_it_and_never_replaces_it(tmp_path):
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = attn("show", "time flies", "-o", str(fifo))
+    reader.join(10)
+    assert r.exit_code == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode)  # /dev/null, as root, is not replaced either
+    assert json.loads(got[0])["tokens"] == ["time", "flies"]
