@@ -21,6 +21,7 @@ from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (com
 from attncli.escape import escape_text
 from attncli.formats import FORMATS
 from attncli.inputs import ERRORS, decode_arg, iter_lines, open_lines, read_text
+from attncli.limits import MAX_TOKENS, Limits, max_bytes_from
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
     check_precision, console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format,
     write_output,
@@ -139,6 +140,9 @@ SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save th
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
 Errors = Annotated[ErrorsName, typer.Option("--errors", help="Input that is not UTF-8: strict (an error naming "
                                            "the byte offset) or replace (read as U+FFFD, with a warning).")]
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Refuse a text (or context) of more tokens than "
+                                       "this, before its n² matrices are made; the memory estimate of the run is "
+                                       "limited too (ATTN_MAX_MEMORY, default 2G).")]
 Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
                                      "result per line, in order, as it goes; blank lines are skipped.")]
 
@@ -151,6 +155,11 @@ def _v(choice_value):
 def _say(message: str) -> None:
     """A warning on stderr, one line, escaped (it may quote a path)."""
     typer.echo(f"Warning: {escape_text(message)}", err=True)
+
+
+def _limits(max_tokens: int | None, command: str, render: str = "none") -> Limits:
+    """--max-tokens and ATTN_MAX_MEMORY, and what the result will be rendered to (see attncli.limits)."""
+    return Limits(max_tokens, max_bytes_from(os.environ), render, command)
 
 
 def _context(context: str | None, errors) -> str | None:
@@ -171,6 +180,7 @@ def show(
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
     lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT."""
     from attncli import render, render_stats
@@ -184,17 +194,18 @@ def show(
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
     context = _context(context, errors)
+    limits = _limits(max_tokens, "show --lines" if lines else "show", "table" if stats else "none")
     if lines:
         return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
-                          stats, _v(errors))
-    result = run(read_text(text, file, _v(errors), _say), config, context=context)
+                          stats, _v(errors), limits)
+    result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
         return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
     emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
 
 
 def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats,
-               errors="strict") -> None:
+               errors="strict", limits=None) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
     from attncli.render_stats import stats_document
 
@@ -207,7 +218,7 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
                 if line.strip():
                     found = True
                     try:
-                        yield number, run(line, config, context=context)
+                        yield number, run(line, config, context=context, limits=limits)
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
             if not found:
@@ -254,6 +265,7 @@ def steps(
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -266,7 +278,10 @@ def steps(
     config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
     context = _context(context, errors)
-    result = run(read_text(text, file, _v(errors), _say), config, context=context, trace=True)
+    shown = resolve_format(_v(fmt), output)
+    render = {"table": "steps-table", "json": "steps-json", "jsonl": "steps-json"}.get(shown, "none")
+    result = run(read_text(text, file, _v(errors), _say), config, context=context, trace=True,
+                 limits=_limits(max_tokens, "steps", render))
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -278,7 +293,7 @@ def steps(
 def tokens(
     text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
     output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
-    save_html: SaveHtml = None, errors: Errors = "strict",
+    save_html: SaveHtml = None, errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -287,12 +302,16 @@ def tokens(
     """
     from attncli import render_steps
     from attncli.stats import tokens_document
-    from attncli.tokenize import tokenize
+    from attncli.tokenize import TooManyTokens, tokenize
 
     source = read_text(text, file, _v(errors), _say)
     if not source:
         raise DataError("empty text: nothing to tokenize")
-    toks = tokenize(source, tokenizer)
+    _limits(max_tokens, "tokens")  # checks --max-tokens itself
+    try:
+        toks = tokenize(source, tokenizer, max_tokens)
+    except TooManyTokens as e:
+        raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     _warn(toks)
     emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
                  lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens",
@@ -310,6 +329,7 @@ def compare(
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -323,7 +343,8 @@ def compare(
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
     source = read_text(text, file, _v(errors), _say)
-    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config,
+                           _limits(max_tokens, "compare", "table"))
     for r in results:
         _warn(r.tokens)
     doc = compare_document(source, results)
@@ -350,8 +371,9 @@ def compute(
     from attncli import compute as core
     from attncli import render
 
-    given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    limits = _limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none")
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say, limits)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, limits)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 

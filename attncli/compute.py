@@ -30,6 +30,7 @@ import numpy as np
 from attncli.attention import VARIANTS, attend, get_variant, parse_masks
 from attncli.errors import ConfigError, DataError
 from attncli.inputs import decode, read_bounded
+from attncli.limits import Limits, check, compute_bytes
 from attncli.pipeline import MAX_DIM, MAX_SEED, AttentionResult, RunConfig
 from attncli.tokenize import Tokens
 
@@ -196,8 +197,33 @@ def load_npy(path: str, name: str) -> np.ndarray:
     return a
 
 
-def load_npys(q: str, k: str | None, v: str | None) -> Given:
+def npy_shape(path: str) -> tuple[int, ...] | None:
+    """The shape in a .npy header, read without the data; None when the header is not readable (load_npy
+    then says why)."""
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            shape, _, _ = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0(f))
+        return tuple(int(x) for x in shape)
+    except Exception:  # noqa: BLE001  (any unreadable header: load_npy reports it properly)
+        return None
+
+
+def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> None:
+    """Refuse .npy matrices whose attention would not fit, from their headers, before loading them."""
+    shapes = [npy_shape(p) for p in (q, k or q, v or k or q)]
+    if any(s is None or len(s) != 2 for s in shapes):
+        return
+    (m, d_q), (n, d_k), (_, d_v) = shapes
+    check(compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1), limits, "attention on these matrices",
+          ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
+
+
+def load_npys(q: str, k: str | None, v: str | None, limits: Limits | None = None) -> Given:
     """--q, --k, --v .npy files; k defaults to q and v to k."""
+    if limits is not None:
+        check_npy_sizes(q, k, v, limits)
     qa = load_npy(q, "q")
     ka = load_npy(k, "k") if k else qa
     va = load_npy(v, "v") if v else ka
@@ -205,7 +231,7 @@ def load_npys(q: str, k: str | None, v: str | None) -> Given:
 
 
 def read_given(input_path: str | None, q: str | None, k: str | None, v: str | None, stdin, errors: str = "strict",
-               warn=None) -> Given:
+               warn=None, limits: Limits | None = None) -> Given:
     """Where `attn compute` takes its matrices from: .npy files, --input FILE, or stdin (a binary stream).
 
     --errors replace reads bytes that are not UTF-8 as U+FFFD (which is then no number, so still an error,
@@ -217,7 +243,7 @@ def read_given(input_path: str | None, q: str | None, k: str | None, v: str | No
             raise ConfigError("give either --input JSON or --q/--k/--v .npy files, not both")
         if not q:
             raise ConfigError("--k and --v need --q: the queries are the one matrix that cannot default")
-        return load_npys(q, k, v)
+        return load_npys(q, k, v, limits)
     if input_path is not None and input_path != "-":
         if not os.path.exists(input_path):
             raise DataError(f"no such file: {input_path} (--input)")
@@ -267,8 +293,10 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
 
 
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
-            seed: int = 0, d_a: int | None = None) -> AttentionResult:
-    """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection."""
+            seed: int = 0, d_a: int | None = None, limits: Limits | None = None) -> AttentionResult:
+    """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection.
+
+    The m × n attention is estimated first and refused past `limits` (default `Limits()`, 2 GiB)."""
     spec = get_variant(variant)
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
@@ -291,6 +319,9 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
         params = spec.make_params(np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k)
+    limits = Limits() if limits is None else limits
+    check(compute_bytes(variant, masks, m, n, d_q, d_k, d_v, d_a or d_k, temperature, limits.render), limits,
+          "attention on these matrices", ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
     a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(tokenizer="none", variant=variant, heads=1, dim=d_v, d_k=d_k, d_v=d_v, d_a=d_a or d_k,
                        mask=tuple(str(x) for x in masks), positional="none", projection="none", seed=seed,
