@@ -118,7 +118,11 @@ def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
     label = name or path
 
     def encode(text: str) -> Tokens:
-        enc = tok.encode(text)
+        try:
+            enc = tok.encode(text)
+        except Exception as e:  # e.g. a WordLevel or WordPiece model with no [UNK] meets an unknown word
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise DataError(f"tokenizer {label} cannot encode this text: {reason}") from None
         warnings = ()
         if enc.overflowing:
             dropped = sum(len(o.ids) for o in enc.overflowing)

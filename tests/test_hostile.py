@@ -453,3 +453,17 @@ def test_output_to_a_fifo_writes_into_it_and_never_replaces_it(tmp_path):
     reader.join(10)
     assert r.exit_code == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode)  # /dev/null, as root, is not replaced either
     assert json.loads(got[0])["tokens"] == ["time", "flies"]
+
+
+def test_a_tokenizer_that_cannot_encode_the_text(tmp_path):
+    """Found by tests/test_fuzz.py: a WordLevel tokenizer.json with no [UNK] raised from `tokenizers`."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"time": 0}))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    path = tmp_path / "no-unk.json"
+    tok.save(str(path))
+    assert attn("tokens", "time", "-t", str(path)).exit_code == 0
+    for args in (["show", "time flies"], ["tokens", "flies"], ["steps", "x"]):
+        one_error(attn(*args, "-t", str(path)), 1, f"tokenizer {path} cannot encode this text: WordLevel error: "
+                                                   "Missing [UNK] token from the vocabulary")
