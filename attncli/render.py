@@ -20,6 +20,8 @@ from rich.text import Text
 from attncli.attention import VARIANTS
 from attncli.pipeline import AttentionResult
 
+HEATMAP_ABOVE = 48  # more queries or keys than this: a pooled heatmap instead of a table of numbers
+
 _C0_NAMES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
 
 
@@ -119,8 +121,8 @@ def weights_table(result: AttentionResult, head: int, precision: int = 2, width:
 
 
 def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, width: int = 100,
-                 col_prefix: str = "") -> Table:  # [rows, cols] -> Table
-    """A plain numeric matrix (embeddings, outputs) with elided middle columns when too wide."""
+                 col_prefix: str = "", max_rows: int = 48) -> Table:  # [rows, cols] -> Table
+    """A plain numeric matrix (embeddings, outputs) with elided middle columns (…) and rows (⋮) when too big."""
     cell = max(len(_fmt(array.min(), precision)), len(_fmt(array.max(), precision))) if array.size else 1
     cols = _fit(array.shape[1], cell, row_labels, width)
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
@@ -128,8 +130,11 @@ def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, 
     table.add_column("", no_wrap=True, max_width=16)
     for j in cols:
         table.add_column("…" if j is None else f"{col_prefix}{j}", justify="right", no_wrap=True, min_width=cell)
-    for i, label in enumerate(row_labels):
-        table.add_row(_label(label),
+    for i in columns_shown(len(row_labels), max_rows):
+        if i is None:
+            table.add_row(*(Text("⋮", style="dim") for _ in range(len(cols) + 1)))
+            continue
+        table.add_row(_label(row_labels[i]),
                       *("…" if j is None else _fmt(array[i, j], precision) for j in cols))
     return table
 
@@ -171,7 +176,12 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100,
     """`attn show`: the attention matrix (one panel per head), `below` it (head statistics), then the outputs."""
     parts: list[RenderableType] = []
     c = result.config
-    if c.heads == 1:
+    if max(result.weights.shape[1:]) > HEATMAP_ABOVE:  # a table of numbers would not be readable
+        from attncli.render_heatmap import Heatmap
+
+        for h in range(c.heads):
+            parts.append(Heatmap(result.weights[h], f"Attention weights A = softmax(S), head {h}"))
+    elif c.heads == 1:
         parts.append(weights_table(result, 0, precision, width, title="Attention weights A = softmax(S)"))
     else:
         for h in range(c.heads):
