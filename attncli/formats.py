@@ -49,7 +49,9 @@ def config_dict(result: AttentionResult) -> dict:
     c = result.config
     return {"tokenizer": c.tokenizer, "variant": c.variant, "heads": c.heads, "dim": c.dim, "d_k": c.d_k,
             "d_v": c.d_v, "d_a": c.d_a, "mask": list(c.mask), "positional": c.positional,
-            "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
+            "projection": c.projection, "temperature": c.temperature, "seed": c.seed,
+            **({} if c.model is None else {"model": c.model, "layer": c.layer}),
+            **({} if c.head is None else {"head": c.head})}
 
 
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False,
@@ -66,7 +68,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     for h in range(result.config.heads):
         if h:
             stream.write(b", ")
-        stream.write(f'{{"head": {h}, "scores": '.encode())
+        stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
         _matrix(stream, result.scores[h], precision, sep)
         if result.masked is not None:
             stream.write(b', "masked": ')
@@ -98,9 +100,10 @@ def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None =
         writer.writerow(CSV_HEADER)
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
     for h in range(result.config.heads):
+        name = result.head_index(h)  # the model's own head number with --head
         for i, q in enumerate(q_tokens):
             scores, weights = result.scores[h, i].tolist(), result.weights[h, i].tolist()
-            writer.writerows([h, i, q, j, k, _num(scores[j], precision), _num(weights[j], precision)]
+            writer.writerows([name, i, q, j, k, _num(scores[j], precision), _num(weights[j], precision)]
                              for j, k in enumerate(k_tokens))
     text.detach()
 
