@@ -13,6 +13,11 @@ import sys
 import tempfile
 from typing import Annotated, Optional
 
+if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
+    # Before NumPy loads: attn's matrices are small, and a --model pass on a sentence takes 60 ms on one BLAS
+    # thread but 0.3-0.9 s with several on a busy machine. Set any of these variables to override.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
 import typer
 from typer.core import TyperGroup
 
