@@ -23,12 +23,11 @@ from typer.core import TyperGroup
 
 from attncli import __version__
 from attncli.attention import VARIANTS
-from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options
+from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.formats import FORMATS, format_for_path, write_records
 from attncli.inputs import read_text
-from attncli.models import load_model
 from attncli.pipeline import PROJECTIONS, RunConfig, run
 
 

@@ -13,7 +13,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from attncli.errors import ConfigError
-from attncli.models import HEAD_STATS
+
+# attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
+# (tests/test_model_cli.py checks that the two agree).
+STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness")
 
 ModelDir = Annotated[Optional[str], typer.Option(
     "--model", help="A Hugging Face model folder (BERT or GPT-2: config.json, model.safetensors, tokenizer.json): "
@@ -24,7 +27,7 @@ Head = Annotated[Optional[int], typer.Option("--head", help="With --model: one h
                                                             "layer, one panel each).", show_default=False)]
 Rollout = Annotated[bool, typer.Option("--rollout", help="With --model: attention rollout (Abnar & Zuidema 2020), "
                                                          "token to token through layers 0..--layer.")]
-StatName = enum.Enum("StatName", {n: n for n in HEAD_STATS}, type=str)
+StatName = enum.Enum("StatName", {n: n for n in STATS}, type=str)
 Stat = Annotated[StatName, typer.Option("--stat", help="The number in each cell: entropy (bits), max, diagonal, "
                                                        "previous, first-token or broadness.")]
 ModelRequired = Annotated[str, typer.Option("--model", help="A Hugging Face model folder (BERT or GPT-2).",
@@ -74,3 +77,10 @@ def check_options(ctx: typer.Context, model: str | None, keep: tuple[str, ...] =
                           f"drop {_names(clash)}")
 
 
+
+
+def load_model(path: str):
+    """attncli.models.load_model, imported only when a command is given --model."""
+    from attncli.models import load_model as load
+
+    return load(path)

@@ -274,6 +274,13 @@ def test_scaled_variant_is_what_the_model_does(bert):
     assert as_json("show", TEXT, "--model", bert, "-v", "scaled")["config"]["variant"] == "scaled"
 
 
+def test_stat_choices_are_the_cores():
+    from attncli.cli_model import STATS
+    from attncli.models import HEAD_STATS
+
+    assert STATS == tuple(HEAD_STATS)
+
+
 def test_heads_needs_model():
     r = attn("heads", TEXT)
     assert r.exit_code == 2 and "--model" in r.output
