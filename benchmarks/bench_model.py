@@ -6,7 +6,8 @@ Each row is the median (and the fastest) of N fresh processes, from start to the
 printed, on all-MiniLM-L6-v2 and "time flies like an arrow", layer 5, head 3:
 
 - attn: `python -m attncli show TEXT --model DIR --layer 5 --head 3` (the table, as a user sees it);
-  once as shipped (one BLAS thread) and once with OPENBLAS_NUM_THREADS = the CPU count;
+  once as shipped (one BLAS thread) and once with OPENBLAS_NUM_THREADS = the CPU count; and
+  `attn show TEXT` without a model, for the share of Python, NumPy and Rich start-up;
 - transformers: a script that imports torch and transformers, loads the tokenizer and the model
   (eager attention), tokenizes, runs the forward pass with output_attentions and prints that head.
   It runs with this interpreter if torch imports here, else with --torch-python.
@@ -138,6 +139,8 @@ def main() -> None:
     cpus = str(os.cpu_count() or 1)
     t, _ = timed(show, attn_env(cpus), args.runs)
     rows.append((f"attn show --model (OPENBLAS_NUM_THREADS={cpus})", t))
+    t, _ = timed(show[:5] + ["--color", "never"], attn_env(None), args.runs)
+    rows.append(("attn show, no model (start-up, random weights)", t))
     _, ours = timed([*show[:-2], "-f", "json"], attn_env(None), 1)
     ours_matrix = json.loads(ours)["heads"][0]["weights"]
 
