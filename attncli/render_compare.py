@@ -156,8 +156,13 @@ def compare_view(rows: list[dict], results: list[AttentionResult], precision: in
             f"seed {c.seed} · float64 weights, random (seeded), not trained"
             + (f" · mask {', '.join(c.mask)}" if c.mask else ""))
     for res in results:
-        if res.model is not None:  # --model: its row is the real model, not a random run
-            note += f"\n{short(res.config.tokenizer)}: {res.model.summary}, its own tokenizer, layer {res.config.layer}"
+        if res.model is not None:  # --model: its column is the real model, not a random run
+            from attncli.model_run import describe
+
+            mc, label = res.config, short(res.config.tokenizer)
+            note += ("\n" + ("" if label == res.model.name else f"{label} = ") + describe(res.model)
+                     + f"; trained weights, its own tokenizer, layer {mc.layer}, "
+                     + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads"))
     maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
     return Group(summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""),
                  Flow(maps))
