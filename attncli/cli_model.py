@@ -34,7 +34,8 @@ ModelRequired = Annotated[str, typer.Option("--model", help="A Hugging Face mode
                                             show_default=False)]
 
 MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model
-WITH_MODEL = ("text", "file", "fmt", "output", "precision", "color", "model", *MODEL_ONLY)  # always fine with it
+WITH_MODEL = ("text", "file", "fmt", "output", "precision", "color", "model", *MODEL_ONLY,  # always fine with it
+              "save_svg", "save_html")  # the output options of branch `formats`, once merged
 
 
 def given(ctx: typer.Context) -> list[Any]:
