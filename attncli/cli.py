@@ -374,8 +374,10 @@ def heads(
     model: ModelRequired, text: Text = None, file: File = None, stat: Stat = "entropy", fmt: Format = None,
     output: Output = None, precision: Precision = None, color: Color = "auto",
 ) -> None:
-    """Every head of a model at a glance: layers × heads, --stat in each cell, labels for clear patterns
-    (previous-token, diagonal, first-token/sink, broad). -f json|jsonl|csv: every statistic of every head."""
+    """Every head of a real model at a glance, layers × heads.
+
+    --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
+    -f json|jsonl|csv: every statistic of every head."""
     from attncli import render_model
     from attncli.model_run import heads_document
 
