@@ -49,18 +49,26 @@ def scaled_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     return qk / math.sqrt(q.shape[-1])
 
 
-def _unit(x):  # [..., d] -> [..., d]   (zero vectors stay zero)
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+def _norm_and_unit(x):  # [..., d] -> [...], [..., d]   (zero vectors stay zero)
+    """‖x‖ and x/‖x‖ without overflow or underflow: each vector is first divided by its largest |entry|.
+
+    (np.linalg.norm squares the entries: 1e-170 squares to 0 and 1e200 to inf.)
+    """
+    big = np.abs(x).max(axis=-1, keepdims=True)
+    y = np.divide(x, big, out=np.zeros_like(x), where=big > 0)  # entries in [-1, 1], one of them ±1
+    norm_y = np.linalg.norm(y, axis=-1, keepdims=True)  # in [1, √d], or 0 for a zero vector
+    return (big * norm_y)[..., 0], np.divide(y, norm_y, out=np.zeros_like(y), where=norm_y > 0)
 
 
 def cosine_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = qᵀk / (‖q‖‖k‖); a zero vector scores 0 against everything."""
+    q_norm, q_unit = _norm_and_unit(q)
+    k_norm, k_unit = _norm_and_unit(k)
     if trace is not None:
         trace["qk"] = _qk(q, k)
-        trace["q_norm"] = np.linalg.norm(q, axis=-1)
-        trace["k_norm"] = np.linalg.norm(k, axis=-1)
-    return np.clip(_qk(_unit(q), _unit(k)), -1.0, 1.0)
+        trace["q_norm"] = q_norm
+        trace["k_norm"] = k_norm
+    return np.clip(_qk(q_unit, k_unit), -1.0, 1.0)
 
 
 def multiplicative_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
@@ -132,7 +140,11 @@ def _gated_params(rng, n_head, d_q, d_k, d_a) -> Params:
 
 @dataclass(frozen=True)
 class Variant:
-    """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`."""
+    """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`.
+
+    `param_shapes` names each learned parameter's axes (h heads, widths d_q, d_k, d_a);
+    `notes` are what a user should know: which properties hold, how it differs from the seeds.
+    """
 
     name: str
     formula: str
@@ -142,26 +154,53 @@ class Variant:
     make_params: Callable = _no_params  # (rng, n_head, d_q, d_k, d_a) -> Params
     param_shapes: dict[str, str] = field(default_factory=dict)
     equal_width: bool = True  # queries and keys must have the same width
+    notes: tuple[str, ...] = ()
 
+    def record(self) -> dict:
+        """The registry entry as plain data (what `attn variants -f json` prints)."""
+        return {"name": self.name, "formula": self.formula, "parameters": dict(self.param_shapes),
+                "equal_width": self.equal_width,
+                "paper": self.paper, "summary": self.summary, "notes": list(self.notes)}
+
+
+_SEEDED = "parameters are seeded random (--seed), not trained"
+_OVERFLOW = "unbounded: once entries pass ~1e154 the scores overflow float64 and attn says so (never NaN)"
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in [
-        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015 (dot)", dot_score),
+        Variant("dot", "s = qᵀk", "plain dot product", "Luong et al. 2015", dot_score, notes=(
+            "scores grow with the width and the length of the vectors: long vectors push each row towards "
+            "one-hot", _OVERFLOW)),
         Variant("scaled", "s = qᵀk / √d_k", "dot product scaled by 1/√d_k (the default)",
-                "Vaswani et al. 2017", scaled_score),
-        Variant("cosine", "s = qᵀk / (‖q‖‖k‖)",
-                "true cosine similarity, in [-1, 1]; seed 000 writes q·k/√(‖q‖‖k‖), this is the usual form",
-                "Graves et al. 2014 (content addressing)", cosine_score),
+                "Vaswani et al. 2017", scaled_score, notes=(
+                    "for q, k with unit-variance entries the scores have variance ≈ 1 whatever d_k, so the "
+                    "softmax does not saturate as d_k grows",
+                    "same order as dot in every row: it is dot at temperature √d_k", _OVERFLOW)),
+        Variant("cosine", "s = qᵀk / (‖q‖‖k‖)", "cosine similarity, in [-1, 1]",
+                "Graves et al. 2014", cosine_score, notes=(
+                    "seed 000 writes q·k / √(‖q‖‖k‖), which is neither bounded nor scale-invariant; this is "
+                    "the usual cosine, q·k / (‖q‖‖k‖)",
+                    "scale-invariant: multiplying a q or a k by c > 0 changes nothing; a zero vector scores 0",
+                    "bounded: at temperature 1 two weights of a row differ by at most e² ≈ 7.4×; "
+                    "--temperature below 1 sharpens",
+                    "never overflows: each vector is rescaled before its norm is taken")),
         Variant("additive", "s = vᵀ tanh(W₁q + W₂k + b)", "a one-hidden-layer network scores each pair",
                 "Bahdanau et al. 2015", additive_score, _additive_params,
                 {"W1": "[h, d_a, d_q]", "W2": "[h, d_a, d_k]", "b": "[h, d_a]", "v": "[h, d_a]"},
-                equal_width=False),
+                equal_width=False, notes=(
+                    "seed 002's vᵀ tanh(W[q; k]) is the same with W = [W₁ W₂] and b = 0",
+                    "bounded: |s| ≤ Σ|v|, since tanh is in [-1, 1]; d_a is --d-a (default d_k)",
+                    "costs m·n·d_a tanh evaluations, not one matrix product", _SEEDED)),
         Variant("multiplicative", "s = qᵀ W k", "a learned bilinear form (Luong \"general\")",
                 "Luong et al. 2015", multiplicative_score, _multiplicative_params,
-                {"W": "[h, d_q, d_k]"}, equal_width=False),
+                {"W": "[h, d_q, d_k]"}, equal_width=False, notes=(
+                    "W = I gives dot; W [d_q, d_k] lets queries and keys differ in width", _OVERFLOW, _SEEDED)),
         Variant("gated", "s = σ(W_g [q; k]) · qᵀk", "a sigmoid gate scales each dot product before the softmax",
-                "seed 001 (gating mechanism)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}),
+                "seed 001 (gating)", gated_score, _gated_params, {"W_g": "[h, d_q + d_k]"}, notes=(
+                    "the gate σ(·) is in (0, 1) and shrinks each score towards 0, so a negative qᵀk is raised: "
+                    "the weights are not monotone in qᵀk",
+                    "W_g = 0 gives dot at half strength (σ(0) = 1/2)", _OVERFLOW, _SEEDED)),
     ]
 }
 
@@ -266,9 +305,11 @@ def softmax(scores, masked=None):  # [..., n], [..., n] bool or None -> [..., n]
     s = scores if masked is None else np.where(masked, -np.inf, scores)
     row_max = s.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # fully masked row: max is -inf
-    e = np.exp(s - row_max)
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    # In place from here on: one array of the size of `scores` (a 4000-token row set is 128 MB).
+    e = np.subtract(s, row_max, out=None if s is scores else s)
+    np.exp(e, out=e)
+    total = e.sum(axis=-1, keepdims=True)  # >= 1 unless the row is fully masked (then e is all 0)
+    return np.divide(e, total, out=e, where=total > 0)
 
 
 @dataclass(frozen=True)
@@ -289,12 +330,13 @@ def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple
     if k.shape[-2] != v.shape[-2]:
         raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
                         f"v is {list(v.shape[1:])}")
-    scores = variant.score(q, k, params or {}, trace)
-    if temperature != 1.0:
-        scores = scores / temperature
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as one line
+        scores = variant.score(q, k, params or {}, trace)
+        scores = scores / temperature if temperature != 1.0 else scores
     if not np.isfinite(scores).all():
         raise DataError(f"the {variant.name} scores overflow float64 (inputs up to "
-                        f"{max(np.abs(q).max(), np.abs(k).max()):.3g}); rescale the inputs")
+                        f"{max(np.abs(q).max(), np.abs(k).max()):.3g}" + (f", temperature {temperature:g}); rescale "
+                        "the inputs or raise --temperature" if temperature < 1 else "); rescale the inputs"))
     masked = apply_masks(scores, masks)
     weights = softmax(scores, masked)
     return Attended(scores, masked, weights, np.matmul(weights, v))

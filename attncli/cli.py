@@ -7,10 +7,8 @@ one line `Error: ...` on stderr and the error's exit code, here in one place.
 from __future__ import annotations
 
 import enum
-import io
 import os
 import sys
-import tempfile
 from typing import Annotated, Optional
 
 if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
@@ -25,9 +23,12 @@ from attncli import __version__
 from attncli.attention import VARIANTS
 from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.embed import POSITIONAL
-from attncli.errors import AttnError, ConfigError, DataError
-from attncli.formats import FORMATS, format_for_path, write_records
-from attncli.inputs import read_text
+from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
+from attncli.formats import FORMATS
+from attncli.inputs import iter_lines, open_lines, read_text
+from attncli.output import (  # noqa: F401  (the emit path every command uses)
+    console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
+)
 from attncli.pipeline import PROJECTIONS, RunConfig, run
 
 
@@ -116,94 +117,11 @@ Format = Annotated[Optional[FormatName], typer.Option("-f", "--format",
 Output = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically).")]
 Precision = Annotated[Optional[int], typer.Option("--precision", help="Digits: tables default 2; formats exact unless given.")]
 Color = Annotated[ColorName, typer.Option("--color",
-                                    help="Colour in tables; NO_COLOR is honoured.")]
-
-
-def console(color: str = "auto", file=None):
-    """A Rich console for stdout (or `file`), honouring --color and NO_COLOR."""
-    from rich.console import Console
-
-    if color == "always":
-        return Console(file=file, force_terminal=True, color_system="truecolor")
-    if color == "never":
-        return Console(file=file, color_system=None, no_color=True)
-    return Console(file=file)
-
-
-def resolve_format(fmt: str | None, output: str | None) -> str:
-    if fmt is not None:
-        return fmt
-    if output is None:
-        return "table"
-    guessed = format_for_path(output)
-    if guessed is None:
-        raise ConfigError(f"cannot tell the format of {output} from its extension: give -f "
-                          f"({', '.join(['table', *FORMATS])})")
-    return guessed
-
-
-def write_output(output: str | None, write) -> None:
-    """Call `write(binary_stream)` on stdout, or on a temp file renamed onto `output` when it succeeds."""
-    if output is None:
-        write(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise DataError(f"cannot write {output}: no such directory {directory}")
-    if os.path.isdir(output):
-        raise DataError(f"cannot write {output}: it is a directory")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
-    except OSError as e:
-        raise DataError(f"cannot write {output}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, output)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def emit(table, write, fmt: str | None, output: str | None, precision: int | None, color: str) -> None:
-    """Send a command's result where the user asked, in the format asked.
-
-    `table(precision, width)` returns the Rich renderable for `-f table`;
-    `write(fmt, binary_stream, precision)` writes any other format.
-    """
-    fmt = resolve_format(fmt, output)
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
-    if fmt != "table":
-        write_output(output, lambda stream: write(fmt, stream, precision))
-        return
-    digits = 2 if precision is None else precision
-    if output is None:
-        con = console(color)
-        con.print(table(digits, con.width))
-        return
-
-    def write_table(stream):
-        text = io.TextIOWrapper(stream, encoding="utf-8", write_through=True)
-        con = console("never", file=text)
-        con.print(table(digits, con.width))
-        text.detach()
-
-    write_output(output, write_table)
-
-
-def emit_result(result, fmt, output, precision, color, render) -> None:
-    """An AttentionResult: `render(result, precision, width)` for tables, FORMATS otherwise."""
-    for warning in result.tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-    emit(lambda digits, width: render(result, digits, width),
-         lambda f, stream, p: FORMATS[f].write(result, stream, p), fmt, output, precision, color)
-
-
-def emit_records(doc: dict, fmt, output, precision, color, table, command: str) -> None:
-    """A small document with a list under doc["rows"] (tokens, variants, compare): json, jsonl, csv or a table."""
-    emit(table, lambda f, stream, p: write_records(doc, f, stream, p, command), fmt, output, precision, color)
+                                    help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
+SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
+SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
+                                     "result per line, in order, as it goes; blank lines are skipped.")]
 
 
 def _v(choice_value):
@@ -224,6 +142,7 @@ def show(
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
     model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -233,22 +152,51 @@ def show(
     from attncli import model_run, render, render_model, render_stats
 
     check_options(ctx, model, keep=("stats",))
-    source = read_text(text, file)
-    if rollout:
-        r = model_run.model_rollout(load_model(model), source, layer)
-        return emit(lambda d, w: render_model.rollout_view(r, d, w), lambda f, stream, p: model_run.write_rollout(
-            f, r, stream, p), _v(fmt), output, precision, _v(color))
+    pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
+
+    def table(r, d, w):
+        short = max(r.weights.shape[1:]) <= render_stats.SHORT and (model is None or r.config.heads == 1)
+        return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
+
     if model is not None:
-        result = model_run.model_result(load_model(model), source, layer, head)
+        if rollout:
+            ro = model_run.model_rollout(load_model(model), read_text(text, file), layer)
+            return emit(lambda d, w: render_model.rollout_view(ro, d, w), lambda f, stream, p: model_run.write_rollout(
+                f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
+        result = model_run.model_result(load_model(model), read_text(text, file), layer, head)
     else:
         config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                              temperature)
-        result = run(source, config, context=context)
+        if lines:
+            return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
+                              stats)
+        result = run(read_text(text, file), config, context=context)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
-        return _show_json_with_stats(result, _v(fmt), output, precision)
-    short = max(result.weights.shape[1:]) <= render_stats.SHORT and (model is None or result.config.heads == 1)
-    emit_result(result, _v(fmt), output, precision, _v(color), lambda r, d, w: render.show(
-        r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None))
+        return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
+    emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
+
+
+def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats) -> None:
+    """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+    from attncli.render_stats import stats_document
+
+    config.resolve()  # a bad option fails before the first line is read
+    stream, name = open_lines(text, file)
+    with stream, line_progress(stream, name, color, output) as counted:
+        def results():
+            found = False
+            for number, line in iter_lines(counted, name):
+                if line.strip():
+                    found = True
+                    try:
+                        yield number, run(line, config, context=context)
+                    except AttnError as e:
+                        raise type(e)(f"{name} line {number}: {e}") from None
+            if not found:
+                raise DataError(f"no text: every line of {name} is blank")
+
+        extra = (lambda r: {"stats": stats_document(r, precision)}) if stats else None
+        emit_lines(results(), fmt, output, precision, color, table, extra=extra, **pictures)
 
 
 def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
@@ -263,11 +211,14 @@ def _warn(tokens) -> None:
         typer.echo(f"Warning: {warning}", err=True)
 
 
-def _show_json_with_stats(result, fmt, output, precision) -> None:
+def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
     """`attn show --stats -f json|jsonl`: the usual object plus a "stats" key."""
     from attncli.formats import write_json
     from attncli.render_stats import stats_document
 
+    if pictures.get("save_svg") or pictures.get("save_html"):
+        raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {resolve_format(fmt, output)}, "
+                          "or run twice")
     _warn(result.tokens)
     extra = {"stats": stats_document(result, precision)}
     lines = resolve_format(fmt, output) == "jsonl"
@@ -284,6 +235,7 @@ def steps(
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     model: ModelDir = None, layer: Layer = None, head: Head = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -302,13 +254,15 @@ def steps(
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
-         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color))
+         lambda f, stream, p: stages.write(f, result, stream, p), _v(fmt), output, precision, _v(color),
+         save_svg=save_svg, save_html=save_html, title="attn steps")
 
 
 @app.command()
 def tokens(
     ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
     output: Output = None, precision: Precision = None, color: Color = "auto", model: ModelDir = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -327,7 +281,8 @@ def tokens(
     toks = tokenize(source, tokenizer) if model is None else model_tokens(load_model(model), source)
     _warn(toks)
     emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens")
+                 lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens",
+                 save_svg=save_svg, save_html=save_html, title="attn tokens")
 
 
 @app.command()
@@ -341,6 +296,7 @@ def compare(
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -366,13 +322,53 @@ def compare(
     else:
         doc = compare_document(source, results)
     emit_records(doc, _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare")
+                 lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare",
+                 save_svg=save_svg, save_html=save_html, title="attn compare")
+
+
+@app.command()
+def compute(
+    input_path: Annotated[Optional[str], typer.Option(
+        "-i", "--input", help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
+                              "k, v, params optional; - or nothing reads stdin.")] = None,
+    q: Annotated[Optional[str], typer.Option("--q", help="Queries [m, d_q] as a .npy file.")] = None,
+    k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
+    v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
+    variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
+                                                     "unless the JSON gives params.")] = 0,
+    temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
+    color: Color = "auto",
+) -> None:
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    from attncli import compute as core
+    from attncli import render
+
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+
+
+RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
+RecordFormat = Annotated[Optional[RecordFormatName], typer.Option("-f", "--format",
+                                                           help="Output format (default table, or from -o).")]
+
+
+@app.command()
+def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
+    """List the attention variants: formula, parameters and their shapes, paper, notes."""
+    from attncli import render
+
+    doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
+    emit_records(doc, _v(fmt), output, None, _v(color), lambda digits, width: render.variants(doc["rows"], width),
+                 "attn variants")
 
 
 @app.command()
 def heads(
     model: ModelRequired, text: Text = None, file: File = None, stat: Stat = "entropy", fmt: Format = None,
-    output: Output = None, precision: Precision = None, color: Color = "auto",
+    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
+    save_html: SaveHtml = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
@@ -382,8 +378,8 @@ def heads(
     from attncli.model_run import heads_document
 
     doc = heads_document(load_model(model), read_text(text, file))
-    emit_records(doc, _v(fmt), output, precision, _v(color),
-                 lambda d, w: render_model.heads_view(doc, _v(stat), d, w), "attn heads")
+    emit_records(doc, _v(fmt), output, precision, _v(color), lambda d, w: render_model.heads_view(doc, _v(stat), d, w),
+                 "attn heads", save_svg=save_svg, save_html=save_html, title="attn heads")
 
 
 def main() -> None:

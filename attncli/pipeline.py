@@ -84,7 +84,7 @@ class RunConfig:
 class AttentionResult:
     """Everything one run computed. Shapes: m queries, n keys, h heads."""
 
-    text: str
+    text: str | None  # None in attn compute: there is no text
     context: str | None
     tokens: Tokens  # the queries' tokens
     context_tokens: Tokens | None  # the keys' tokens in cross-attention, else None
@@ -102,6 +102,7 @@ class AttentionResult:
     params: dict = field(default_factory=dict)  # the variant's parameters
     projections: Projections | None = None
     trace: dict = field(default_factory=dict)  # the variant's intermediate terms, if asked
+    given: str | None = None  # attn compute: what was given (Q, K, V shapes, source); None for a text run
     model: Any = None  # --model: the loaded attncli.models.Model (its name, type, layers), else None
 
     @property

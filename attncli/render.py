@@ -96,7 +96,8 @@ def weights_table(result: AttentionResult, head: int, precision: int = 2, width:
     masked = None if result.masked is None else result.masked[head]
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
     cols = _fit(len(k_tokens), precision + 2, q_tokens, width)
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
+                  min_width=len(title) if title else None)  # a small matrix does not wrap its title
     table.add_column(Text("query \\ key", style="dim"), no_wrap=True, max_width=16)
     for j in cols:
         table.add_column(Text("…") if j is None else _label(k_tokens[j], "bold"), justify="right", no_wrap=True,
@@ -122,7 +123,8 @@ def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, 
     """A plain numeric matrix (embeddings, outputs) with elided middle columns when too wide."""
     cell = max(len(_fmt(array.min(), precision)), len(_fmt(array.max(), precision))) if array.size else 1
     cols = _fit(array.shape[1], cell, row_labels, width)
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
+                  min_width=len(title) if title else None)  # a small matrix does not wrap its title
     table.add_column("", no_wrap=True, max_width=16)
     for j in cols:
         table.add_column("…" if j is None else f"{col_prefix}{j}", justify="right", no_wrap=True, min_width=cell)
@@ -142,6 +144,21 @@ def caption(result: AttentionResult) -> Text:
     variant = VARIANTS[c.variant]
     lines = [
         f"{c.variant}: {variant.formula}" + (f", divided by temperature {c.temperature:g}" if c.temperature != 1 else ""),
+    ]
+    if result.given is not None:  # attn compute: no text, no embedding, no projection
+        lines.append(result.given)
+    else:
+        lines += _text_caption(result)
+    if c.mask:
+        lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
+    lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
+                  else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
+    return Text("\n".join(lines), style="dim")
+
+
+def _text_caption(result: AttentionResult) -> list[str]:
+    c = result.config
+    return [
         f"{len(result.tokens)} {'queries' if result.context else 'tokens'} ({c.tokenizer})"
         + (f", {len(result.key_tokens)} keys from --context" if result.context is not None else "")
         + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
@@ -151,10 +168,6 @@ def caption(result: AttentionResult) -> Text:
         ("positions: none, so attention is blind to word order" if c.positional == "none"
          else f"positions: {c.positional}"),
     ]
-    if c.mask:
-        lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
-    lines.append("rows are queries, columns are keys; each row sums to 1; bold = row maximum")
-    return Text("\n".join(lines), style="dim")
 
 
 def show(result: AttentionResult, precision: int = 2, width: int = 100,
@@ -171,6 +184,31 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100,
     parts.append(caption(result))
     if below is not None:
         parts.append(below)
+    formula = "A V" if result.given is not None else "concat(A_h V_h) W_O"
     parts.append(matrix_table(result.output, result.tokens.strings, precision=precision, width=width,
-                              title=f"Output O = concat(A_h V_h) W_O  [{result.output.shape[0]}, {c.dim}]"))
+                              title=f"Output O = {formula}  [{result.output.shape[0]}, {c.dim}]"))
+    return Group(*parts)
+
+
+def variants(rows: list[dict], width: int = 100) -> RenderableType:
+    """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
+    table = Table(title="Attention variants (-v NAME)", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for name in ("variant", "formula", "parameters", "widths"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("paper")
+    for row in rows:
+        params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
+        table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text("equal" if row["equal_width"] else "any"),
+                      Text(row["paper"]))
+    parts: list[RenderableType] = [table]
+    for row in rows:
+        notes = Table.grid(padding=(0, 1))
+        notes.add_column(no_wrap=True)
+        notes.add_column()
+        for note in row["notes"]:
+            notes.add_row(" •", Text(note))
+        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]
+    parts.append(Text("widths: equal when d_q must be d_k. Shapes: h heads, d_q query width, d_k key width, "
+                      "d_a hidden width (--d-a); "
+                      "attn compute takes them without the h axis", style="dim"))
     return Group(*parts)

@@ -1,4 +1,4 @@
-"""Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py
+"""Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py [NAME.svg ...]
 
 Each picture is exactly what the command prints in a 100-column terminal
 (Rich's console export), so the README never shows output the program
@@ -31,6 +31,8 @@ PICTURES = {
     "steps-2x2.svg": 'attn steps "time flies" -d 2 --projection identity --precision 4',
     "tokens.svg": 'attn tokens "Zürich naïve → résumé" -t bpe',
     "compare.svg": 'attn compare "time flies like an arrow"',
+    "variants.svg": "attn variants",
+    "compute.svg": "attn compute --input docs/two_by_two.json -v dot",
 }
 MODEL_PICTURES = {  # $MINILM is the all-MiniLM-L6-v2 folder
     "model-show.svg": 'attn show "time flies like an arrow" --model $MINILM --layer 5 --head 3',
@@ -58,14 +60,17 @@ def capture(command: str, width: int = 100) -> Text:
 
 
 def main() -> None:
+    os.chdir(DOCS.parent)  # commands name files relative to the repository
     folder = minilm()
     pictures = dict(PICTURES)
     if folder is None:
         print("no all-MiniLM-L6-v2 folder: skipped " + ", ".join(MODEL_PICTURES))
     else:
         pictures.update(MODEL_PICTURES)
-    wanted = sys.argv[1:] or list(pictures)
-    for name in wanted:
+    names = sys.argv[1:] or list(pictures)
+    for name in names:
+        if name not in pictures:
+            sys.exit(f"no picture {name}: choose from {', '.join(pictures)}")
         command = pictures[name]
         console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True, color_system="truecolor")
         console.print(Text("$ " + command, style="bold"))

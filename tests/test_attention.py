@@ -1,13 +1,9 @@
-"""The attention core: a 2x2 example checked on paper, softmax stability, masks, heads,
-and properties over every registered variant."""
+"""The attention core: a 2x2 example checked on paper, softmax stability, masks, heads."""
 
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 from attncli.attention import (
     VARIANTS, Mask, attend, causal_mask, identity_projections, merge_heads, multi_head, parse_masks,
@@ -114,29 +110,17 @@ def test_cosine_is_true_cosine_similarity():
     assert s.tolist() == pytest.approx([24 / 25, 0.0, -1.0])
 
 
-finite = st.floats(-10, 10, allow_nan=False)
+@pytest.mark.parametrize("scale", [1e-170, 5e-324, 1e200, 1e300])
+def test_cosine_does_not_underflow_or_overflow(scale):
+    # np.linalg.norm squares the entries: (1e-170)² is 0 and (1e200)² is inf, which used to score 0 here.
+    q = np.array([[[3.0, 4.0]]]) * scale
+    k = np.array([[[4.0, 3.0], [0.0, 0.0], [-6.0, -8.0]]]) * scale
+    s = attend(q, k, k, VARIANTS["cosine"]).scores[0, 0]
+    assert s.tolist() == pytest.approx([24 / 25, 0.0, -1.0], abs=1e-15)  # subnormal multiples are exact
 
 
-@pytest.mark.parametrize("name", list(VARIANTS))
-@given(data=st.data(), m=st.integers(1, 5), n=st.integers(1, 5))
-def test_properties_of_every_variant(name, data, m, n):
-    variant = VARIANTS[name]
-    d = 3
-    q = data.draw(arrays(float, (2, m, d), elements=finite))
-    k = data.draw(arrays(float, (2, n, d), elements=finite))
-    v = data.draw(arrays(float, (2, n, 2), elements=finite))
-    params = params_for(variant, 2, d)
-    r = attend(q, k, v, variant, params)
-    assert np.isfinite(r.weights).all() and np.isfinite(r.out).all()
-    assert np.allclose(r.weights.sum(-1), 1.0)
-    # Attention is a set operator: permuting keys and values together leaves every output unchanged...
-    perm = data.draw(st.permutations(range(n)))
-    r2 = attend(q, k[:, perm], v[:, perm], variant, params)
-    assert np.allclose(r2.out, r.out, atol=1e-9)
-    # ...and permuting the queries permutes the output rows.
-    qperm = data.draw(st.permutations(range(m)))
-    r3 = attend(q[:, qperm], k, v, variant, params)
-    assert np.allclose(r3.out, r.out[:, qperm], atol=1e-9)
+# Properties over every registered variant and mask (finite, rows sum to 1, masked cells 0, top-k, permutation
+# invariance) and each variant against a slow reference: tests/test_variants.py.
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,6 +105,102 @@ def test_same_inputs_same_bytes_in_two_processes():
 def test_no_traceback_in_a_real_process():
     p = subprocess.run([sys.executable, "-m", "attncli", "show", ""], capture_output=True, text=True)
     assert p.returncode == 1 and p.stderr == "Error: empty text: nothing to tokenize\n"
+
+
+# ---- --lines ----------------------------------------------------------------------------------------
+
+
+def _jsonl(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_lines_stream_in_input_order_and_skip_blank_lines():
+    source = [f"word{i} and more words {i}" if i % 7 else ("" if i % 2 else "   ") for i in range(1, 41)]
+    r = attn("show", "-", "--lines", input="\n".join(source) + "\n")
+    assert r.exit_code == 0, r.output
+    docs = _jsonl(r.stdout)
+    kept = [(i, t) for i, t in enumerate(source, 1) if t.strip()]
+    assert [(d["line"], d["text"]) for d in docs] == kept  # blank lines: no object, their number skipped
+    assert all(d["schema"] == "attncli.attention/1" and list(d)[:2] == ["schema", "line"] for d in docs)
+    assert docs[0]["tokens"] == ["word1", "and", "more", "words", "1"]
+
+
+def test_each_line_is_the_same_as_its_own_run():
+    r = attn("show", "-", "--lines", "--heads", "2", input="time flies like an arrow\r\nfruit flies like a banana")
+    one = json.loads(attn("show", "fruit flies like a banana", "--heads", "2", "-f", "json").stdout)
+    line = _jsonl(r.stdout)[1]
+    assert line.pop("line") == 2 and line == one  # CRLF and a missing last newline are fine
+
+
+def test_lines_from_a_file_and_from_text(tmp_path):
+    (tmp_path / "t.txt").write_text("a b\n\nc d e\n", encoding="utf-8")
+    docs = _jsonl(attn("show", "--file", str(tmp_path / "t.txt"), "--lines").stdout)
+    assert [(d["line"], d["tokens"]) for d in docs] == [(1, ["a", "b"]), (3, ["c", "d", "e"])]
+    assert [d["line"] for d in _jsonl(attn("show", "x y\nz w", "--lines").stdout)] == [1, 2]
+
+
+def test_lines_as_csv_have_a_line_column_and_one_header():
+    import csv
+    import io
+
+    r = attn("show", "-", "--lines", "-f", "csv", input="a b\n\nc\n")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(row["line"], row["query"], row["key"]) for row in rows] == [
+        ("1", "a", "a"), ("1", "a", "b"), ("1", "b", "a"), ("1", "b", "b"), ("3", "c", "c")]
+
+
+def test_lines_as_tables_have_a_heading_each():
+    r = attn("show", "-", "--lines", "-f", "table", "--color", "never", input="time flies\n\nan arrow [red]x\n")
+    assert r.exit_code == 0
+    assert "line 1: time flies" in r.stdout and "line 3: an arrow [red]x" in r.stdout and "line 2" not in r.stdout
+    assert r.stdout.count("Attention weights") == 2
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["-f", "json"], 2, "Error: --lines streams one result per line: use -f jsonl (the default), csv or table"),
+    (["-o", "x.npz"], 2, "Error: --lines streams one result per line"),
+    (["--heads", "3"], 2, "Error: --dim 16 is not divisible by --heads 3"),
+    (["--save-svg", "x.svg"], 2, "Error: --save-svg and --save-html picture the tables: add -f table"),
+])
+def test_lines_refuse_what_cannot_stream(args, code, message):
+    r = attn("show", "-", "--lines", *args, input="a b\n")
+    assert r.exit_code == code and r.stderr.startswith(message), r.stderr
+
+
+def test_lines_that_are_all_blank_are_an_error_and_a_bad_line_is_named():
+    r = attn("show", "-", "--lines", input="\n  \n\n")
+    assert r.exit_code == 1 and r.stderr == "Error: no text: every line of stdin is blank\n"
+    r = attn("show", "-", "--lines", "-t", "missing.json", input="a\n")
+    assert r.exit_code == 1 and "tokenizer file not found" in r.stderr
+    r = attn("show", "-", "--lines", "--context", " ", input="a\nb\n")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: stdin line 1: the context is only whitespace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+def test_lines_from_a_file_show_progress_on_a_terminal_stderr(tmp_path):
+    import os
+    import pty
+
+    (tmp_path / "t.txt").write_text("time flies like an arrow\n" * 300, encoding="utf-8")
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "COLUMNS": "100"}
+    p = subprocess.Popen([sys.executable, "-m", "attncli", "show", "--file", str(tmp_path / "t.txt"), "--lines"],
+                         stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    out = p.stdout.read()
+    got = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        got += chunk
+    p.wait()
+    os.close(master)
+    assert p.returncode == 0 and out.count(b"\n") == 300 and b"\x1b" not in out
+    assert b"attn --lines t.txt" in got and b"%" in got
 
 
 # ---- attn steps, attn tokens, attn compare, show --stats ------------------------------------------
