@@ -114,6 +114,12 @@ def test_show_other_formats_with_model(bert, tmp_path):
     assert [s["head"] for s in stats] == [3]
 
 
+def test_pictures_of_model_tables(bert, tmp_path):
+    for args in (["show", TEXT, "--head", 0], ["show", TEXT, "--rollout"], ["heads", TEXT], ["steps", "time"]):
+        ok(*args, "--model", bert, "--save-svg", tmp_path / "p.svg")
+        assert "<svg" in (tmp_path / "p.svg").read_text()
+
+
 def test_default_show_json_has_no_model_keys():
     doc = as_json("show", TEXT)
     assert set(doc["config"]) == {"tokenizer", "variant", "heads", "dim", "d_k", "d_v", "d_a", "mask", "positional",
@@ -255,6 +261,7 @@ def test_bad_text_layer_and_head(bert):
     (["tokens", TEXT, "-t", "bpe"], "drop -t/--tokenizer"),
     (["show", TEXT, "--rollout", "--head", "1"], "--rollout averages every head"),
     (["show", TEXT, "--rollout", "--stats"], "drop --stats or --rollout"),
+    (["show", TEXT, "--lines"], "drop --lines"),
 ])
 def test_options_a_model_cannot_use_are_usage_errors(bert, args, message):
     one_line_error([*args, "--model", bert], 2, message)
