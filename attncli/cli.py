@@ -11,11 +11,17 @@ import os
 import sys
 from typing import Annotated, Optional
 
+if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
+    # Before NumPy loads: attn's matrices are small, and a --model pass on a sentence takes 60 ms on one BLAS
+    # thread but 0.3-0.9 s with several on a busy machine. Set any of these variables to override.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
 import typer
 from typer.core import TyperGroup
 
 from attncli import __version__
 from attncli.attention import VARIANTS
+from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
 from attncli.formats import FORMATS
@@ -128,30 +134,43 @@ def _v(choice_value):
 
 @app.command()
 def show(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
-    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
-    positional: Positional = "none", projection: Projection = "random", context: Context = None,
-    seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None, output: Output = None,
-    precision: Precision = None, color: Color = "auto",
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word",
+    variant: Variant = "scaled", heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None,
+    mask: MaskOpt = None, positional: Positional = "none", projection: Projection = "random",
+    context: Context = None, seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto",
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
+    model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
     lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
-    """Show the attention matrix and the output vectors of TEXT."""
-    from attncli import render, render_stats
+    """Show the attention matrix and the output vectors of TEXT.
 
-    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
+    With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
+    or with --rollout the attention rollout through layers 0..--layer.
+    """
+    from attncli import model_run, render, render_model, render_stats
+
+    check_options(ctx, model, keep=("stats",))
     pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
 
     def table(r, d, w):
-        short = max(r.weights.shape[1:]) <= render_stats.SHORT
+        short = max(r.weights.shape[1:]) <= render_stats.SHORT and (model is None or r.config.heads == 1)
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
-    if lines:
-        return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
-                          stats)
-    result = run(read_text(text, file), config, context=context)
+    if model is not None:
+        if rollout:
+            ro = model_run.model_rollout(load_model(model), read_text(text, file), layer)
+            return emit(lambda d, w: render_model.rollout_view(ro, d, w), lambda f, stream, p: model_run.write_rollout(
+                f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
+        result = model_run.model_result(load_model(model), read_text(text, file), layer, head)
+    else:
+        config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                             temperature)
+        if lines:
+            return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
+                              stats)
+        result = run(read_text(text, file), config, context=context)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
         return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
     emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
@@ -208,13 +227,14 @@ def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
 
 @app.command()
 def steps(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
-    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
-    positional: Positional = "none", projection: Projection = "random", context: Context = None,
-    seed: Seed = 0, temperature: Temperature = 1.0,
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word",
+    variant: Variant = "scaled", heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None,
+    mask: MaskOpt = None, positional: Positional = "none", projection: Projection = "random",
+    context: Context = None, seed: Seed = 0, temperature: Temperature = 1.0,
     query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
+    model: ModelDir = None, layer: Layer = None, head: Head = None,
     save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
@@ -222,12 +242,15 @@ def steps(
     Each stage of the pipeline is its own table, with its formula and shape in the title:
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
+    With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
     from attncli import render_steps, steps as stages
+    from attncli.model_run import model_result
 
-    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
-    result = run(read_text(text, file), config, context=context, trace=True)
+    check_options(ctx, model, keep=("query",))
+    result = model_result(load_model(model), read_text(text, file), layer, head) if model is not None else run(
+        read_text(text, file), _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection,
+                                           seed, temperature), context=context, trace=True)
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -237,23 +260,25 @@ def steps(
 
 @app.command()
 def tokens(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
-    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto", model: ModelDir = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """List the tokens, ids and character offsets.
 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
-    whether the offsets give the input back; -f json|jsonl|csv for tools.
+    whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
     from attncli import render_steps
+    from attncli.model_run import model_tokens
     from attncli.stats import tokens_document
     from attncli.tokenize import tokenize
 
+    check_options(ctx, model)
     source = read_text(text, file)
     if not source:
         raise DataError("empty text: nothing to tokenize")
-    toks = tokenize(source, tokenizer)
+    toks = tokenize(source, tokenizer) if model is None else model_tokens(load_model(model), source)
     _warn(toks)
     emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
                  lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens",
@@ -262,7 +287,7 @@ def tokens(
 
 @app.command()
 def compare(
-    text: Text = None, file: File = None,
+    ctx: typer.Context, text: Text = None, file: File = None,
     tokenizers: Annotated[str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths "
                                             "to tokenizer.json files.")] = "char,word,bpe",
     variants: Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn "
@@ -270,24 +295,32 @@ def compare(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
     weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
     from attncli import render_compare
+    from attncli.model_run import compare_with_model, model_result
     from attncli.stats import compare_document, compare_runs, split_names
 
+    check_options(ctx, model, every=True)
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature)
     source = read_text(text, file)
     results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
     for r in results:
         _warn(r.tokens)
-    doc = compare_document(source, results)
+    if model is not None:
+        results.append(model_result(load_model(model), source, layer, head))
+        doc = compare_with_model(source, results[:-1], results[-1])
+    else:
+        doc = compare_document(source, results)
     emit_records(doc, _v(fmt), output, precision, _v(color),
                  lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare",
                  save_svg=save_svg, save_html=save_html, title="attn compare")
@@ -329,6 +362,24 @@ def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "au
     doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
     emit_records(doc, _v(fmt), output, None, _v(color), lambda digits, width: render.variants(doc["rows"], width),
                  "attn variants")
+
+
+@app.command()
+def heads(
+    model: ModelRequired, text: Text = None, file: File = None, stat: Stat = "entropy", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
+    save_html: SaveHtml = None,
+) -> None:
+    """Every head of a real model at a glance, layers × heads.
+
+    --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
+    -f json|jsonl|csv: every statistic of every head."""
+    from attncli import render_model
+    from attncli.model_run import heads_document
+
+    doc = heads_document(load_model(model), read_text(text, file))
+    emit_records(doc, _v(fmt), output, precision, _v(color), lambda d, w: render_model.heads_view(doc, _v(stat), d, w),
+                 "attn heads", save_svg=save_svg, save_html=save_html, title="attn heads")
 
 
 def main() -> None:

@@ -68,7 +68,9 @@ def config_dict(result: AttentionResult) -> dict:
     c = result.config
     return {"tokenizer": c.tokenizer, "variant": c.variant, "heads": c.heads, "dim": c.dim, "d_k": c.d_k,
             "d_v": c.d_v, "d_a": c.d_a, "mask": list(c.mask), "positional": c.positional,
-            "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
+            "projection": c.projection, "temperature": c.temperature, "seed": c.seed,
+            **({} if c.model is None else {"model": c.model, "layer": c.layer}),
+            **({} if c.head is None else {"head": c.head})}
 
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
@@ -100,7 +102,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     for h in range(result.config.heads):
         if h:
             stream.write(b", ")
-        stream.write(f'{{"head": {h}, "scores": '.encode())
+        stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
         _matrix(stream, result.scores[h], precision, sep)
         if result.masked is not None:
             stream.write(b', "masked": ')
@@ -147,10 +149,11 @@ def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None =
     q_fields = [csv_field(t) for t in result.tokens.strings]
     k_fields = [csv_field(t) for t in result.key_tokens.strings]
     for h in range(result.config.heads):
+        name = result.head_index(h)  # the model's own head number with --head
         for i, q in enumerate(q_fields):
             scores = format_row(result.scores[h, i], precision).decode().split(",")
             weights = format_row(result.weights[h, i], precision).decode().split(",")
-            prefix = f"{lead}{h},{i},{q},"
+            prefix = f"{lead}{name},{i},{q},"
             stream.write("".join([f"{prefix}{j},{k},{s},{w}\n"
                                   for j, (k, s, w) in enumerate(zip(k_fields, scores, weights))]).encode())
 

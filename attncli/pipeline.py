@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,9 @@ class RunConfig:
     projection: str = "random"
     seed: int = 0
     temperature: float = 1.0
+    model: str | None = None  # --model: the model's name; then layer (and head, if one was chosen) too
+    layer: int | None = None
+    head: int | None = None  # with --head H the result holds that one head (index 0 of its arrays)
 
     def resolve(self) -> RunConfig:
         """Check every value and fill in d_k, d_v, d_a; raises ConfigError naming the bad one."""
@@ -99,10 +103,15 @@ class AttentionResult:
     projections: Projections | None = None
     trace: dict = field(default_factory=dict)  # the variant's intermediate terms, if asked
     given: str | None = None  # attn compute: what was given (Q, K, V shapes, source); None for a text run
+    model: Any = None  # --model: the loaded attncli.models.Model (its name, type, layers), else None
 
     @property
     def key_tokens(self) -> Tokens:
         return self.context_tokens if self.context_tokens is not None else self.tokens
+
+    def head_index(self, h: int) -> int:
+        """The name of head h of this result: h, or the model's own head H when `--head H` chose one."""
+        return h if self.config.head is None else self.config.head
 
 
 def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]

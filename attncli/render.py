@@ -141,6 +141,10 @@ def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, 
 
 def caption(result: AttentionResult) -> Text:
     """What a reader needs to reproduce and trust the table, in a few lines."""
+    if result.model is not None:  # --model: which model, layer and head; trained weights
+        from attncli.model_run import caption_lines
+
+        return Text("\n".join(caption_lines(result)), style="dim")
     c = result.config
     variant = VARIANTS[c.variant]
     lines = [

@@ -112,6 +112,10 @@ def heatmap(result: AttentionResult, row: dict, label: str, precision: int, widt
     """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
     m, n = result.weights.shape[1:]
     title = f"{label}  A [{m}, {n}]" + (f" · head 0 of {result.config.heads}" if result.config.heads > 1 else "")
+    if result.model is not None:  # --model: its layer and head
+        c = result.config
+        title = f"{label}  A [{m}, {n}] · layer {c.layer}, head " + (f"{c.head}" if c.head is not None
+                                                                       else f"0 of {c.heads}")
     return grid(result.weights[0], result.tokens.strings, result.key_tokens.strings, title, precision, width,
                 weights=True, max_rows=HEATMAP_ROWS, edge=False)
 
@@ -151,6 +155,14 @@ def compare_view(rows: list[dict], results: list[AttentionResult], precision: in
     note = (f"d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · positions {c.positional} · "
             f"seed {c.seed} · float64 weights, random (seeded), not trained"
             + (f" · mask {', '.join(c.mask)}" if c.mask else ""))
+    for res in results:
+        if res.model is not None:  # --model: its column is the real model, not a random run
+            from attncli.model_run import describe
+
+            mc, label = res.config, short(res.config.tokenizer)
+            note += ("\n" + ("" if label == res.model.name else f"{label} = ") + describe(res.model)
+                     + f"; trained weights, its own tokenizer, layer {mc.layer}, "
+                     + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads"))
     maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
     return Group(summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""),
                  Flow(maps))

@@ -63,6 +63,10 @@ def _trace_axes(name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str,
 
 def steps(result: AttentionResult) -> list[Step]:
     """The stages in the order of DESIGN §1. Run with `trace=True` to get the variant's own terms."""
+    if result.model is not None:  # --model: one layer of a real model
+        from attncli.model_run import model_steps
+
+        return model_steps(result)
     c = result.config
     cross = result.context is not None
     out: list[Step] = []
