@@ -24,7 +24,7 @@ from attncli.errors import ConfigError
 from attncli.models import (HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads,
                             rollout)
 from attncli.pipeline import AttentionResult, RunConfig, _check_text
-from attncli.steps import Step
+from attncli.steps import Step, mask_softmax_mix
 from attncli.tokenize import Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
@@ -121,15 +121,7 @@ def model_steps(result: AttentionResult) -> list[Step]:
            Step("v", f"V = X W_V + b_V{split}", result.v, ("head", "key", "dim")),
            Step("scores", score_formula(result) + "  (for every query–key pair)", result.scores,
                 ("head", "query", "key"))]
-    if result.masked is not None:
-        out.append(Step("masked_scores", "S' = S with −∞ where masked (causal: keys after the query)",
-                        np.where(result.masked, -np.inf, result.scores), ("head", "query", "key"),
-                        note="−∞ is null in JSON"))
-    s = "S'" if result.masked is not None else "S"
-    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights,
-                    ("head", "query", "key")))
-    out.append(Step("head_outputs", "O_h = A_h V_h: each query's weighted average of the values",
-                    result.head_outputs, ("head", "query", "dim")))
+    out += mask_softmax_mix(result, "causal: keys after the query")
     out.append(Step("output", f"O = concat(O_1, …, O_{m.n_head}) W_O + b_O: layer {c.layer}'s attention output, "
                     f"all {m.n_head} heads, before the residual", result.output, ("query", "dim")))
     return out

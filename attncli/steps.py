@@ -103,15 +103,7 @@ def steps(result: AttentionResult) -> list[Step]:
     if c.temperature != 1.0:
         formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
     out.append(Step("scores", formula + "  (for every query–key pair)", result.scores, ("head", "query", "key")))
-    if result.masked is not None:
-        out.append(Step("masked_scores", f"S' = S with −∞ where masked ({', '.join(c.mask)})",
-                        np.where(result.masked, -np.inf, result.scores), ("head", "query", "key"),
-                        note="−∞ is null in JSON"))
-    s = "S'" if result.masked is not None else "S"
-    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights,
-                    ("head", "query", "key")))
-    out.append(Step("head_outputs", "O_h = A_h V_h: each query's weighted average of the values",
-                    result.head_outputs, ("head", "query", "dim")))
+    out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
         merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
         out.append(Step("concat", "concat(O_1, …, O_h): the heads side by side", merged, ("query", "dim")))
@@ -196,3 +188,18 @@ def write(fmt: str, result: AttentionResult, stream: BinaryIO, precision: int | 
         write_npz(result, stream, precision)
     else:
         raise ConfigError(f"-f {fmt} is not available for attn steps: use json, jsonl or npz")
+
+
+def mask_softmax_mix(result: AttentionResult, mask_label: str) -> list[Step]:
+    """The stages every run shares after its scores: S' (when masked), A = softmax, O_h = A_h V_h."""
+    out = []
+    if result.masked is not None:
+        out.append(Step("masked_scores", f"S' = S with −∞ where masked ({mask_label})",
+                        np.where(result.masked, -np.inf, result.scores), ("head", "query", "key"),
+                        note="−∞ is null in JSON"))
+    s = "S'" if result.masked is not None else "S"
+    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights,
+                    ("head", "query", "key")))
+    out.append(Step("head_outputs", "O_h = A_h V_h: each query's weighted average of the values",
+                    result.head_outputs, ("head", "query", "dim")))
+    return out
