@@ -1,0 +1,327 @@
+"""Performance core: exact attention in pure NumPy, fast and lean.
+
+Three public functions, all dtype-preserving (float32 in, float32 out; float64
+in, float64 out; other inputs are computed in float64):
+
+- ``softmax_(scores, masked=None)``: the in-place, numerically stable softmax
+  over the last axis (the textbook one: subtract the row maximum, exponentiate
+  in place, divide by the row sum).
+- ``attention_weights(q, k, v, scale, causal=False)``: the weights [h, m, n]
+  and the outputs [h, m, d_v]. The weights are the only m x n array ever
+  allocated: each block of query rows is computed straight into its slice of
+  it (scores, softmax and normalisation in place, while the block is still in
+  cache), then multiplied by V.
+- ``attention_outputs(q, k, v, scale, causal=False, block=256, threads=2)``:
+  the outputs only. It never holds an m x n matrix: query rows go in blocks
+  of ``block`` rows through a [block, n] scratch buffer per thread, so the
+  extra memory is O(threads * block * n + (m + n) * d).
+
+Speed (see benchmarks/README.md): the blocks run on ``threads`` Python threads
+(NumPy releases the GIL in matmul and in ufunc loops), with BLAS limited to
+one thread while they run: two threads each calling a two-threaded OpenBLAS
+were measured about 2x *slower* than one, and a BLAS that splits small
+products over its threads is erratic on a busy machine. Limiting BLAS needs
+the small, pure-Python ``threadpoolctl`` package; it is imported only when a
+call is big enough to need it (never for a short sentence, so start-up is
+unaffected). Without it the blocks run on one thread and BLAS uses its own
+threads (correct, just slower), unless OPENBLAS_NUM_THREADS, OMP_NUM_THREADS
+or MKL_NUM_THREADS is already 1.
+
+Softmax without the shift, when it is provably safe: softmax is invariant to
+adding a constant to a row; the maximum is subtracted only so that nothing
+overflows or underflows. Per head, with n keys, V = max |v|, and the dtype's
+largest finite number M, smallest normal number T and machine epsilon eps, the
+unshifted exp(s) is safe when every row maximum lies in [lo, hi] with
+hi = ln(M / 2) - ln(n) - ln(max(V, 1)) - 1 (no row sum and no partial sum of
+exp(s) v can overflow) and lo = ln(T / eps) - ln(min(V, 1)) + 1 (the largest
+term of a row, times the values, stays a normal number, so the terms that
+matter keep full precision). In float32 with V = 1 and n = 16384 that is about
+[-70, 77]; typical scaled scores are far inside. The blocked kernels check it
+first with the Cauchy-Schwarz bound |q_i . k_j| <= |q_i| |k_j| (per head,
+O((m + n) d)); when the bound is too loose they compute the row maxima and
+still skip the subtraction if they all lie in [lo, hi]; otherwise they
+subtract the maxima as usual. The fast case saves two of the five passes
+over each block of scores (row maximum, subtraction; exp, row sum and the
+product with V remain).
+
+Results do not depend on ``threads`` (bitwise): every block is computed the
+same way whichever thread runs it, and above the size where BLAS could use
+threads of its own it is limited to one whatever ``threads`` is.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["softmax_", "attention_weights", "attention_outputs"]
+
+#: Work (h * m * n * (d_k + d_v), about the multiply-adds) from which BLAS is
+#: limited to one thread while the blocks run. Below it every matrix product
+#: is so small that OpenBLAS runs it on one thread anyway, and threadpoolctl
+#: (~13 ms to import, once) is not even imported: ``attn show`` on a sentence
+#: never pays for it. Above it, a BLAS that splits every small product over
+#: its threads was measured 10-40x slower on a busy 2-core machine.
+_BLAS_LIMIT_MIN_WORK = 1 << 18
+#: Work from which the blocks are spread over ``threads`` threads.
+_PARALLEL_MIN_WORK = 1 << 22
+
+_controller = None  # threadpoolctl.ThreadpoolController, created on first use
+_controller_lock = threading.Lock()
+
+
+def softmax_(scores, masked=None):
+    """Softmax over the last axis, in place; returns ``scores``.
+
+    Numerically stable: the row maximum is subtracted before the exponential,
+    which is computed in place, then each row is divided by its sum. ``masked``
+    (boolean, broadcastable to ``scores``) marks cells to exclude: they come
+    out exactly 0, and a row whose cells are all masked comes out all zeros,
+    never NaN. The dtype is kept: a float32 array stays float32 throughout.
+    """
+    # [..., n] (float, modified in place), masked [..., n] bool -> [..., n]
+    if not isinstance(scores, np.ndarray) or scores.dtype.kind != "f":
+        raise TypeError("softmax_ works in place: it needs a floating-point ndarray")
+    if masked is not None:
+        np.copyto(scores, -np.inf, where=np.asarray(masked, dtype=bool))
+    if scores.size == 0:
+        return scores
+    row_max = scores.max(axis=-1, keepdims=True)
+    # A fully masked row has maximum -inf: shift it by 0 instead, so that
+    # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    np.copyto(row_max, 0, where=row_max == -np.inf)
+    np.subtract(scores, row_max, out=scores)
+    np.exp(scores, out=scores)
+    row_sum = scores.sum(axis=-1, keepdims=True)
+    np.copyto(row_sum, 1, where=row_sum == 0)  # all-zero rows stay zero
+    np.divide(scores, row_sum, out=scores)
+    return scores
+
+
+def attention_weights(q, k, v, scale, causal=False, block=256, threads=2):
+    """Exact attention returning the weights and the outputs.
+
+    ``weights = softmax(scale * q k^T)`` (rows are queries, columns keys) and
+    ``out = weights v``, per head. ``causal`` masks key j > query i (weight
+    exactly 0). 2-D inputs ([m, d_k], [n, d_k], [n, d_v]) are treated as one
+    head and give 2-D results. The dtype is kept (float32 end to end when the
+    inputs are float32). Memory: the weights themselves, materialised once,
+    plus O(threads * n + (m + n) * d) -- no m x n temporary.
+    ``block`` rows of queries are processed at a time, on ``threads`` threads.
+    Returns ``(weights, out)``.
+    """
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n], [h, m, d_v])
+    return _attention(q, k, v, scale, causal, block, threads, want_weights=True)
+
+
+def attention_outputs(q, k, v, scale, causal=False, block=256, threads=2):
+    """Exact attention outputs ``softmax(scale * q k^T) v``, without the weights.
+
+    Never holds an m x n matrix: query rows are processed ``block`` at a time
+    through a [block, n] scratch buffer per thread, so extra memory is
+    O(threads * block * n + (m + n) * d). With ``causal`` a block skips the
+    keys after its last query. Blocks run on ``threads`` threads (with BLAS
+    limited to one thread while they run, when threadpoolctl is available).
+    2-D inputs are treated as one head. The dtype is kept. The result does not
+    depend on ``threads``.
+    """
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> [h, m, d_v]
+    return _attention(q, k, v, scale, causal, block, threads, want_weights=False)[1]
+
+
+# --------------------------------------------------------------------------
+# internals
+
+
+def _common_dtype(*arrays):
+    """float32 if every input is float32 (or narrower float), else float64."""
+    # arrays -> np.dtype
+    dt = np.result_type(*arrays)
+    if dt == np.float32 or dt == np.float16:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _prepare(q, k, v):
+    """Validate shapes, give everything 3 dims and one float dtype."""
+    # [h, m, d_k] | [m, d_k], ... -> q [h, m, d_k], k [h, n, d_k], v [h, n, d_v], squeeze
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (2, 3):
+        raise ValueError(
+            f"q, k, v must all be 2-D [len, dim] or all 3-D [heads, len, dim]; "
+            f"got shapes {q.shape}, {k.shape}, {v.shape}"
+        )
+    squeeze = q.ndim == 2
+    if squeeze:
+        q, k, v = q[None], k[None], v[None]
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise ValueError(f"head counts differ: {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
+    if q.shape[2] != k.shape[2]:
+        raise ValueError(f"queries and keys need the same width d_k; got {q.shape[2]} and {k.shape[2]}")
+    if k.shape[1] != v.shape[1]:
+        raise ValueError(f"keys and values need the same length n; got {k.shape[1]} and {v.shape[1]}")
+    dt = _common_dtype(q, k, v)
+    return q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False), dt, squeeze
+
+
+def _blas_limiter():
+    """A context manager limiting BLAS to one thread, or None if there is none."""
+    global _controller
+    if _controller is None:
+        with _controller_lock:
+            if _controller is None:
+                try:
+                    from threadpoolctl import ThreadpoolController
+                except ImportError:
+                    _controller = False
+                else:
+                    _controller = ThreadpoolController()
+    if _controller is False:
+        return None
+    return _controller.limit(limits=1, user_api="blas")
+
+
+def _blas_single_threaded_by_env():
+    """True when the environment already pins BLAS to one thread."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(name, "").strip() == "1":
+            return True
+    return False
+
+
+def _attention(q, k, v, scale, causal, block, threads, want_weights):
+    """Shared driver of both paths: query blocks, optionally on threads."""
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n] | None, [h, m, d_v])
+    q, k, v, dt, squeeze = _prepare(q, k, v)
+    block, threads = int(block), int(threads)
+    if block < 1 or threads < 1:
+        raise ValueError(f"block and threads must be >= 1; got block={block}, threads={threads}")
+    h, m, dk = q.shape
+    n, dv = k.shape[1], v.shape[2]
+    out = np.empty((h, m, dv), dt)
+    weights = np.empty((h, m, n), dt) if want_weights else None
+    if h * m == 0 or n == 0:
+        # No query, or no key to attend to: every row is "fully masked" -> zeros.
+        out.fill(0)
+        if weights is not None:
+            weights.fill(0)
+        return _squeeze(weights, out, squeeze)
+
+    qs = q * dt.type(scale)  # [h, m, d_k]: the scale folded into q (O(m d), not O(m n))
+    kt = np.ascontiguousarray(k.transpose(0, 2, 1))  # [h, d_k, n]
+    v = np.ascontiguousarray(v)  # [h, n, d_v]
+    # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
+    fi = np.finfo(dt)
+    v_max = np.abs(v).max(axis=(1, 2)).tolist() if dv else [0.0] * h  # [h]
+    v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
+    hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
+    lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
+    # Cauchy-Schwarz: |q_i . k_j| <= max_i |q_i| * max_j |k_j| =: bound, per head.
+    q_norm = np.sqrt(np.einsum("hmd,hmd->hm", qs, qs).max(axis=1))  # [h]
+    k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
+    bound = (q_norm.astype(np.float64) * k_norm).tolist()  # [h]
+    bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
+
+    block = min(block, m)
+    starts = range(0, m, block)
+    if causal:
+        # Later blocks see more keys: hand out the biggest first (load balance).
+        tasks = [(hh, s) for s in reversed(starts) for hh in range(h)]
+    else:
+        tasks = [(hh, s) for hh in range(h) for s in starts]
+    tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+
+    def worker(next_task):
+        # Per-thread scratch: O(block * n) for the outputs path, O(n) otherwise.
+        scratch = None if want_weights else np.empty(block * n, dt)
+        row_max = np.empty((block, 1), dt)
+        row_sum = np.empty(block, dt)
+        ones = np.ones(n, dt)
+        while True:
+            task = next_task()
+            if task is None:
+                return
+            hh, s = task
+            e = min(s + block, m)
+            bb = e - s
+            kn = min(e, n) if causal else n  # keys this block can see
+            if want_weights:
+                sb = weights[hh, s:e, :kn]  # [bb, kn] view into the result
+                if kn < n:
+                    weights[hh, s:e, kn:] = 0
+            else:
+                sb = scratch[: bb * kn].reshape(bb, kn)  # [bb, kn] contiguous
+            np.matmul(qs[hh, s:e], kt[hh, :, :kn], out=sb)  # scores
+            if causal and s < kn:
+                # local cell (r, c) of columns s..kn-1 is key s+c for query s+r
+                np.copyto(sb[:, s:kn], -np.inf, where=tri[:bb, : kn - s])
+            if not bounded[hh]:
+                mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
+                if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
+                    np.subtract(sb, mx, out=sb)
+            np.exp(sb, out=sb)
+            rs = np.matmul(sb, ones[:kn], out=row_sum[:bb])  # [bb] row sums (> 0)
+            o = out[hh, s:e]  # [bb, d_v]
+            if want_weights:
+                np.reciprocal(rs, out=rs)
+                np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
+                np.matmul(sb, v[hh, :kn], out=o)
+            else:
+                np.matmul(sb, v[hh, :kn], out=o)
+                np.divide(o, rs[:, None], out=o)
+
+    work = h * m * n * (dk + dv)
+    if work < _BLAS_LIMIT_MIN_WORK:
+        _run(worker, tasks, 1)
+        return _squeeze(weights, out, squeeze)
+    workers = min(threads, len(tasks)) if work >= _PARALLEL_MIN_WORK else 1
+    limiter = _blas_limiter()
+    if limiter is None:
+        # BLAS keeps its own threads: two of ours each calling a two-threaded
+        # BLAS would be slower than one, unless the environment pins BLAS to 1.
+        _run(worker, tasks, workers if _blas_single_threaded_by_env() else 1)
+    else:
+        with limiter:
+            _run(worker, tasks, workers)
+    return _squeeze(weights, out, squeeze)
+
+
+def _run(worker, tasks, nthreads):
+    """Run ``worker(next_task)`` on ``nthreads`` threads sharing one task list."""
+    lock = threading.Lock()
+    it = iter(tasks)
+
+    def next_task():
+        with lock:
+            return next(it, None)
+
+    if nthreads <= 1:
+        worker(next_task)
+        return
+    errors = []
+
+    def guarded():
+        try:
+            worker(next_task)
+        except BaseException as exc:  # re-raised in the calling thread
+            errors.append(exc)
+
+    pool = [threading.Thread(target=guarded, daemon=True) for _ in range(nthreads - 1)]
+    for t in pool:
+        t.start()
+    guarded()  # the calling thread works too
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def _squeeze(weights, out, squeeze):
+    """Drop the head axis again for 2-D inputs."""
+    # ([h, m, n] | None, [h, m, d_v]) -> same, or ([m, n] | None, [m, d_v]) when squeeze
+    if squeeze:
+        return (None if weights is None else weights[0]), out[0]
+    return weights, out
