@@ -51,6 +51,7 @@ threads of its own it is limited to one whatever ``threads`` is.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -168,7 +169,13 @@ def _prepare(q, k, v):
 
 
 def _blas_limiter():
-    """A context manager limiting BLAS to one thread, or None if there is none."""
+    """A context manager limiting BLAS to one thread, or None if there is none.
+
+    The limit is process-wide (threadpoolctl sets the BLAS library's global
+    thread count); nested or concurrent calls share one limit, set by the
+    first to enter and lifted by the last to leave, so that no call restores
+    the original setting while another still runs.
+    """
     global _controller
     if _controller is None:
         with _controller_lock:
@@ -181,7 +188,29 @@ def _blas_limiter():
                     _controller = ThreadpoolController()
     if _controller is False:
         return None
-    return _controller.limit(limits=1, user_api="blas")
+    return _shared_blas_limit()
+
+
+_limit_depth = 0  # calls currently inside _shared_blas_limit
+_limit_handle = None  # threadpoolctl limiter to restore when the last one leaves
+
+
+@contextlib.contextmanager
+def _shared_blas_limit():
+    """BLAS limited to one thread while at least one caller is inside."""
+    global _limit_depth, _limit_handle
+    with _controller_lock:
+        if _limit_depth == 0:
+            _limit_handle = _controller.limit(limits=1, user_api="blas")
+        _limit_depth += 1
+    try:
+        yield
+    finally:
+        with _controller_lock:
+            _limit_depth -= 1
+            if _limit_depth == 0:
+                _limit_handle.restore_original_limits()
+                _limit_handle = None
 
 
 def _blas_single_threaded_by_env():

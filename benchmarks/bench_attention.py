@@ -139,8 +139,13 @@ def check_agreement(impls):
     return errs
 
 
-def time_interleaved(impls, reps):
-    """Median wall seconds per implementation, runs interleaved in rotating order."""
+def time_interleaved(impls, reps, gap=0.2):
+    """Median wall seconds per implementation, runs interleaved in rotating order.
+
+    ``gap`` seconds of sleep before each run let the previous run's idle
+    threads stop spinning (an idle OpenBLAS thread busy-waits ~0.1 s after a
+    multi-threaded call), so that no run pays for the one before it.
+    """
     names = [name for name, (fn, _) in impls.items() if fn is not None]
     times = {name: [] for name in names}
     for fn in (impls[name][0] for name in names):  # warm-up (threads, caches, lazy imports)
@@ -148,6 +153,7 @@ def time_interleaved(impls, reps):
     for r in range(reps):
         order = names[r % len(names):] + names[: r % len(names)]
         for name in order:
+            time.sleep(gap)
             t0 = time.perf_counter()
             impls[name][0]()
             times[name].append(time.perf_counter() - t0)
@@ -297,6 +303,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats (seconds)")
     ap.add_argument("--sizes", type=int, nargs="*", help="override the sequence lengths")
     ap.add_argument("--reps", type=int, help="override the repeats per size")
+    ap.add_argument("--gap", type=float, default=0.2, help="seconds of idle before each timed run (default 0.2)")
     ap.add_argument("--attn", help="path of the attn command (default: found on PATH)")
     ap.add_argument("--no-memory", action="store_true", help="skip the n = 16384 memory measurement")
     ap.add_argument("--profile", action="store_true", help="also show where the time goes (one thread, n = 2048)")
@@ -323,7 +330,7 @@ def main(argv=None):
         impls = implementations(q, k, v, n, with_single_thread=True)
         reps = args.reps or (3 if args.quick else (11 if n <= 2048 else 7 if n <= 4096 else 5))
         errs = check_agreement(impls)
-        med = time_interleaved(impls, reps)
+        med = time_interleaved(impls, reps, gap=args.gap)
         rows.append((n, reps, impls, med, errs))
         print(table_row(n, reps, med, base_name, header=len(rows) == 1), flush=True)
         del q, k, v, impls

@@ -296,6 +296,41 @@ def test_without_threadpoolctl(monkeypatch, force_threads, env):
     assert rel_err(attention_outputs(q, k, v, 0.3, True, block=9, threads=2), o_ref) <= F64_TOL
 
 
+def test_blas_limit_is_shared_and_restored(force_threads):
+    """Concurrent calls: BLAS is limited while any runs, restored after all."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen = []
+    outer = kernels._blas_limiter()
+    with outer:
+        seen.append(blas_threads())
+        inner = kernels._blas_limiter()
+        with inner:
+            seen.append(blas_threads())
+        seen.append(blas_threads())  # still limited: the outer caller is inside
+    assert all(t == 1 for ts in seen for t in ts)
+    assert blas_threads() == before
+    q, k, v = make(2, 64, 64, 8, 8, np.float64)
+    import threading as th
+
+    outs = [None, None]
+
+    def call(i):
+        outs[i] = attention_outputs(q, k, v, 0.3, block=8, threads=2)
+
+    workers = [th.Thread(target=call, args=(i,)) for i in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert blas_threads() == before
+
+
 def test_worker_exception_reaches_the_caller(monkeypatch, force_threads):
     q, k, v = make(2, 64, 64, 8, 8, np.float64)
     real = kernels.np.exp
