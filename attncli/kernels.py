@@ -13,14 +13,23 @@ in, float64 out; other inputs are computed in float64):
   cache), then multiplied by V.
 - ``attention_outputs(q, k, v, scale, causal=False, block=256, threads=2)``:
   the outputs only. It never holds an m x n matrix: query rows go in blocks
-  of ``block`` rows through a [block, n] scratch buffer per thread, so the
-  extra memory is O(threads * block * n + (m + n) * d).
+  of ``block`` rows through a scratch buffer per thread, so the extra memory
+  is O(threads * block * n + (m + n) * d) at most; in the usual case (see the
+  shift-free softmax below) the keys are also taken in tiles of about 1 MiB
+  of scores, and the scratch is O(threads * block * min(n, key_tile)).
+
+The scale is folded into the transposed keys (one O(n d) pass), never applied
+to an m x n matrix.
 
 Speed (see benchmarks/README.md): the blocks run on ``threads`` Python threads
 (NumPy releases the GIL in matmul and in ufunc loops), with BLAS limited to
-one thread while they run: two threads each calling a two-threaded OpenBLAS
-were measured about 2x *slower* than one, and a BLAS that splits small
-products over its threads is erratic on a busy machine. Limiting BLAS needs
+one thread while they run. Measured on the 2-core benchmark machine (12
+heads, n = 2048): two threads each calling a two-threaded OpenBLAS took
+2.3x as long as two threads with BLAS limited to one (and 1.5x as long as
+one thread); and while other processes kept the cores busy, BLAS's own
+threads made 12 heads at n = 256 take 550 ms instead of 14 ms (its idle
+threads busy-wait). The limit is process-wide while a call runs (shared by
+concurrent calls, restored by the last to finish). Limiting BLAS needs
 the small, pure-Python ``threadpoolctl`` package; it is imported only when a
 call is big enough to need it (never for a short sentence, so start-up is
 unaffected). Without it the blocks run on one thread and BLAS uses its own
@@ -69,6 +78,8 @@ __all__ = ["softmax_", "attention_weights", "attention_outputs"]
 _BLAS_LIMIT_MIN_WORK = 1 << 18
 #: Work from which the blocks are spread over ``threads`` threads.
 _PARALLEL_MIN_WORK = 1 << 22
+#: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
+_KEY_TILE_BYTES = 1 << 20
 
 _controller = None  # threadpoolctl.ThreadpoolController, created on first use
 _controller_lock = threading.Lock()
@@ -122,8 +133,9 @@ def attention_outputs(q, k, v, scale, causal=False, block=256, threads=2):
     """Exact attention outputs ``softmax(scale * q k^T) v``, without the weights.
 
     Never holds an m x n matrix: query rows are processed ``block`` at a time
-    through a [block, n] scratch buffer per thread, so extra memory is
-    O(threads * block * n + (m + n) * d). With ``causal`` a block skips the
+    through a scratch buffer per thread, so extra memory is at most
+    O(threads * block * n + (m + n) * d) (usually less: key tiles of ~1 MiB
+    of scores, when the softmax needs no shift). With ``causal`` a block skips the
     keys after its last query. Blocks run on ``threads`` threads (with BLAS
     limited to one thread while they run, when threadpoolctl is available).
     2-D inputs are treated as one head. The dtype is kept. The result does not
@@ -239,19 +251,24 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             weights.fill(0)
         return _squeeze(weights, out, squeeze)
 
-    qs = q * dt.type(scale)  # [h, m, d_k]: the scale folded into q (O(m d), not O(m n))
-    kt = np.ascontiguousarray(k.transpose(0, 2, 1))  # [h, d_k, n]
+    qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
+    # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
+    kt = np.empty((h, dk, n), dt)  # [h, d_k, n]
+    np.multiply(k.transpose(0, 2, 1), dt.type(scale), out=kt)
     v = np.ascontiguousarray(v)  # [h, n, d_v]
     # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
     fi = np.finfo(dt)
-    v_max = np.abs(v).max(axis=(1, 2)).tolist() if dv else [0.0] * h  # [h]
+    if dv:
+        v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist()  # [h] max |v|
+    else:
+        v_max = [0.0] * h
     v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
     hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
     lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
-    # Cauchy-Schwarz: |q_i . k_j| <= max_i |q_i| * max_j |k_j| =: bound, per head.
+    # Cauchy-Schwarz: |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j| =: bound, per head.
     q_norm = np.sqrt(np.einsum("hmd,hmd->hm", qs, qs).max(axis=1))  # [h]
     k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
-    bound = (q_norm.astype(np.float64) * k_norm).tolist()  # [h]
+    bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()  # [h]
     bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
 
     block = min(block, m)
@@ -263,11 +280,29 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         tasks = [(hh, s) for hh in range(h) for s in starts]
     tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
 
+    # Key tiles: in the fast (unshifted) case a block's scores are made one
+    # [block, key_tile] tile at a time, ~1 MiB, so exp and the row sums work
+    # in the core's own cache; the tiles' partial sums simply add up (no
+    # running maximum to rescale by, unlike flash attention's online softmax).
+    key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
+
+    def mask_causal(sb, c0, c1, s, bb):
+        # sb [bb, c1 - c0]: scores of queries s..s+bb-1 against keys c0..c1-1;
+        # -inf where key j > query i. Only keys j >= s can be masked, and
+        # tri[r, c] (c > r) is exactly "key s + c after query s + r".
+        a = max(c0, s)
+        if a < c1:
+            np.copyto(sb[:, a - c0 :], -np.inf, where=tri[:bb, a - s : c1 - s])
+
     def worker(next_task):
-        # Per-thread scratch: O(block * n) for the outputs path, O(n) otherwise.
-        scratch = None if want_weights else np.empty(block * n, dt)
+        # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
+        # one only if a head needs the shifted softmax (outputs path).
+        tile_buf = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        full_buf = None
         row_max = np.empty((block, 1), dt)
         row_sum = np.empty(block, dt)
+        part_sum = np.empty(block, dt)
+        part_out = np.empty((block, dv), dt)
         ones = np.ones(n, dt)
         while True:
             task = next_task()
@@ -277,23 +312,54 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             e = min(s + block, m)
             bb = e - s
             kn = min(e, n) if causal else n  # keys this block can see
+            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb]
+            if want_weights and kn < n:
+                weights[hh, s:e, kn:] = 0
+            if bounded[hh] and kn > key_tile:
+                for c0 in range(0, kn, key_tile):
+                    c1 = min(c0 + key_tile, kn)
+                    if want_weights:
+                        sb = weights[hh, s:e, c0:c1]  # [bb, tile] view into the result
+                    else:
+                        sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)
+                    np.matmul(qb, kt[hh, :, c0:c1], out=sb)  # scores
+                    if causal:
+                        mask_causal(sb, c0, c1, s, bb)
+                    np.exp(sb, out=sb)
+                    if c0 == 0:
+                        np.matmul(sb, ones[: c1 - c0], out=rs)
+                        if not want_weights:
+                            np.matmul(sb, v[hh, c0:c1], out=o)
+                    else:
+                        rs += np.matmul(sb, ones[: c1 - c0], out=part_sum[:bb])
+                        if not want_weights:
+                            o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
+                if want_weights:
+                    sb = weights[hh, s:e, :kn]
+                    np.reciprocal(rs, out=rs)
+                    np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
+                    np.matmul(sb, v[hh, :kn], out=o)
+                else:
+                    np.divide(o, rs[:, None], out=o)
+                continue
+            # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
             if want_weights:
                 sb = weights[hh, s:e, :kn]  # [bb, kn] view into the result
-                if kn < n:
-                    weights[hh, s:e, kn:] = 0
+            elif kn <= key_tile:
+                sb = tile_buf[: bb * kn].reshape(bb, kn)
             else:
-                sb = scratch[: bb * kn].reshape(bb, kn)  # [bb, kn] contiguous
-            np.matmul(qs[hh, s:e], kt[hh, :, :kn], out=sb)  # scores
-            if causal and s < kn:
-                # local cell (r, c) of columns s..kn-1 is key s+c for query s+r
-                np.copyto(sb[:, s:kn], -np.inf, where=tri[:bb, : kn - s])
+                if full_buf is None:
+                    full_buf = np.empty(block * n, dt)
+                sb = full_buf[: bb * kn].reshape(bb, kn)
+            np.matmul(qb, kt[hh, :, :kn], out=sb)  # scores
+            if causal:
+                mask_causal(sb, 0, kn, s, bb)
             if not bounded[hh]:
                 mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
                 if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
                     np.subtract(sb, mx, out=sb)
             np.exp(sb, out=sb)
-            rs = np.matmul(sb, ones[:kn], out=row_sum[:bb])  # [bb] row sums (> 0)
-            o = out[hh, s:e]  # [bb, d_v]
+            np.matmul(sb, ones[:kn], out=rs)  # [bb] row sums (> 0)
             if want_weights:
                 np.reciprocal(rs, out=rs)
                 np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place

@@ -303,6 +303,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats (seconds)")
     ap.add_argument("--sizes", type=int, nargs="*", help="override the sequence lengths")
     ap.add_argument("--reps", type=int, help="override the repeats per size")
+    ap.add_argument("--only", help="comma-separated subset: naive,weights,outputs,torch,out(1t),torch(1t)")
     ap.add_argument("--gap", type=float, default=0.2, help="seconds of idle before each timed run (default 0.2)")
     ap.add_argument("--attn", help="path of the attn command (default: found on PATH)")
     ap.add_argument("--no-memory", action="store_true", help="skip the n = 16384 memory measurement")
@@ -328,6 +329,9 @@ def main(argv=None):
     for n in sizes:
         q, k, v = make_inputs(n)
         impls = implementations(q, k, v, n, with_single_thread=True)
+        if args.only:
+            keep = set(args.only.split(",")) | {"outputs"}  # outputs: the agreement reference
+            impls = {nm: impl for nm, impl in impls.items() if nm in keep}
         reps = args.reps or (3 if args.quick else (11 if n <= 2048 else 7 if n <= 4096 else 5))
         errs = check_agreement(impls)
         med = time_interleaved(impls, reps, gap=args.gap)

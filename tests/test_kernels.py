@@ -51,13 +51,14 @@ def make(h, m, n, dk, dv, dtype, seed=0, q_mult=1.0):
 
 @pytest.fixture
 def force_threads(monkeypatch):
-    """Make even small inputs take the threaded, BLAS-limited path.
+    """Make even small inputs take the threaded, BLAS-limited, key-tiled path.
 
     Without threadpoolctl installed, a no-op limiter stands in for it, so that
     the blocks still really run on several threads.
     """
     monkeypatch.setattr(kernels, "_PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(kernels, "_BLAS_LIMIT_MIN_WORK", 0)
+    monkeypatch.setattr(kernels, "_KEY_TILE_BYTES", 1)  # key tiles of 8: many tiles, ragged last one
     try:
         import threadpoolctl  # noqa: F401
     except ImportError:
@@ -391,18 +392,20 @@ def test_weights_materialised_once():
     block=st.integers(1, 50),
     causal=st.booleans(),
     threads=st.integers(1, 3),
+    tile_bytes=st.sampled_from([1, 64, 1 << 20]),
     seed=st.integers(0, 2**31),
 )
-def test_property_matches_reference(h, m, n, dk, dv, block, causal, threads, seed):
-    old = kernels._PARALLEL_MIN_WORK, kernels._BLAS_LIMIT_MIN_WORK
+def test_property_matches_reference(h, m, n, dk, dv, block, causal, threads, tile_bytes, seed):
+    old = kernels._PARALLEL_MIN_WORK, kernels._BLAS_LIMIT_MIN_WORK, kernels._KEY_TILE_BYTES
     kernels._PARALLEL_MIN_WORK = kernels._BLAS_LIMIT_MIN_WORK = 0
+    kernels._KEY_TILE_BYTES = tile_bytes
     try:
         q, k, v = make(h, m, n, dk, dv, np.float64, seed=seed)
         w_ref, o_ref = reference(q, k, v, 0.7, causal)
         w, o = attention_weights(q, k, v, 0.7, causal, block=block, threads=threads)
         o2 = attention_outputs(q, k, v, 0.7, causal, block=block, threads=threads)
     finally:
-        kernels._PARALLEL_MIN_WORK, kernels._BLAS_LIMIT_MIN_WORK = old
+        kernels._PARALLEL_MIN_WORK, kernels._BLAS_LIMIT_MIN_WORK, kernels._KEY_TILE_BYTES = old
     assert rel_err(w, w_ref) <= F64_TOL
     assert rel_err(o, o_ref) <= F64_TOL
     assert rel_err(o2, o_ref) <= F64_TOL
