@@ -120,6 +120,10 @@ Color = Annotated[ColorName, typer.Option("--color",
                                     help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
 SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Rank = Annotated[Optional[int], typer.Option("--rank", help="-v linformer: the number of key groups R (default 8).",
+                                             show_default=False)]
+Features = Annotated[Optional[int], typer.Option("--features", help="-v performer: the number of random features F "
+                                                 "(default 64).", show_default=False)]
 Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
                                      "result per line, in order, as it goes; blank lines are skipped.")]
 
@@ -127,6 +131,14 @@ Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text:
 def _v(choice_value):
     """The plain string of an Enum choice (or None)."""
     return getattr(choice_value, "value", choice_value)
+
+
+def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
+    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
+    for name, value in (("rank", rank), ("features", features)):
+        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
+        if value is not None and not any(v in takers for v in variants):
+            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 # ---- commands ------------------------------------------------------------------------------------
@@ -142,7 +154,8 @@ def show(
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
     model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
-    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None,
+    features: Features = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -165,8 +178,9 @@ def show(
                 f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
         result = model_run.model_result(load_model(model), read_text(text, file), layer, head)
     else:
+        _variant_options([_v(variant)], rank, features)
         config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                             temperature)
+                             temperature, rank=rank, features=features)
         if lines:
             return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
                               stats)
@@ -200,10 +214,11 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
 
 
 def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                temperature) -> RunConfig:
+                temperature, **long) -> RunConfig:
+    """`long`: RunConfig's fields for the approximations (rank, features)."""
     return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                      mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
-                     projection=_v(projection), seed=seed, temperature=temperature)
+                     projection=_v(projection), seed=seed, temperature=temperature, **long)
 
 
 def _warn(tokens) -> None:
@@ -235,7 +250,7 @@ def steps(
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     model: ModelDir = None, layer: Layer = None, head: Head = None,
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -248,9 +263,12 @@ def steps(
     from attncli.model_run import model_result
 
     check_options(ctx, model, keep=("query",))
+    if model is None:
+        _variant_options([_v(variant)], rank, features)
     result = model_result(load_model(model), read_text(text, file), layer, head) if model is not None else run(
         read_text(text, file), _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection,
-                                           seed, temperature), context=context, trace=True)
+                                           seed, temperature, rank=rank, features=features), context=context,
+        trace=True)
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -296,7 +314,7 @@ def compare(
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -311,9 +329,11 @@ def compare(
 
     check_options(ctx, model, every=True)
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
+                         temperature, rank=rank, features=features)
     source = read_text(text, file)
-    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
+    names = split_names(variants, "variants")
+    _variant_options(names, rank, features)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), names, config)
     for r in results:
         _warn(r.tokens)
     if model is not None:
@@ -338,14 +358,15 @@ def compute(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto",
+    color: Color = "auto", rank: Rank = None, features: Features = None,
 ) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
     from attncli import compute as core
     from attncli import render
 
+    _variant_options([_v(variant)], rank, features)
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 

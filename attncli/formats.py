@@ -70,7 +70,8 @@ def config_dict(result: AttentionResult) -> dict:
             "d_v": c.d_v, "d_a": c.d_a, "mask": list(c.mask), "positional": c.positional,
             "projection": c.projection, "temperature": c.temperature, "seed": c.seed,
             **({} if c.model is None else {"model": c.model, "layer": c.layer}),
-            **({} if c.head is None else {"head": c.head})}
+            **({} if c.head is None else {"head": c.head}),
+            **({} if c.rank is None else {"rank": c.rank}), **({} if c.features is None else {"features": c.features})}
 
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:

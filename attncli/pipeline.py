@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from attncli.attention import (
-    VARIANTS, Projections, get_variant, identity_projections, multi_head, parse_masks,
-    random_projections,
+    VARIANTS, Projections, get_variant, identity_projections, multi_head, option_values, parse_masks,
+    random_projections, variant_params,
 )
 from attncli.embed import POSITIONAL, embed
 from attncli.errors import ConfigError, DataError
@@ -29,6 +29,7 @@ from attncli.tokenize import Tokens, tokenize
 PROJECTIONS = ("random", "identity")
 MAX_DIM = 4096
 MAX_HEADS = 256
+MAX_OPTION = 65536  # --rank, --features
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class RunConfig:
     model: str | None = None  # --model: the model's name; then layer (and head, if one was chosen) too
     layer: int | None = None
     head: int | None = None  # with --head H the result holds that one head (index 0 of its arrays)
+    rank: int | None = None  # linformer's R (None: its default; resolve fills it in, and drops it for others)
+    features: int | None = None  # performer's F (likewise)
 
     def resolve(self) -> RunConfig:
         """Check every value and fill in d_k, d_v, d_a; raises ConfigError naming the bad one."""
@@ -74,10 +77,20 @@ class RunConfig:
                               f"choose a multiple of {self.heads}, or give --dk and --dv")
         masks = tuple(str(m) for m in parse_masks(",".join(self.mask)))
         d_k = self.d_k or self.dim // self.heads
-        return replace(self, mask=masks, d_k=d_k, d_v=self.d_v or self.dim // self.heads, d_a=self.d_a or d_k)
+        options = check_options(self.variant, {"rank": self.rank, "features": self.features})
+        return replace(self, mask=masks, d_k=d_k, d_v=self.d_v or self.dim // self.heads, d_a=self.d_a or d_k,
+                       rank=options.get("rank"), features=options.get("features"))
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def check_options(variant: str, options: dict) -> dict:
+    """--rank and --features: ConfigError if out of range; the variant's options with their defaults filled in."""
+    for name, value in options.items():
+        if value is not None and not 1 <= value <= MAX_OPTION:
+            raise ConfigError(f"--{name} must be between 1 and {MAX_OPTION}, got {value}")
+    return option_values(VARIANTS[variant], options)
 
 
 @dataclass(frozen=True)
@@ -144,8 +157,9 @@ def run(text: str, config: RunConfig = RunConfig(), context: str | None = None, 
     else:
         proj = random_projections(np.random.default_rng([config.seed, 1]), config.dim, config.heads,
                                   config.d_k, config.d_v)
-    params = variant.make_params(np.random.default_rng([config.seed, 2]), config.heads, config.d_k,
-                                 config.d_k, config.d_a)
+    n_keys = len(tokens) if context_tokens is None else len(context_tokens)
+    params = variant_params(variant, np.random.default_rng([config.seed, 2]), config.heads, config.d_k, config.d_k,
+                            config.d_a, n_keys, {"rank": config.rank, "features": config.features})
     terms: dict | None = {} if trace else None
     mh = multi_head(x, x if x_context is None else x_context, proj, config.heads, variant, params,
                     parse_masks(",".join(config.mask)), config.temperature, terms)

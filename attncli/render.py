@@ -156,9 +156,23 @@ def caption(result: AttentionResult) -> Text:
         lines += _text_caption(result)
     if c.mask:
         lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
+    lines += _approx_caption(result)
     lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
                   else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
     return Text("\n".join(lines), style="dim")
+
+
+def _approx_caption(result: AttentionResult) -> list[str]:
+    """An approximation's settings (linformer's rank, performer's features)."""
+    c, lines = result.config, []
+    variant = VARIANTS[c.variant]
+    if c.rank is not None:
+        lines.append(f"rank {c.rank}: the keys pooled into {min(c.rank, len(result.key_tokens))} random groups "
+                     f"(--seed {c.seed}); an approximation of {variant.approximates}: attn compare shows its error")
+    if c.features is not None:
+        lines.append(f"{c.features} random features (--seed {c.seed}); an approximation of {variant.approximates}: "
+                     "attn compare shows its error")
+    return lines
 
 
 def _text_caption(result: AttentionResult) -> list[str]:
@@ -207,7 +221,8 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
         table.add_column(name, no_wrap=True)
     table.add_column("paper")
     for row in rows:
-        params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
+        params = "\n".join([f"{p} {shape}" for p, shape in row["parameters"].items()]
+                           + [f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()]) or "—"
         table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text("equal" if row["equal_width"] else "any"),
                       Text(row["paper"]))
     parts: list[RenderableType] = [table]
