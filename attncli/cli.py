@@ -321,6 +321,8 @@ def compare(
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
     weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    An approximation (linformer, performer) adds its error against exact scaled attention on the
+    same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
     from attncli import render_compare

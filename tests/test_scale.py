@@ -135,3 +135,40 @@ def test_steps_shows_the_terms_of_each_approximation():
         np.testing.assert_allclose(k_bar[j], k[group == g].mean(0), rtol=0, atol=1e-15)
     table = attn("steps", "time flies like", "-v", "performer", "--features", "4", "--color", "never")
     assert table.exit_code == 0 and "check: S['time', 'time'] = ln((1/F)" in table.stdout
+
+
+# ---- attn compare: the error of an approximation against exact attention -------------------------------
+
+
+def test_compare_reports_each_approximations_error_against_scaled():
+    r = attn("compare", TEXT, "--tokenizers", "word", "--variants", "scaled,linformer,performer", "--rank", "3",
+             "--features", "16", "--mask", "causal", "-f", "json")
+    assert r.exit_code == 0, r.output
+    rows = {row["variant"]: row for row in json.loads(r.stdout)["rows"]}
+    assert rows["scaled"]["error_vs"] is None and rows["scaled"]["max_abs_error"] is None
+    exact = run(TEXT, RunConfig(mask=("causal",)))
+    for name in APPROX:
+        got = run(TEXT, RunConfig(variant=name, mask=("causal",), rank=3, features=16))
+        want = approx.approx_error(exact.weights, got.weights)  # the same Q, K, V: same tokens, seed, projections
+        assert rows[name]["error_vs"] == "scaled"
+        assert rows[name]["max_abs_error"] == want["max_abs_error"] > 0.01
+        assert rows[name]["mean_kl"] == pytest.approx(want["mean_kl"], rel=1e-12) and want["mean_kl"] > 0
+    assert rows["linformer"]["score_madds"] < rows["scaled"]["score_madds"]  # what its linear path costs
+
+
+def test_compare_error_rows_in_the_table_and_csv_and_only_with_an_approximation():
+    table = attn("compare", TEXT, "--tokenizers", "word,char", "--variants", "scaled,performer", "--color", "never")
+    assert table.exit_code == 0, table.output
+    plain = " ".join(table.stdout.split())
+    assert "max |A − A_scaled|" in plain and "mean KL (nats)" in plain and "KL(A_scaled ‖ A)" in plain
+    csv_out = attn("compare", TEXT, "--tokenizers", "word", "--variants", "scaled,linformer", "-f", "csv").stdout
+    assert "error_vs,max_abs_error,mean_kl" in csv_out.splitlines()[0]
+    plain = attn("compare", TEXT, "--variants", "scaled,dot", "-f", "json")
+    assert all("max_abs_error" not in row for row in json.loads(plain.stdout)["rows"])
+    assert "A_scaled" not in attn("compare", TEXT, "--color", "never").stdout
+
+
+def test_linformer_at_full_rank_has_no_error_in_compare():
+    r = attn("compare", "time flies like an arrow", "--tokenizers", "word", "--variants", "linformer", "-f", "json")
+    row = json.loads(r.stdout)["rows"][0]  # 5 tokens, default rank 8: every key its own group
+    assert row["max_abs_error"] < 1e-15 and abs(row["mean_kl"]) < 1e-14
