@@ -29,7 +29,7 @@ from attncli.inputs import iter_lines, open_lines, read_text
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
     console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
 )
-from attncli.pipeline import PROJECTIONS, RunConfig, run
+from attncli.pipeline import DTYPES, PROJECTIONS, RunConfig, run
 
 
 def fail(error: AttnError):
@@ -95,6 +95,7 @@ VariantName = choice("VariantName", VARIANTS)
 PositionalName = choice("PositionalName", POSITIONAL)
 ProjectionName = choice("ProjectionName", PROJECTIONS)
 FormatName = choice("FormatName", ["table", *FORMATS])
+DtypeName = choice("DtypeName", DTYPES)
 ColorName = choice("ColorName", ["auto", "always", "never"])
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant",
@@ -120,6 +121,11 @@ Color = Annotated[ColorName, typer.Option("--color",
                                     help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
 SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+NoWeights = Annotated[bool, typer.Option("--no-weights", help="Outputs only, never the n × n weights (long inputs): "
+                                         "-v scaled, dot, cosine, multiplicative (--mask causal at most), linformer "
+                                         "or performer (no mask); JSON has null scores and weights.")]
+Dtype = Annotated[DtypeName, typer.Option("--dtype", help="float64 (exact, the default) or float32 (Q, K, V, "
+                                          "scores, weights, outputs: half the memory).")]
 Rank = Annotated[Optional[int], typer.Option("--rank", help="-v linformer: the number of key groups R (default 8).",
                                              show_default=False)]
 Features = Annotated[Optional[int], typer.Option("--features", help="-v performer: the number of random features F "
@@ -155,7 +161,7 @@ def show(
                                         "tokens); with -f json they go under \"stats\".")] = False,
     model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
     lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None,
-    features: Features = None,
+    features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -167,8 +173,12 @@ def show(
     check_options(ctx, model, keep=("stats",))
     pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
 
+    if stats and no_weights:
+        raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
+
     def table(r, d, w):
-        short = max(r.weights.shape[1:]) <= render_stats.SHORT and (model is None or r.config.heads == 1)
+        short = r.weights is not None and max(r.weights.shape[1:]) <= render_stats.SHORT and (
+            model is None or r.config.heads == 1)
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
     if model is not None:
@@ -180,7 +190,7 @@ def show(
     else:
         _variant_options([_v(variant)], rank, features)
         config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                             temperature, rank=rank, features=features)
+                             temperature, rank=rank, features=features, dtype=_v(dtype), weights=not no_weights)
         if lines:
             return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
                               stats)
@@ -215,7 +225,7 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
 
 def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                 temperature, **long) -> RunConfig:
-    """`long`: RunConfig's fields for the approximations (rank, features)."""
+    """`long`: RunConfig's fields for the approximations (rank, features) and long inputs (dtype, weights)."""
     return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                      mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
                      projection=_v(projection), seed=seed, temperature=temperature, **long)
@@ -360,15 +370,24 @@ def compute(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto", rank: Rank = None, features: Features = None,
+    color: Color = "auto", rank: Rank = None, features: Features = None, no_weights: NoWeights = False,
+    dtype: Dtype = "float64",
 ) -> None:
-    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
+
+    --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
+    --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
     from attncli import compute as core
     from attncli import render
+    from attncli.attention import parse_masks
+    from attncli.pipeline import check_options as check_long
 
     _variant_options([_v(variant)], rank, features)
+    check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
+               {"rank": rank, "features": features})
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features,
+                          dtype=_v(dtype), weights=not no_weights)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 

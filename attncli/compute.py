@@ -258,16 +258,16 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
 
 
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
-            seed: int = 0, d_a: int | None = None, *, rank: int | None = None,
-            features: int | None = None) -> AttentionResult:
+            seed: int = 0, d_a: int | None = None, *, dtype: str = "float64", weights: bool = True,
+            rank: int | None = None, features: int | None = None) -> AttentionResult:
     """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection.
 
-    `rank` and `features` are linformer's and performer's options, as in RunConfig."""
+    `dtype`, `weights` (False: outputs only), `rank` and `features` as in RunConfig (attncli.efficient)."""
     spec = get_variant(variant)
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
         raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
-    options = check_options(variant, {"rank": rank, "features": features})
+    options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     if seed < 0:
         raise ConfigError(f"--seed must be 0 or more, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
@@ -286,10 +286,18 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
         params = variant_params(spec, np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k, n, options)
-    a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
+    if dtype != "float64" or not weights:  # the long-input paths
+        from attncli.efficient import attend_long
+
+        a = attend_long(q[None], k[None], v[None], spec, params, masks, temperature, dtype=dtype, weights=weights,
+                        rng_seed=[seed, 2], options=options)
+        q, k, v = (x.astype(a.out.dtype, copy=False) for x in (q, k, v))
+    else:
+        a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(tokenizer="none", variant=variant, heads=1, dim=d_v, d_k=d_k, d_v=d_v, d_a=d_a or d_k,
                        mask=tuple(str(x) for x in masks), positional="none", projection="none", seed=seed,
-                       temperature=temperature, rank=options.get("rank"), features=options.get("features"))
+                       temperature=temperature, dtype=dtype, weights=weights, rank=options.get("rank"),
+                       features=options.get("features"))
     keys = _rows(n) if given.keys_given else None
     learned = ", ".join(spec.param_shapes)
     origin = ("" if not learned else f"; {learned} " + ("from the JSON" if given.params is not None
