@@ -121,6 +121,9 @@ Color = Annotated[ColorName, typer.Option("--color",
                                     help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
 SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
+                                     "result per line, in order, as it goes; blank lines are skipped.")]
+# Long inputs and the approximations (attncli.efficient, attncli.approx_variants):
 NoWeights = Annotated[bool, typer.Option("--no-weights", help="Outputs only, never the n × n weights (long inputs): "
                                          "-v scaled, dot, cosine, multiplicative (--mask causal at most), linformer "
                                          "or performer (no mask); JSON has null scores and weights.")]
@@ -130,21 +133,11 @@ Rank = Annotated[Optional[int], typer.Option("--rank", help="-v linformer: the n
                                              show_default=False)]
 Features = Annotated[Optional[int], typer.Option("--features", help="-v performer: the number of random features F "
                                                  "(default 64).", show_default=False)]
-Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
-                                     "result per line, in order, as it goes; blank lines are skipped.")]
 
 
 def _v(choice_value):
     """The plain string of an Enum choice (or None)."""
     return getattr(choice_value, "value", choice_value)
-
-
-def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
-    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
-    for name, value in (("rank", rank), ("features", features)):
-        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
-        if value is not None and not any(v in takers for v in variants):
-            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 # ---- commands ------------------------------------------------------------------------------------
@@ -229,6 +222,14 @@ def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, p
     return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                      mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
                      projection=_v(projection), seed=seed, temperature=temperature, **long)
+
+
+def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
+    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
+    for name, value in (("rank", rank), ("features", features)):
+        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
+        if value is not None and not any(v in takers for v in variants):
+            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 def _warn(tokens) -> None:
@@ -367,11 +368,11 @@ def compute(
     k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
     v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
     variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    rank: Rank = None, features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto", rank: Rank = None, features: Features = None, no_weights: NoWeights = False,
-    dtype: Dtype = "float64",
+    color: Color = "auto",
 ) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
 
@@ -381,10 +382,10 @@ def compute(
     from attncli import render
     from attncli.attention import parse_masks
     from attncli.pipeline import check_options as check_long
-
     _variant_options([_v(variant)], rank, features)
     check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
                {"rank": rank, "features": features})
+
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
     result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features,
                           dtype=_v(dtype), weights=not no_weights)

@@ -30,7 +30,7 @@ import numpy as np
 from attncli.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.inputs import decode
-from attncli.pipeline import MAX_DIM, AttentionResult, RunConfig, check_options
+from attncli.pipeline import MAX_DIM, AttentionResult, RunConfig
 from attncli.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -267,11 +267,13 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
         raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
-    options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     if seed < 0:
         raise ConfigError(f"--seed must be 0 or more, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
+    from attncli.pipeline import check_options  # --dtype, --no-weights, --rank, --features
+
+    options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     q, k, v = given.q, given.k, given.v
     (m, d_q), (n, d_k), d_v = q.shape, k.shape, v.shape[1]
     if spec.equal_width and d_q != d_k:

@@ -28,9 +28,9 @@ from attncli.tokenize import Tokens, tokenize
 
 PROJECTIONS = ("random", "identity")
 DTYPES = ("float64", "float32")
+MAX_OPTION = 65536  # --rank, --features
 MAX_DIM = 4096
 MAX_HEADS = 256
-MAX_OPTION = 65536  # --rank, --features
 
 
 @dataclass(frozen=True)
