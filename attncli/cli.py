@@ -29,7 +29,7 @@ from attncli.inputs import iter_lines, open_lines, read_text
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
     console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
 )
-from attncli.pipeline import PROJECTIONS, RunConfig, run
+from attncli.pipeline import DTYPES, PROJECTIONS, RunConfig, run
 
 
 def fail(error: AttnError):
@@ -95,6 +95,7 @@ VariantName = choice("VariantName", VARIANTS)
 PositionalName = choice("PositionalName", POSITIONAL)
 ProjectionName = choice("ProjectionName", PROJECTIONS)
 FormatName = choice("FormatName", ["table", *FORMATS])
+DtypeName = choice("DtypeName", DTYPES)
 ColorName = choice("ColorName", ["auto", "always", "never"])
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant",
@@ -122,6 +123,16 @@ SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save th
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
 Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
                                      "result per line, in order, as it goes; blank lines are skipped.")]
+# Long inputs and the approximations (attncli.efficient, attncli.approx_variants):
+NoWeights = Annotated[bool, typer.Option("--no-weights", help="Outputs only, never the n × n weights (long inputs): "
+                                         "-v scaled, dot, cosine, multiplicative (--mask causal at most), linformer "
+                                         "or performer (no mask); JSON has null scores and weights.")]
+Dtype = Annotated[DtypeName, typer.Option("--dtype", help="float64 (exact, the default) or float32 (Q, K, V, "
+                                          "scores, weights, outputs: half the memory).")]
+Rank = Annotated[Optional[int], typer.Option("--rank", help="-v linformer: the number of key groups R (default 8).",
+                                             show_default=False)]
+Features = Annotated[Optional[int], typer.Option("--features", help="-v performer: the number of random features F "
+                                                 "(default 64).", show_default=False)]
 
 
 def _v(choice_value):
@@ -142,7 +153,8 @@ def show(
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
     model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
-    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None,
+    features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -154,8 +166,12 @@ def show(
     check_options(ctx, model, keep=("stats",))
     pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
 
+    if stats and no_weights:
+        raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
+
     def table(r, d, w):
-        short = max(r.weights.shape[1:]) <= render_stats.SHORT and (model is None or r.config.heads == 1)
+        short = r.weights is not None and max(r.weights.shape[1:]) <= render_stats.SHORT and (
+            model is None or r.config.heads == 1)
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
     if model is not None:
@@ -165,8 +181,9 @@ def show(
                 f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
         result = model_run.model_result(load_model(model), read_text(text, file), layer, head)
     else:
+        _variant_options([_v(variant)], rank, features)
         config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                             temperature)
+                             temperature, rank=rank, features=features, dtype=_v(dtype), weights=not no_weights)
         if lines:
             return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
                               stats)
@@ -200,10 +217,19 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
 
 
 def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                temperature) -> RunConfig:
+                temperature, **long) -> RunConfig:
+    """`long`: RunConfig's fields for the approximations (rank, features) and long inputs (dtype, weights)."""
     return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                      mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
-                     projection=_v(projection), seed=seed, temperature=temperature)
+                     projection=_v(projection), seed=seed, temperature=temperature, **long)
+
+
+def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
+    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
+    for name, value in (("rank", rank), ("features", features)):
+        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
+        if value is not None and not any(v in takers for v in variants):
+            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 def _warn(tokens) -> None:
@@ -235,7 +261,7 @@ def steps(
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     model: ModelDir = None, layer: Layer = None, head: Head = None,
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -248,9 +274,12 @@ def steps(
     from attncli.model_run import model_result
 
     check_options(ctx, model, keep=("query",))
+    if model is None:
+        _variant_options([_v(variant)], rank, features)
     result = model_result(load_model(model), read_text(text, file), layer, head) if model is not None else run(
         read_text(text, file), _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection,
-                                           seed, temperature), context=context, trace=True)
+                                           seed, temperature, rank=rank, features=features), context=context,
+        trace=True)
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -296,13 +325,15 @@ def compare(
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
     weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    An approximation (linformer, performer) adds its error against exact scaled attention on the
+    same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
     from attncli import render_compare
@@ -311,9 +342,11 @@ def compare(
 
     check_options(ctx, model, every=True)
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
+                         temperature, rank=rank, features=features)
     source = read_text(text, file)
-    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config)
+    names = split_names(variants, "variants")
+    _variant_options(names, rank, features)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), names, config)
     for r in results:
         _warn(r.tokens)
     if model is not None:
@@ -335,17 +368,27 @@ def compute(
     k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
     v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
     variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    rank: Rank = None, features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto",
 ) -> None:
-    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
+
+    --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
+    --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
     from attncli import compute as core
     from attncli import render
+    from attncli.attention import parse_masks
+    from attncli.pipeline import check_options as check_long
+    _variant_options([_v(variant)], rank, features)
+    check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
+               {"rank": rank, "features": features})
 
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features,
+                          dtype=_v(dtype), weights=not no_weights)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 
 

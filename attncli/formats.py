@@ -70,15 +70,24 @@ def config_dict(result: AttentionResult) -> dict:
             "d_v": c.d_v, "d_a": c.d_a, "mask": list(c.mask), "positional": c.positional,
             "projection": c.projection, "temperature": c.temperature, "seed": c.seed,
             **({} if c.model is None else {"model": c.model, "layer": c.layer}),
-            **({} if c.head is None else {"head": c.head})}
+            **({} if c.head is None else {"head": c.head}),
+            **({} if c.rank is None else {"rank": c.rank}), **({} if c.features is None else {"features": c.features}),
+            **({} if c.dtype == "float64" else {"dtype": c.dtype}), **({} if c.weights else {"weights": False})}
 
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
     out = []
     for h in range(result.config.heads):
-        out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h]),
-                (f"heads[{h}].output", result.head_outputs[h])]
+        if result.weights is not None:
+            out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h])]
+        out.append((f"heads[{h}].output", result.head_outputs[h]))
     return out + [("output", result.output)]
+
+
+def _no_weights(result: AttentionResult, fmt: str) -> None:
+    if result.weights is None:
+        raise ConfigError(f"-f {fmt} writes the weights, and --no-weights computed none: use -f json, jsonl or npz "
+                          "(they hold the outputs), or drop --no-weights")
 
 
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False,
@@ -87,7 +96,8 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
 
     `extra` adds optional keys after the others (e.g. "stats"); `line` (from `--lines`)
     adds the 1-based input line number after the schema. Every array is checked
-    finite before the first byte is written.
+    finite before the first byte is written. With --no-weights (config "weights": false)
+    each head's "scores" and "weights" (and "masked", with a mask) are null: no n x n array.
     """
     for name, a in _json_arrays(result):
         _check_finite(name, a)
@@ -103,12 +113,15 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
         if h:
             stream.write(b", ")
         stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
-        _matrix(stream, result.scores[h], precision, sep)
-        if result.masked is not None:
-            stream.write(b', "masked": ')
-            _matrix(stream, result.masked[h], precision, sep)
-        stream.write(b', "weights": ')
-        _matrix(stream, result.weights[h], precision, sep)
+        if result.weights is None:  # --no-weights: the keys stay, their values are null
+            stream.write(b'null' + (b', "masked": null' if result.config.mask else b"") + b', "weights": null')
+        else:
+            _matrix(stream, result.scores[h], precision, sep)
+            if result.masked is not None:
+                stream.write(b', "masked": ')
+                _matrix(stream, result.masked[h], precision, sep)
+            stream.write(b', "weights": ')
+            _matrix(stream, result.weights[h], precision, sep)
         stream.write(b', "output": ')
         _matrix(stream, result.head_outputs[h], precision, sep)
         stream.write(b"}")
@@ -141,6 +154,7 @@ def csv_field(value: str) -> str:
 def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None = None, header: bool = True,
               line: int | None = None) -> None:
     """Tidy long form: one row per (head, query, key); with `line` (from --lines), a first column `line`."""
+    _no_weights(result, "csv")
     _check_finite("scores", result.scores)
     _check_finite("weights", result.weights)
     lead = "" if line is None else f"{line},"
@@ -163,6 +177,8 @@ def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
     out = {"x": result.x, "q": result.q, "k": result.k, "v": result.v, "scores": result.scores,
            "weights": result.weights, "head_outputs": result.head_outputs, "output": result.output,
            "tokens": np.array(result.tokens.strings, dtype=str)}
+    if result.weights is None:  # --no-weights: no scores, no weights
+        del out["scores"], out["weights"]
     if result.x_context is not None:
         out["x_context"] = result.x_context
         out["context_tokens"] = np.array(result.context_tokens.strings, dtype=str)
@@ -173,6 +189,7 @@ def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
 
 def write_npy(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
     """The weights [h, m, n] alone, as one .npy."""
+    _no_weights(result, "npy")
     np.save(stream, result.weights, allow_pickle=False)
 
 

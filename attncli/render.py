@@ -155,10 +155,29 @@ def caption(result: AttentionResult) -> Text:
     else:
         lines += _text_caption(result)
     if c.mask:
-        lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
-    lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
-                  else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
+        lines.append(f"mask: {', '.join(c.mask)}" + (" (· = masked, weight 0)" if result.weights is not None else ""))
+    lines += _long_caption(result)
+    if result.weights is not None:
+        lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
+                      else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
     return Text("\n".join(lines), style="dim")
+
+
+def _long_caption(result: AttentionResult) -> list[str]:
+    """An approximation's settings (linformer's rank, performer's features), --dtype float32, --no-weights."""
+    c, lines = result.config, []
+    variant = VARIANTS[c.variant]
+    if c.rank is not None:
+        lines.append(f"rank {c.rank}: the keys pooled into {min(c.rank, len(result.key_tokens))} random groups "
+                     f"(--seed {c.seed}); an approximation of {variant.approximates}: attn compare shows its error")
+    if c.features is not None:
+        lines.append(f"{c.features} random features (--seed {c.seed}); an approximation of {variant.approximates}: "
+                     "attn compare shows its error")
+    if c.dtype != "float64":
+        lines.append(f"{c.dtype}: Q, K, V, scores, weights and outputs")
+    if result.weights is None:
+        lines.append("--no-weights: the outputs only, computed without the n × n matrix (no scores, no weights)")
+    return lines
 
 
 def _text_caption(result: AttentionResult) -> list[str]:
@@ -180,7 +199,9 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100,
     """`attn show`: the attention matrix (one panel per head), `below` it (head statistics), then the outputs."""
     parts: list[RenderableType] = []
     c = result.config
-    if max(result.weights.shape[1:]) > HEATMAP_ABOVE:  # a table of numbers would not be readable
+    if result.weights is None:  # --no-weights: no matrix to show (the caption says so)
+        pass
+    elif max(result.weights.shape[1:]) > HEATMAP_ABOVE:  # a table of numbers would not be readable
         from attncli.render_heatmap import Heatmap
 
         for h in range(c.heads):
@@ -207,7 +228,8 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
         table.add_column(name, no_wrap=True)
     table.add_column("paper")
     for row in rows:
-        params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
+        params = "\n".join([f"{p} {shape}" for p, shape in row["parameters"].items()]
+                           + [f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()]) or "—"
         table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text("equal" if row["equal_width"] else "any"),
                       Text(row["paper"]))
     parts: list[RenderableType] = [table]

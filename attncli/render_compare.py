@@ -61,6 +61,15 @@ METRICS = [  # (label, how to show one row's value)
     ("entropy ÷ log₂ n", lambda r, p: _f(r["entropy_ratio"], p)),
     ("mean row maximum", lambda r, p: _f(r["mean_row_max"], p)),
 ]
+ERROR_METRICS = [  # when an approximation is among the runs (rows then have "max_abs_error")
+    ("max |A − A_{exact}|", lambda r, p: _g(r["max_abs_error"], p)),
+    ("mean KL (nats)", lambda r, p: _g(r["mean_kl"], p)),
+]
+
+
+def _g(x, precision: int) -> str:
+    """A small error: 3 significant digits (0.00 would hide it), — for an exact run."""
+    return "—" if x is None else "0" if x == 0 else f"{x:.{max(1, precision + 1)}g}"
 
 
 def short(tokenizer: str) -> str:
@@ -91,6 +100,9 @@ def summary_table(rows: list[dict], precision: int = 2) -> Table:
                          max_width=24)
     for label, show in METRICS:
         table.add_row(label, *(show(r, precision) for r in rows))
+    exact = "/".join(sorted({r["error_vs"] for r in rows if r.get("error_vs")}))
+    for label, show in ERROR_METRICS if exact else []:
+        table.add_row(label.format(exact=exact), *(show(r, precision) for r in rows))
     return table
 
 
@@ -163,6 +175,11 @@ def compare_view(rows: list[dict], results: list[AttentionResult], precision: in
             note += ("\n" + ("" if label == res.model.name else f"{label} = ") + describe(res.model)
                      + f"; trained weights, its own tokenizer, layer {mc.layer}, "
                      + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads"))
+    exact = sorted({r["error_vs"] for r in rows if r.get("error_vs")})
+    if exact:
+        note += (f"\nerror of an approximation: the largest |A − A_{'/'.join(exact)}| over all cells (every head), and "
+                 f"the mean over rows of KL(A_{'/'.join(exact)} ‖ A), on the same Q, K, V; its multiply-adds are those "
+                 "of its linear path (--no-weights)")
     maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
     return Group(summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""),
                  Flow(maps))

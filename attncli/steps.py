@@ -48,6 +48,12 @@ TRACE_TERMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
     "tanh(W1q + W2k + b)": ("tanh(W₁q + W₂k + b) of each pair", ("head", "query", "key", "dim")),
     "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key")),
+    "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
+    "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
+    "Wq' - |q'|^2/2": ("a = W q' − ‖q'‖²/2, q' = q / d_k^¼: φ(q) = e^a / √F, one column per random feature",
+                       ("head", "query", "dim")),
+    "Wk' - |k'|^2/2": ("b = W k' − ‖k'‖²/2, k' = k / d_k^¼: φ(k) = e^b / √F, one column per random feature",
+                       ("head", "key", "dim")),
 }
 
 
