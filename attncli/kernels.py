@@ -27,8 +27,8 @@ one thread while they run. Measured on the 2-core benchmark machine (12
 heads, n = 2048): two threads each calling a two-threaded OpenBLAS took
 2.3x as long as two threads with BLAS limited to one (and 1.5x as long as
 one thread); and while other processes kept the cores busy, BLAS's own
-threads made 12 heads at n = 256 take 550 ms instead of 14 ms (its idle
-threads busy-wait). The limit is process-wide while a call runs (shared by
+threads made 12 heads at n = 256 take ~550 ms instead of 11-15 ms (its
+idle threads busy-wait). The limit is process-wide while a call runs (shared by
 concurrent calls, restored by the last to finish). Limiting BLAS needs
 the small, pure-Python ``threadpoolctl`` package; it is imported only when a
 call is big enough to need it (never for a short sentence, so start-up is

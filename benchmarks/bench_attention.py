@@ -336,7 +336,7 @@ def main(argv=None):
     )
     print(f"# float32, {HEADS} heads, d_k = d_v = {D}, self-attention; median wall ms of interleaved runs")
     base_name = "torch" if torch is not None else "naive"
-    print(f"# ratios are of median times; out(1t)/torch(1t) compares one thread each")
+    print("# ratios are of median times; out(1t)/torch(1t) compares one thread each")
     print(f"# load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
 
     rows = []
