@@ -122,10 +122,7 @@ def linformer(q, k, v, scale, rank, rng, *, return_weights=True):
     """
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n] | None, [h, m, d_v])
     q, k, v, dt, squeeze = _prepare(q, k, v)
-    h, m, _ = q.shape
-    n = k.shape[1]
-    group, sizes = linformer_projection(n, rank, rng)
-    r = sizes.shape[0]
+    group, sizes = linformer_projection(k.shape[1], rank, rng)  # [n], [r]
     order = np.argsort(group, kind="stable")  # positions sorted by group
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))  # [r] (no group is empty)
     inv_size = (1.0 / sizes).astype(dt)  # [r]

@@ -27,8 +27,8 @@ one thread while they run. Measured on the 2-core benchmark machine (12
 heads, n = 2048): two threads each calling a two-threaded OpenBLAS took
 2.3x as long as two threads with BLAS limited to one (and 1.5x as long as
 one thread); and while other processes kept the cores busy, BLAS's own
-threads made 12 heads at n = 256 take 550 ms instead of 14 ms (its idle
-threads busy-wait). The limit is process-wide while a call runs (shared by
+threads made 12 heads at n = 256 take ~550 ms instead of 11-15 ms (its
+idle threads busy-wait). The limit is process-wide while a call runs (shared by
 concurrent calls, restored by the last to finish). Limiting BLAS needs
 the small, pure-Python ``threadpoolctl`` package; it is imported only when a
 call is big enough to need it (never for a short sentence, so start-up is
@@ -280,10 +280,13 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         tasks = [(hh, s) for hh in range(h) for s in starts]
     tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
 
-    # Key tiles: in the fast (unshifted) case a block's scores are made one
-    # [block, key_tile] tile at a time, ~1 MiB, so exp and the row sums work
-    # in the core's own cache; the tiles' partial sums simply add up (no
-    # running maximum to rescale by, unlike flash attention's online softmax).
+    # Key tiles (outputs path): in the fast (unshifted) case a block's scores
+    # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
+    # row sums work in the core's own cache; the tiles' partial sums simply
+    # add up (no running maximum to rescale by, unlike flash attention's
+    # online softmax). The weights path writes whole rows of its result
+    # instead: tiling it was measured 15-18% slower (strided tiles, and the
+    # normalisation pass needs the whole row anyway).
     key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
 
     def mask_causal(sb, c0, c1, s, bb):
@@ -315,32 +318,21 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb]
             if want_weights and kn < n:
                 weights[hh, s:e, kn:] = 0
-            if bounded[hh] and kn > key_tile:
+            if not want_weights and bounded[hh] and kn > key_tile:
                 for c0 in range(0, kn, key_tile):
                     c1 = min(c0 + key_tile, kn)
-                    if want_weights:
-                        sb = weights[hh, s:e, c0:c1]  # [bb, tile] view into the result
-                    else:
-                        sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)
+                    sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
                     np.matmul(qb, kt[hh, :, c0:c1], out=sb)  # scores
                     if causal:
                         mask_causal(sb, c0, c1, s, bb)
                     np.exp(sb, out=sb)
                     if c0 == 0:
                         np.matmul(sb, ones[: c1 - c0], out=rs)
-                        if not want_weights:
-                            np.matmul(sb, v[hh, c0:c1], out=o)
+                        np.matmul(sb, v[hh, c0:c1], out=o)
                     else:
                         rs += np.matmul(sb, ones[: c1 - c0], out=part_sum[:bb])
-                        if not want_weights:
-                            o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
-                if want_weights:
-                    sb = weights[hh, s:e, :kn]
-                    np.reciprocal(rs, out=rs)
-                    np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
-                    np.matmul(sb, v[hh, :kn], out=o)
-                else:
-                    np.divide(o, rs[:, None], out=o)
+                        o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
+                np.divide(o, rs[:, None], out=o)
                 continue
             # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
             if want_weights:

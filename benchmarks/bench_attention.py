@@ -194,28 +194,32 @@ def startup_times(attn, reps=5):
 
 def profile(n=2048, reps=7, block=256):
     """Where the time goes, on ONE thread: a stage-by-stage replica of
-    attention_outputs' block loop (BLAS limited to one thread, as in the
-    kernel), next to torch's SDPA and torch's own matmul/exp on the same
-    shapes, also on one thread. Seconds summed over all blocks, medians of
-    interleaved repeats. Returns {stage: seconds}."""
+    attention_outputs' loop in its usual case (query blocks of 256, key tiles
+    of ~1 MiB of scores, no softmax shift needed; BLAS limited to one thread,
+    as in the kernel), the kernel itself on one thread, and torch's SDPA and
+    torch's own matmul/exp on the replica's shapes, also on one thread.
+    Seconds summed over all blocks, medians of interleaved repeats.
+    Returns {stage: seconds}."""
     # n -> {name: median seconds}
     q, k, v = make_inputs(n)
-    scale = np.float32(1.0 / np.sqrt(D))
-    qs = q * scale
-    kt = np.ascontiguousarray(k.transpose(0, 2, 1))
-    s_buf = np.empty((block, n), np.float32)
+    scale = 1.0 / float(np.sqrt(D))
+    kt = k.transpose(0, 2, 1) * np.float32(scale)  # [h, d, n], as the kernel folds the scale
+    tile = max(8, kernels._KEY_TILE_BYTES // (block * 4))
+    s_buf = np.empty((block, min(tile, n)), np.float32)
     o_buf = np.empty((block, D), np.float32)
+    p_buf = np.empty((block, D), np.float32)
     rs = np.empty(block, np.float32)
+    rp = np.empty(block, np.float32)
     ones = np.ones(n, np.float32)
-    stages = ["scores  q k^T (BLAS)", "exp (in place)", "row sums (BLAS gemv)", "weights x V (BLAS)", "normalise + loop"]
+    stages = ["scores  q k^T (BLAS)", "exp (in place)", "row sums (BLAS gemv)", "weights x V (BLAS)", "sums, normalise, loop"]
     res = {name: [] for name in stages}
-    res["numpy total (1 thread)"] = []
-    tnames = []
+    res["replica total"] = []
+    res["attention_outputs, 1 thread"] = []
     if torch is not None:
-        tq, tk, tv = (torch.from_numpy(x) for x in (qs, k, v))
-        t_s = torch.empty((block, n))
-        tnames = ["torch: same matmuls (mm)", "torch: same exp_", "torch SDPA (1 thread)"]
-        for name in tnames:
+        tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+        tkt = torch.from_numpy(kt)
+        t_s = torch.empty(s_buf.shape)
+        for name in ["torch: same matmuls (mm)", "torch: same exp_", "torch SDPA (1 thread)"]:
             res[name] = []
     try:
         from threadpoolctl import threadpool_limits
@@ -233,39 +237,49 @@ def profile(n=2048, reps=7, block=256):
             t_all = time.perf_counter()
             for h in range(HEADS):
                 for st in range(0, n, block):
-                    sb, ob = s_buf, o_buf
-                    t0 = time.perf_counter()
-                    np.matmul(qs[h, st:st + block], kt[h], out=sb)
-                    t1 = time.perf_counter()
-                    np.exp(sb, out=sb)
-                    t2 = time.perf_counter()
-                    np.matmul(sb, ones, out=rs)
-                    t3 = time.perf_counter()
-                    np.matmul(sb, v[h], out=ob)
-                    t4 = time.perf_counter()
-                    np.divide(ob, rs[:, None], out=ob)
-                    t5 = time.perf_counter()
-                    for name, dt in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-                        acc[name] += dt
+                    for c0 in range(0, n, tile):
+                        c1 = min(c0 + tile, n)
+                        sb = s_buf[:, : c1 - c0]
+                        t0 = time.perf_counter()
+                        np.matmul(q[h, st:st + block], kt[h, :, c0:c1], out=sb)
+                        t1 = time.perf_counter()
+                        np.exp(sb, out=sb)
+                        t2 = time.perf_counter()
+                        np.matmul(sb, ones[: c1 - c0], out=rs if c0 == 0 else rp)
+                        t3 = time.perf_counter()
+                        np.matmul(sb, v[h, c0:c1], out=o_buf if c0 == 0 else p_buf)
+                        t4 = time.perf_counter()
+                        if c0:
+                            rs += rp
+                            o_buf += p_buf
+                        for name, dt in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                            acc[name] += dt
+                    np.divide(o_buf, rs[:, None], out=o_buf)
             total = time.perf_counter() - t_all
-            acc["normalise + loop"] += total - sum(acc.values())
+            acc["sums, normalise, loop"] += total - sum(acc.values())
             for name in stages:
                 res[name].append(acc[name])
-            res["numpy total (1 thread)"].append(total)
+            res["replica total"].append(total)
+            t0 = time.perf_counter()
+            kernels.attention_outputs(q, k, v, scale, threads=1)
+            res["attention_outputs, 1 thread"].append(time.perf_counter() - t0)
             if torch is not None:
                 with torch.no_grad():
                     t_mm = t_exp = 0.0
                     for h in range(HEADS):
                         for st in range(0, n, block):
-                            t0 = time.perf_counter()
-                            torch.mm(tq[h, st:st + block], tk[h].T, out=t_s)
-                            t1 = time.perf_counter()
-                            t_s.exp_()
-                            t2 = time.perf_counter()
-                            torch.mm(t_s, tv[h])
-                            t3 = time.perf_counter()
-                            t_mm += (t1 - t0) + (t3 - t2)
-                            t_exp += t2 - t1
+                            for c0 in range(0, n, tile):
+                                c1 = min(c0 + tile, n)
+                                ts_ = t_s[:, : c1 - c0]
+                                t0 = time.perf_counter()
+                                torch.mm(tq[h, st:st + block], tkt[h, :, c0:c1], out=ts_)
+                                t1 = time.perf_counter()
+                                ts_.exp_()
+                                t2 = time.perf_counter()
+                                torch.mm(ts_, tv[h, c0:c1])
+                                t3 = time.perf_counter()
+                                t_mm += (t1 - t0) + (t3 - t2)
+                                t_exp += t2 - t1
                     t2 = time.perf_counter()
                     torch.nn.functional.scaled_dot_product_attention(tq[None], tk[None], tv[None])
                     t3 = time.perf_counter()
@@ -322,7 +336,7 @@ def main(argv=None):
     )
     print(f"# float32, {HEADS} heads, d_k = d_v = {D}, self-attention; median wall ms of interleaved runs")
     base_name = "torch" if torch is not None else "naive"
-    print(f"# ratios are of median times; out(1t)/torch(1t) compares one thread each")
+    print("# ratios are of median times; out(1t)/torch(1t) compares one thread each")
     print(f"# load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
 
     rows = []
@@ -364,10 +378,10 @@ def main(argv=None):
 
     if args.profile:
         n = 2048
-        print(f"\nprofile, one thread, n = {n}, {HEADS} heads, block 256 (ms, and ns per score cell):")
+        print(f"\nprofile, one thread, n = {n}, {HEADS} heads, block 256, key tiles of 1024 (ms, ns per score cell):")
         cells = HEADS * n * n
         for name, t in profile(n, reps=3 if args.quick else 7).items():
-            print(f"  {name:28s} {t * 1e3:8.1f} ms  {t * 1e9 / cells:6.2f} ns/cell")
+            print(f"  {name:30s} {t * 1e3:8.1f} ms  {t * 1e9 / cells:6.2f} ns/cell")
 
     print("\nstart-up (median of 5 runs, subprocess, wall):")
     attn = args.attn or shutil.which("attn")
