@@ -325,8 +325,15 @@ MASKS: dict[str, tuple[bool, str]] = {
 }
 
 
+MAX_MASK_ARG = 10**9  # a window or a K at least as long as the text already masks nothing
+
+
 def parse_masks(spec: str | None) -> tuple[Mask, ...]:
-    """'causal,window:2' -> (Mask('causal'), Mask('window', 2)); '' or 'none' -> ()."""
+    """'causal,window:2' -> (Mask('causal'), Mask('window', 2)); '' or 'none' -> ().
+
+    W and K are whole numbers in ASCII digits (not '²' or '٣', which str.isdigit accepts), W >= 0,
+    1 <= K, both at most MAX_MASK_ARG.
+    """
     if not spec or spec.strip() in ("", "none"):
         return ()
     out = []
@@ -336,9 +343,13 @@ def parse_masks(spec: str | None) -> tuple[Mask, ...]:
             raise ConfigError(f"unknown mask {part.strip()!r}: choose causal, window:W or topk:K")
         needs_arg, _ = MASKS[name]
         if needs_arg:
-            if not arg.strip().isdigit():
+            digits = arg.strip()
+            if not (digits.isascii() and digits.isdigit()):
                 raise ConfigError(f"mask {part.strip()!r} needs a whole number, e.g. {name}:2")
-            value = int(arg)
+            if len(digits.lstrip("0")) > len(str(MAX_MASK_ARG)) or int(digits) > MAX_MASK_ARG:
+                raise ConfigError(f"mask {part.strip()[:40]!r}: {'W' if name == 'window' else 'K'} must be at most "
+                                  f"{MAX_MASK_ARG:,} (one as long as the text already masks nothing)")
+            value = int(digits)
             if name == "topk" and value < 1:
                 raise ConfigError(f"mask {part.strip()!r}: K must be at least 1")
             out.append(Mask(name, value))

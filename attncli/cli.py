@@ -24,10 +24,13 @@ from attncli.attention import VARIANTS
 from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.embed import POSITIONAL
 from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
+from attncli.escape import escape_text
 from attncli.formats import FORMATS
-from attncli.inputs import iter_lines, open_lines, read_text
+from attncli.inputs import ERRORS, decode_arg, iter_lines, open_lines, read_text
+from attncli.limits import MAX_TOKENS, Limits, max_bytes_from
 from attncli.output import (  # noqa: F401  (the emit path every command uses)
-    console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
+    check_precision, console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format,
+    write_output,
 )
 from attncli.pipeline import DTYPES, PROJECTIONS, RunConfig, run
 
@@ -36,18 +39,38 @@ def fail(error: AttnError):
     """Print the one line `Error: ...` and exit with the error's code (ATTN_DEBUG=1 shows the traceback)."""
     if os.environ.get("ATTN_DEBUG") == "1":
         raise error
-    typer.echo(f"Error: {error}", err=True)
+    typer.echo(f"Error: {escape_text(str(error))}", err=True)  # one line, and a path or token in it stays inert
     raise typer.Exit(error.exit_code)
+
+
+# Click's exception base, whichever Click Typer runs on (recent Typer vendors its own copy as typer._click).
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _escaped(error):
+    """Click's own usage errors quote what the user typed ("No such option", "unexpected extra argument"):
+    show it escaped like every other message (the usage line and the exit code stay Click's)."""
+    message = error.format_message
+    error.format_message = lambda: escape_text(message())  # type: ignore[method-assign]
+    return error
 
 
 class AttnGroup(TyperGroup):
     """Translates the core's errors, and unexpected ones, into one line and an exit code."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except ClickException as e:
+            raise _escaped(e) from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except AttnError as e:
             fail(e)
+        except ClickException as e:
+            raise _escaped(e)
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except Exception as e:
@@ -97,6 +120,7 @@ ProjectionName = choice("ProjectionName", PROJECTIONS)
 FormatName = choice("FormatName", ["table", *FORMATS])
 DtypeName = choice("DtypeName", DTYPES)
 ColorName = choice("ColorName", ["auto", "always", "never"])
+ErrorsName = choice("ErrorsName", ERRORS)
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant",
                                       help="Score function (see `attn variants`).")]
@@ -121,6 +145,11 @@ Color = Annotated[ColorName, typer.Option("--color",
                                     help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
 SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
+Errors = Annotated[ErrorsName, typer.Option("--errors", help="Input that is not UTF-8: strict (an error naming "
+                                           "the byte offset) or replace (read as U+FFFD, with a warning).")]
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Refuse a text (or context) of more tokens than "
+                                       "this, before its n² matrices are made; the memory estimate of the run is "
+                                       "limited too (ATTN_MAX_MEMORY, default 2G).")]
 Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
                                      "result per line, in order, as it goes; blank lines are skipped.")]
 # Long inputs and the approximations (attncli.efficient, attncli.approx_variants):
@@ -140,6 +169,21 @@ def _v(choice_value):
     return getattr(choice_value, "value", choice_value)
 
 
+def _say(message: str) -> None:
+    """A warning on stderr, one line, escaped (it may quote a path)."""
+    typer.echo(f"Warning: {escape_text(message)}", err=True)
+
+
+def _limits(max_tokens: int | None, command: str, render: str = "none") -> Limits:
+    """--max-tokens and ATTN_MAX_MEMORY, and what the result will be rendered to (see attncli.limits)."""
+    return Limits(max_tokens, max_bytes_from(os.environ), render, command)
+
+
+def _context(context: str | None, errors) -> str | None:
+    """--context checked like TEXT: argv bytes that are not UTF-8 are an error, or U+FFFD with --errors replace."""
+    return None if context is None else decode_arg(context, "--context", _v(errors), _say)
+
+
 # ---- commands ------------------------------------------------------------------------------------
 
 
@@ -154,7 +198,8 @@ def show(
                                         "tokens); with -f json they go under \"stats\".")] = False,
     model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
     lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None,
-    features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
+    features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64", errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -175,25 +220,29 @@ def show(
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
     if model is not None:
+        source = read_text(text, file, _v(errors), _say)
         if rollout:
-            ro = model_run.model_rollout(load_model(model), read_text(text, file), layer)
+            ro = model_run.model_rollout(load_model(model), source, layer)
             return emit(lambda d, w: render_model.rollout_view(ro, d, w), lambda f, stream, p: model_run.write_rollout(
                 f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
-        result = model_run.model_result(load_model(model), read_text(text, file), layer, head)
+        result = model_run.model_result(load_model(model), source, layer, head)
     else:
         _variant_options([_v(variant)], rank, features)
         config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                              temperature, rank=rank, features=features, dtype=_v(dtype), weights=not no_weights)
+        context = _context(context, errors)
+        limits = _limits(max_tokens, "show --lines" if lines else "show", "table" if stats else "none")
         if lines:
             return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
-                              stats)
-        result = run(read_text(text, file), config, context=context)
+                              stats, _v(errors), limits)
+        result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
         return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
     emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
 
 
-def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats) -> None:
+def show_lines(text, file, config, context, fmt, output, precision, color, table, pictures, stats,
+               errors="strict", limits=None) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
     from attncli.render_stats import stats_document
 
@@ -202,11 +251,11 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
     with stream, line_progress(stream, name, color, output) as counted:
         def results():
             found = False
-            for number, line in iter_lines(counted, name):
+            for number, line in iter_lines(counted, name, errors, _say):
                 if line.strip():
                     found = True
                     try:
-                        yield number, run(line, config, context=context)
+                        yield number, run(line, config, context=context, limits=limits)
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
             if not found:
@@ -234,7 +283,7 @@ def _variant_options(variants: list[str], rank: int | None, features: int | None
 
 def _warn(tokens) -> None:
     for warning in tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {escape_text(warning)}", err=True)
 
 
 def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
@@ -245,6 +294,7 @@ def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
     if pictures.get("save_svg") or pictures.get("save_html"):
         raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {resolve_format(fmt, output)}, "
                           "or run twice")
+    check_precision(precision)
     _warn(result.tokens)
     extra = {"stats": stats_document(result, precision)}
     lines = resolve_format(fmt, output) == "jsonl"
@@ -262,6 +312,7 @@ def steps(
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     model: ModelDir = None, layer: Layer = None, head: Head = None,
     save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
+    errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -274,12 +325,17 @@ def steps(
     from attncli.model_run import model_result
 
     check_options(ctx, model, keep=("query",))
-    if model is None:
+    source = read_text(text, file, _v(errors), _say)
+    if model is not None:
+        result = model_result(load_model(model), source, layer, head)
+    else:
         _variant_options([_v(variant)], rank, features)
-    result = model_result(load_model(model), read_text(text, file), layer, head) if model is not None else run(
-        read_text(text, file), _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection,
-                                           seed, temperature, rank=rank, features=features), context=context,
-        trace=True)
+        config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                             temperature, rank=rank, features=features)
+        context = _context(context, errors)
+        shown = resolve_format(_v(fmt), output)
+        render = {"table": "steps-table", "json": "steps-json", "jsonl": "steps-json"}.get(shown, "none")
+        result = run(source, config, context=context, trace=True, limits=_limits(max_tokens, "steps", render))
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -291,7 +347,8 @@ def steps(
 def tokens(
     ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
     output: Output = None, precision: Precision = None, color: Color = "auto", model: ModelDir = None,
-    save_svg: SaveSvg = None, save_html: SaveHtml = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -301,13 +358,17 @@ def tokens(
     from attncli import render_steps
     from attncli.model_run import model_tokens
     from attncli.stats import tokens_document
-    from attncli.tokenize import tokenize
+    from attncli.tokenize import TooManyTokens, tokenize
 
     check_options(ctx, model)
-    source = read_text(text, file)
+    source = read_text(text, file, _v(errors), _say)
     if not source:
         raise DataError("empty text: nothing to tokenize")
-    toks = tokenize(source, tokenizer) if model is None else model_tokens(load_model(model), source)
+    _limits(max_tokens, "tokens")  # checks --max-tokens itself
+    try:
+        toks = tokenize(source, tokenizer, max_tokens) if model is None else model_tokens(load_model(model), source)
+    except TooManyTokens as e:
+        raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     _warn(toks)
     emit_records(tokens_document(source, toks), _v(fmt), output, precision, _v(color),
                  lambda d, w: render_steps.tokens_view(source, toks, d, w), "attn tokens",
@@ -326,6 +387,7 @@ def compare(
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
     save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
+    errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
@@ -343,10 +405,11 @@ def compare(
     check_options(ctx, model, every=True)
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
                          temperature, rank=rank, features=features)
-    source = read_text(text, file)
+    source = read_text(text, file, _v(errors), _say)
     names = split_names(variants, "variants")
     _variant_options(names, rank, features)
-    results = compare_runs(source, split_names(tokenizers, "tokenizers"), names, config)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), names, config,
+                           _limits(max_tokens, "compare", "table"))
     for r in results:
         _warn(r.tokens)
     if model is not None:
@@ -372,7 +435,7 @@ def compute(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto",
+    color: Color = "auto", errors: Errors = "strict",
 ) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
 
@@ -386,8 +449,9 @@ def compute(
     check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
                {"rank": rank, "features": features})
 
-    given = core.read_given(input_path, q, k, v, sys.stdin.buffer)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, rank=rank, features=features,
+    limits = _limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none")
+    given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say, limits)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, limits, rank=rank, features=features,
                           dtype=_v(dtype), weights=not no_weights)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from attncli.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
 from attncli.errors import ConfigError, DataError
-from attncli.inputs import decode
-from attncli.pipeline import MAX_DIM, AttentionResult, RunConfig
+from attncli.inputs import decode, read_bounded
+from attncli.limits import Limits, check, compute_bytes
+from attncli.pipeline import MAX_DIM, MAX_SEED, AttentionResult, RunConfig
 from attncli.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -123,9 +124,9 @@ def _map(x, depth: int, where: str):
     return _number(x, where) if depth == 0 else [_map(y, depth - 1, f"{where}[{i}]") for i, y in enumerate(x)]
 
 
-def parse_json(data: bytes | str, source: str) -> Given:
+def parse_json(data: bytes | str, source: str, errors: str = "strict", warn=None) -> Given:
     """`{"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}` -> Given (k, v, params optional)."""
-    text = decode(data, source) if isinstance(data, bytes) else data
+    text = decode(data, source, errors, warn) if isinstance(data, bytes) else data
     if not text.strip():
         raise DataError(f"{source} is empty: expected JSON {{\"q\": [[...]], \"k\": [[...]], \"v\": [[...]]}}")
     try:  # NaN and Infinity parse to floats here, and _number rejects them naming the cell
@@ -196,33 +197,67 @@ def load_npy(path: str, name: str) -> np.ndarray:
     return a
 
 
-def load_npys(q: str, k: str | None, v: str | None) -> Given:
+def npy_shape(path: str) -> tuple[int, ...] | None:
+    """The shape in a .npy header, read without the data; None when the header is not readable (load_npy
+    then says why)."""
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            shape, _, _ = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0(f))
+        return tuple(int(x) for x in shape)
+    except Exception:  # noqa: BLE001  (any unreadable header: load_npy reports it properly)
+        return None
+
+
+def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> None:
+    """Refuse .npy matrices whose attention would not fit, from their headers, before loading them."""
+    shapes = [npy_shape(p) for p in (q, k or q, v or k or q)]
+    if any(s is None or len(s) != 2 for s in shapes):
+        return
+    (m, d_q), (n, d_k), (_, d_v) = shapes
+    check(compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1), limits, "attention on these matrices",
+          ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
+
+
+def load_npys(q: str, k: str | None, v: str | None, limits: Limits | None = None) -> Given:
     """--q, --k, --v .npy files; k defaults to q and v to k."""
+    if limits is not None:
+        check_npy_sizes(q, k, v, limits)
     qa = load_npy(q, "q")
     ka = load_npy(k, "k") if k else qa
     va = load_npy(v, "v") if v else ka
     return Given(qa, ka, va, k is not None or v is not None, ", ".join(f"{f} {p}" for f, p in zip("qkv", (q, k, v)) if p))
 
 
-def read_given(input_path: str | None, q: str | None, k: str | None, v: str | None, stdin) -> Given:
-    """Where `attn compute` takes its matrices from: .npy files, --input FILE, or stdin (a binary stream)."""
+def read_given(input_path: str | None, q: str | None, k: str | None, v: str | None, stdin, errors: str = "strict",
+               warn=None, limits: Limits | None = None) -> Given:
+    """Where `attn compute` takes its matrices from: .npy files, --input FILE, or stdin (a binary stream).
+
+    --errors replace reads bytes that are not UTF-8 as U+FFFD (which is then no number, so still an error,
+    unless it sits in a string the JSON does not use). A JSON bigger than MAX_INPUT_BYTES is refused.
+    """
+    hint = "give the matrices as .npy files (--q, --k, --v)"
     if q or k or v:
         if input_path is not None:
             raise ConfigError("give either --input JSON or --q/--k/--v .npy files, not both")
         if not q:
             raise ConfigError("--k and --v need --q: the queries are the one matrix that cannot default")
-        return load_npys(q, k, v)
+        return load_npys(q, k, v, limits)
     if input_path is not None and input_path != "-":
         if not os.path.exists(input_path):
             raise DataError(f"no such file: {input_path} (--input)")
         if os.path.isdir(input_path):
             raise DataError(f"--input {input_path} is a directory, expected a JSON file")
-        with open(input_path, "rb") as f:
-            return parse_json(f.read(), input_path)
+        try:
+            with open(input_path, "rb") as f:
+                return parse_json(read_bounded(f, input_path, hint), input_path, errors, warn)
+        except OSError as e:
+            raise DataError(f"cannot read {input_path}: {e.strerror or e}") from None
     if input_path is None and stdin.isatty():
         raise ConfigError("no input: pipe JSON {\"q\": [[...]], ...} on stdin, or give --input FILE "
                           "or --q FILE.npy")
-    return parse_json(stdin.read(), "stdin")
+    return parse_json(read_bounded(stdin, "stdin", hint), "stdin", errors, warn)
 
 
 def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | None) -> tuple[dict, dict]:
@@ -258,17 +293,18 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
 
 
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
-            seed: int = 0, d_a: int | None = None, *, dtype: str = "float64", weights: bool = True,
-            rank: int | None = None, features: int | None = None) -> AttentionResult:
+            seed: int = 0, d_a: int | None = None, limits: Limits | None = None, *, dtype: str = "float64",
+            weights: bool = True, rank: int | None = None, features: int | None = None) -> AttentionResult:
     """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection.
 
+    The m × n attention is estimated first and refused past `limits` (default `Limits()`, 2 GiB).
     `dtype`, `weights` (False: outputs only), `rank` and `features` as in RunConfig (attncli.efficient)."""
     spec = get_variant(variant)
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
         raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more, got {seed}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
     from attncli.pipeline import check_options  # --dtype, --no-weights, --rank, --features
@@ -288,6 +324,9 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
         params = variant_params(spec, np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k, n, options)
+    limits = Limits() if limits is None else limits
+    check(compute_bytes(variant, masks, m, n, d_q, d_k, d_v, d_a or d_k, temperature, limits.render), limits,
+          "attention on these matrices", ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
     if dtype != "float64" or not weights:  # the long-input paths
         from attncli.efficient import attend_long
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
@@ -28,6 +29,33 @@ from attncli.errors import ConfigError, DataError
 from attncli.pipeline import AttentionResult
 
 SCHEMA = "attncli.attention/1"
+
+# Code points that json.dumps(ensure_ascii=False) writes raw but a terminal may act on or hide: DEL and the C1
+# controls (U+009B is CSI), format characters (bidi overrides and isolates, zero-width, BOM, tags), the line and
+# paragraph separators, and lone surrogates (which are not even encodable as UTF-8). `dumps` writes them as
+# \uXXXX escapes instead, so `attn ... -f json` on a terminal is as inert as a table, and the parsed strings
+# are exactly the same. tests/test_hostile.py checks this class against the running Python's Unicode tables.
+_UNSAFE_IN_JSON = re.compile(
+    "[\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+
+
+def _json_escape(match: re.Match) -> str:
+    o = ord(match.group())
+    if o > 0xFFFF:  # JSON writes an astral code point as its UTF-16 surrogate pair
+        o -= 0x10000
+        return f"\\u{0xD800 + (o >> 10):04x}\\u{0xDC00 + (o & 0x3FF):04x}"
+    return f"\\u{o:04x}"
+
+
+def dumps(value, **kwargs) -> str:
+    r"""json.dumps with readable UTF-8, but every terminal-unsafe code point escaped (see _UNSAFE_IN_JSON):
+
+    >>> dumps(["café", "\x9b2J", "\u202e"])
+    '["café", "\\u009b2J", "\\u202e"]'
+    """
+    return _UNSAFE_IN_JSON.sub(_json_escape, json.dumps(value, ensure_ascii=False, **kwargs))
 
 
 def _check_finite(name: str, a: np.ndarray) -> None:
@@ -106,8 +134,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     fields = {"schema": SCHEMA, **({} if line is None else {"line": line}), "text": result.text,
               "context": result.context, "tokens": list(result.tokens.strings), "context_tokens": ctx,
               "config": config_dict(result)}
-    stream.write(("{" + ("," + nl).join(f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
-                                        for k, v in fields.items())).encode())
+    stream.write(("{" + ("," + nl).join(f"{json.dumps(k)}: {dumps(v)}" for k, v in fields.items())).encode())
     stream.write(("," + nl + '"heads": [').encode())
     for h in range(result.config.heads):
         if h:
@@ -128,7 +155,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     stream.write(("]," + nl + '"output": ').encode())
     _matrix(stream, result.output, precision, sep)
     for key, value in (extra or {}).items():
-        stream.write(f",{nl}{json.dumps(key)}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}".encode())
+        stream.write(f",{nl}{json.dumps(key)}: {dumps(value, allow_nan=False)}".encode())
     stream.write(b"}\n")
 
 
@@ -208,11 +235,10 @@ def write_records(doc: dict, fmt: str, stream: BinaryIO, precision: int | None =
         return value
 
     if fmt == "json":
-        stream.write(json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False).encode() + b"\n")
+        stream.write(dumps(doc, indent=1, allow_nan=False).encode() + b"\n")
     elif fmt == "jsonl":
         for row in rows:
-            stream.write(json.dumps({k: clean(v) for k, v in row.items()}, ensure_ascii=False,
-                                    allow_nan=False).encode() + b"\n")
+            stream.write(dumps({k: clean(v) for k, v in row.items()}, allow_nan=False).encode() + b"\n")
     elif fmt == "csv":
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
         writer = csv.writer(text, lineterminator="\n")

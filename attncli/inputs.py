@@ -1,11 +1,18 @@
-"""Where text comes from: an argument, stdin (`-`) or a file; decoded strictly as UTF-8.
+"""Where text comes from: an argument, stdin (`-`) or a file; decoded as UTF-8, strictly unless asked.
 
     >>> decode(b"caf\\xc3\\xa9", "stdin")
     'café'
     >>> decode(b"ab\\xff", "stdin")
     Traceback (most recent call last):
     ...
-    attncli.errors.DataError: stdin is not valid UTF-8: byte 0xff at offset 2
+    attncli.errors.DataError: stdin is not valid UTF-8: byte 0xff at offset 2 (--errors replace reads it with U+FFFD)
+    >>> decode(b"ab\\xff", "stdin", "replace")
+    'ab\ufffd'
+
+`--errors replace` puts U+FFFD where the bytes are not UTF-8 and says so on stderr
+(through `warn`). One text is read whole, so at most MAX_INPUT_BYTES of it: a
+bigger file, an endless pipe or /dev/zero is refused after that many bytes, never
+read into memory to the end; `--lines` streams (each line at most that long).
 """
 
 from __future__ import annotations
@@ -13,17 +20,70 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from attncli.errors import ConfigError, DataError
 
+ERRORS = ("strict", "replace")
+MAX_INPUT_BYTES = 64 * 2**20  # one text, one line of --lines, or one JSON of attn compute
 
-def decode(data: bytes, source: str) -> str:
-    """Strict UTF-8, with the offset of the first bad byte in the message."""
+Warn = Callable[[str], None]
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in binary units, as messages show them.
+
+    >>> human_bytes(512), human_bytes(64 * 2**20), human_bytes(3.5 * 2**40)
+    ('512 bytes', '64 MiB', '3.5 TiB')
+    """
+    if n < 1024:
+        return f"{n:,.0f} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
+        n /= 1024
+        if n < 1024 or unit == "YiB":
+            return f"{n:,.1f} {unit}".replace(".0 ", " ")
+    raise AssertionError  # unreachable
+
+
+def decode(data: bytes, source: str, errors: str = "strict", warn: Warn | None = None) -> str:
+    """UTF-8: strict (the offset of the first bad byte in the message), or with U+FFFD for bad bytes."""
+    if errors not in ERRORS:
+        raise ConfigError(f"--errors must be one of {', '.join(ERRORS)}, got {errors!r}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DataError(f"{source} is not valid UTF-8: byte 0x{data[e.start]:02x} at offset {e.start}") from None
+        if errors == "strict":
+            raise DataError(f"{source} is not valid UTF-8: byte 0x{data[e.start]:02x} at offset {e.start} "
+                            "(--errors replace reads it with U+FFFD)") from None
+        text = data.decode("utf-8", "replace")
+        if warn is not None:
+            bad = text.count("\ufffd") - data.decode("utf-8", "ignore").count("\ufffd")
+            warn(f"{source} is not valid UTF-8: {bad} bad sequence{'s' if bad != 1 else ''} read as U+FFFD "
+                 f"(the first, 0x{data[e.start]:02x}, at byte offset {e.start})")
+        return text
+
+
+def decode_arg(text: str, source: str, errors: str = "strict", warn: Warn | None = None) -> str:
+    """An argument (TEXT, --context): undecodable argv bytes arrive as lone surrogates; find their byte offset."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = text.encode("utf-8", "surrogateescape")  # the bytes the shell gave
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")  # a surrogate that came from no byte (only in-process)
+    return decode(raw, source, errors, warn)
+
+
+def read_bounded(stream: BinaryIO, source: str, hint: str = "use --lines to stream it one line at a time",
+                 limit: int = MAX_INPUT_BYTES) -> bytes:
+    """All of `stream`, or DataError as soon as it passes `limit` bytes (an endless pipe ends here too)."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise DataError(f"{source} is larger than {human_bytes(limit)}, the most attn reads as one input: {hint}")
+    return data
 
 
 def open_file(path: str) -> BinaryIO:
@@ -37,29 +97,25 @@ def open_file(path: str) -> BinaryIO:
         raise DataError(f"cannot read {path}: {e.strerror}") from None
 
 
-def read_file(path: str) -> str:
+def read_file(path: str, errors: str = "strict", warn: Warn | None = None) -> str:
     with open_file(path) as f:
         try:
-            return decode(f.read(), path)
+            return decode(read_bounded(f, path), path, errors, warn)
         except OSError as e:
             raise DataError(f"cannot read {path}: {e.strerror}") from None
 
 
-def read_text(text: str | None, file: str | None) -> str:
+def read_text(text: str | None, file: str | None, errors: str = "strict", warn: Warn | None = None) -> str:
     """TEXT as given, `-` for stdin, or the contents of --file (exactly one of them)."""
     if text is not None and file is not None:
         raise ConfigError("give either TEXT or --file, not both")
     if file is not None:
-        return read_file(file)
+        return read_file(file, errors, warn)
     if text is None:
         raise ConfigError("no text: give TEXT, - to read stdin, or --file PATH")
     if text == "-":
-        return decode(sys.stdin.buffer.read(), "stdin")
-    try:  # argv undecodable bytes arrive as lone surrogates
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise DataError(f"TEXT is not valid UTF-8 at character {e.start}") from None
-    return text
+        return decode(read_bounded(sys.stdin.buffer, "stdin"), "stdin", errors, warn)
+    return decode_arg(text, "TEXT", errors, warn)
 
 
 def open_lines(text: str | None, file: str | None) -> tuple[BinaryIO, str]:
@@ -73,20 +129,31 @@ def open_lines(text: str | None, file: str | None) -> tuple[BinaryIO, str]:
     if text == "-":
         return sys.stdin.buffer, "stdin"
     try:
-        return io.BytesIO(text.encode("utf-8")), "TEXT"
-    except UnicodeEncodeError as e:
-        raise DataError(f"TEXT is not valid UTF-8 at character {e.start}") from None
+        return io.BytesIO(text.encode("utf-8", "surrogateescape")), "TEXT"  # decoded line by line, as stdin is
+    except UnicodeEncodeError:
+        return io.BytesIO(text.encode("utf-8", "surrogatepass")), "TEXT"
 
 
-def iter_lines(stream: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
+def iter_lines(stream: BinaryIO, name: str, errors: str = "strict", warn: Warn | None = None,
+               limit: int = MAX_INPUT_BYTES) -> Iterator[tuple[int, str]]:
     r"""`(line number from 1, text)` for each line, read lazily; the newline (\n or \r\n) is dropped.
 
     Lines are split on \n only, so the numbers agree with `wc -l`, `sed -n 3p` and editors:
 
     >>> list(iter_lines(io.BytesIO(b"a b\r\n\nc\x0cd"), "stdin"))
     [(1, 'a b'), (2, ''), (3, 'c\x0cd')]
+
+    A line longer than `limit` bytes is an error, found without reading the rest of it.
     """
-    for number, raw in enumerate(stream, 1):
+    number = 0
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
+            raise DataError(f"{name} line {number} is longer than {human_bytes(limit)}, the most attn reads "
+                            "as one text")
         raw = raw[:-1] if raw.endswith(b"\n") else raw
         raw = raw[:-1] if raw.endswith(b"\r") else raw
-        yield number, decode(raw, f"{name} line {number}")
+        yield number, decode(raw, f"{name} line {number}", errors, warn)

@@ -26,6 +26,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import typer
 
 from attncli.errors import ConfigError, DataError
+from attncli.escape import escape_text
 from attncli.formats import FORMATS, format_for_path, write_csv, write_jsonl, write_records
 
 COLORS = ("auto", "always", "never")
@@ -72,10 +73,29 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
     return guessed
 
 
+def check_precision(precision: int | None) -> None:
+    if precision is not None and not 0 <= precision <= 17:
+        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+
+
+def _special(path: str) -> bool:
+    """An existing file that is not a regular file: a device (/dev/null, /dev/stdout), a FIFO, a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def check_target(path: str) -> str:
     """The directory a file will be written in; DataError when it cannot be."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
+        parent = directory
+        while parent and not os.path.exists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        if os.path.exists(parent) and not os.path.isdir(parent):
+            raise DataError(f"cannot write {path}: {parent} is a file, not a directory")
         raise DataError(f"cannot write {path}: no such directory {directory}")
     if os.path.isdir(path):
         raise DataError(f"cannot write {path}: it is a directory")
@@ -100,6 +120,14 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
         sys.stdout.buffer.flush()
         return
     directory = check_target(output)
+    if _special(output):  # never rename a file over /dev/null or a named pipe: write into it
+        try:
+            f = open(output, "wb")
+        except OSError as e:
+            raise DataError(f"cannot write {output}: {e.strerror}") from None
+        with f:
+            yield f
+        return
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
     except OSError as e:
@@ -167,8 +195,7 @@ def emit(table, write, fmt: str | None, output: str | None, precision: int | Non
     `save_svg`/`save_html` also write what the table showed, `title` on the SVG's window.
     """
     fmt = resolve_format(fmt, output)
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+    check_precision(precision)
     if fmt != "table":
         if save_svg or save_html:
             raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice")
@@ -181,7 +208,7 @@ def emit(table, write, fmt: str | None, output: str | None, precision: int | Non
 
 def warn(tokens) -> None:
     for warning in tokens.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {escape_text(warning)}", err=True)  # it may name a tokenizer path
 
 
 def emit_result(result, fmt, output, precision, color, render, **pictures) -> None:
@@ -213,8 +240,7 @@ def emit_lines(results: Iterable, fmt: str | None, output: str | None, precision
     if fmt not in LINE_FORMATS:
         raise ConfigError(f"--lines streams one result per line: use -f jsonl (the default), csv or table, "
                           f"not {fmt}")
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+    check_precision(precision)
     if fmt == "table":
         from rich.rule import Rule
         from rich.text import Text
@@ -264,4 +290,5 @@ def line_progress(stream: BinaryIO, name: str, color: str, output: str | None) -
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
                   console=console(color, stderr=True), transient=True) as progress:
-        yield progress.wrap_file(stream, total=size, description=escape(f"attn --lines {os.path.basename(name)}"))
+        label = escape(escape_text(f"attn --lines {os.path.basename(name)}"))  # not markup, not raw controls
+        yield progress.wrap_file(stream, total=size, description=label)

@@ -24,13 +24,15 @@ from attncli.attention import (
 )
 from attncli.embed import POSITIONAL, embed
 from attncli.errors import ConfigError, DataError
-from attncli.tokenize import Tokens, tokenize
+from attncli.limits import Limits, check, hints, run_bytes, too_many_tokens
+from attncli.tokenize import Tokens, TooManyTokens, tokenize
 
 PROJECTIONS = ("random", "identity")
 DTYPES = ("float64", "float32")
 MAX_OPTION = 65536  # --rank, --features
 MAX_DIM = 4096
 MAX_HEADS = 256
+MAX_SEED = 2**63 - 1  # NumPy takes any size, but a seed should survive JSON and every other tool as an int64
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,8 @@ class RunConfig:
                                  ("dk", self.d_k, MAX_DIM), ("dv", self.d_v, MAX_DIM), ("d-a", self.d_a, MAX_DIM)):
             if value is not None and not 1 <= value <= top:
                 raise ConfigError(f"--{name} must be between 1 and {top}, got {value}")
-        if self.seed < 0:
-            raise ConfigError(f"--seed must be 0 or more, got {self.seed}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
         if not (math.isfinite(self.temperature) and self.temperature > 0):
             raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
         if self.projection == "identity":
@@ -150,16 +152,44 @@ def _check_text(text: str, what: str) -> None:
         raise DataError(f"the {what} is only whitespace: nothing to tokenize")
 
 
-def run(text: str, config: RunConfig = RunConfig(), context: str | None = None, trace: bool = False) -> AttentionResult:
-    """Tokenize, embed, project, attend. Cross-attention when `context` is given."""
+check_text = _check_text
+
+
+def limited_tokens(text: str, config: RunConfig, limits: Limits, what: str = "text") -> Tokens:
+    """The tokens of a text (or context), refused past `limits.max_tokens` with what its matrices would cost."""
+    try:
+        return tokenize(text, config.tokenizer, limits.max_tokens)
+    except TooManyTokens as e:
+        raise too_many_tokens(e, what, config, hints(config, limits.command, limits.render)) from None
+
+
+def estimate(config: RunConfig, m: int, n: int, trace: bool = False, limits: Limits = Limits(),
+             cross: bool = False):
+    """What a run on m queries and n keys would allocate (`limits.run_bytes`), checked against `limits`."""
+    e = run_bytes(config, m, n, trace, limits.render, cross)
+    check(e, limits, "this run", hints(config, limits.command, limits.render, e))
+    return e
+
+
+def run(text: str, config: RunConfig = RunConfig(), context: str | None = None, trace: bool = False,
+        limits: Limits | None = None) -> AttentionResult:
+    """Tokenize, embed, project, attend. Cross-attention when `context` is given.
+
+    `limits` (default `Limits()`: 4096 tokens, 2 GiB) are checked before anything of size n² is
+    allocated: the token counts, then the estimate of every array (`attncli.limits`).
+    """
     config = config.resolve()
+    limits = Limits() if limits is None else limits
     _check_text(text, "text")
-    tokens = tokenize(text, config.tokenizer)
-    x = embed_tokens(tokens, config)
-    context_tokens, x_context = None, None
     if context is not None:
         _check_text(context, "context")
-        context_tokens = tokenize(context, config.tokenizer)
+    tokens = limited_tokens(text, config, limits, "text")
+    context_tokens = None if context is None else limited_tokens(context, config, limits, "context")
+    n = len(tokens) if context_tokens is None else len(context_tokens)
+    estimate(config, len(tokens), n, trace, limits, cross=context is not None)
+    x = embed_tokens(tokens, config)
+    x_context = None
+    if context_tokens is not None:
         x_context = embed_tokens(context_tokens, config)
     variant = VARIANTS[config.variant]
     if config.projection == "identity":

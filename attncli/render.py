@@ -7,10 +7,9 @@ as `rich.text.Text` built from `escape_token`, never as markup.
 
 from __future__ import annotations
 
-import unicodedata
-
 import numpy as np
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.style import Style
@@ -18,36 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.attention import VARIANTS
+from attncli.escape import escape_lines, escape_text, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline import AttentionResult
 
 HEATMAP_ABOVE = 48  # more queries or keys than this: a pooled heatmap instead of a table of numbers
-
-_C0_NAMES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x00": "\\0"}
-
-
-def escape_token(s: str) -> str:
-    r"""A token made safe and visible for a terminal.
-
-    Control characters become escapes, format characters (bidi overrides,
-    zero-width) become <U+XXXX>, a token of spaces shows as ␣:
-
-    >>> escape_token("a\x1b[2Jb"), escape_token("\u202e"), escape_token(" ")
-    ('a\\x1b[2Jb', '<U+202E>', '␣')
-    """
-    if s and s.isspace() and all(c == " " for c in s):
-        return "␣" * len(s)
-    out = []
-    for c in s:
-        cat = unicodedata.category(c)
-        if c in _C0_NAMES:
-            out.append(_C0_NAMES[c])
-        elif cat == "Cc":
-            out.append(f"\\x{ord(c):02x}")
-        elif cat in ("Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            out.append(f"<U+{ord(c):04X}>")
-        else:
-            out.append(c)
-    return "".join(out)
 
 
 def _label(s: str, style: str = "") -> Text:
@@ -83,7 +56,7 @@ def columns_shown(n: int, max_cols: int) -> list[int | None]:
 
 def _fit(n_cols: int, cell: int, row_labels, width: int) -> list[int | None]:
     """Which columns fit in `width`: each takes its cell width plus 3 (padding and gap)."""
-    label = min(16, max(len(escape_token(t)) for t in row_labels)) + 3
+    label = min(16, max(cell_len(escape_token(t)) for t in row_labels)) + 3  # terminal columns: CJK take 2
     return columns_shown(n_cols, max(3, (width - label) // (cell + 3)))
 
 
@@ -160,7 +133,7 @@ def caption(result: AttentionResult) -> Text:
     if result.weights is not None:
         lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
                       else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
-    return Text("\n".join(lines), style="dim")
+    return Text(escape_lines("\n".join(lines)), style="dim")  # a tokenizer path or a file name is user text
 
 
 def _long_caption(result: AttentionResult) -> list[str]:

@@ -12,13 +12,14 @@ import math
 
 import numpy as np
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from attncli.pipeline import AttentionResult
-from attncli.render import caption, columns_shown, escape_token, weight_style
+from attncli.render import caption, columns_shown, escape_lines, escape_token, weight_style
 from attncli.stats import coverage, token_rows
 from attncli.steps import Step, steps
 
@@ -47,6 +48,11 @@ def _label(s: str, style: str = "") -> Text:
     return Text(escape_token(s), style=style)
 
 
+def _quoted(token: str) -> str:
+    """A token in quotes for a title or a check line, escaped once (not repr of the escape, which doubles \\)."""
+    return "'" + escape_token(token) + "'"
+
+
 def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision: int = 2, width: int = 100,
          weights: bool = False, row_sum: bool = False, max_rows: int = MAX_ROWS,
          edge: bool = True) -> Table:  # [rows, cols]
@@ -58,8 +64,8 @@ def grid(array: np.ndarray, row_labels, col_labels, title: str | None, precision
     finite = array[np.isfinite(array)]
     cell = max([len(fmt(v, precision)) for v in (finite.min(), finite.max())] if finite.size else [2])
     if col_labels is not None:
-        cell = max(cell, min(8, max(len(escape_token(c)) for c in col_labels)))
-    label = min(LABEL_WIDTH, max(len(escape_token(t)) for t in row_labels)) + 3
+        cell = max(cell, min(8, max(cell_len(escape_token(c)) for c in col_labels)))
+    label = min(LABEL_WIDTH, max(cell_len(escape_token(t)) for t in row_labels)) + 3  # CJK: 2 columns
     extra = (cell + 3) if row_sum else 0
     cols = columns_shown(cols_n, max(3, (width - label - extra) // (cell + 3)))
     shown_rows = columns_shown(rows, max(3, max_rows))
@@ -131,7 +137,7 @@ def tokens_summary(text: str, tokens) -> Text:
     lines = [f"{len(tokens)} tokens ({tokens.tokenizer}), {len(set(tokens.strings))} distinct, {vocab}"
              + (f"; {extras}" if extras else ""),
              f"offsets reconstruct the input: {'yes' if ok else 'NO'} — {why}"]
-    return Text("\n".join(lines), style="dim" if ok else "yellow")
+    return Text(escape_lines("\n".join(lines)), style="dim" if ok else "yellow")  # the tokenizer is a path
 
 
 def tokens_view(text: str, tokens, precision: int = 2, width: int = 100) -> RenderableType:
@@ -166,7 +172,7 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
         t = title + (f" · head {h}" if h is not None and len(heads) > 1 else "")
         if len(rest) == 3:  # [query, key, dim]: one query's slice
             a, rest = a[query], rest[1:]
-            t += f" · query {query} {escape_token(result.tokens.strings[query])!r} (rows: keys)"
+            t += f" · query {query} {_quoted(result.tokens.strings[query])} (rows: keys)"
         if len(rest) == 1:
             a = a[:, None]
             cols = [step.name.split(":")[-1]]
@@ -196,8 +202,8 @@ def _sum(a: np.ndarray, b: np.ndarray, p: int, terms: int = 3) -> str:  # [d], [
 def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Text | None:
     """The arithmetic of one number of the step (head 0, query i, the first key), to redo by hand."""
     p, c = precision + 1, result.config
-    q_tok, k_tok = escape_token(result.tokens.strings[i]), escape_token(result.key_tokens.strings[0])
-    cell = f"[{q_tok!r}, {k_tok!r}]"
+    q_tok, k_tok = _quoted(result.tokens.strings[i]), _quoted(result.key_tokens.strings[0])
+    cell = f"[{q_tok}, {k_tok}]"
     q, k, qk = result.q[0, i], result.k[0, 0], float(result.q[0, i] @ result.k[0, 0])
     s = float(result.scores[0, i, 0])
     t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
@@ -229,7 +235,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
                                                                          result.scores[0, i])
         live = np.isfinite(row)
         if not live.any():
-            return Text(f"check: every key of {q_tok!r} is masked, so its row of A is all 0", style="dim")
+            return Text(f"check: every key of {q_tok} is masked, so its row of A is all 0", style="dim")
         e = np.where(live, np.exp(np.where(live, row, 0) - row[live].max()), 0.0)
         line = (f"A{cell} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(row[live].max(), p)}, "
                 f"e^(s − max) = " + ", ".join(fmt(x, p) for x in e[:5]) + (", …" if e.size > 5 else "")
@@ -237,7 +243,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
                 + fmt(float(result.weights[0, i, 0]), p))
     elif step.name == "head_outputs":
         a, v = result.weights[0, i], result.v[0, :, 0]
-        line = (f"O_0[{q_tok!r}][0] = Σ_j A[{q_tok!r}, j] · V[j][0] = {_sum(a, v, p, 4)} = "
+        line = (f"O_0[{q_tok}][0] = Σ_j A[{q_tok}, j] · V[j][0] = {_sum(a, v, p, 4)} = "
                 + fmt(float(result.head_outputs[0, i, 0]), p))
     else:
         return None

@@ -23,7 +23,8 @@ import numpy as np
 
 from attncli.errors import ConfigError
 from attncli.attention import VARIANTS, attend, parse_masks
-from attncli.pipeline import AttentionResult, RunConfig, run
+from attncli.limits import Limits, check, combine, hints, run_bytes
+from attncli.pipeline import AttentionResult, RunConfig, check_text, limited_tokens, run
 from attncli.tokenize import Tokens
 
 TOP_K = 3
@@ -259,9 +260,22 @@ def split_names(spec: str, what: str) -> list[str]:
     return names
 
 
-def compare_runs(text: str, tokenizers: list[str], variants: list[str], config: RunConfig) -> list[AttentionResult]:
-    """One run per (tokenizer, variant), tokenizers outermost, every other choice from `config`."""
-    return [run(text, replace(config, tokenizer=t, variant=v)) for t in tokenizers for v in variants]
+def compare_runs(text: str, tokenizers: list[str], variants: list[str], config: RunConfig,
+                 limits: Limits | None = None) -> list[AttentionResult]:
+    """One run per (tokenizer, variant), tokenizers outermost, every other choice from `config`.
+
+    Every result is held at once, so before the first run the text is tokenized by each tokenizer
+    (each within `limits.max_tokens`) and the estimates of all the runs together are checked.
+    """
+    limits = Limits() if limits is None else limits
+    check_text(text, "text")
+    pairs = [replace(config, tokenizer=t, variant=v) for t in tokenizers for v in variants]
+    resolved = [c.resolve() for c in pairs]
+    counts = {t: len(limited_tokens(text, replace(resolved[0], tokenizer=t), limits)) for t in tokenizers}
+    total = combine([run_bytes(c, counts[c.tokenizer], counts[c.tokenizer], render=limits.render)
+                     for c in resolved])
+    check(total, limits, f"comparing {len(pairs)} runs", hints(resolved[0], "compare", limits.render, total))
+    return [run(text, c, limits=limits) for c in pairs]
 
 
 def tokens_document(text: str, tokens: Tokens) -> dict:

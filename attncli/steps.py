@@ -147,21 +147,21 @@ def _token_list(tokens) -> list[dict]:
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None,
                lines: bool = False) -> None:
     """Schema attncli.steps/1: text, tokens, config, then every step whole, one step per line."""
-    from attncli.formats import config_dict
+    from attncli.formats import config_dict, dumps
 
     nl = "" if lines else "\n"
     head = {"schema": SCHEMA, "text": result.text, "context": result.context,
             "tokens": _token_list(result.tokens),
             "context_tokens": None if result.context_tokens is None else _token_list(result.context_tokens),
             "config": config_dict(result)}
-    stream.write(json.dumps(head, ensure_ascii=False)[:-1].encode())
+    stream.write(dumps(head)[:-1].encode())
     stream.write(f', "steps": [{nl}'.encode())
     for i, step in enumerate(steps(result)):
         doc = {"name": step.name, "formula": step.formula, "shape": list(step.shape), "axes": list(step.axes),
                "array": _nested(step.array, precision)}
         if step.note:
             doc["note"] = step.note
-        stream.write(((", " + nl if i else "") + json.dumps(doc, ensure_ascii=False, allow_nan=False)).encode())
+        stream.write(((", " + nl if i else "") + dumps(doc, allow_nan=False)).encode())
     stream.write(f'],{nl} "params": {{'.encode())
     for i, (name, a) in enumerate(params(result).items()):
         stream.write(f'{", " if i else ""}{json.dumps(name)}: '.encode())
