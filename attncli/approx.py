@@ -30,32 +30,18 @@ import math
 
 import numpy as np
 
+from attncli.kernels import prepare_qkv
+
 __all__ = ["linformer", "performer", "approx_error", "linformer_projection", "performer_features"]
 
 
 def _prepare(q, k, v):
-    """Shapes as in attncli.kernels: 3-D (or 2-D for one head), one float dtype."""
+    """Shapes and dtype as in attncli.kernels (3-D, or 2-D for one head; one float dtype), and at least one key."""
     # [h, m, d_k] | [m, d_k], ... -> q, k, v 3-D, dtype, squeeze
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
-    if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (2, 3):
-        raise ValueError(
-            f"q, k, v must all be 2-D [len, dim] or all 3-D [heads, len, dim]; "
-            f"got shapes {q.shape}, {k.shape}, {v.shape}"
-        )
-    squeeze = q.ndim == 2
-    if squeeze:
-        q, k, v = q[None], k[None], v[None]
-    if not (q.shape[0] == k.shape[0] == v.shape[0]):
-        raise ValueError(f"head counts differ: {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
-    if q.shape[2] != k.shape[2]:
-        raise ValueError(f"queries and keys need the same width d_k; got {q.shape[2]} and {k.shape[2]}")
-    if k.shape[1] != v.shape[1]:
-        raise ValueError(f"keys and values need the same length n; got {k.shape[1]} and {v.shape[1]}")
+    q, k, v, dt, squeeze = prepare_qkv(q, k, v)
     if k.shape[1] == 0:
         raise ValueError("attention needs at least one key")
-    dt = np.result_type(q, k, v)
-    dt = np.dtype(np.float32) if dt in (np.float32, np.float16) else np.dtype(np.float64)
-    return q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False), dt, squeeze
+    return q, k, v, dt, squeeze
 
 
 def _generator(rng):

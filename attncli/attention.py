@@ -404,16 +404,21 @@ class Attended:
     out: np.ndarray  # [h, m, d_v]
 
 
-def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple[Mask, ...] = (),
-           temperature: float = 1.0, trace: dict | None = None) -> Attended:
-    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
-    """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
+def check_shapes(q, k, v, variant: Variant) -> None:  # [h, m, d_q], [h, n, d_k], [h, n, d_v]
+    """Widths the variant needs equal, and one value per key; DataError naming the shapes otherwise."""
     if variant.equal_width and q.shape[-1] != k.shape[-1]:
         raise DataError(f"variant {variant.name} needs queries and keys of equal width: "
                         f"q is {list(q.shape[1:])}, k is {list(k.shape[1:])}")
     if k.shape[-2] != v.shape[-2]:
         raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
                         f"v is {list(v.shape[1:])}")
+
+
+def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple[Mask, ...] = (),
+           temperature: float = 1.0, trace: dict | None = None) -> Attended:
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
+    """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
+    check_shapes(q, k, v, variant)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as one line
         scores = variant.score(q, k, params or {}, trace)
         scores = scores / temperature if temperature != 1.0 else scores

@@ -33,8 +33,8 @@ import math
 import numpy as np
 
 from attncli.attention import (
-    Attended, Mask, MultiHead, Projections, Variant, _norm_and_unit, apply_masks, attend, merge_heads,
-    split_heads,
+    Attended, Mask, MultiHead, Projections, Variant, _norm_and_unit, apply_masks, attend, check_shapes,
+    merge_heads, split_heads,
 )
 from attncli.errors import ConfigError, DataError
 
@@ -119,12 +119,7 @@ def attend_long(q, k, v, variant: Variant, params, masks: tuple[Mask, ...], temp
                 weights: bool, rng_seed=None, options: dict | None = None, trace: dict | None = None) -> Attended:
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended (scores, masked, weights None with weights=False)
     """`attention.attend` for --no-weights and --dtype: the same checks, the same result, other paths."""
-    if variant.equal_width and q.shape[-1] != k.shape[-1]:
-        raise DataError(f"variant {variant.name} needs queries and keys of equal width: "
-                        f"q is {list(q.shape[1:])}, k is {list(k.shape[1:])}")
-    if k.shape[-2] != v.shape[-2]:
-        raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
-                        f"v is {list(v.shape[1:])}")
+    check_shapes(q, k, v, variant)
     dt = _dtype(dtype)
     q, k, v = cast("Q", q, dt), cast("K", k, dt), cast("V", v, dt)
     params = {name: p.astype(dt) if p.dtype.kind == "f" else p for name, p in (params or {}).items()}

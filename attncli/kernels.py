@@ -158,7 +158,7 @@ def _common_dtype(*arrays):
     return np.dtype(np.float64)
 
 
-def _prepare(q, k, v):
+def prepare_qkv(q, k, v):
     """Validate shapes, give everything 3 dims and one float dtype."""
     # [h, m, d_k] | [m, d_k], ... -> q [h, m, d_k], k [h, n, d_k], v [h, n, d_v], squeeze
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
@@ -236,7 +236,7 @@ def _blas_single_threaded_by_env():
 def _attention(q, k, v, scale, causal, block, threads, want_weights):
     """Shared driver of both paths: query blocks, optionally on threads."""
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n] | None, [h, m, d_v])
-    q, k, v, dt, squeeze = _prepare(q, k, v)
+    q, k, v, dt, squeeze = prepare_qkv(q, k, v)
     block, threads = int(block), int(threads)
     if block < 1 or threads < 1:
         raise ValueError(f"block and threads must be >= 1; got block={block}, threads={threads}")
