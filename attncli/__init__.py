@@ -3,12 +3,23 @@
     >>> from attncli import run, RunConfig
     >>> run("time flies like an arrow", RunConfig(heads=2)).weights.shape
     (2, 5, 5)
+
+The public names are imported on first use, so that `attn` can configure NumPy's BLAS
+before NumPy loads (see cli.py).
 """
 
 __version__ = "0.1.0"
 
-from attncli.attention import VARIANTS, attend  # noqa: E402
-from attncli.pipeline import AttentionResult, RunConfig, run  # noqa: E402
-from attncli.tokenize import TOKENIZERS, tokenize  # noqa: E402
+_PUBLIC = {"VARIANTS": "attncli.attention", "attend": "attncli.attention", "AttentionResult": "attncli.pipeline",
+           "RunConfig": "attncli.pipeline", "run": "attncli.pipeline", "TOKENIZERS": "attncli.tokenize",
+           "tokenize": "attncli.tokenize"}
 
 __all__ = ["__version__", "run", "RunConfig", "AttentionResult", "attend", "tokenize", "VARIANTS", "TOKENIZERS"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        import importlib
+
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'attncli' has no attribute {name!r}")

@@ -117,6 +117,20 @@ def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     return gate * qk
 
 
+def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = qᵀk̄_g / √d: each key scored through the mean of its group (attncli.approx_variants)"""
+    from attncli.approx_variants import linformer_score as score
+
+    return score(q, k, params, trace)
+
+
+def performer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
+    """s = ln φ(q)·φ(k): the log of the FAVOR+ estimate of e^(qᵀk/√d) (attncli.approx_variants)"""
+    from attncli.approx_variants import performer_score as score
+
+    return score(q, k, params, trace)
+
+
 def _no_params(rng, n_head, d_q, d_k, d_a) -> Params:
     return {}
 
@@ -138,6 +152,18 @@ def _gated_params(rng, n_head, d_q, d_k, d_a) -> Params:
     return {"W_g": rng.standard_normal((n_head, d_q + d_k)) / math.sqrt(d_q + d_k)}
 
 
+def _linformer_params(rng, n_head, d_q, d_k, d_a, *, n_keys, rank=8) -> Params:
+    from attncli.approx_variants import linformer_params
+
+    return linformer_params(rng, n_head, d_q, d_k, d_a, n_keys=n_keys, rank=rank)
+
+
+def _performer_params(rng, n_head, d_q, d_k, d_a, *, n_keys=None, features=64) -> Params:
+    from attncli.approx_variants import performer_params
+
+    return performer_params(rng, n_head, d_q, d_k, d_a, features=features)
+
+
 @dataclass(frozen=True)
 class Variant:
     """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`.
@@ -155,12 +181,17 @@ class Variant:
     param_shapes: dict[str, str] = field(default_factory=dict)
     equal_width: bool = True  # queries and keys must have the same width
     notes: tuple[str, ...] = ()
+    # Options with their defaults (--rank, --features): make_params then also takes them, and n_keys, as keywords.
+    options: dict[str, int] = field(default_factory=dict)
+    approximates: str | None = None  # the exact variant it estimates (attn compare reports the error against it)
 
     def record(self) -> dict:
         """The registry entry as plain data (what `attn variants -f json` prints)."""
         return {"name": self.name, "formula": self.formula, "parameters": dict(self.param_shapes),
                 "equal_width": self.equal_width,
-                "paper": self.paper, "summary": self.summary, "notes": list(self.notes)}
+                "paper": self.paper, "summary": self.summary, "notes": list(self.notes),
+                **({"options": dict(self.options)} if self.options else {}),
+                **({"approximates": self.approximates} if self.approximates else {})}
 
 
 _SEEDED = "parameters are seeded random (--seed), not trained"
@@ -201,8 +232,50 @@ VARIANTS: dict[str, Variant] = {
                     "the gate σ(·) is in (0, 1) and shrinks each score towards 0, so a negative qᵀk is raised: "
                     "the weights are not monotone in qᵀk",
                     "W_g = 0 gives dot at half strength (σ(0) = 1/2)", _OVERFLOW, _SEEDED)),
+        Variant("linformer", "s = qᵀk̄_g / √d_k", "low rank (Linformer): keys and values pooled into R groups "
+                "(--rank R, default 8)", "Wang et al. 2020", linformer_score, _linformer_params,
+                options={"rank": 8}, approximates="scaled", notes=(
+                    "k̄_g is the mean of the keys in key k's group: a random partition of the sequence into R "
+                    "groups (drawn from --seed), Linformer's projection E = F as mean-pooling; R ≥ n is exact "
+                    "scaled attention",
+                    "the weights are those Linformer implies over the n keys: group g weighs |g|·e^(qᵀk̄_g/√d_k), "
+                    "shared evenly by its keys; with --no-weights the cost is O((m + n)·R·d) time and memory",
+                    "not Linformer's Gaussian E, F: untrained, they give negative weights (no distribution, no "
+                    "KL) and no exact attention at R = n",
+                    "a mask acts on these weights, but a key's group mean still mixes in keys the mask hides "
+                    "(causal does not stop later keys from shaping earlier ones); the partition is by position, "
+                    "so permuting the keys changes the groups",
+                    "attn compare reports its error against scaled: max |ΔA| and the mean KL per row",
+                    _OVERFLOW)),
+        Variant("performer", "s = ln φ(q)ᵀφ(k)", "random features (Performer, FAVOR+): an "
+                "unbiased estimate of e^(qᵀk/√d_k) (--features F, default 64)", "Choromanski et al. 2021",
+                performer_score, _performer_params, options={"features": 64}, approximates="scaled", notes=(
+                    "φ(x) = e^(Wx' − ‖x'‖²/2) / √F with x' = x / d_k^¼ and F orthogonal random directions W "
+                    "(drawn from --seed): positive features with E[φ(q)ᵀφ(k)] = e^(qᵀk/√d_k); s is the log of "
+                    "that estimate, so softmax(s) is Performer's own weights",
+                    "an estimate: the weights are not monotone in qᵀk, and approach scaled's as F grows (error "
+                    "~ 1/√F, larger for large |q||k|); with --no-weights the cost is O((m + n)·F·d)",
+                    "a causal mask on these weights is exactly causal FAVOR+ (its prefix sums); --no-weights "
+                    "takes no mask, and --temperature 1 only (T divides the estimated scores)",
+                    "attn compare reports its error against scaled: max |ΔA| and the mean KL per row",
+                    "overflows when ‖q‖² or ‖k‖² passes float64's largest number (entries near 1e154)")),
     ]
 }
+
+
+def variant_params(variant: Variant, rng, n_head: int, d_q: int, d_k: int, d_a: int, n_keys: int,
+                   options: dict | None = None) -> Params:
+    """`variant.make_params`, given the number of keys and its options (None or missing: the default)."""
+    if not variant.options:
+        return variant.make_params(rng, n_head, d_q, d_k, d_a)
+    return variant.make_params(rng, n_head, d_q, d_k, d_a, n_keys=n_keys, **option_values(variant, options))
+
+
+def option_values(variant: Variant, options: dict | None = None) -> dict[str, int]:
+    """The variant's options (rank, features) with the defaults filled in; options it does not take dropped."""
+    given = options or {}
+    return {name: given[name] if given.get(name) is not None else default
+            for name, default in variant.options.items()}
 
 
 def get_variant(name: str) -> Variant:
@@ -331,21 +404,26 @@ class Attended:
     out: np.ndarray  # [h, m, d_v]
 
 
-def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple[Mask, ...] = (),
-           temperature: float = 1.0, trace: dict | None = None) -> Attended:
-    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
-    """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
+def check_shapes(q, k, v, variant: Variant) -> None:  # [h, m, d_q], [h, n, d_k], [h, n, d_v]
+    """Widths the variant needs equal, and one value per key; DataError naming the shapes otherwise."""
     if variant.equal_width and q.shape[-1] != k.shape[-1]:
         raise DataError(f"variant {variant.name} needs queries and keys of equal width: "
                         f"q is {list(q.shape[1:])}, k is {list(k.shape[1:])}")
     if k.shape[-2] != v.shape[-2]:
         raise DataError(f"keys and values must have the same length: k is {list(k.shape[1:])}, "
                         f"v is {list(v.shape[1:])}")
+
+
+def attend(q, k, v, variant: Variant, params: Params | None = None, masks: tuple[Mask, ...] = (),
+           temperature: float = 1.0, trace: dict | None = None) -> Attended:
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
+    """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
+    check_shapes(q, k, v, variant)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as one line
         scores = variant.score(q, k, params or {}, trace)
         scores = scores / temperature if temperature != 1.0 else scores
     if not np.isfinite(scores).all():
-        raise DataError(f"the {variant.name} scores overflow float64 (inputs up to "
+        raise DataError(f"the {variant.name} scores overflow {scores.dtype} (inputs up to "
                         f"{max(np.abs(q).max(), np.abs(k).max()):.3g}" + (f", temperature {temperature:g}); rescale "
                         "the inputs or raise --temperature" if temperature < 1 else "); rescale the inputs"))
     masked = apply_masks(scores, masks)

@@ -6,27 +6,34 @@ one line `Error: ...` on stderr and the error's exit code, here in one place.
 
 from __future__ import annotations
 
-import enum
 import os
 import sys
 from typing import Annotated, Optional
+
+if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
+    # Before NumPy loads: attn's matrices are small, and a --model pass on a sentence takes 60 ms on one BLAS
+    # thread but 0.3-0.9 s with several on a busy machine. Set any of these variables to override.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import typer
 from typer.core import TyperGroup
 
 from attncli import __version__
 from attncli.attention import VARIANTS
-from attncli.embed import POSITIONAL
+from attncli.cli_options import (
+    Color, Context, Da, Dim, Dk, Dtype, Dv, Errors, Features, File, Format, Heads, Lines, MaskOpt, MaxTokens,
+    NoWeights, Output, Positional, Precision, Projection, Rank, RecordFormat, SaveHtml, SaveSvg, Seed,
+    Temperature, Text, Tokenizer, Variant, _v,
+)
+from attncli.cli_model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.errors import AttnError, ConfigError, DataError  # noqa: F401  (commands raise them)
 from attncli.escape import escape_text
-from attncli.formats import FORMATS
-from attncli.inputs import ERRORS, decode_arg, iter_lines, open_lines, read_text
+from attncli.inputs import decode_arg, iter_lines, open_lines, read_text
 from attncli.limits import MAX_TOKENS, Limits, max_bytes_from
-from attncli.output import (  # noqa: F401  (the emit path every command uses)
-    check_precision, console, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format,
-    write_output,
+from attncli.output import (
+    check_precision, emit, emit_lines, emit_records, emit_result, line_progress, resolve_format, write_output,
 )
-from attncli.pipeline import PROJECTIONS, RunConfig, run
+from attncli.pipeline import RunConfig, run
 
 
 def fail(error: AttnError):
@@ -98,60 +105,6 @@ def _root(
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
 
 
-# ---- options shared by the commands (one definition each) ------------------------------------------
-
-Text = Annotated[Optional[str], typer.Argument(help="The text; - reads stdin.", show_default=False)]
-File = Annotated[Optional[str], typer.Option("--file", help="Read the text from this file.")]
-Tokenizer = Annotated[str, typer.Option("-t", "--tokenizer", help="char, word, bpe, or a path to a tokenizer.json.")]
-def choice(name: str, names) -> type[enum.Enum]:
-    """An Enum of registry names, so Typer offers them as choices; `.value` is the name."""
-    return enum.Enum(name, {n: n for n in names}, type=str)
-
-
-VariantName = choice("VariantName", VARIANTS)
-PositionalName = choice("PositionalName", POSITIONAL)
-ProjectionName = choice("ProjectionName", PROJECTIONS)
-FormatName = choice("FormatName", ["table", *FORMATS])
-ColorName = choice("ColorName", ["auto", "always", "never"])
-ErrorsName = choice("ErrorsName", ERRORS)
-
-Variant = Annotated[VariantName, typer.Option("-v", "--variant",
-                                      help="Score function (see `attn variants`).")]
-Heads = Annotated[int, typer.Option("--heads", help="Number of heads.")]
-Dim = Annotated[int, typer.Option("-d", "--dim", help="Embedding width d_model.")]
-Dk = Annotated[Optional[int], typer.Option("--dk", help="Per-head query/key width (default dim/heads).")]
-Dv = Annotated[Optional[int], typer.Option("--dv", help="Per-head value width (default dim/heads).")]
-Da = Annotated[Optional[int], typer.Option("--d-a", help="Hidden width of the additive variant (default d_k).")]
-MaskOpt = Annotated[Optional[str], typer.Option("--mask", help="causal, window:W, topk:K, comma-separated.")]
-Positional = Annotated[PositionalName, typer.Option("--positional",
-                                         help="Positional encoding added to the embeddings.")]
-Projection = Annotated[ProjectionName, typer.Option("--projection",
-                                         help="random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.")]
-Context = Annotated[Optional[str], typer.Option("--context", help="Cross-attention: keys and values from this text.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of embeddings and weights.")]
-Temperature = Annotated[float, typer.Option("--temperature", help="Scores are divided by T.")]
-Format = Annotated[Optional[FormatName], typer.Option("-f", "--format",
-                                               help="Output format (default table, or from the -o extension).")]
-Output = Annotated[Optional[str], typer.Option("-o", "--output", help="Write to this file (atomically).")]
-Precision = Annotated[Optional[int], typer.Option("--precision", help="Digits: tables default 2; formats exact unless given.")]
-Color = Annotated[ColorName, typer.Option("--color",
-                                    help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")]
-SaveSvg = Annotated[Optional[str], typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
-SaveHtml = Annotated[Optional[str], typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
-Errors = Annotated[ErrorsName, typer.Option("--errors", help="Input that is not UTF-8: strict (an error naming "
-                                           "the byte offset) or replace (read as U+FFFD, with a warning).")]
-MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Refuse a text (or context) of more tokens than "
-                                       "this, before its n² matrices are made; the memory estimate of the run is "
-                                       "limited too (ATTN_MAX_MEMORY, default 2G).")]
-Lines = Annotated[bool, typer.Option("--lines", help="Each line is its own text: JSONL (or -f csv|table), one "
-                                     "result per line, in order, as it goes; blank lines are skipped.")]
-
-
-def _v(choice_value):
-    """The plain string of an Enum choice (or None)."""
-    return getattr(choice_value, "value", choice_value)
-
-
 def _say(message: str) -> None:
     """A warning on stderr, one line, escaped (it may quote a path)."""
     typer.echo(f"Warning: {escape_text(message)}", err=True)
@@ -172,33 +125,53 @@ def _context(context: str | None, errors) -> str | None:
 
 @app.command()
 def show(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
-    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
-    positional: Positional = "none", projection: Projection = "random", context: Context = None,
-    seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None, output: Output = None,
-    precision: Precision = None, color: Color = "auto",
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word",
+    variant: Variant = "scaled", heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None,
+    mask: MaskOpt = None, positional: Positional = "none", projection: Projection = "random",
+    context: Context = None, seed: Seed = 0, temperature: Temperature = 1.0, fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto",
     stats: Annotated[bool, typer.Option("--stats", help="Head statistics under the matrix (always for up to 12 "
                                         "tokens); with -f json they go under \"stats\".")] = False,
-    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    model: ModelDir = None, layer: Layer = None, head: Head = None, rollout: Rollout = False,
+    lines: Lines = False, save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None,
+    features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64", errors: Errors = "strict",
     max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
-    """Show the attention matrix and the output vectors of TEXT."""
-    from attncli import render, render_stats
+    """Show the attention matrix and the output vectors of TEXT.
 
-    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
+    With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
+    or with --rollout the attention rollout through layers 0..--layer.
+    """
+    from attncli import model_run, render, render_model, render_stats
+
+    check_options(ctx, model, keep=("stats",))
     pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
 
+    if stats and no_weights:
+        raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
+
     def table(r, d, w):
-        short = max(r.weights.shape[1:]) <= render_stats.SHORT
+        short = r.weights is not None and max(r.weights.shape[1:]) <= render_stats.SHORT and (
+            model is None or r.config.heads == 1)
         return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
 
-    context = _context(context, errors)
-    limits = _limits(max_tokens, "show --lines" if lines else "show", "table" if stats else "none")
-    if lines:
-        return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
-                          stats, _v(errors), limits)
-    result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
+    if model is not None:
+        source = read_text(text, file, _v(errors), _say)
+        if rollout:
+            ro = model_run.model_rollout(load_model(model), source, layer)
+            return emit(lambda d, w: render_model.rollout_view(ro, d, w), lambda f, stream, p: model_run.write_rollout(
+                f, ro, stream, p), _v(fmt), output, precision, _v(color), **pictures)
+        result = model_run.model_result(load_model(model), source, layer, head)
+    else:
+        _variant_options([_v(variant)], rank, features)
+        config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                             temperature, rank=rank, features=features, dtype=_v(dtype), weights=not no_weights)
+        context = _context(context, errors)
+        limits = _limits(max_tokens, "show --lines" if lines else "show", "table" if stats else "none")
+        if lines:
+            return show_lines(text, file, config, context, _v(fmt), output, precision, _v(color), table, pictures,
+                              stats, _v(errors), limits)
+        result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
     if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
         return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
     emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
@@ -229,10 +202,19 @@ def show_lines(text, file, config, context, fmt, output, precision, color, table
 
 
 def _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                temperature) -> RunConfig:
+                temperature, **long) -> RunConfig:
+    """`long`: RunConfig's fields for the approximations (rank, features) and long inputs (dtype, weights)."""
     return RunConfig(tokenizer=tokenizer, variant=_v(variant), heads=heads, dim=dim, d_k=dk, d_v=dv, d_a=d_a,
                      mask=tuple(mask.split(",")) if mask else (), positional=_v(positional),
-                     projection=_v(projection), seed=seed, temperature=temperature)
+                     projection=_v(projection), seed=seed, temperature=temperature, **long)
+
+
+def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
+    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
+    for name, value in (("rank", rank), ("features", features)):
+        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
+        if value is not None and not any(v in takers for v in variants):
+            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 def _warn(tokens) -> None:
@@ -257,31 +239,39 @@ def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
 
 @app.command()
 def steps(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", variant: Variant = "scaled",
-    heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
-    positional: Positional = "none", projection: Projection = "random", context: Context = None,
-    seed: Seed = 0, temperature: Temperature = 1.0,
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word",
+    variant: Variant = "scaled", heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None,
+    mask: MaskOpt = None, positional: Positional = "none", projection: Projection = "random",
+    context: Context = None, seed: Seed = 0, temperature: Temperature = 1.0,
     query: Annotated[int, typer.Option("--query", help="Which query's slice to show of a per-pair term "
                                        "such as additive's tanh(W₁q + W₂k + b).")] = 0,
     fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
-    save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
+    model: ModelDir = None, layer: Layer = None, head: Head = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
+    errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
     Each stage of the pipeline is its own table, with its formula and shape in the title:
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
+    With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
     from attncli import render_steps, steps as stages
+    from attncli.model_run import model_result
 
-    config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
-    context = _context(context, errors)
-    shown = resolve_format(_v(fmt), output)
-    render = {"table": "steps-table", "json": "steps-json", "jsonl": "steps-json"}.get(shown, "none")
-    result = run(read_text(text, file, _v(errors), _say), config, context=context, trace=True,
-                 limits=_limits(max_tokens, "steps", render))
+    check_options(ctx, model, keep=("query",))
+    source = read_text(text, file, _v(errors), _say)
+    if model is not None:
+        result = model_result(load_model(model), source, layer, head)
+    else:
+        _variant_options([_v(variant)], rank, features)
+        config = _run_config(tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed,
+                             temperature, rank=rank, features=features)
+        context = _context(context, errors)
+        shown = resolve_format(_v(fmt), output)
+        render = {"table": "steps-table", "json": "steps-json", "jsonl": "steps-json"}.get(shown, "none")
+        result = run(source, config, context=context, trace=True, limits=_limits(max_tokens, "steps", render))
     stages.check_query(result, query)
     _warn(result.tokens)
     emit(lambda d, w: render_steps.show_steps(result, d, w, query),
@@ -291,25 +281,28 @@ def steps(
 
 @app.command()
 def tokens(
-    text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
-    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
-    save_html: SaveHtml = None, errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
+    ctx: typer.Context, text: Text = None, file: File = None, tokenizer: Tokenizer = "word", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto", model: ModelDir = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
+    max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """List the tokens, ids and character offsets.
 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
-    whether the offsets give the input back; -f json|jsonl|csv for tools.
+    whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
     from attncli import render_steps
+    from attncli.model_run import model_tokens
     from attncli.stats import tokens_document
     from attncli.tokenize import TooManyTokens, tokenize
 
+    check_options(ctx, model)
     source = read_text(text, file, _v(errors), _say)
     if not source:
         raise DataError("empty text: nothing to tokenize")
     _limits(max_tokens, "tokens")  # checks --max-tokens itself
     try:
-        toks = tokenize(source, tokenizer, max_tokens)
+        toks = tokenize(source, tokenizer, max_tokens) if model is None else model_tokens(load_model(model), source)
     except TooManyTokens as e:
         raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     _warn(toks)
@@ -320,7 +313,7 @@ def tokens(
 
 @app.command()
 def compare(
-    text: Text = None, file: File = None,
+    ctx: typer.Context, text: Text = None, file: File = None,
     tokenizers: Annotated[str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths "
                                             "to tokenizer.json files.")] = "char,word,bpe",
     variants: Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn "
@@ -328,26 +321,38 @@ def compare(
     heads: Heads = 1, dim: Dim = 16, dk: Dk = None, dv: Dv = None, d_a: Da = None, mask: MaskOpt = None,
     positional: Positional = "none", projection: Projection = "random", seed: Seed = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
-    color: Color = "auto", save_svg: SaveSvg = None, save_html: SaveHtml = None, errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
+    color: Color = "auto", model: ModelDir = None, layer: Layer = None, head: Head = None,
+    save_svg: SaveSvg = None, save_html: SaveHtml = None, rank: Rank = None, features: Features = None,
+    errors: Errors = "strict", max_tokens: MaxTokens = MAX_TOKENS,
 ) -> None:
     """Compare tokenizers and variants side by side.
 
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
     weight bytes, row entropy, row maximum), then the heatmaps of head 0, side by side
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
+    An approximation (linformer, performer) adds its error against exact scaled attention on the
+    same inputs: the largest |ΔA| and the mean KL divergence per row.
+    --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
     from attncli import render_compare
+    from attncli.model_run import compare_with_model, model_result
     from attncli.stats import compare_document, compare_runs, split_names
 
+    check_options(ctx, model, every=True)
     config = _run_config("word", "scaled", heads, dim, dk, dv, d_a, mask, positional, projection, seed,
-                         temperature)
+                         temperature, rank=rank, features=features)
     source = read_text(text, file, _v(errors), _say)
-    results = compare_runs(source, split_names(tokenizers, "tokenizers"), split_names(variants, "variants"), config,
+    names = split_names(variants, "variants")
+    _variant_options(names, rank, features)
+    results = compare_runs(source, split_names(tokenizers, "tokenizers"), names, config,
                            _limits(max_tokens, "compare", "table"))
     for r in results:
         _warn(r.tokens)
-    doc = compare_document(source, results)
+    if model is not None:
+        results.append(model_result(load_model(model), source, layer, head))
+        doc = compare_with_model(source, results[:-1], results[-1])
+    else:
+        doc = compare_document(source, results)
     emit_records(doc, _v(fmt), output, precision, _v(color),
                  lambda d, w: render_compare.compare_view(doc["rows"], results, d, w), "attn compare",
                  save_svg=save_svg, save_html=save_html, title="attn compare")
@@ -362,24 +367,29 @@ def compute(
     k: Annotated[Optional[str], typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
     v: Annotated[Optional[str], typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
     variant: Variant = "scaled", d_a: Da = None, mask: MaskOpt = None,
+    rank: Rank = None, features: Features = None, no_weights: NoWeights = False, dtype: Dtype = "float64",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the learned variants' parameters, "
                                                      "unless the JSON gives params.")] = 0,
     temperature: Temperature = 1.0, fmt: Format = None, output: Output = None, precision: Precision = None,
     color: Color = "auto", errors: Errors = "strict",
 ) -> None:
-    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files."""
+    """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
+
+    --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
+    --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
     from attncli import compute as core
     from attncli import render
+    from attncli.attention import parse_masks
+    from attncli.pipeline import check_options as check_long
+    _variant_options([_v(variant)], rank, features)
+    check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
+               {"rank": rank, "features": features})
 
     limits = _limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none")
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say, limits)
-    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, limits)
+    result = core.compute(given, _v(variant), mask, temperature, seed, d_a, limits, rank=rank, features=features,
+                          dtype=_v(dtype), weights=not no_weights)
     emit_result(result, _v(fmt), output, precision, _v(color), render.show)
-
-
-RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
-RecordFormat = Annotated[Optional[RecordFormatName], typer.Option("-f", "--format",
-                                                           help="Output format (default table, or from -o).")]
 
 
 @app.command()
@@ -390,6 +400,24 @@ def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "au
     doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
     emit_records(doc, _v(fmt), output, None, _v(color), lambda digits, width: render.variants(doc["rows"], width),
                  "attn variants")
+
+
+@app.command()
+def heads(
+    model: ModelRequired, text: Text = None, file: File = None, stat: Stat = "entropy", fmt: Format = None,
+    output: Output = None, precision: Precision = None, color: Color = "auto", save_svg: SaveSvg = None,
+    save_html: SaveHtml = None,
+) -> None:
+    """Every head of a real model at a glance, layers × heads.
+
+    --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
+    -f json|jsonl|csv: every statistic of every head."""
+    from attncli import render_model
+    from attncli.model_run import heads_document
+
+    doc = heads_document(load_model(model), read_text(text, file))
+    emit_records(doc, _v(fmt), output, precision, _v(color), lambda d, w: render_model.heads_view(doc, _v(stat), d, w),
+                 "attn heads", save_svg=save_svg, save_html=save_html, title="attn heads")
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.attention import VARIANTS, attend, get_variant, parse_masks
+from attncli.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.inputs import decode, read_bounded
 from attncli.limits import Limits, check, compute_bytes
@@ -293,10 +293,12 @@ def check_params(raw: dict, variant_name: str, d_q: int, d_k: int, d_a: int | No
 
 
 def compute(given: Given, variant: str = "scaled", mask: str | None = None, temperature: float = 1.0,
-            seed: int = 0, d_a: int | None = None, limits: Limits | None = None) -> AttentionResult:
+            seed: int = 0, d_a: int | None = None, limits: Limits | None = None, *, dtype: str = "float64",
+            weights: bool = True, rank: int | None = None, features: int | None = None) -> AttentionResult:
     """Single-head attention on the given q, k, v: score, mask, softmax, A V. No embedding, no projection.
 
-    The m × n attention is estimated first and refused past `limits` (default `Limits()`, 2 GiB)."""
+    The m × n attention is estimated first and refused past `limits` (default `Limits()`, 2 GiB).
+    `dtype`, `weights` (False: outputs only), `rank` and `features` as in RunConfig (attncli.efficient)."""
     spec = get_variant(variant)
     masks = parse_masks(mask)
     if not (math.isfinite(temperature) and temperature > 0):
@@ -305,6 +307,9 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
+    from attncli.pipeline import check_options  # --dtype, --no-weights, --rank, --features
+
+    options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     q, k, v = given.q, given.k, given.v
     (m, d_q), (n, d_k), d_v = q.shape, k.shape, v.shape[1]
     if spec.equal_width and d_q != d_k:
@@ -318,14 +323,22 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
         params, dims = check_params(given.params, variant, d_q, d_k, d_a)
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
-        params = spec.make_params(np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k)
+        params = variant_params(spec, np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k, n, options)
     limits = Limits() if limits is None else limits
     check(compute_bytes(variant, masks, m, n, d_q, d_k, d_v, d_a or d_k, temperature, limits.render), limits,
           "attention on these matrices", ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
-    a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
+    if dtype != "float64" or not weights:  # the long-input paths
+        from attncli.efficient import attend_long
+
+        a = attend_long(q[None], k[None], v[None], spec, params, masks, temperature, dtype=dtype, weights=weights,
+                        rng_seed=[seed, 2], options=options)
+        q, k, v = (x.astype(a.out.dtype, copy=False) for x in (q, k, v))
+    else:
+        a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(tokenizer="none", variant=variant, heads=1, dim=d_v, d_k=d_k, d_v=d_v, d_a=d_a or d_k,
                        mask=tuple(str(x) for x in masks), positional="none", projection="none", seed=seed,
-                       temperature=temperature)
+                       temperature=temperature, dtype=dtype, weights=weights, rank=options.get("rank"),
+                       features=options.get("features"))
     keys = _rows(n) if given.keys_given else None
     learned = ", ".join(spec.param_shapes)
     origin = ("" if not learned else f"; {learned} " + ("from the JSON" if given.params is not None

@@ -96,15 +96,26 @@ def config_dict(result: AttentionResult) -> dict:
     c = result.config
     return {"tokenizer": c.tokenizer, "variant": c.variant, "heads": c.heads, "dim": c.dim, "d_k": c.d_k,
             "d_v": c.d_v, "d_a": c.d_a, "mask": list(c.mask), "positional": c.positional,
-            "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
+            "projection": c.projection, "temperature": c.temperature, "seed": c.seed,
+            **({} if c.model is None else {"model": c.model, "layer": c.layer}),
+            **({} if c.head is None else {"head": c.head}),
+            **({} if c.rank is None else {"rank": c.rank}), **({} if c.features is None else {"features": c.features}),
+            **({} if c.dtype == "float64" else {"dtype": c.dtype}), **({} if c.weights else {"weights": False})}
 
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
     out = []
     for h in range(result.config.heads):
-        out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h]),
-                (f"heads[{h}].output", result.head_outputs[h])]
+        if result.weights is not None:
+            out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h])]
+        out.append((f"heads[{h}].output", result.head_outputs[h]))
     return out + [("output", result.output)]
+
+
+def _no_weights(result: AttentionResult, fmt: str) -> None:
+    if result.weights is None:
+        raise ConfigError(f"-f {fmt} writes the weights, and --no-weights computed none: use -f json, jsonl or npz "
+                          "(they hold the outputs), or drop --no-weights")
 
 
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False,
@@ -113,7 +124,8 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
 
     `extra` adds optional keys after the others (e.g. "stats"); `line` (from `--lines`)
     adds the 1-based input line number after the schema. Every array is checked
-    finite before the first byte is written.
+    finite before the first byte is written. With --no-weights (config "weights": false)
+    each head's "scores" and "weights" (and "masked", with a mask) are null: no n x n array.
     """
     for name, a in _json_arrays(result):
         _check_finite(name, a)
@@ -127,13 +139,16 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     for h in range(result.config.heads):
         if h:
             stream.write(b", ")
-        stream.write(f'{{"head": {h}, "scores": '.encode())
-        _matrix(stream, result.scores[h], precision, sep)
-        if result.masked is not None:
-            stream.write(b', "masked": ')
-            _matrix(stream, result.masked[h], precision, sep)
-        stream.write(b', "weights": ')
-        _matrix(stream, result.weights[h], precision, sep)
+        stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
+        if result.weights is None:  # --no-weights: the keys stay, their values are null
+            stream.write(b'null' + (b', "masked": null' if result.config.mask else b"") + b', "weights": null')
+        else:
+            _matrix(stream, result.scores[h], precision, sep)
+            if result.masked is not None:
+                stream.write(b', "masked": ')
+                _matrix(stream, result.masked[h], precision, sep)
+            stream.write(b', "weights": ')
+            _matrix(stream, result.weights[h], precision, sep)
         stream.write(b', "output": ')
         _matrix(stream, result.head_outputs[h], precision, sep)
         stream.write(b"}")
@@ -166,6 +181,7 @@ def csv_field(value: str) -> str:
 def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None = None, header: bool = True,
               line: int | None = None) -> None:
     """Tidy long form: one row per (head, query, key); with `line` (from --lines), a first column `line`."""
+    _no_weights(result, "csv")
     _check_finite("scores", result.scores)
     _check_finite("weights", result.weights)
     lead = "" if line is None else f"{line},"
@@ -174,10 +190,11 @@ def write_csv(result: AttentionResult, stream: BinaryIO, precision: int | None =
     q_fields = [csv_field(t) for t in result.tokens.strings]
     k_fields = [csv_field(t) for t in result.key_tokens.strings]
     for h in range(result.config.heads):
+        name = result.head_index(h)  # the model's own head number with --head
         for i, q in enumerate(q_fields):
             scores = format_row(result.scores[h, i], precision).decode().split(",")
             weights = format_row(result.weights[h, i], precision).decode().split(",")
-            prefix = f"{lead}{h},{i},{q},"
+            prefix = f"{lead}{name},{i},{q},"
             stream.write("".join([f"{prefix}{j},{k},{s},{w}\n"
                                   for j, (k, s, w) in enumerate(zip(k_fields, scores, weights))]).encode())
 
@@ -187,6 +204,8 @@ def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
     out = {"x": result.x, "q": result.q, "k": result.k, "v": result.v, "scores": result.scores,
            "weights": result.weights, "head_outputs": result.head_outputs, "output": result.output,
            "tokens": np.array(result.tokens.strings, dtype=str)}
+    if result.weights is None:  # --no-weights: no scores, no weights
+        del out["scores"], out["weights"]
     if result.x_context is not None:
         out["x_context"] = result.x_context
         out["context_tokens"] = np.array(result.context_tokens.strings, dtype=str)
@@ -197,6 +216,7 @@ def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
 
 def write_npy(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
     """The weights [h, m, n] alone, as one .npy."""
+    _no_weights(result, "npy")
     np.save(stream, result.weights, allow_pickle=False)
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from attncli.attention import (
-    VARIANTS, Projections, get_variant, identity_projections, multi_head, parse_masks,
-    random_projections,
+    VARIANTS, Projections, get_variant, identity_projections, multi_head, option_values, parse_masks,
+    random_projections, variant_params,
 )
 from attncli.embed import POSITIONAL, embed
 from attncli.errors import ConfigError, DataError
@@ -27,6 +28,8 @@ from attncli.limits import Limits, check, hints, run_bytes, too_many_tokens
 from attncli.tokenize import Tokens, TooManyTokens, tokenize
 
 PROJECTIONS = ("random", "identity")
+DTYPES = ("float64", "float32")
+MAX_OPTION = 65536  # --rank, --features
 MAX_DIM = 4096
 MAX_HEADS = 256
 MAX_SEED = 2**63 - 1  # NumPy takes any size, but a seed should survive JSON and every other tool as an int64
@@ -48,6 +51,13 @@ class RunConfig:
     projection: str = "random"
     seed: int = 0
     temperature: float = 1.0
+    model: str | None = None  # --model: the model's name; then layer (and head, if one was chosen) too
+    layer: int | None = None
+    head: int | None = None  # with --head H the result holds that one head (index 0 of its arrays)
+    dtype: str = "float64"  # float32: Q, K, V, scores, weights and outputs in float32 (attncli.efficient)
+    weights: bool = True  # False (--no-weights): the outputs only, never an n x n matrix (attncli.efficient)
+    rank: int | None = None  # linformer's R (None: its default; resolve fills it in, and drops it for others)
+    features: int | None = None  # performer's F (likewise)
 
     def resolve(self) -> RunConfig:
         """Check every value and fill in d_k, d_v, d_a; raises ConfigError naming the bad one."""
@@ -72,10 +82,27 @@ class RunConfig:
                               f"choose a multiple of {self.heads}, or give --dk and --dv")
         masks = tuple(str(m) for m in parse_masks(",".join(self.mask)))
         d_k = self.d_k or self.dim // self.heads
-        return replace(self, mask=masks, d_k=d_k, d_v=self.d_v or self.dim // self.heads, d_a=self.d_a or d_k)
+        options = check_options(self.variant, self.dtype, self.weights, masks, self.temperature,
+                                {"rank": self.rank, "features": self.features})
+        return replace(self, mask=masks, d_k=d_k, d_v=self.d_v or self.dim // self.heads, d_a=self.d_a or d_k,
+                       rank=options.get("rank"), features=options.get("features"))
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def check_options(variant: str, dtype: str, weights: bool, masks, temperature: float, options: dict) -> dict:
+    """--dtype, --no-weights, --rank and --features: ConfigError if they do not fit; the variant's options filled in."""
+    if dtype not in DTYPES:
+        raise ConfigError(f"unknown dtype {dtype!r}: choose {', '.join(DTYPES)}")
+    for name, value in options.items():
+        if value is not None and not 1 <= value <= MAX_OPTION:
+            raise ConfigError(f"--{name} must be between 1 and {MAX_OPTION}, got {value}")
+    if not weights:
+        from attncli.efficient import check_outputs_only
+
+        check_outputs_only(variant, masks, temperature)
+    return option_values(VARIANTS[variant], options)
 
 
 @dataclass(frozen=True)
@@ -92,19 +119,24 @@ class AttentionResult:
     q: np.ndarray  # [h, m, d_k]
     k: np.ndarray  # [h, n, d_k]
     v: np.ndarray  # [h, n, d_v]
-    scores: np.ndarray  # [h, m, n] before any mask, finite
-    masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask
-    weights: np.ndarray  # [h, m, n] rows sum to 1
+    scores: np.ndarray | None  # [h, m, n] before any mask, finite; None with --no-weights
+    masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask (or with --no-weights)
+    weights: np.ndarray | None  # [h, m, n] rows sum to 1; None with --no-weights
     head_outputs: np.ndarray  # [h, m, d_v] = A_h V_h
     output: np.ndarray  # [m, d_model] = concat(O_h) W_O
     params: dict = field(default_factory=dict)  # the variant's parameters
     projections: Projections | None = None
     trace: dict = field(default_factory=dict)  # the variant's intermediate terms, if asked
     given: str | None = None  # attn compute: what was given (Q, K, V shapes, source); None for a text run
+    model: Any = None  # --model: the loaded attncli.models.Model (its name, type, layers), else None
 
     @property
     def key_tokens(self) -> Tokens:
         return self.context_tokens if self.context_tokens is not None else self.tokens
+
+    def head_index(self, h: int) -> int:
+        """The name of head h of this result: h, or the model's own head H when `--head H` chose one."""
+        return h if self.config.head is None else self.config.head
 
 
 def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]
@@ -165,11 +197,21 @@ def run(text: str, config: RunConfig = RunConfig(), context: str | None = None, 
     else:
         proj = random_projections(np.random.default_rng([config.seed, 1]), config.dim, config.heads,
                                   config.d_k, config.d_v)
-    params = variant.make_params(np.random.default_rng([config.seed, 2]), config.heads, config.d_k,
-                                 config.d_k, config.d_a)
+    n_keys = len(tokens) if context_tokens is None else len(context_tokens)
+    params = variant_params(variant, np.random.default_rng([config.seed, 2]), config.heads, config.d_k, config.d_k,
+                            config.d_a, n_keys, {"rank": config.rank, "features": config.features})
     terms: dict | None = {} if trace else None
-    mh = multi_head(x, x if x_context is None else x_context, proj, config.heads, variant, params,
-                    parse_masks(",".join(config.mask)), config.temperature, terms)
+    masks = parse_masks(",".join(config.mask))
+    if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.efficient
+        from attncli.efficient import cast, multi_head_long
+
+        x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
+        x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))
+        mh = multi_head_long(x, x if x_context is None else x_context, proj, config.heads, variant, params, masks,
+                             config, [config.seed, 2], terms)
+    else:
+        mh = multi_head(x, x if x_context is None else x_context, proj, config.heads, variant, params, masks,
+                        config.temperature, terms)
     a = mh.attended
     return AttentionResult(text, context, tokens, context_tokens, config, x, x_context, mh.q, mh.k, mh.v,
                            a.scores, a.masked, a.weights, a.out, mh.output, params, proj, terms or {})

@@ -20,6 +20,8 @@ from attncli.attention import VARIANTS
 from attncli.escape import escape_lines, escape_text, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline import AttentionResult
 
+HEATMAP_ABOVE = 48  # more queries or keys than this: a pooled heatmap instead of a table of numbers
+
 
 def _label(s: str, style: str = "") -> Text:
     return Text(escape_token(s), style=style)
@@ -92,8 +94,8 @@ def weights_table(result: AttentionResult, head: int, precision: int = 2, width:
 
 
 def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, width: int = 100,
-                 col_prefix: str = "") -> Table:  # [rows, cols] -> Table
-    """A plain numeric matrix (embeddings, outputs) with elided middle columns when too wide."""
+                 col_prefix: str = "", max_rows: int = 48) -> Table:  # [rows, cols] -> Table
+    """A plain numeric matrix (embeddings, outputs) with elided middle columns (…) and rows (⋮) when too big."""
     cell = max(len(_fmt(array.min(), precision)), len(_fmt(array.max(), precision))) if array.size else 1
     cols = _fit(array.shape[1], cell, row_labels, width)
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
@@ -101,14 +103,21 @@ def matrix_table(array: np.ndarray, row_labels, title: str, precision: int = 2, 
     table.add_column("", no_wrap=True, max_width=16)
     for j in cols:
         table.add_column("…" if j is None else f"{col_prefix}{j}", justify="right", no_wrap=True, min_width=cell)
-    for i, label in enumerate(row_labels):
-        table.add_row(_label(label),
+    for i in columns_shown(len(row_labels), max_rows):
+        if i is None:
+            table.add_row(*(Text("⋮", style="dim") for _ in range(len(cols) + 1)))
+            continue
+        table.add_row(_label(row_labels[i]),
                       *("…" if j is None else _fmt(array[i, j], precision) for j in cols))
     return table
 
 
 def caption(result: AttentionResult) -> Text:
     """What a reader needs to reproduce and trust the table, in a few lines."""
+    if result.model is not None:  # --model: which model, layer and head; trained weights
+        from attncli.model_run import caption_lines
+
+        return Text("\n".join(caption_lines(result)), style="dim")
     c = result.config
     variant = VARIANTS[c.variant]
     lines = [
@@ -119,10 +128,29 @@ def caption(result: AttentionResult) -> Text:
     else:
         lines += _text_caption(result)
     if c.mask:
-        lines.append(f"mask: {', '.join(c.mask)} (· = masked, weight 0)")
-    lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
-                  else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
+        lines.append(f"mask: {', '.join(c.mask)}" + (" (· = masked, weight 0)" if result.weights is not None else ""))
+    lines += _long_caption(result)
+    if result.weights is not None:
+        lines.append(("rows are queries, columns are keys (numbered from 0)" if result.given is not None
+                      else "rows are queries, columns are keys") + "; each row sums to 1; bold = row maximum")
     return Text(escape_lines("\n".join(lines)), style="dim")  # a tokenizer path or a file name is user text
+
+
+def _long_caption(result: AttentionResult) -> list[str]:
+    """An approximation's settings (linformer's rank, performer's features), --dtype float32, --no-weights."""
+    c, lines = result.config, []
+    variant = VARIANTS[c.variant]
+    if c.rank is not None:
+        lines.append(f"rank {c.rank}: the keys pooled into {min(c.rank, len(result.key_tokens))} random groups "
+                     f"(--seed {c.seed}); an approximation of {variant.approximates}: attn compare shows its error")
+    if c.features is not None:
+        lines.append(f"{c.features} random features (--seed {c.seed}); an approximation of {variant.approximates}: "
+                     "attn compare shows its error")
+    if c.dtype != "float64":
+        lines.append(f"{c.dtype}: Q, K, V, scores, weights and outputs")
+    if result.weights is None:
+        lines.append("--no-weights: the outputs only, computed without the n × n matrix (no scores, no weights)")
+    return lines
 
 
 def _text_caption(result: AttentionResult) -> list[str]:
@@ -144,7 +172,14 @@ def show(result: AttentionResult, precision: int = 2, width: int = 100,
     """`attn show`: the attention matrix (one panel per head), `below` it (head statistics), then the outputs."""
     parts: list[RenderableType] = []
     c = result.config
-    if c.heads == 1:
+    if result.weights is None:  # --no-weights: no matrix to show (the caption says so)
+        pass
+    elif max(result.weights.shape[1:]) > HEATMAP_ABOVE:  # a table of numbers would not be readable
+        from attncli.render_heatmap import Heatmap
+
+        for h in range(c.heads):
+            parts.append(Heatmap(result.weights[h], f"Attention weights A = softmax(S), head {h}"))
+    elif c.heads == 1:
         parts.append(weights_table(result, 0, precision, width, title="Attention weights A = softmax(S)"))
     else:
         for h in range(c.heads):
@@ -166,7 +201,8 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
         table.add_column(name, no_wrap=True)
     table.add_column("paper")
     for row in rows:
-        params = "\n".join(f"{p} {shape}" for p, shape in row["parameters"].items()) or "—"
+        params = "\n".join([f"{p} {shape}" for p, shape in row["parameters"].items()]
+                           + [f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()]) or "—"
         table.add_row(Text(row["name"], style="bold"), Text(row["formula"]), Text(params), Text("equal" if row["equal_width"] else "any"),
                       Text(row["paper"]))
     parts: list[RenderableType] = [table]

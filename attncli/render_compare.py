@@ -61,6 +61,15 @@ METRICS = [  # (label, how to show one row's value)
     ("entropy ÷ log₂ n", lambda r, p: _f(r["entropy_ratio"], p)),
     ("mean row maximum", lambda r, p: _f(r["mean_row_max"], p)),
 ]
+ERROR_METRICS = [  # when an approximation is among the runs (rows then have "max_abs_error")
+    ("max |A − A_{exact}|", lambda r, p: _g(r["max_abs_error"], p)),
+    ("mean KL (nats)", lambda r, p: _g(r["mean_kl"], p)),
+]
+
+
+def _g(x, precision: int) -> str:
+    """A small error: 3 significant digits (0.00 would hide it), — for an exact run."""
+    return "—" if x is None else "0" if x == 0 else f"{x:.{max(1, precision + 1)}g}"
 
 
 def short(tokenizer: str) -> str:
@@ -91,6 +100,9 @@ def summary_table(rows: list[dict], precision: int = 2) -> Table:
                          max_width=24)
     for label, show in METRICS:
         table.add_row(label, *(show(r, precision) for r in rows))
+    exact = "/".join(sorted({r["error_vs"] for r in rows if r.get("error_vs")}))
+    for label, show in ERROR_METRICS if exact else []:
+        table.add_row(label.format(exact=exact), *(show(r, precision) for r in rows))
     return table
 
 
@@ -112,6 +124,10 @@ def heatmap(result: AttentionResult, row: dict, label: str, precision: int, widt
     """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
     m, n = result.weights.shape[1:]
     title = f"{label}  A [{m}, {n}]" + (f" · head 0 of {result.config.heads}" if result.config.heads > 1 else "")
+    if result.model is not None:  # --model: its layer and head
+        c = result.config
+        title = f"{label}  A [{m}, {n}] · layer {c.layer}, head " + (f"{c.head}" if c.head is not None
+                                                                       else f"0 of {c.heads}")
     return grid(result.weights[0], result.tokens.strings, result.key_tokens.strings, title, precision, width,
                 weights=True, max_rows=HEATMAP_ROWS, edge=False)
 
@@ -151,6 +167,19 @@ def compare_view(rows: list[dict], results: list[AttentionResult], precision: in
     note = (f"d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · positions {c.positional} · "
             f"seed {c.seed} · float64 weights, random (seeded), not trained"
             + (f" · mask {', '.join(c.mask)}" if c.mask else ""))
+    for res in results:
+        if res.model is not None:  # --model: its column is the real model, not a random run
+            from attncli.model_run import describe
+
+            mc, label = res.config, short(res.config.tokenizer)
+            note += ("\n" + ("" if label == res.model.name else f"{label} = ") + describe(res.model)
+                     + f"; trained weights, its own tokenizer, layer {mc.layer}, "
+                     + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads"))
+    exact = sorted({r["error_vs"] for r in rows if r.get("error_vs")})
+    if exact:
+        note += (f"\nerror of an approximation: the largest |A − A_{'/'.join(exact)}| over all cells (every head), and "
+                 f"the mean over rows of KL(A_{'/'.join(exact)} ‖ A), on the same Q, K, V; its multiply-adds are those "
+                 "of its linear path (--no-weights)")
     maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
     return Group(summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""),
                  Flow(maps))

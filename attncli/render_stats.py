@@ -31,7 +31,8 @@ def stats_table(result: AttentionResult, precision: int = 2) -> Table:
         i, j = s["largest_at"]
         where = Text(f"{s['largest_weight']:.{precision}f} ")
         where.append(f"{escape_token(q_tokens[i])} → {escape_token(k_tokens[j])}", style="dim")
-        table.add_row(str(s["head"]), f"{_f(s['mean_entropy_bits'], precision)} / {s['max_entropy_bits']:.{precision}f}",
+        table.add_row(str(result.head_index(s["head"])),
+                      f"{_f(s['mean_entropy_bits'], precision)} / {s['max_entropy_bits']:.{precision}f}",
                       _f(s["entropy_ratio"], precision), where, _f(s["diagonal_mass"], precision),
                       _f(s["mean_distance"], precision))
     return table
@@ -77,7 +78,8 @@ def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) ->
 
 def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:
     """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
-    rows = head_stats(result.weights, result.context is None)
+    rows = [{**row, "head": result.head_index(row["head"])}  # the model's own head number with --head
+            for row in head_stats(result.weights, result.context is None)]
     if precision is None:
         return rows
     return [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]

