@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import Annotated, Optional
 
 if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
@@ -385,7 +386,8 @@ def compute(
     check_long(_v(variant), _v(dtype), not no_weights, parse_masks(mask), temperature,  # before reading input
                {"rank": rank, "features": features})
 
-    limits = _limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none")
+    limits = replace(_limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none"),
+                     weights=not no_weights, dtype=_v(dtype))
     given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say, limits)
     result = core.compute(given, _v(variant), mask, temperature, seed, d_a, limits, rank=rank, features=features,
                           dtype=_v(dtype), weights=not no_weights)

@@ -30,7 +30,7 @@ import numpy as np
 from attncli.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.inputs import decode, read_bounded
-from attncli.limits import Limits, check, compute_bytes
+from attncli.limits import Limits, check, compute_bytes, hints
 from attncli.pipeline import MAX_DIM, MAX_SEED, AttentionResult, RunConfig
 from attncli.tokenize import Tokens
 
@@ -216,8 +216,10 @@ def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> Non
     if any(s is None or len(s) != 2 for s in shapes):
         return
     (m, d_q), (n, d_k), (_, d_v) = shapes
-    check(compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1), limits, "attention on these matrices",
-          ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
+    estimate = compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1, weights=limits.weights, dtype=limits.dtype)
+    check(estimate, limits, "attention on these matrices",
+          ["smaller matrices (fewer rows: the cost is rows of q × rows of k)",
+           *hints(RunConfig(weights=limits.weights, dtype=limits.dtype), "compute", limits.render, estimate)])
 
 
 def load_npys(q: str, k: str | None, v: str | None, limits: Limits | None = None) -> Given:
@@ -325,8 +327,12 @@ def compute(given: Given, variant: str = "scaled", mask: str | None = None, temp
     else:
         params = variant_params(spec, np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k, n, options)
     limits = Limits() if limits is None else limits
-    check(compute_bytes(variant, masks, m, n, d_q, d_k, d_v, d_a or d_k, temperature, limits.render), limits,
-          "attention on these matrices", ["smaller matrices (fewer rows: the cost is rows of q × rows of k)"])
+    estimate = compute_bytes(variant, masks, m, n, d_q, d_k, d_v, d_a or d_k, temperature, limits.render,
+                             weights=weights, dtype=dtype, rank=options.get("rank"), features=options.get("features"))
+    config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
+    check(estimate, limits, "attention on these matrices",
+          ["smaller matrices (fewer rows: the cost is rows of q × rows of k)",
+           *hints(config_hint, "compute", limits.render, estimate)])
     if dtype != "float64" or not weights:  # the long-input paths
         from attncli.efficient import attend_long
 

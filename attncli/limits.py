@@ -44,6 +44,8 @@ class Limits:
     max_bytes: int | None = MAX_MEMORY
     render: str = "none"
     command: str = ""  # for the hints: "show" can suggest --lines
+    weights: bool = True  # attn compute: False with --no-weights (its .npy sizes are checked before compute())
+    dtype: str = "float64"  # attn compute: --dtype
 
     def __post_init__(self):
         if self.max_tokens is not None and self.max_tokens < 1:
@@ -91,8 +93,11 @@ class Estimate:
     def describe(self) -> str:
         h, m, n = self.shape
         runs = f"{self.runs} runs of up to " if self.runs > 1 else ""
-        head = (f"{runs}{h} head{'s' if h > 1 else ''} × {m:,} × {n:,} = {self.cells:,} cells × "
-                f"{self.per_cell} bytes ({human_bytes(self.parts.get('attention', 0))})")
+        if self.cells:
+            head = (f"{runs}{h} head{'s' if h > 1 else ''} × {m:,} × {n:,} = {self.cells:,} cells × "
+                    f"{self.per_cell} bytes ({human_bytes(self.parts.get('attention', 0))})")
+        else:
+            head = f"{runs}{h} head{'s' if h > 1 else ''}, {m:,} queries, {n:,} keys, outputs only"
         others = sorted(((v, k) for k, v in self.parts.items() if k != "attention" and v >= self.total / 20),
                         reverse=True)
         return head + "".join(f", {k} {human_bytes(v)}" for v, k in others[:3])
@@ -104,20 +109,33 @@ def _score_temporaries(variant: str, trace: bool, temperature: float) -> int:
 
 
 def attention_bytes_per_cell(variant: str, masks: tuple[str, ...], trace: bool = False,
-                             temperature: float = 1.0) -> int:
+                             temperature: float = 1.0, itemsize: int = F) -> int:
     """Bytes per (head, query, key) cell at the peak of attend(): scores and weights (8 + 8), the scoring's
     temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
     tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
-    per = 2 * F + _score_temporaries(variant, trace, temperature) * F
+    per = 2 * itemsize + _score_temporaries(variant, trace, temperature) * itemsize
     if masks:
         per += 2  # the boolean mask and np.isfinite's
     if any(str(m).startswith("topk") for m in masks):
-        per += 2 * F  # top-k's masked copy, argsort and ranks, beyond the weights' place
+        per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
     if trace:
-        per += {"scaled": 1, "cosine": 1, "gated": 2}.get(variant, 0) * F  # qk (and the gate) kept for steps
+        per += {"scaled": 1, "cosine": 1, "gated": 2}.get(variant, 0) * itemsize  # qk (and the gate) for steps
         if masks:
-            per += F  # steps' S' with −∞ where masked
+            per += itemsize  # steps' S' with −∞ where masked
     return per
+
+
+BLOCK_ROWS, THREADS = 256, 2  # kernels.attention_outputs: query rows per block, blocks at once
+
+
+def outputs_only_bytes(variant: str, h: int, m: int, n: int, rank: int | None, features: int | None,
+                       itemsize: int = F) -> int:
+    """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
+    [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
+    width = {"linformer": rank or 8, "performer": features or 64}.get(variant)
+    if width is not None:
+        return 3 * itemsize * h * (m + n) * width
+    return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
 
 
 def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
@@ -146,14 +164,21 @@ def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none",
     the peak of a run is 0.6 to 1.0 of the estimate.
     """
     h = config.heads
+    itemsize = 4 if getattr(config, "dtype", "float64") == "float32" else F
+    if not getattr(config, "weights", True):  # --no-weights: outputs only, never an [h, m, n] array
+        parts = {"outputs-only scratch": outputs_only_bytes(config.variant, h, m, n, getattr(config, "rank", None),
+                                                            getattr(config, "features", None), itemsize),
+                 **_vectors(config, m, n, cross)}
+        return Estimate(parts, 0, 0, (h, m, n))
     cells = h * m * n
-    per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature)
+    per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature, itemsize)
     parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
     largest = cells
     if config.variant == "additive":  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
         parts["additive's slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
         if trace:
-            parts["additive's tanh(W₁q + W₂k + b)"] = F * cells * config.d_a
+            # (computed in float64, and in float32 a rounded copy as well)
+            parts["additive's tanh(W₁q + W₂k + b)"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
     if render == "table":
         parts["head statistics"] = 6 * F * m * n
@@ -165,11 +190,17 @@ def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none",
 
 
 def compute_bytes(variant: str, masks, m: int, n: int, d_q: int, d_k: int, d_v: int, d_a: int,
-                  temperature: float = 1.0, render: str = "none") -> Estimate:
+                  temperature: float = 1.0, render: str = "none", *, weights: bool = True, dtype: str = "float64",
+                  rank: int | None = None, features: int | None = None) -> Estimate:
     """The bytes of `attn compute` on q [m, d_q], k [n, d_k], v [n, d_v] (one head, no projection)."""
+    matrices = {"matrices": F * (m * d_q + n * d_k + n * d_v + 2 * m * d_v)}
+    itemsize = 4 if dtype == "float32" else F
+    if not weights:
+        return Estimate({"outputs-only scratch": outputs_only_bytes(variant, 1, m, n, rank, features, itemsize),
+                         **matrices}, 0, 0, (1, m, n))
     cells = m * n
-    per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature)
-    parts = {"attention": cells * per, "matrices": F * (m * d_q + n * d_k + n * d_v + 2 * m * d_v)}
+    per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
+    parts = {"attention": cells * per, **matrices}
     if variant == "additive":
         parts["additive's slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
     if render == "table":
@@ -231,4 +262,22 @@ def hints(config, command: str, render: str = "none", estimate: Estimate | None 
         out.append("no --stats")
     if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
         out.append("a smaller --dim, --dk or --dv")
+    if command in ("show", "show --lines", "compute") and config is not None and "attention" in heavy:
+        out += _long_input_hints(config)
+    return out
+
+
+def _long_input_hints(config) -> list[str]:
+    """--no-weights and --dtype float32 (attncli.efficient), when they exist and fit the run's variant and masks."""
+    try:
+        from attncli.efficient import OUTPUTS_ONLY
+    except ImportError:  # (a build without the long-input paths)
+        return []
+    out = []
+    masks = [str(m).partition(":")[0] for m in config.mask]
+    if getattr(config, "weights", False) and all(name in OUTPUTS_ONLY.get(config.variant, ()) for name in masks) \
+            and config.variant in OUTPUTS_ONLY:
+        out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
+    if getattr(config, "dtype", "float32") == "float64":
+        out.append("--dtype float32 (half the bytes)")
     return out

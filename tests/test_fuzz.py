@@ -134,6 +134,12 @@ def model_options(tokenizers):
     ).map(flat)
 
 
+LONG_INPUT = st.tuples(  # attn show and attn compute: the outputs-only and float32 paths
+    st.sampled_from([[]] * 3 + [["--no-weights"]]), opt("--dtype", st.sampled_from(["float64", "float32"])),
+    opt("--rank", st.sampled_from([1, 2, 8]), st.just(0)), opt("--features", st.sampled_from([1, 16]), st.just(-1)),
+).map(flat)
+
+
 def output_options(formats=("table", "json", "jsonl", "csv", "npy", "npz")):
     """-f json 4 times in 10 when it is one of `formats` (its output is checked most)."""
     return st.tuples(
@@ -202,7 +208,11 @@ def check_rows(weights, masked_rows, precision) -> None:
 
 
 def check_attention_json(doc, precision) -> None:
+    assert np.isfinite(np.asarray(doc["output"], dtype=float)).all()
     for head in doc["heads"]:
+        if head["weights"] is None:  # --no-weights: the outputs only
+            assert head["scores"] is None and doc["config"]["weights"] is False
+            continue
         masked = head.get("masked")
         full = None if masked is None else np.asarray(masked, dtype=bool).all(axis=-1)
         check_rows(head["weights"], full, precision)
@@ -221,7 +231,7 @@ def check_safe_output(r, args) -> None:
 @fuzz_settings("show")
 @given(data=st.data(), text=ARGV_TEXT, context=st.one_of(st.none(), ARGV_TEXT))
 def test_fuzz_show(wordpiece, no_unk, out_dir, data, text, context):
-    args = ["show", *data.draw(model_options(["char", "word", "bpe", wordpiece, no_unk])),
+    args = ["show", *data.draw(model_options(["char", "word", "bpe", wordpiece, no_unk])), *data.draw(LONG_INPUT),
             *data.draw(output_options()), *data.draw(flag("--stats")),
             *data.draw(opt("--errors", st.sampled_from(["strict", "replace"]), st.just("ignore")))]
     if context is not None:
@@ -338,7 +348,7 @@ def qkv_documents(draw):
 @fuzz_settings("compute")
 @given(data=st.data(), doc=qkv_documents())
 def test_fuzz_compute(out_dir, data, doc):
-    args = ["compute", *data.draw(opt("-v", st.sampled_from(list(VARIANTS)), st.just("nope"))),
+    args = ["compute", *data.draw(opt("-v", st.sampled_from(list(VARIANTS)), st.just("nope"))), *data.draw(LONG_INPUT),
             *data.draw(opt("--mask", MASKS, BAD_MASKS)), *data.draw(opt("--temperature", TEMPERATURES,
                                                                           BAD_TEMPERATURES)),
             *data.draw(opt("--d-a", st.sampled_from([1, 3]), st.just(0))),

@@ -194,3 +194,20 @@ def test_the_library_default_is_guarded_too():
     with pytest.raises(DataError, match="the context has 7 char tokens, more than --max-tokens 6"):
         run("x", RunConfig(tokenizer="char"), context="y" * 7, limits=Limits(max_tokens=6))
     assert run("x" * 6, RunConfig(tokenizer="char"), limits=Limits(max_tokens=6)).weights.shape == (1, 6, 6)
+
+
+def test_the_outputs_only_path_is_estimated_as_it_streams():
+    """--no-weights never holds an n × n matrix: a run the weights path could not afford fits."""
+    text = " ".join(f"w{i}" for i in range(3000))
+    env = {"ATTN_MAX_MEMORY": "64M"}
+    message = refused(attn("show", text, "-f", "json", env=env), "1 head × 3,000 × 3,000",
+                      "--no-weights (the outputs only, in blocks: never an n × n matrix)", "--dtype float32")
+    r = attn("show", text, "--no-weights", "-f", "json", env=env)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["heads"][0]["weights"] is None
+    refused(attn("show", text, "-v", "additive", "-f", "json", env=env), "--dtype float32")
+    assert "--no-weights" not in refused(attn("show", text, "-v", "additive", "-f", "json", env=env))
+    e = run_bytes(RunConfig(weights=False).resolve(), 100_000, 100_000)
+    assert e.cells == 0 and e.total < 2**30 and "outputs only" in e.describe()
+    half = run_bytes(RunConfig(dtype="float32").resolve(), 3000, 3000).parts["attention"]
+    assert half * 2 == run_bytes(RunConfig().resolve(), 3000, 3000).parts["attention"]
