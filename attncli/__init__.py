@@ -10,11 +10,17 @@ before NumPy loads (see cli.py).
 
 __version__ = "0.1.0"
 
-_PUBLIC = {"VARIANTS": "attncli.attention", "attend": "attncli.attention", "AttentionResult": "attncli.pipeline",
-           "RunConfig": "attncli.pipeline", "run": "attncli.pipeline", "TOKENIZERS": "attncli.tokenize",
-           "tokenize": "attncli.tokenize"}
+_PUBLIC = {
+    "VARIANTS": "attncli.core.attention",
+    "attend": "attncli.core.attention",
+    "AttentionResult": "attncli.pipeline.result",
+    "RunConfig": "attncli.pipeline.config",
+    "run": "attncli.pipeline.run",
+    "TOKENIZERS": "attncli.pipeline.tokenize",
+    "tokenize": "attncli.pipeline.tokenize",
+}
 
-__all__ = ["__version__", "run", "RunConfig", "AttentionResult", "attend", "tokenize", "VARIANTS", "TOKENIZERS"]
+__all__ = ["TOKENIZERS", "VARIANTS", "AttentionResult", "RunConfig", "__version__", "attend", "run", "tokenize"]
 
 
 def __getattr__(name: str):

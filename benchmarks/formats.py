@@ -58,20 +58,26 @@ def main() -> None:
         matrix_mb = n * n * 8 / 1e6
         _, base_rss, _ = measure(["show", "a b", "-f", "json"])
         seconds, rss, size = measure(["show", "--file", str(big), "-t", "char", "-f", "json"])
-        print(f"json, {n} char tokens: {seconds:.1f} s, {size / 1e6:.0f} MB written, peak RSS {rss:.0f} MB "
-              f"(one {n}x{n} matrix: {matrix_mb:.0f} MB, so {rss / matrix_mb:.1f}x; a two-token run: "
-              f"{base_rss:.0f} MB)")
+        print(
+            f"json, {n} char tokens: {seconds:.1f} s, {size / 1e6:.0f} MB written, peak RSS {rss:.0f} MB "
+            f"(one {n}x{n} matrix: {matrix_mb:.0f} MB, so {rss / matrix_mb:.1f}x; a two-token run: "
+            f"{base_rss:.0f} MB)"
+        )
 
         lines = Path(tmp) / "lines.txt"
-        lines.write_text("".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 10))) + "\n"
-                                 for _ in range(opts.lines)), encoding="utf-8")
+        lines.write_text(
+            "".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 10))) + "\n" for _ in range(opts.lines)),
+            encoding="utf-8",
+        )
         one = Path(tmp) / "one.txt"
         one.write_text(lines.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
         t1, rss1, _ = measure(["show", "--file", str(one), "--lines", "-f", "jsonl"])
         tn, rssn, _ = measure(["show", "--file", str(lines), "--lines", "-f", "jsonl"])
         per_line = (tn - t1) / max(1, opts.lines - 1)
-        print(f"--lines, {opts.lines} lines of 5-10 words: {tn:.2f} s in all, {per_line * 1e3:.2f} ms per line "
-              f"(start-up {t1:.2f} s); peak RSS {rssn:.0f} MB (one line: {rss1:.0f} MB)")
+        print(
+            f"--lines, {opts.lines} lines of 5-10 words: {tn:.2f} s in all, {per_line * 1e3:.2f} ms per line "
+            f"(start-up {t1:.2f} s); peak RSS {rssn:.0f} MB (one line: {rss1:.0f} MB)"
+        )
 
 
 if __name__ == "__main__":

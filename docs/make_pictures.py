@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from attncli.cli import app
+from attncli.cli.app import app
 
 DOCS = Path(__file__).resolve().parent
 PICTURES = {
@@ -53,7 +53,8 @@ def capture(command: str, width: int = 100) -> Text:
     from typer.testing import CliRunner
 
     result = CliRunner(env={"COLUMNS": str(width), "NO_COLOR": None}).invoke(
-        app, shlex.split(command)[1:] + ["--color", "always"])
+        app, shlex.split(command)[1:] + ["--color", "always"]
+    )
     if result.exit_code != 0:
         sys.exit(f"{command} failed: {result.output}")
     return Text.from_ansi(result.stdout)

@@ -13,8 +13,11 @@ from pathlib import Path
 import numpy as np
 
 CORPUS = [
-    "time flies like an arrow", "fruit flies like a banana", "the cat sat on the mat",
-    "attention is all you need", "a quick brown fox jumps over the lazy dog",
+    "time flies like an arrow",
+    "fruit flies like a banana",
+    "the cat sat on the mat",
+    "attention is all you need",
+    "a quick brown fox jumps over the lazy dog",
 ]
 BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 BERT_WORDS = sorted({w for line in CORPUS for w in line.split()}) + ["##s", "##ing", "fly", "time", "."]
@@ -37,8 +40,10 @@ def bert_tokenizer(lowercase: bool = True):
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
     tok.add_special_tokens(BERT_SPECIAL)
     return tok
 
@@ -52,8 +57,12 @@ def gpt2_tokenizer():
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(CORPUS * 3, trainer=trainer)
     return tok
 
@@ -80,22 +89,46 @@ def _randn(rng: np.random.Generator, *shape: int, std: float = 0.3) -> np.ndarra
     return (rng.standard_normal(shape) * std).astype(np.float32)
 
 
-def make_bert(folder: Path, *, prefix: str = "bert.", tokenizer: str = "json", lowercase: bool = True,
-              n_layer: int = 2, n_head: int = 2, d_model: int = 16, d_ff: int = 32, max_positions: int = 32,
-              seed: int = 0, shards: int = 1, config: dict | None = None) -> Path:
+def make_bert(
+    folder: Path,
+    *,
+    prefix: str = "bert.",
+    tokenizer: str = "json",
+    lowercase: bool = True,
+    n_layer: int = 2,
+    n_head: int = 2,
+    d_model: int = 16,
+    d_ff: int = 32,
+    max_positions: int = 32,
+    seed: int = 0,
+    shards: int = 1,
+    config: dict | None = None,
+) -> Path:
     """A random BertModel folder. tokenizer: "json" (tokenizer.json), "vocab" (vocab.txt only) or "none"."""
     rng = np.random.default_rng(seed)
     vocab = bert_vocab()
-    cfg = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": d_model,
-           "num_attention_heads": n_head, "num_hidden_layers": n_layer, "intermediate_size": d_ff,
-           "max_position_embeddings": max_positions, "type_vocab_size": 2, "vocab_size": len(vocab),
-           "hidden_act": "gelu", "layer_norm_eps": 1e-12, "position_embedding_type": "absolute"} | (config or {})
-    t = {"embeddings.word_embeddings.weight": _randn(rng, len(vocab), d_model, std=1.0),
-         "embeddings.position_embeddings.weight": _randn(rng, max_positions, d_model),
-         "embeddings.token_type_embeddings.weight": _randn(rng, 2, d_model),
-         "embeddings.LayerNorm.weight": 1 + _randn(rng, d_model, std=0.1),
-         "embeddings.LayerNorm.bias": _randn(rng, d_model, std=0.1),
-         "embeddings.position_ids": np.arange(max_positions, dtype=np.int64)[None]}  # a buffer, not a weight
+    cfg = {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_size": d_model,
+        "num_attention_heads": n_head,
+        "num_hidden_layers": n_layer,
+        "intermediate_size": d_ff,
+        "max_position_embeddings": max_positions,
+        "type_vocab_size": 2,
+        "vocab_size": len(vocab),
+        "hidden_act": "gelu",
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+    } | (config or {})
+    t = {
+        "embeddings.word_embeddings.weight": _randn(rng, len(vocab), d_model, std=1.0),
+        "embeddings.position_embeddings.weight": _randn(rng, max_positions, d_model),
+        "embeddings.token_type_embeddings.weight": _randn(rng, 2, d_model),
+        "embeddings.LayerNorm.weight": 1 + _randn(rng, d_model, std=0.1),
+        "embeddings.LayerNorm.bias": _randn(rng, d_model, std=0.1),
+        "embeddings.position_ids": np.arange(max_positions, dtype=np.int64)[None],
+    }  # a buffer, not a weight
     for l in range(n_layer):
         p = f"encoder.layer.{l}."
         for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
@@ -116,30 +149,60 @@ def make_bert(folder: Path, *, prefix: str = "bert.", tokenizer: str = "json", l
     return folder
 
 
-def make_gpt2(folder: Path, *, prefix: str = "transformer.", tokenizer: str = "json", n_layer: int = 2,
-              n_head: int = 2, d_model: int = 16, max_positions: int = 32, seed: int = 0, shards: int = 1,
-              config: dict | None = None) -> Path:
+def make_gpt2(
+    folder: Path,
+    *,
+    prefix: str = "transformer.",
+    tokenizer: str = "json",
+    n_layer: int = 2,
+    n_head: int = 2,
+    d_model: int = 16,
+    max_positions: int = 32,
+    seed: int = 0,
+    shards: int = 1,
+    config: dict | None = None,
+) -> Path:
     """A random GPT2LMHeadModel folder. tokenizer: "json", "bpe" (vocab.json + merges.txt) or "none"."""
     rng = np.random.default_rng(seed)
     tok = gpt2_tokenizer()
     n_vocab = tok.get_vocab_size()
-    cfg = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": d_model, "n_head": n_head,
-           "n_layer": n_layer, "n_positions": max_positions, "vocab_size": n_vocab,
-           "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5} | (config or {})
+    cfg = {
+        "architectures": ["GPT2LMHeadModel"],
+        "model_type": "gpt2",
+        "n_embd": d_model,
+        "n_head": n_head,
+        "n_layer": n_layer,
+        "n_positions": max_positions,
+        "vocab_size": n_vocab,
+        "activation_function": "gelu_new",
+        "layer_norm_epsilon": 1e-5,
+    } | (config or {})
     d, ff = d_model, 4 * d_model
-    t = {"wte.weight": _randn(rng, n_vocab, d, std=1.0), "wpe.weight": _randn(rng, max_positions, d),
-         "ln_f.weight": 1 + _randn(rng, d, std=0.1), "ln_f.bias": _randn(rng, d, std=0.1)}
+    t = {
+        "wte.weight": _randn(rng, n_vocab, d, std=1.0),
+        "wpe.weight": _randn(rng, max_positions, d),
+        "ln_f.weight": 1 + _randn(rng, d, std=0.1),
+        "ln_f.bias": _randn(rng, d, std=0.1),
+    }
     for l in range(n_layer):
         p = f"h.{l}."
-        t |= {p + "ln_1.weight": 1 + _randn(rng, d, std=0.1), p + "ln_1.bias": _randn(rng, d, std=0.1),
-              p + "ln_2.weight": 1 + _randn(rng, d, std=0.1), p + "ln_2.bias": _randn(rng, d, std=0.1),
-              p + "attn.c_attn.weight": _randn(rng, d, 3 * d, std=0.5), p + "attn.c_attn.bias": _randn(rng, 3 * d),
-              p + "attn.c_proj.weight": _randn(rng, d, d), p + "attn.c_proj.bias": _randn(rng, d),
-              p + "mlp.c_fc.weight": _randn(rng, d, ff), p + "mlp.c_fc.bias": _randn(rng, ff),
-              p + "mlp.c_proj.weight": _randn(rng, ff, d), p + "mlp.c_proj.bias": _randn(rng, d),
-              # buffers of old checkpoints, not weights: the causal mask and its fill value
-              p + "attn.bias": np.tril(np.ones((max_positions, max_positions), np.float32))[None, None],
-              p + "attn.masked_bias": np.array(-1e4, dtype=np.float32)}
+        t |= {
+            p + "ln_1.weight": 1 + _randn(rng, d, std=0.1),
+            p + "ln_1.bias": _randn(rng, d, std=0.1),
+            p + "ln_2.weight": 1 + _randn(rng, d, std=0.1),
+            p + "ln_2.bias": _randn(rng, d, std=0.1),
+            p + "attn.c_attn.weight": _randn(rng, d, 3 * d, std=0.5),
+            p + "attn.c_attn.bias": _randn(rng, 3 * d),
+            p + "attn.c_proj.weight": _randn(rng, d, d),
+            p + "attn.c_proj.bias": _randn(rng, d),
+            p + "mlp.c_fc.weight": _randn(rng, d, ff),
+            p + "mlp.c_fc.bias": _randn(rng, ff),
+            p + "mlp.c_proj.weight": _randn(rng, ff, d),
+            p + "mlp.c_proj.bias": _randn(rng, d),
+            # buffers of old checkpoints, not weights: the causal mask and its fill value
+            p + "attn.bias": np.tril(np.ones((max_positions, max_positions), np.float32))[None, None],
+            p + "attn.masked_bias": np.array(-1e4, dtype=np.float32),
+        }
     tensors = {prefix + k: v for k, v in t.items()}
     if prefix:
         tensors["lm_head.weight"] = t["wte.weight"].copy()

@@ -11,14 +11,50 @@ load.py reads the folder (and raises ModelError for every bad input), forward.py
 heads.py summarises. Needs `safetensors` and `tokenizers`, imported only when a model is loaded.
 """
 
-from .forward import (ACTIVATION_FNS, ARCHITECTURES, Forward, LayerSteps, erf, erfc, forward, gelu, gelu_tanh,
-                      layer_norm, softmax)
-from .heads import BROAD, HEAD_STATS, LABELS, PATTERN_MASS, head_stats, label_head, label_heads, rollout
+from attncli.core.stats import BROAD, HEAD_STATS, LABELS, PATTERN_MASS, head_stats, label_head, label_heads, rollout
+
+from .forward import (
+    ACTIVATION_FNS,
+    ARCHITECTURES,
+    Forward,
+    LayerSteps,
+    erf,
+    erfc,
+    forward,
+    gelu,
+    gelu_tanh,
+    layer_norm,
+    softmax,
+)
 from .load import SUPPORTED, Model, ModelError, ModelTokens, Weights, check_head, check_layer, encode, load_model
 
 __all__ = [
-    "ACTIVATION_FNS", "ARCHITECTURES", "BROAD", "HEAD_STATS", "LABELS", "PATTERN_MASS", "SUPPORTED",
-    "Forward", "LayerSteps", "Model", "ModelError", "ModelTokens", "Weights",
-    "check_head", "check_layer", "encode", "erf", "erfc", "forward", "gelu", "gelu_tanh", "head_stats",
-    "label_head", "label_heads", "layer_norm", "load_model", "rollout", "softmax",
+    "ACTIVATION_FNS",
+    "ARCHITECTURES",
+    "BROAD",
+    "HEAD_STATS",
+    "LABELS",
+    "PATTERN_MASS",
+    "SUPPORTED",
+    "Forward",
+    "LayerSteps",
+    "Model",
+    "ModelError",
+    "ModelTokens",
+    "Weights",
+    "check_head",
+    "check_layer",
+    "encode",
+    "erf",
+    "erfc",
+    "forward",
+    "gelu",
+    "gelu_tanh",
+    "head_stats",
+    "label_head",
+    "label_heads",
+    "layer_norm",
+    "load_model",
+    "rollout",
+    "softmax",
 ]

@@ -29,8 +29,22 @@ def erfc(x):  # [...] -> [...] float64
     """
     z = np.abs(np.asarray(x, dtype=np.float64))
     t = 1.0 / (1.0 + 0.5 * z)
-    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
-        0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    poly = -1.26551223 + t * (
+        1.00002368
+        + t
+        * (
+            0.37409196
+            + t
+            * (
+                0.09678418
+                + t
+                * (
+                    -0.18628806
+                    + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))
+                )
+            )
+        )
+    )
     r = t * np.exp(-z * z + poly)
     return np.where(np.asarray(x) >= 0, r, 2.0 - r)
 
@@ -67,8 +81,13 @@ def relu(x):  # [...] -> [...]
     return np.maximum(x, 0)
 
 
-ACTIVATION_FNS = {"gelu": gelu, "gelu_python": gelu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh,
-                  "relu": relu}
+ACTIVATION_FNS = {
+    "gelu": gelu,
+    "gelu_python": gelu,
+    "gelu_new": gelu_tanh,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "relu": relu,
+}
 
 
 def layer_norm(x, g, b, eps: float):  # [n, d], [d], [d] -> [n, d]
@@ -137,8 +156,20 @@ def self_attention(layer: int, x, p: dict, n_head: int, scale: float, causal: bo
     weights = softmax(scores, masked)  # [n_head, n, n]
     out = weights @ v  # [n_head, n, d_k]
     output = merge_heads(out) @ p["w_o"] + p["b_o"]  # [n, d_model]
-    return LayerSteps(layer=layer, x=x, scale=scale, q=q, k=k, v=v, scores=scores, masked=masked,
-                      weights=weights, out=out, output=output, **p)
+    return LayerSteps(
+        layer=layer,
+        x=x,
+        scale=scale,
+        q=q,
+        k=k,
+        v=v,
+        scores=scores,
+        masked=masked,
+        weights=weights,
+        out=out,
+        output=output,
+        **p,
+    )
 
 
 # ---- BERT -----------------------------------------------------------------------------------------
@@ -189,9 +220,16 @@ def gpt2_attention(model: Model, l: int, x):  # [n, d_model] -> [n, d_model], La
     w, pre, d = model.weights, f"h.{l}.", model.d_model
     a = layer_norm(x, w[pre + "ln_1.weight"], w[pre + "ln_1.bias"], model.eps)
     c_attn, b_attn = w[pre + "attn.c_attn.weight"], w[pre + "attn.c_attn.bias"]  # [d, 3d], [3d]
-    p = {"w_q": c_attn[:, :d], "b_q": b_attn[:d], "w_k": c_attn[:, d:2 * d], "b_k": b_attn[d:2 * d],
-         "w_v": c_attn[:, 2 * d:], "b_v": b_attn[2 * d:],
-         "w_o": w[pre + "attn.c_proj.weight"], "b_o": w[pre + "attn.c_proj.bias"]}
+    p = {
+        "w_q": c_attn[:, :d],
+        "b_q": b_attn[:d],
+        "w_k": c_attn[:, d : 2 * d],
+        "b_k": b_attn[d : 2 * d],
+        "w_v": c_attn[:, 2 * d :],
+        "b_v": b_attn[2 * d :],
+        "w_o": w[pre + "attn.c_proj.weight"],
+        "b_o": w[pre + "attn.c_proj.bias"],
+    }
     scale = model.d_k**-0.5 if model.hp["scale_attn_weights"] else 1.0
     if model.hp["scale_by_layer"]:
         scale /= float(l + 1)
@@ -211,8 +249,10 @@ def gpt2_final(model: Model, x):  # [n, d_model] -> [n, d_model]
     return layer_norm(x, model.weights["ln_f.weight"], model.weights["ln_f.bias"], model.eps)
 
 
-ARCHITECTURES = {"bert": (bert_embed, bert_attention, bert_mlp, bert_final),
-                 "gpt2": (gpt2_embed, gpt2_attention, gpt2_mlp, gpt2_final)}
+ARCHITECTURES = {
+    "bert": (bert_embed, bert_attention, bert_mlp, bert_final),
+    "gpt2": (gpt2_embed, gpt2_attention, gpt2_mlp, gpt2_final),
+}
 
 
 # ---- the whole pass -------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ class Weights:
             return self._cache[name][ids]
         handle, stored = self._sources[name]
         table = handle.get_slice(stored)
-        return np.concatenate([_float32(table[int(i):int(i) + 1]) for i in ids])
+        return np.concatenate([_float32(table[int(i) : int(i) + 1]) for i in ids])
 
 
 def _why(e: Exception) -> str:  # an exception as one line
@@ -107,7 +107,7 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
     if not prefixes:
         raise ModelError(f"the weights in {folder} have no {anchor}: not a checkpoint of this model type")
     prefix = min(prefixes, key=len)  # "" before "bert."
-    names = {name[len(prefix):]: name for name in files if name.startswith(prefix)}
+    names = {name[len(prefix) :]: name for name in files if name.startswith(prefix)}
     names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
     names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
     handles: dict[Path, Any] = {}
@@ -155,19 +155,33 @@ def _bert_spec(c: dict) -> tuple[dict, dict]:
     if c.get("position_embedding_type", "absolute") != "absolute":
         raise ModelError(f"position_embedding_type {c['position_embedding_type']!r} is not supported, only 'absolute'")
     d, ff = _int(c, "hidden_size", 768), _int(c, "intermediate_size", 3072)
-    hp = {"d_model": d, "n_head": _int(c, "num_attention_heads", 12), "n_layer": _int(c, "num_hidden_layers", 12),
-          "max_positions": _int(c, "max_position_embeddings", 512), "eps": _float(c, "layer_norm_eps", 1e-12),
-          "activation": c.get("hidden_act", "gelu"), "causal": bool(c.get("is_decoder", False)),
-          "positions_key": "max_position_embeddings"}
-    wanted = {"embeddings.word_embeddings.weight": (None, d), "embeddings.position_embeddings.weight": (None, d),
-              "embeddings.token_type_embeddings.weight": (None, d),
-              "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,)}
+    hp = {
+        "d_model": d,
+        "n_head": _int(c, "num_attention_heads", 12),
+        "n_layer": _int(c, "num_hidden_layers", 12),
+        "max_positions": _int(c, "max_position_embeddings", 512),
+        "eps": _float(c, "layer_norm_eps", 1e-12),
+        "activation": c.get("hidden_act", "gelu"),
+        "causal": bool(c.get("is_decoder", False)),
+        "positions_key": "max_position_embeddings",
+    }
+    wanted = {
+        "embeddings.word_embeddings.weight": (None, d),
+        "embeddings.position_embeddings.weight": (None, d),
+        "embeddings.token_type_embeddings.weight": (None, d),
+        "embeddings.LayerNorm.weight": (d,),
+        "embeddings.LayerNorm.bias": (d,),
+    }
     for l in range(hp["n_layer"]):
         p = f"encoder.layer.{l}."
         for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
             wanted |= {p + name + ".weight": (d, d), p + name + ".bias": (d,)}
-        wanted |= {p + "intermediate.dense.weight": (ff, d), p + "intermediate.dense.bias": (ff,),
-                   p + "output.dense.weight": (d, ff), p + "output.dense.bias": (d,)}
+        wanted |= {
+            p + "intermediate.dense.weight": (ff, d),
+            p + "intermediate.dense.bias": (ff,),
+            p + "output.dense.weight": (d, ff),
+            p + "output.dense.bias": (d,),
+        }
         for name in ("attention.output.LayerNorm", "output.LayerNorm"):
             wanted |= {p + name + ".weight": (d,), p + name + ".bias": (d,)}
     return hp, wanted
@@ -177,19 +191,35 @@ def _gpt2_spec(c: dict) -> tuple[dict, dict]:
     """GPT-2 hyper-parameters (transformers' GPT2Config defaults) and wanted tensor shapes (Conv1D: [in, out])."""
     d = _int(c, "n_embd", 768)
     ff = _int(c, "n_inner", 4 * d) if c.get("n_inner") is not None else 4 * d
-    hp = {"d_model": d, "n_head": _int(c, "n_head", 12), "n_layer": _int(c, "n_layer", 12),
-          "max_positions": _int(c, "n_positions", 1024), "eps": _float(c, "layer_norm_epsilon", 1e-5),
-          "activation": c.get("activation_function", "gelu_new"), "causal": True, "positions_key": "n_positions",
-          "scale_attn_weights": bool(c.get("scale_attn_weights", True)),
-          "scale_by_layer": bool(c.get("scale_attn_by_inverse_layer_idx", False))}
+    hp = {
+        "d_model": d,
+        "n_head": _int(c, "n_head", 12),
+        "n_layer": _int(c, "n_layer", 12),
+        "max_positions": _int(c, "n_positions", 1024),
+        "eps": _float(c, "layer_norm_epsilon", 1e-5),
+        "activation": c.get("activation_function", "gelu_new"),
+        "causal": True,
+        "positions_key": "n_positions",
+        "scale_attn_weights": bool(c.get("scale_attn_weights", True)),
+        "scale_by_layer": bool(c.get("scale_attn_by_inverse_layer_idx", False)),
+    }
     wanted = {"wte.weight": (None, d), "wpe.weight": (None, d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
     for l in range(hp["n_layer"]):
         p = f"h.{l}."
-        wanted |= {p + "ln_1.weight": (d,), p + "ln_1.bias": (d,), p + "ln_2.weight": (d,), p + "ln_2.bias": (d,),
-                   p + "attn.c_attn.weight": (d, 3 * d), p + "attn.c_attn.bias": (3 * d,),
-                   p + "attn.c_proj.weight": (d, d), p + "attn.c_proj.bias": (d,),
-                   p + "mlp.c_fc.weight": (d, ff), p + "mlp.c_fc.bias": (ff,),
-                   p + "mlp.c_proj.weight": (ff, d), p + "mlp.c_proj.bias": (d,)}
+        wanted |= {
+            p + "ln_1.weight": (d,),
+            p + "ln_1.bias": (d,),
+            p + "ln_2.weight": (d,),
+            p + "ln_2.bias": (d,),
+            p + "attn.c_attn.weight": (d, 3 * d),
+            p + "attn.c_attn.bias": (3 * d,),
+            p + "attn.c_proj.weight": (d, d),
+            p + "attn.c_proj.bias": (d,),
+            p + "mlp.c_fc.weight": (d, ff),
+            p + "mlp.c_fc.bias": (ff,),
+            p + "mlp.c_proj.weight": (ff, d),
+            p + "mlp.c_proj.bias": (d,),
+        }
     return hp, wanted
 
 
@@ -224,15 +254,17 @@ class Model:
     @property
     def summary(self) -> str:
         """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
-        return (f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
-                f"d_model {self.d_model}, trained weights)")
+        return (
+            f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
+            f"d_model {self.d_model}, trained weights)"
+        )
 
 
 def _display_name(folder: Path) -> str:
     """The folder's name; for a Hugging Face cache snapshot "org/name"; for a folder called "model" "parent/model"."""
     p = folder.resolve()
     if p.parent.name == "snapshots" and p.parent.parent.name.startswith("models--"):
-        return p.parent.parent.name[len("models--"):].replace("--", "/")
+        return p.parent.parent.name[len("models--") :].replace("--", "/")
     return f"{p.parent.name}/{p.name}" if p.name == "model" and p.parent.name else p.name
 
 
@@ -263,11 +295,24 @@ def load_model(path: str | Path) -> Model:
     word = "embeddings.word_embeddings.weight" if model_type == "bert" else "wte.weight"
     positions = "embeddings.position_embeddings.weight" if model_type == "bert" else "wpe.weight"
     max_positions = min(hp["max_positions"], weights.shape(positions)[0])
-    return Model(path=folder, name=_display_name(folder), model_type=model_type, config=config,
-                 n_layer=hp["n_layer"], n_head=hp["n_head"], d_model=hp["d_model"],
-                 d_k=hp["d_model"] // hp["n_head"], max_positions=max_positions, causal=hp["causal"],
-                 eps=hp["eps"], activation=hp["activation"], hp=hp, weights=weights,
-                 tokenizer=_load_tokenizer(folder, model_type, config), vocab_size=weights.shape(word)[0])
+    return Model(
+        path=folder,
+        name=_display_name(folder),
+        model_type=model_type,
+        config=config,
+        n_layer=hp["n_layer"],
+        n_head=hp["n_head"],
+        d_model=hp["d_model"],
+        d_k=hp["d_model"] // hp["n_head"],
+        max_positions=max_positions,
+        causal=hp["causal"],
+        eps=hp["eps"],
+        activation=hp["activation"],
+        hp=hp,
+        weights=weights,
+        tokenizer=_load_tokenizer(folder, model_type, config),
+        vocab_size=weights.shape(word)[0],
+    )
 
 
 # ---- tokenizer ------------------------------------------------------------------------------------
@@ -297,18 +342,21 @@ def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
     unk = _special(tok_config, "unk_token", "[UNK]")
     try:
         vocab = WordPiece.read_file(str(folder / "vocab.txt"))
-    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+    except Exception as e:
         raise ModelError(f"cannot read {folder / 'vocab.txt'}: {_why(e)}") from None
     missing = [t for t in (cls, sep, unk) if t not in vocab]
     if missing:
         raise ModelError(f"{folder / 'vocab.txt'} lacks the special token {missing[0]}")
     tok = Tokenizer(WordPiece(vocab, unk_token=unk, continuing_subword_prefix="##", max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                                strip_accents=tok_config.get("strip_accents"), lowercase=bool(lower))
+    tok.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=tok_config.get("strip_accents"), lowercase=bool(lower)
+    )
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(
-        single=f"{cls}:0 $A:0 {sep}:0", pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
-        special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])])
+        single=f"{cls}:0 $A:0 {sep}:0",
+        pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
+        special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
+    )
     pad, mask = _special(tok_config, "pad_token", "[PAD]"), _special(tok_config, "mask_token", "[MASK]")
     tok.add_special_tokens([t for t in (pad, unk, cls, sep, mask) if t in vocab])
     return tok
@@ -321,7 +369,7 @@ def _byte_level_bpe(folder: Path) -> Any:
 
     try:
         tok = Tokenizer(BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
-    except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+    except Exception as e:
         raise ModelError(f"cannot read vocab.json/merges.txt in {folder}: {_why(e)}") from None
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -342,7 +390,7 @@ def _load_tokenizer(folder: Path, model_type: str, config: dict) -> Any:
     if path.is_file():
         try:
             tok = Tokenizer.from_file(str(path))
-        except Exception as e:  # noqa: BLE001 -- tokenizers raises plain Exception
+        except Exception as e:
             raise ModelError(f"cannot read {path}: {_why(e)}") from None
     elif model_type == "bert" and (folder / "vocab.txt").is_file():
         tok = _wordpiece_from_vocab(folder, config)
@@ -375,8 +423,10 @@ def encode(model: Model, text: str) -> ModelTokens:
     if n == 0:
         raise ModelError(f"the text gives no tokens for {model.name}")
     if n > model.max_positions:
-        raise ModelError(f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
-                         f"({model.hp['positions_key']})")
+        raise ModelError(
+            f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
+            f"({model.hp['positions_key']})"
+        )
     bad = [i for i in enc.ids if i >= model.vocab_size]
     if bad:
         raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
@@ -386,14 +436,16 @@ def encode(model: Model, text: str) -> ModelTokens:
 def check_layer(model: Model, layer: int) -> int:
     """`layer` as an index 0..n_layer-1 (negative counts from the end), or ModelError naming the range."""
     if not -model.n_layer <= layer < model.n_layer:
-        raise ModelError(f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, "
-                         f"0..{model.n_layer - 1}")
+        raise ModelError(
+            f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, 0..{model.n_layer - 1}"
+        )
     return layer % model.n_layer
 
 
 def check_head(model: Model, head: int) -> int:
     """`head` as an index 0..n_head-1 (negative counts from the end), or ModelError naming the range."""
     if not -model.n_head <= head < model.n_head:
-        raise ModelError(f"head {head} is out of range: {model.name} has {model.n_head} heads per layer, "
-                         f"0..{model.n_head - 1}")
+        raise ModelError(
+            f"head {head} is out of range: {model.name} has {model.n_head} heads per layer, 0..{model.n_head - 1}"
+        )
     return head % model.n_head

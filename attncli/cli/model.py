@@ -1,0 +1,124 @@
+"""The `--model DIR` options of the `attn` commands, and which other options they may not meet.
+
+Part of the command line (cli.py imports it; nothing else does). An option that has no
+meaning for a real model (its tokenizer, width, heads, variant and weights are its own), or
+--layer/--head/--rollout without --model, is a one-line ConfigError (exit 2) naming them.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import typer
+
+from attncli.errors import ConfigError
+
+# attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
+# (tests/test_model_cli.py checks that the two agree).
+STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness")
+
+ModelDir = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="A Hugging Face model folder (BERT or GPT-2: config.json, model.safetensors, tokenizer.json): "
+        "its own tokens and real, trained attention heads.",
+        show_default=False,
+    ),
+]
+Layer = Annotated[
+    int | None,
+    typer.Option(
+        "--layer", help="With --model: the layer (default the last; negative counts from the end).", show_default=False
+    ),
+]
+Head = Annotated[
+    int | None,
+    typer.Option(
+        "--head", help="With --model: one head (default every head of the layer, one panel each).", show_default=False
+    ),
+]
+Rollout = Annotated[
+    bool,
+    typer.Option(
+        "--rollout",
+        help="With --model: attention rollout (Abnar & Zuidema 2020), token to token through layers 0..--layer.",
+    ),
+]
+StatName = enum.Enum("StatName", {n: n for n in STATS}, type=str)
+Stat = Annotated[
+    StatName,
+    typer.Option(
+        "--stat", help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness."
+    ),
+]
+ModelRequired = Annotated[
+    str, typer.Option("--model", help="A Hugging Face model folder (BERT or GPT-2).", show_default=False)
+]
+
+MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model
+WITH_MODEL = (
+    "text",
+    "file",
+    "fmt",
+    "output",
+    "precision",
+    "color",
+    "model",
+    *MODEL_ONLY,  # always fine with it
+    "save_svg",
+    "save_html",
+)  # the output options of branch `formats`, once merged
+
+
+def given(ctx: typer.Context) -> list[Any]:
+    """The parameters the user wrote on the command line (or in the environment), not the defaults.
+
+    Compared by name: typer may carry its own copy of click, with its own ParameterSource enum.
+    """
+    return [
+        p
+        for p in ctx.command.params
+        if getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+    ]
+
+
+def _names(params: list[Any]) -> str:
+    return ", ".join("/".join(p.opts) for p in params)
+
+
+def check_options(ctx: typer.Context, model: str | None, keep: tuple[str, ...] = (), every: bool = False) -> None:
+    """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them.
+
+    `keep` names the command's own options that still apply with --model; `every` keeps all of them
+    (attn compare, where the other options shape the runs the model is compared with).
+    """
+    params = given(ctx)
+    if model is None:
+        lonely = [p for p in params if p.name in MODEL_ONLY]
+        if lonely:
+            raise ConfigError(f"{_names(lonely)} {'needs' if len(lonely) == 1 else 'need'} --model DIR")
+        return
+    names = {p.name for p in params}
+    if "rollout" in names and "head" in names:
+        raise ConfigError("--rollout averages every head of each layer: drop --head")
+    if "rollout" in names and "stats" in names:
+        raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
+    if every:
+        return
+    variant = getattr(ctx.params.get("variant"), "value", ctx.params.get("variant"))
+    clash = [
+        p for p in params if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == "scaled")
+    ]  # -v scaled is what BERT and GPT-2 do
+    if clash:
+        raise ConfigError(
+            f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
+        )
+
+
+def load_model(path: str):
+    """attncli.models.load_model, imported only when a command is given --model."""
+    from attncli.models import load_model as load
+
+    return load(path)

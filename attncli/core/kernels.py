@@ -1,0 +1,414 @@
+"""Performance core: exact attention in pure NumPy, fast and lean.
+
+Three public functions, all dtype-preserving (float32 in, float32 out; float64
+in, float64 out; other inputs are computed in float64):
+
+- ``softmax_(scores, masked=None)``: the in-place, numerically stable softmax
+  over the last axis (the textbook one: subtract the row maximum, exponentiate
+  in place, divide by the row sum).
+- ``attention_weights(q, k, v, scale, causal=False)``: the weights [h, m, n]
+  and the outputs [h, m, d_v]. The weights are the only m x n array ever
+  allocated: each block of query rows is computed straight into its slice of
+  it (scores, softmax and normalisation in place, while the block is still in
+  cache), then multiplied by V.
+- ``attention_outputs(q, k, v, scale, causal=False, block=256, threads=2)``:
+  the outputs only. It never holds an m x n matrix: query rows go in blocks
+  of ``block`` rows through a scratch buffer per thread, so the extra memory
+  is O(threads * block * n + (m + n) * d) at most; in the usual case (see the
+  shift-free softmax below) the keys are also taken in tiles of about 1 MiB
+  of scores, and the scratch is O(threads * block * min(n, key_tile)).
+
+The scale is folded into the transposed keys (one O(n d) pass), never applied
+to an m x n matrix.
+
+Speed (see benchmarks/README.md): the blocks run on ``threads`` Python threads
+(NumPy releases the GIL in matmul and in ufunc loops), with BLAS limited to
+one thread while they run. Measured on the 2-core benchmark machine (12
+heads, n = 2048): two threads each calling a two-threaded OpenBLAS took
+2.3x as long as two threads with BLAS limited to one (and 1.5x as long as
+one thread); and while other processes kept the cores busy, BLAS's own
+threads made 12 heads at n = 256 take ~550 ms instead of 11-15 ms (its
+idle threads busy-wait). The limit is process-wide while a call runs (shared by
+concurrent calls, restored by the last to finish). Limiting BLAS needs
+the small, pure-Python ``threadpoolctl`` package; it is imported only when a
+call is big enough to need it (never for a short sentence, so start-up is
+unaffected). Without it the blocks run on one thread and BLAS uses its own
+threads (correct, just slower), unless OPENBLAS_NUM_THREADS, OMP_NUM_THREADS
+or MKL_NUM_THREADS is already 1.
+
+Softmax without the shift, when it is provably safe: softmax is invariant to
+adding a constant to a row; the maximum is subtracted only so that nothing
+overflows or underflows. Per head, with n keys, V = max |v|, and the dtype's
+largest finite number M, smallest normal number T and machine epsilon eps, the
+unshifted exp(s) is safe when every row maximum lies in [lo, hi] with
+hi = ln(M / 2) - ln(n) - ln(max(V, 1)) - 1 (no row sum and no partial sum of
+exp(s) v can overflow) and lo = ln(T / eps) - ln(min(V, 1)) + 1 (the largest
+term of a row, times the values, stays a normal number, so the terms that
+matter keep full precision). In float32 with V = 1 and n = 16384 that is about
+[-70, 77]; typical scaled scores are far inside. The blocked kernels check it
+first with the Cauchy-Schwarz bound |q_i . k_j| <= |q_i| |k_j| (per head,
+O((m + n) d)); when the bound is too loose they compute the row maxima and
+still skip the subtraction if they all lie in [lo, hi]; otherwise they
+subtract the maxima as usual. The fast case saves two of the five passes
+over each block of scores (row maximum, subtraction; exp, row sum and the
+product with V remain).
+
+Results do not depend on ``threads`` (bitwise): every block is computed the
+same way whichever thread runs it, and above the size where BLAS could use
+threads of its own it is limited to one whatever ``threads`` is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["attention_outputs", "attention_weights", "softmax_"]
+
+#: Work (h * m * n * (d_k + d_v), about the multiply-adds) from which BLAS is
+#: limited to one thread while the blocks run. Below it every matrix product
+#: is so small that OpenBLAS runs it on one thread anyway, and threadpoolctl
+#: (~13 ms to import, once) is not even imported: ``attn show`` on a sentence
+#: never pays for it. Above it, a BLAS that splits every small product over
+#: its threads was measured 10-40x slower on a busy 2-core machine.
+_BLAS_LIMIT_MIN_WORK = 1 << 18
+#: Work from which the blocks are spread over ``threads`` threads.
+_PARALLEL_MIN_WORK = 1 << 22
+#: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
+_KEY_TILE_BYTES = 1 << 20
+
+_controller = None  # threadpoolctl.ThreadpoolController, created on first use
+_controller_lock = threading.Lock()
+
+
+def softmax_(scores, masked=None):
+    """Softmax over the last axis, in place; returns ``scores``.
+
+    Numerically stable: the row maximum is subtracted before the exponential,
+    which is computed in place, then each row is divided by its sum. ``masked``
+    (boolean, broadcastable to ``scores``) marks cells to exclude: they come
+    out exactly 0, and a row whose cells are all masked comes out all zeros,
+    never NaN. The dtype is kept: a float32 array stays float32 throughout.
+    """
+    # [..., n] (float, modified in place), masked [..., n] bool -> [..., n]
+    if not isinstance(scores, np.ndarray) or scores.dtype.kind != "f":
+        raise TypeError("softmax_ works in place: it needs a floating-point ndarray")
+    if masked is not None:
+        np.copyto(scores, -np.inf, where=np.asarray(masked, dtype=bool))
+    if scores.size == 0:
+        return scores
+    row_max = scores.max(axis=-1, keepdims=True)
+    # A fully masked row has maximum -inf: shift it by 0 instead, so that
+    # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    np.copyto(row_max, 0, where=row_max == -np.inf)
+    np.subtract(scores, row_max, out=scores)
+    np.exp(scores, out=scores)
+    row_sum = scores.sum(axis=-1, keepdims=True)
+    np.copyto(row_sum, 1, where=row_sum == 0)  # all-zero rows stay zero
+    np.divide(scores, row_sum, out=scores)
+    return scores
+
+
+def attention_weights(q, k, v, scale, causal=False, block=256, threads=2):
+    """Exact attention returning the weights and the outputs.
+
+    ``weights = softmax(scale * q k^T)`` (rows are queries, columns keys) and
+    ``out = weights v``, per head. ``causal`` masks key j > query i (weight
+    exactly 0). 2-D inputs ([m, d_k], [n, d_k], [n, d_v]) are treated as one
+    head and give 2-D results. The dtype is kept (float32 end to end when the
+    inputs are float32). Memory: the weights themselves, materialised once,
+    plus O(threads * n + (m + n) * d) -- no m x n temporary.
+    ``block`` rows of queries are processed at a time, on ``threads`` threads.
+    Returns ``(weights, out)``.
+    """
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n], [h, m, d_v])
+    return _attention(q, k, v, scale, causal, block, threads, want_weights=True)
+
+
+def attention_outputs(q, k, v, scale, causal=False, block=256, threads=2):
+    """Exact attention outputs ``softmax(scale * q k^T) v``, without the weights.
+
+    Never holds an m x n matrix: query rows are processed ``block`` at a time
+    through a scratch buffer per thread, so extra memory is at most
+    O(threads * block * n + (m + n) * d) (usually less: key tiles of ~1 MiB
+    of scores, when the softmax needs no shift). With ``causal`` a block skips the
+    keys after its last query. Blocks run on ``threads`` threads (with BLAS
+    limited to one thread while they run, when threadpoolctl is available).
+    2-D inputs are treated as one head. The dtype is kept. The result does not
+    depend on ``threads``.
+    """
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> [h, m, d_v]
+    return _attention(q, k, v, scale, causal, block, threads, want_weights=False)[1]
+
+
+# --------------------------------------------------------------------------
+# internals
+
+
+def _common_dtype(*arrays):
+    """float32 if every input is float32 (or narrower float), else float64."""
+    # arrays -> np.dtype
+    dt = np.result_type(*arrays)
+    if dt == np.float32 or dt == np.float16:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def prepare_qkv(q, k, v):
+    """Validate shapes, give everything 3 dims and one float dtype."""
+    # [h, m, d_k] | [m, d_k], ... -> q [h, m, d_k], k [h, n, d_k], v [h, n, d_v], squeeze
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (2, 3):
+        raise ValueError(
+            f"q, k, v must all be 2-D [len, dim] or all 3-D [heads, len, dim]; "
+            f"got shapes {q.shape}, {k.shape}, {v.shape}"
+        )
+    squeeze = q.ndim == 2
+    if squeeze:
+        q, k, v = q[None], k[None], v[None]
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise ValueError(f"head counts differ: {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
+    if q.shape[2] != k.shape[2]:
+        raise ValueError(f"queries and keys need the same width d_k; got {q.shape[2]} and {k.shape[2]}")
+    if k.shape[1] != v.shape[1]:
+        raise ValueError(f"keys and values need the same length n; got {k.shape[1]} and {v.shape[1]}")
+    dt = _common_dtype(q, k, v)
+    return q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False), dt, squeeze
+
+
+def _blas_limiter():
+    """A context manager limiting BLAS to one thread, or None if there is none.
+
+    The limit is process-wide (threadpoolctl sets the BLAS library's global
+    thread count); nested or concurrent calls share one limit, set by the
+    first to enter and lifted by the last to leave, so that no call restores
+    the original setting while another still runs.
+    """
+    global _controller
+    if _controller is None:
+        with _controller_lock:
+            if _controller is None:
+                try:
+                    from threadpoolctl import ThreadpoolController
+                except ImportError:
+                    _controller = False
+                else:
+                    _controller = ThreadpoolController()
+    if _controller is False:
+        return None
+    return _shared_blas_limit()
+
+
+_limit_depth = 0  # calls currently inside _shared_blas_limit
+_limit_handle = None  # threadpoolctl limiter to restore when the last one leaves
+
+
+@contextlib.contextmanager
+def _shared_blas_limit():
+    """BLAS limited to one thread while at least one caller is inside."""
+    global _limit_depth, _limit_handle
+    with _controller_lock:
+        if _limit_depth == 0:
+            _limit_handle = _controller.limit(limits=1, user_api="blas")
+        _limit_depth += 1
+    try:
+        yield
+    finally:
+        with _controller_lock:
+            _limit_depth -= 1
+            if _limit_depth == 0:
+                _limit_handle.restore_original_limits()
+                _limit_handle = None
+
+
+def _blas_single_threaded_by_env():
+    """True when the environment already pins BLAS to one thread."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(name, "").strip() == "1":
+            return True
+    return False
+
+
+def _attention(q, k, v, scale, causal, block, threads, want_weights):
+    """Shared driver of both paths: query blocks, optionally on threads."""
+    # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n] | None, [h, m, d_v])
+    q, k, v, dt, squeeze = prepare_qkv(q, k, v)
+    block, threads = int(block), int(threads)
+    if block < 1 or threads < 1:
+        raise ValueError(f"block and threads must be >= 1; got block={block}, threads={threads}")
+    h, m, dk = q.shape
+    n, dv = k.shape[1], v.shape[2]
+    out = np.empty((h, m, dv), dt)
+    weights = np.empty((h, m, n), dt) if want_weights else None
+    if h * m == 0 or n == 0:
+        # No query, or no key to attend to: every row is "fully masked" -> zeros.
+        out.fill(0)
+        if weights is not None:
+            weights.fill(0)
+        return _squeeze(weights, out, squeeze)
+
+    qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
+    # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
+    kt = np.empty((h, dk, n), dt)  # [h, d_k, n]
+    np.multiply(k.transpose(0, 2, 1), dt.type(scale), out=kt)
+    v = np.ascontiguousarray(v)  # [h, n, d_v]
+    # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
+    fi = np.finfo(dt)
+    if dv:
+        v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist()  # [h] max |v|
+    else:
+        v_max = [0.0] * h
+    v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
+    hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
+    lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
+    # Cauchy-Schwarz: |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j| =: bound, per head.
+    q_norm = np.sqrt(np.einsum("hmd,hmd->hm", qs, qs).max(axis=1))  # [h]
+    k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
+    bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()  # [h]
+    bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
+
+    block = min(block, m)
+    starts = range(0, m, block)
+    if causal:
+        # Later blocks see more keys: hand out the biggest first (load balance).
+        tasks = [(hh, s) for s in reversed(starts) for hh in range(h)]
+    else:
+        tasks = [(hh, s) for hh in range(h) for s in starts]
+    tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+
+    # Key tiles (outputs path): in the fast (unshifted) case a block's scores
+    # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
+    # row sums work in the core's own cache; the tiles' partial sums simply
+    # add up (no running maximum to rescale by, unlike flash attention's
+    # online softmax). The weights path writes whole rows of its result
+    # instead: tiling it was measured 15-18% slower (strided tiles, and the
+    # normalisation pass needs the whole row anyway).
+    key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
+
+    def mask_causal(sb, c0, c1, s, bb):
+        # sb [bb, c1 - c0]: scores of queries s..s+bb-1 against keys c0..c1-1;
+        # -inf where key j > query i. Only keys j >= s can be masked, and
+        # tri[r, c] (c > r) is exactly "key s + c after query s + r".
+        a = max(c0, s)
+        if a < c1:
+            np.copyto(sb[:, a - c0 :], -np.inf, where=tri[:bb, a - s : c1 - s])
+
+    def worker(next_task):
+        # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
+        # one only if a head needs the shifted softmax (outputs path).
+        tile_buf = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        full_buf = None
+        row_max = np.empty((block, 1), dt)
+        row_sum = np.empty(block, dt)
+        part_sum = np.empty(block, dt)
+        part_out = np.empty((block, dv), dt)
+        ones = np.ones(n, dt)
+        while True:
+            task = next_task()
+            if task is None:
+                return
+            hh, s = task
+            e = min(s + block, m)
+            bb = e - s
+            kn = min(e, n) if causal else n  # keys this block can see
+            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb]
+            if want_weights and kn < n:
+                weights[hh, s:e, kn:] = 0
+            if not want_weights and bounded[hh] and kn > key_tile:
+                for c0 in range(0, kn, key_tile):
+                    c1 = min(c0 + key_tile, kn)
+                    sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
+                    np.matmul(qb, kt[hh, :, c0:c1], out=sb)  # scores
+                    if causal:
+                        mask_causal(sb, c0, c1, s, bb)
+                    np.exp(sb, out=sb)
+                    if c0 == 0:
+                        np.matmul(sb, ones[: c1 - c0], out=rs)
+                        np.matmul(sb, v[hh, c0:c1], out=o)
+                    else:
+                        rs += np.matmul(sb, ones[: c1 - c0], out=part_sum[:bb])
+                        o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
+                np.divide(o, rs[:, None], out=o)
+                continue
+            # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
+            if want_weights:
+                sb = weights[hh, s:e, :kn]  # [bb, kn] view into the result
+            elif kn <= key_tile:
+                sb = tile_buf[: bb * kn].reshape(bb, kn)
+            else:
+                if full_buf is None:
+                    full_buf = np.empty(block * n, dt)
+                sb = full_buf[: bb * kn].reshape(bb, kn)
+            np.matmul(qb, kt[hh, :, :kn], out=sb)  # scores
+            if causal:
+                mask_causal(sb, 0, kn, s, bb)
+            if not bounded[hh]:
+                mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
+                if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
+                    np.subtract(sb, mx, out=sb)
+            np.exp(sb, out=sb)
+            np.matmul(sb, ones[:kn], out=rs)  # [bb] row sums (> 0)
+            if want_weights:
+                np.reciprocal(rs, out=rs)
+                np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
+                np.matmul(sb, v[hh, :kn], out=o)
+            else:
+                np.matmul(sb, v[hh, :kn], out=o)
+                np.divide(o, rs[:, None], out=o)
+
+    work = h * m * n * (dk + dv)
+    if work < _BLAS_LIMIT_MIN_WORK:
+        _run(worker, tasks, 1)
+        return _squeeze(weights, out, squeeze)
+    workers = min(threads, len(tasks)) if work >= _PARALLEL_MIN_WORK else 1
+    limiter = _blas_limiter()
+    if limiter is None:
+        # BLAS keeps its own threads: two of ours each calling a two-threaded
+        # BLAS would be slower than one, unless the environment pins BLAS to 1.
+        _run(worker, tasks, workers if _blas_single_threaded_by_env() else 1)
+    else:
+        with limiter:
+            _run(worker, tasks, workers)
+    return _squeeze(weights, out, squeeze)
+
+
+def _run(worker, tasks, nthreads):
+    """Run ``worker(next_task)`` on ``nthreads`` threads sharing one task list."""
+    lock = threading.Lock()
+    it = iter(tasks)
+
+    def next_task():
+        with lock:
+            return next(it, None)
+
+    if nthreads <= 1:
+        worker(next_task)
+        return
+    errors = []
+
+    def guarded():
+        try:
+            worker(next_task)
+        except BaseException as exc:  # re-raised in the calling thread
+            errors.append(exc)
+
+    pool = [threading.Thread(target=guarded, daemon=True) for _ in range(nthreads - 1)]
+    for t in pool:
+        t.start()
+    guarded()  # the calling thread works too
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def _squeeze(weights, out, squeeze):
+    """Drop the head axis again for 2-D inputs."""
+    # ([h, m, n] | None, [h, m, d_v]) -> same, or ([m, n] | None, [m, d_v]) when squeeze
+    if squeeze:
+        return (None if weights is None else weights[0]), out[0]
+    return weights, out

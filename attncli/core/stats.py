@@ -1,0 +1,97 @@
+"""What the heads of a model do: one number per head (`attn heads`), a label for clear patterns, rollout.
+
+Pure functions on attention weights [L, n_head, n, n] (rows = queries, columns = keys, rows sum to 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attncli.errors import DataError
+
+HEAD_STATS = {  # name -> what the number in a cell means (all are means over query rows)
+    "entropy": "entropy of each row in bits: 0 = one key, log2(keys) = uniform",
+    "max": "largest weight of each row: how peaked the head is",
+    "diagonal": "weight on the query itself (key i for query i)",
+    "previous": "weight on the token just before the query (key i-1 for query i; rows i >= 1)",
+    "first-token": "weight on the first token ([CLS] in BERT): an 'attention sink'",
+    "broadness": "row entropy divided by its maximum log2(keys): 1 = uniform over the keys it may see",
+}
+
+PATTERN_MASS = 0.5  # a head is "previous-token", "diagonal" or "first-token/sink" if that mass >= 0.5
+BROAD = 0.8  # a head is "broad" if its broadness >= 0.8 (and no pattern above applies)
+LABELS = ("previous-token", "diagonal", "first-token/sink", "broad")
+
+
+def head_stats(weights, causal: bool = False) -> dict[str, np.ndarray]:  # [L, h, n, n] -> {stat: [L, h]}
+    """Every statistic of HEAD_STATS for every head, as float64 [L, n_head] arrays.
+
+    Each is the mean over query rows. With `causal`, row 0 is left out whenever n > 1: it can see
+    only itself, so it would count as diagonal and first-token mass in every head. `previous`
+    always uses rows 1..n-1 (0 when n = 1).
+    """
+    a = np.asarray(weights, dtype=np.float64)  # [L, h, n, n]
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise DataError(f"head_stats wants weights [layers, heads, n, n], got shape {list(a.shape)}")
+    n = a.shape[-1]
+    rows = slice(1, None) if causal and n > 1 else slice(None)
+    plogp = np.where(a > 0, a * np.log2(np.where(a > 0, a, 1.0)), 0.0)
+    entropy = -plogp.sum(axis=-1)  # [L, h, n]
+    keys = np.arange(1, n + 1) if causal else np.full(n, n)  # keys each query row may see
+    seen = keys > 1
+    broad = (entropy[..., seen] / np.log2(keys[seen])).mean(axis=-1) if seen.any() else np.zeros(a.shape[:2])
+    previous = np.diagonal(a, offset=-1, axis1=-2, axis2=-1)  # [L, h, n-1]: a[i, i-1] for i >= 1
+    return {
+        "entropy": entropy[..., rows].mean(axis=-1),
+        "max": a.max(axis=-1)[..., rows].mean(axis=-1),
+        "diagonal": np.diagonal(a, axis1=-2, axis2=-1)[..., rows].mean(axis=-1),
+        "previous": previous.mean(axis=-1) if n > 1 else np.zeros(a.shape[:2]),
+        "first-token": a[..., :, 0][..., rows].mean(axis=-1),
+        "broadness": broad,
+    }
+
+
+def label_head(diagonal: float, previous: float, first_token: float, broadness: float) -> str:
+    """One head's pattern: "previous-token" | "diagonal" | "first-token/sink" | "broad" | "".
+
+    The pattern whose mass is >= PATTERN_MASS (0.5) and largest wins (ties in that order);
+    otherwise "broad" if broadness >= BROAD (0.8), i.e. the rows are close to uniform; else "".
+    """
+    masses = {"previous-token": previous, "diagonal": diagonal, "first-token/sink": first_token}
+    best = max(masses, key=lambda label: masses[label])  # first of the order on ties
+    if masses[best] >= PATTERN_MASS:
+        return best
+    return "broad" if broadness >= BROAD else ""
+
+
+def label_heads(stats: dict[str, np.ndarray]) -> list[list[str]]:  # {stat: [L, h]} -> [L][h] labels
+    """label_head for every head of `head_stats(...)`."""
+    d, p, f, b = stats["diagonal"], stats["previous"], stats["first-token"], stats["broadness"]
+    return [[label_head(d[l, h], p[l, h], f[l, h], b[l, h]) for h in range(d.shape[1])] for l in range(d.shape[0])]
+
+
+def rollout(weights: Sequence[np.ndarray], upto_layer: int | None = None) -> np.ndarray:
+    # L x [n_head, n, n] -> [n, n]
+    """Attention rollout (Abnar & Zuidema 2020) through layers 0..upto_layer (default: all given).
+
+    Per layer: average the heads, add the identity for the residual connection, renormalise the
+    rows (= ½A + ½I); then multiply from layer 0 up, R_l = Â_l R_(l-1). Row i of the result says
+    how much each input token flows into position i after that layer; rows sum to 1.
+    """
+    if len(weights) == 0:
+        raise DataError("rollout needs the weights of at least one layer")
+    last = len(weights) - 1 if upto_layer is None else upto_layer
+    if not 0 <= last < len(weights):
+        raise DataError(
+            f"rollout layer {upto_layer} is out of range: weights of {len(weights)} layers, 0..{len(weights) - 1}"
+        )
+    n = np.shape(weights[0])[-1]
+    eye = np.eye(n)
+    r = eye
+    for a in weights[: last + 1]:
+        a_hat = np.asarray(a, dtype=np.float64).mean(axis=0) + eye  # [n, n]
+        a_hat /= a_hat.sum(axis=-1, keepdims=True)
+        r = a_hat @ r
+    return r

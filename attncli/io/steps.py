@@ -1,0 +1,81 @@
+"""`attn steps -f json|jsonl|npz`: every stage of a run, whole (schema attncli.steps/1)."""
+
+from __future__ import annotations
+
+import json
+from typing import BinaryIO
+
+import numpy as np
+
+from attncli.errors import ConfigError
+from attncli.io.formats import config_dict, dumps
+from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.steps import SCHEMA, params, steps
+
+
+def _nested(a: np.ndarray, precision: int | None):
+    """An array as nested lists of floats; -inf becomes None (strict JSON has no infinity)."""
+    a = np.asarray(a, dtype=float)
+    if precision is not None:
+        a = np.round(a, precision)
+    if np.isfinite(a).all():
+        return a.tolist()
+    return np.where(np.isfinite(a), a, None).tolist()
+
+
+def _token_list(tokens) -> list[dict]:
+    return [
+        {"token": s, "id": int(i), "start": int(a), "end": int(b)}
+        for s, i, (a, b) in zip(tokens.strings, tokens.ids, tokens.offsets)
+    ]
+
+
+def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False) -> None:
+    """Schema attncli.steps/1: text, tokens, config, then every step whole, one step per line."""
+    nl = "" if lines else "\n"
+    head = {
+        "schema": SCHEMA,
+        "text": result.text,
+        "context": result.context,
+        "tokens": _token_list(result.tokens),
+        "context_tokens": None if result.context_tokens is None else _token_list(result.context_tokens),
+        "config": config_dict(result),
+    }
+    stream.write(dumps(head)[:-1].encode())
+    stream.write(f', "steps": [{nl}'.encode())
+    for i, step in enumerate(steps(result)):
+        doc = {
+            "name": step.name,
+            "formula": step.formula,
+            "shape": list(step.shape),
+            "axes": list(step.axes),
+            "array": _nested(step.array, precision),
+        }
+        if step.note:
+            doc["note"] = step.note
+        stream.write(((", " + nl if i else "") + dumps(doc, allow_nan=False)).encode())
+    stream.write(f'],{nl} "params": {{'.encode())
+    for i, (name, a) in enumerate(params(result).items()):
+        stream.write(f"{', ' if i else ''}{json.dumps(name)}: ".encode())
+        stream.write(json.dumps(_nested(a, precision), allow_nan=False).encode())
+    stream.write(b"}}\n")
+
+
+def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
+    """Every step and weight matrix by name, in one .npz (np.load reads it without pickle)."""
+    arrays = {step.name.replace(":", "_"): step.array for step in steps(result)}
+    arrays.update(params(result))
+    arrays["tokens"] = np.array(result.tokens.strings, dtype=str)
+    np.savez(stream, **arrays)
+
+
+def write(fmt: str, result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
+    """`attn steps -f FMT`: json, jsonl (the same object on one line) or npz."""
+    if fmt == "json":
+        write_json(result, stream, precision)
+    elif fmt == "jsonl":
+        write_json(result, stream, precision, lines=True)
+    elif fmt == "npz":
+        write_npz(result, stream, precision)
+    else:
+        raise ConfigError(f"-f {fmt} is not available for attn steps: use json, jsonl or npz")

@@ -1,0 +1,111 @@
+"""One frozen `RunConfig` says how a text run goes: tokenizer, variant, widths, masks, seed.
+
+>>> RunConfig(heads=2).resolve().d_k
+8
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+from attncli.core.attention import VARIANTS, get_variant, option_values, parse_masks
+from attncli.errors import ConfigError
+from attncli.pipeline.embed import POSITIONAL
+
+PROJECTIONS = ("random", "identity")
+DTYPES = ("float64", "float32")
+MAX_OPTION = 65536  # --rank, --features
+MAX_DIM = 4096
+MAX_HEADS = 256
+MAX_SEED = 2**63 - 1  # NumPy takes any size, but a seed should survive JSON and every other tool as an int64
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every choice of a run. `d_k`/`d_v` None means dim // heads (filled in by `resolve`)."""
+
+    tokenizer: str = "word"
+    variant: str = "scaled"
+    heads: int = 1
+    dim: int = 16
+    d_k: int | None = None
+    d_v: int | None = None
+    d_a: int | None = None  # hidden width of the additive variant (None: d_k)
+    mask: tuple[str, ...] = ()
+    positional: str = "none"
+    projection: str = "random"
+    seed: int = 0
+    temperature: float = 1.0
+    model: str | None = None  # --model: the model's name; then layer (and head, if one was chosen) too
+    layer: int | None = None
+    head: int | None = None  # with --head H the result holds that one head (index 0 of its arrays)
+    dtype: str = "float64"  # float32: Q, K, V, scores, weights and outputs in float32 (attncli.core.efficient)
+    weights: bool = True  # False (--no-weights): the outputs only, never an n x n matrix (attncli.core.efficient)
+    rank: int | None = None  # linformer's R (None: its default; resolve fills it in, and drops it for others)
+    features: int | None = None  # performer's F (likewise)
+
+    def resolve(self) -> RunConfig:
+        """Check every value and fill in d_k, d_v, d_a; raises ConfigError naming the bad one."""
+        get_variant(self.variant)
+        if self.positional not in POSITIONAL:
+            raise ConfigError(f"unknown positional encoding {self.positional!r}: choose {', '.join(POSITIONAL)}")
+        if self.projection not in PROJECTIONS:
+            raise ConfigError(f"unknown projection {self.projection!r}: choose {', '.join(PROJECTIONS)}")
+        for name, value, top in (
+            ("dim", self.dim, MAX_DIM),
+            ("heads", self.heads, MAX_HEADS),
+            ("dk", self.d_k, MAX_DIM),
+            ("dv", self.d_v, MAX_DIM),
+            ("d-a", self.d_a, MAX_DIM),
+        ):
+            if value is not None and not 1 <= value <= top:
+                raise ConfigError(f"--{name} must be between 1 and {top}, got {value}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
+        if self.projection == "identity":
+            if self.d_k is not None or self.d_v is not None:
+                raise ConfigError("--projection identity uses Q = K = V = X: drop --dk/--dv")
+        if (self.d_k is None or self.d_v is None) and self.dim % self.heads:
+            raise ConfigError(
+                f"--dim {self.dim} is not divisible by --heads {self.heads}: "
+                f"choose a multiple of {self.heads}, or give --dk and --dv"
+            )
+        masks = tuple(str(m) for m in parse_masks(",".join(self.mask)))
+        d_k = self.d_k or self.dim // self.heads
+        options = check_options(
+            self.variant,
+            self.dtype,
+            self.weights,
+            masks,
+            self.temperature,
+            {"rank": self.rank, "features": self.features},
+        )
+        return replace(
+            self,
+            mask=masks,
+            d_k=d_k,
+            d_v=self.d_v or self.dim // self.heads,
+            d_a=self.d_a or d_k,
+            rank=options.get("rank"),
+            features=options.get("features"),
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_options(variant: str, dtype: str, weights: bool, masks, temperature: float, options: dict) -> dict:
+    """--dtype, --no-weights, --rank and --features: ConfigError if they do not fit; the variant's options filled in."""
+    if dtype not in DTYPES:
+        raise ConfigError(f"unknown dtype {dtype!r}: choose {', '.join(DTYPES)}")
+    for name, value in options.items():
+        if value is not None and not 1 <= value <= MAX_OPTION:
+            raise ConfigError(f"--{name} must be between 1 and {MAX_OPTION}, got {value}")
+    if not weights:
+        from attncli.core.efficient import check_outputs_only
+
+        check_outputs_only(variant, masks, temperature)
+    return option_values(VARIANTS[variant], options)

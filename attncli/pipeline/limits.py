@@ -1,0 +1,320 @@
+"""What a run will cost in memory, estimated before anything big is allocated, and the limits it must fit.
+
+Attention is quadratic: h heads × m queries × n keys cells, 8 bytes each (float64), in several
+arrays at once (the scores, the weights, the scoring's temporaries, the mask, a top-k sort).
+`run_bytes` adds them up for a `RunConfig` and the token counts, with the vectors and weight
+matrices (W_Q [d_model, h·d_k] can be large on its own) and what the chosen output holds on top
+(the head statistics of a table, the Python lists of `attn steps -f json`):
+
+    >>> from attncli.pipeline.config import RunConfig
+    >>> e = run_bytes(RunConfig().resolve(), 4000, 4000)
+    >>> e.cells, human_bytes(e.total)        # 1 head, 4000 × 4000, -f json
+    (16000000, '248.1 MiB')
+
+`check` refuses an estimate past `Limits.max_bytes` (DataError, exit 1) with a message that says
+what it would cost and what would fit. The count of tokens is limited first, more cheaply
+(`Limits.max_tokens`, see `tokenize.check_count`): a 10 MB text is refused from its length,
+before it is tokenized. NumPy-free and quick: the arithmetic only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from attncli.errors import ConfigError, DataError
+from attncli.pipeline.read import human_bytes
+from attncli.pipeline.tokenize import TooManyTokens
+
+MAX_TOKENS = 4096  # --max-tokens: 4096² float64 cells are 128 MiB per array and head
+MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
+ENV = "ATTN_MAX_MEMORY"
+F = 8  # bytes of a float64
+
+# What the result is rendered to, for what it holds on top of the run (see `run_bytes`).
+RENDERS = ("none", "table", "steps-table", "steps-json")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """`max_tokens` per text (and per context), `max_bytes` per run's estimate; None: no limit.
+    `render` says what the result will be rendered to, for its extra arrays (one of RENDERS)."""
+
+    max_tokens: int | None = MAX_TOKENS
+    max_bytes: int | None = MAX_MEMORY
+    render: str = "none"
+    command: str = ""  # for the hints: "show" can suggest --lines
+    weights: bool = True  # attn compute: False with --no-weights (its .npy sizes are checked before compute())
+    dtype: str = "float64"  # attn compute: --dtype
+
+    def __post_init__(self):
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+
+
+NO_LIMITS = Limits(None, None)
+
+
+def parse_size(value: str, name: str = ENV) -> int | None:
+    """'2G', '512M', '1.5GiB', '3000000' (bytes) -> bytes; 'none' or '0' -> None (no limit).
+
+    >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
+    (2147483648, 536870912, None)
+    """
+    text = value.strip().lower()
+    if text in ("none", "0", "unlimited"):
+        return None
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?", text)
+    if not m:
+        raise ConfigError(f"{name} must be a size such as 2G, 512M or 1.5GiB (or none), got {value!r}")
+    return int(float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_"))
+
+
+def max_bytes_from(environ) -> int | None:
+    """ATTN_MAX_MEMORY from the environment, or the default MAX_MEMORY."""
+    value = environ.get(ENV)
+    return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Bytes by what holds them; `cells` = h·m·n of the attention matrices and the bytes they take per cell."""
+
+    parts: dict[str, int]
+    cells: int
+    per_cell: int  # bytes per cell at the peak, over all the [h, m, n] arrays
+    shape: tuple[int, int, int]  # h, m, n
+    runs: int = 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    def describe(self) -> str:
+        h, m, n = self.shape
+        runs = f"{self.runs} runs of up to " if self.runs > 1 else ""
+        if self.cells:
+            head = (
+                f"{runs}{h} head{'s' if h > 1 else ''} × {m:,} × {n:,} = {self.cells:,} cells × "
+                f"{self.per_cell} bytes ({human_bytes(self.parts.get('attention', 0))})"
+            )
+        else:
+            head = f"{runs}{h} head{'s' if h > 1 else ''}, {m:,} queries, {n:,} keys, outputs only"
+        others = sorted(
+            ((v, k) for k, v in self.parts.items() if k != "attention" and v >= self.total / 20), reverse=True
+        )
+        return head + "".join(f", {k} {human_bytes(v)}" for v, k in others[:3])
+
+
+def _score_temporaries(variant: str, trace: bool, temperature: float) -> int:
+    """[h, m, n] float arrays alive with the scores while a variant scores (beyond the scores)."""
+    return {"gated": 1}.get(variant, 0)  # σ(...) · qᵀk: the gate, qᵀk and their product
+
+
+def attention_bytes_per_cell(
+    variant: str, masks: tuple[str, ...], trace: bool = False, temperature: float = 1.0, itemsize: int = F
+) -> int:
+    """Bytes per (head, query, key) cell at the peak of attend(): scores and weights (8 + 8), the scoring's
+    temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
+    tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
+    per = 2 * itemsize + _score_temporaries(variant, trace, temperature) * itemsize
+    if masks:
+        per += 2  # the boolean mask and np.isfinite's
+    if any(str(m).startswith("topk") for m in masks):
+        per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
+    if trace:
+        per += {"scaled": 1, "cosine": 1, "gated": 2}.get(variant, 0) * itemsize  # qk (and the gate) for steps
+        if masks:
+            per += itemsize  # steps' S' with −∞ where masked
+    return per
+
+
+BLOCK_ROWS, THREADS = 256, 2  # kernels.attention_outputs: query rows per block, blocks at once
+
+
+def outputs_only_bytes(
+    variant: str, h: int, m: int, n: int, rank: int | None, features: int | None, itemsize: int = F
+) -> int:
+    """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
+    [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
+    width = {"linformer": rank or 8, "performer": features or 64}.get(variant)
+    if width is not None:
+        return 3 * itemsize * h * (m + n) * width
+    return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
+
+
+def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
+    """X, Q, K, V, the head outputs and O; the projections and the variant's parameters."""
+    d, h, dk, dv, da = config.dim, config.heads, config.d_k, config.d_v, config.d_a
+    parts = {
+        "vectors": F * ((m + (n if cross else 0)) * d * 2 + (m + n) * h * dk + n * h * dv + 2 * m * h * dv + m * d)
+    }
+    if config.projection == "identity":
+        parts["projections"] = F * d * d
+    else:
+        parts["W_Q, W_K, W_V, W_O"] = F * (2 * d * h * dk + 2 * d * h * dv)
+    params = {"additive": h * da * (2 * dk + 2), "multiplicative": h * dk * dk, "gated": h * 2 * dk}
+    if config.variant in params:
+        parts["variant parameters"] = F * params[config.variant]
+    return parts
+
+
+def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none", cross: bool = False) -> Estimate:
+    """The bytes `pipeline.run` (and then the renderer `render`) allocates for m queries and n keys.
+
+    `config` is resolved (d_k, d_v, d_a filled in). With `trace` (attn steps) the variant's terms are
+    kept, and additive's tanh(W₁q + W₂k + b) is an [h, m, n, d_a] array; otherwise additive works in
+    slices of ~32 MB. A table adds the head statistics (about six [m, n] arrays for one head at a
+    time); `attn steps -f json` turns each array into Python lists and a string while writing it,
+    ~160 bytes for each number of the largest. Measured with tracemalloc (tests/test_limits.py),
+    the peak of a run is 0.6 to 1.0 of the estimate.
+    """
+    h = config.heads
+    itemsize = 4 if getattr(config, "dtype", "float64") == "float32" else F
+    if not getattr(config, "weights", True):  # --no-weights: outputs only, never an [h, m, n] array
+        parts = {
+            "outputs-only scratch": outputs_only_bytes(
+                config.variant, h, m, n, getattr(config, "rank", None), getattr(config, "features", None), itemsize
+            ),
+            **_vectors(config, m, n, cross),
+        }
+        return Estimate(parts, 0, 0, (h, m, n))
+    cells = h * m * n
+    per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature, itemsize)
+    parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
+    largest = cells
+    if config.variant == "additive":  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
+        parts["additive's slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
+        if trace:
+            # (computed in float64, and in float32 a rounded copy as well)
+            parts["additive's tanh(W₁q + W₂k + b)"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
+            largest = cells * config.d_a
+    if render == "table":
+        parts["head statistics"] = 6 * F * m * n
+    elif render == "steps-table":
+        parts["table temporaries"] = 4 * F * m * n
+    elif render == "steps-json":
+        parts["JSON of the largest array"] = 160 * largest
+    return Estimate(parts, cells, per, (h, m, n))
+
+
+def compute_bytes(
+    variant: str,
+    masks,
+    m: int,
+    n: int,
+    d_q: int,
+    d_k: int,
+    d_v: int,
+    d_a: int,
+    temperature: float = 1.0,
+    render: str = "none",
+    *,
+    weights: bool = True,
+    dtype: str = "float64",
+    rank: int | None = None,
+    features: int | None = None,
+) -> Estimate:
+    """The bytes of `attn compute` on q [m, d_q], k [n, d_k], v [n, d_v] (one head, no projection)."""
+    matrices = {"matrices": F * (m * d_q + n * d_k + n * d_v + 2 * m * d_v)}
+    itemsize = 4 if dtype == "float32" else F
+    if not weights:
+        return Estimate(
+            {"outputs-only scratch": outputs_only_bytes(variant, 1, m, n, rank, features, itemsize), **matrices},
+            0,
+            0,
+            (1, m, n),
+        )
+    cells = m * n
+    per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
+    parts = {"attention": cells * per, **matrices}
+    if variant == "additive":
+        parts["additive's slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
+    if render == "table":
+        parts["head statistics"] = 6 * F * cells
+    return Estimate(parts, cells, per, (1, m, n))
+
+
+def combine(estimates: list[Estimate]) -> Estimate:
+    """Several runs held at once (attn compare): all their arrays, and the largest run's shape."""
+    parts: dict[str, int] = {}
+    for e in estimates:
+        for k, v in e.parts.items():
+            parts[k] = parts.get(k, 0) + v
+    big = max(estimates, key=lambda e: e.cells)
+    return Estimate(parts, sum(e.cells for e in estimates), big.per_cell, big.shape, runs=len(estimates))
+
+
+def check(estimate: Estimate, limits: Limits, what: str, hints: list[str] | None = None) -> None:
+    """DataError when the estimate passes `limits.max_bytes`: the cost, the limit, and what would fit."""
+    if limits.max_bytes is None or estimate.total <= limits.max_bytes:
+        return
+    tips = "; ".join(
+        dict.fromkeys(
+            [*(hints or []), f"or set {ENV} (now {human_bytes(limits.max_bytes)}) if the machine has the memory"]
+        )
+    )
+    raise DataError(
+        f"{what} would need about {human_bytes(estimate.total)} of memory, more than the "
+        f"{human_bytes(limits.max_bytes)} allowed: {estimate.describe()}. Try {tips}"
+    )
+
+
+def too_many_tokens(error: TooManyTokens, what: str, config, hints: list[str]) -> DataError:
+    """The message for a text over --max-tokens: its count, what its matrices alone would take, what fits."""
+    n = error.about
+    cells = config.heads * n * n
+    weights = cells * F
+    tips = "; ".join(dict.fromkeys([*hints, "or raise --max-tokens if the machine has the memory"]))
+    return DataError(
+        f"the {what} has {error.describe()}, more than --max-tokens {error.max_tokens:,}: its "
+        f"attention weights alone would take {config.heads} head{'s' if config.heads > 1 else ''} × "
+        f"{n:,} × {n:,} × 8 bytes = {human_bytes(weights)} (the run about "
+        f"{human_bytes(cells * attention_bytes_per_cell(config.variant, config.mask))}). Try {tips}"
+    )
+
+
+def hints(config, command: str, render: str = "none", estimate: Estimate | None = None) -> list[str]:
+    """What would make a run smaller, in the order worth trying; the formats only when the rendering
+    is a large part of `estimate`."""
+    out = []
+    if command == "show":
+        out.append("a shorter text, or --lines to run each line of it on its own")
+    elif command in ("compare", "steps", "show --lines"):
+        out.append("a shorter text" + (" (line)" if command == "show --lines" else ""))
+    if command == "compare" or (config is not None and config.tokenizer == "char"):
+        out.append("the word or bpe tokenizer (fewer tokens)")
+    if config is not None and config.heads > 1:
+        out.append("fewer --heads")
+    heavy = {k for k, v in (estimate.parts.items() if estimate else ()) if v >= estimate.total / 4}
+    tanh = "additive's tanh(W₁q + W₂k + b)"
+    if estimate is not None and tanh in estimate.parts and heavy & {tanh, "JSON of the largest array"}:
+        out.append("a smaller --d-a (steps keeps additive's [h, m, n, d_a] term)")
+    if "JSON of the largest array" in heavy:
+        out.append("-f npz (written array by array, without JSON's Python lists)")
+    if "head statistics" in heavy and command == "show":
+        out.append("no --stats")
+    if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
+        out.append("a smaller --dim, --dk or --dv")
+    if command in ("show", "show --lines", "compute") and config is not None and "attention" in heavy:
+        out += _long_input_hints(config)
+    return out
+
+
+def _long_input_hints(config) -> list[str]:
+    """--no-weights and --dtype float32 (attncli.core.efficient), when they exist and fit the run's variant and masks."""
+    try:
+        from attncli.core.efficient import OUTPUTS_ONLY
+    except ImportError:  # (a build without the long-input paths)
+        return []
+    out = []
+    masks = [str(m).partition(":")[0] for m in config.mask]
+    if (
+        getattr(config, "weights", False)
+        and all(name in OUTPUTS_ONLY.get(config.variant, ()) for name in masks)
+        and config.variant in OUTPUTS_ONLY
+    ):
+        out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
+    if getattr(config, "dtype", "float32") == "float64":
+        out.append("--dtype float32 (half the bytes)")
+    return out

@@ -1,0 +1,158 @@
+"""text -> tokens -> X -> Q, K, V -> scores -> mask -> softmax -> A V -> merged output.
+
+One frozen `RunConfig` says how; `run()` returns one `AttentionResult` that every
+renderer and format reads:
+
+    >>> r = run("time flies like an arrow", RunConfig())
+    >>> r.tokens.strings, r.weights.shape, r.output.shape
+    (('time', 'flies', 'like', 'an', 'arrow'), (1, 5, 5), (5, 16))
+
+Imports numpy and the core modules only: no rich, typer or click.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.core.attention import (
+    VARIANTS,
+    identity_projections,
+    multi_head,
+    parse_masks,
+    random_projections,
+    variant_params,
+)
+from attncli.errors import DataError
+from attncli.pipeline.config import RunConfig
+from attncli.pipeline.embed import POSITIONAL, embed
+from attncli.pipeline.limits import Limits, check, hints, run_bytes, too_many_tokens
+from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.tokenize import Tokens, TooManyTokens, tokenize
+
+
+def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]
+    """Token vectors plus the positional encoding."""
+    n = len(tokens)
+    return embed(tokens.strings, config.dim, config.seed) + POSITIONAL[config.positional].encode(n, config.dim)
+
+
+def _check_text(text: str, what: str) -> None:
+    if not text:
+        raise DataError(f"empty {what}: nothing to tokenize")
+    if not text.strip():
+        raise DataError(f"the {what} is only whitespace: nothing to tokenize")
+
+
+check_text = _check_text
+
+
+def limited_tokens(text: str, config: RunConfig, limits: Limits, what: str = "text") -> Tokens:
+    """The tokens of a text (or context), refused past `limits.max_tokens` with what its matrices would cost."""
+    try:
+        return tokenize(text, config.tokenizer, limits.max_tokens)
+    except TooManyTokens as e:
+        raise too_many_tokens(e, what, config, hints(config, limits.command, limits.render)) from None
+
+
+def estimate(config: RunConfig, m: int, n: int, trace: bool = False, limits: Limits = Limits(), cross: bool = False):
+    """What a run on m queries and n keys would allocate (`limits.run_bytes`), checked against `limits`."""
+    e = run_bytes(config, m, n, trace, limits.render, cross)
+    check(e, limits, "this run", hints(config, limits.command, limits.render, e))
+    return e
+
+
+def run(
+    text: str,
+    config: RunConfig = RunConfig(),
+    context: str | None = None,
+    trace: bool = False,
+    limits: Limits | None = None,
+) -> AttentionResult:
+    """Tokenize, embed, project, attend. Cross-attention when `context` is given.
+
+    `limits` (default `Limits()`: 4096 tokens, 2 GiB) are checked before anything of size n² is
+    allocated: the token counts, then the estimate of every array (`attncli.pipeline.limits`).
+    """
+    config = config.resolve()
+    limits = Limits() if limits is None else limits
+    _check_text(text, "text")
+    if context is not None:
+        _check_text(context, "context")
+    tokens = limited_tokens(text, config, limits, "text")
+    context_tokens = None if context is None else limited_tokens(context, config, limits, "context")
+    n = len(tokens) if context_tokens is None else len(context_tokens)
+    estimate(config, len(tokens), n, trace, limits, cross=context is not None)
+    x = embed_tokens(tokens, config)
+    x_context = None
+    if context_tokens is not None:
+        x_context = embed_tokens(context_tokens, config)
+    variant = VARIANTS[config.variant]
+    if config.projection == "identity":
+        proj = identity_projections(config.dim)
+    else:
+        proj = random_projections(
+            np.random.default_rng([config.seed, 1]), config.dim, config.heads, config.d_k, config.d_v
+        )
+    n_keys = len(tokens) if context_tokens is None else len(context_tokens)
+    params = variant_params(
+        variant,
+        np.random.default_rng([config.seed, 2]),
+        config.heads,
+        config.d_k,
+        config.d_k,
+        config.d_a,
+        n_keys,
+        {"rank": config.rank, "features": config.features},
+    )
+    terms: dict | None = {} if trace else None
+    masks = parse_masks(",".join(config.mask))
+    if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.core.efficient
+        from attncli.core.efficient import cast, multi_head_long
+
+        x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
+        x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))
+        mh = multi_head_long(
+            x,
+            x if x_context is None else x_context,
+            proj,
+            config.heads,
+            variant,
+            params,
+            masks,
+            config,
+            [config.seed, 2],
+            terms,
+        )
+    else:
+        mh = multi_head(
+            x,
+            x if x_context is None else x_context,
+            proj,
+            config.heads,
+            variant,
+            params,
+            masks,
+            config.temperature,
+            terms,
+        )
+    a = mh.attended
+    return AttentionResult(
+        text,
+        context,
+        tokens,
+        context_tokens,
+        config,
+        x,
+        x_context,
+        mh.q,
+        mh.k,
+        mh.v,
+        a.scores,
+        a.masked,
+        a.weights,
+        a.out,
+        mh.output,
+        params,
+        proj,
+        terms or {},
+    )

@@ -1,0 +1,183 @@
+"""Every stage of the pipeline (DESIGN §1) as a named array with its formula: what `attn steps` shows.
+
+    >>> from attncli.pipeline.run import run
+    >>> [(s.name, s.shape) for s in steps(run("time flies", trace=True))][:4]
+    [('x', (2, 16)), ('q', (1, 2, 16)), ('k', (1, 2, 16)), ('v', (1, 2, 16))]
+
+Each `Step` names its axes ("head", "query", "key", "dim") so that a renderer
+knows which labels go where; the JSON of `attn steps -f json` holds every array whole.
+NumPy and the standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.attention import VARIANTS
+from attncli.errors import ConfigError
+from attncli.pipeline.embed import POSITIONAL, embed
+from attncli.pipeline.result import AttentionResult
+
+SCHEMA = "attncli.steps/1"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # the JSON name: "x", "q", "scores", "trace:qk", ...
+    formula: str  # what a reader checks the numbers against
+    array: np.ndarray
+    axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
+    note: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
+
+
+# The terms the variants write into run(..., trace=True): formula and axes. Unknown names still show.
+TRACE_TERMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "qk": ("QKᵀ: raw dot products qᵀk", ("head", "query", "key")),
+    "q_norm": ("‖q‖ of each query", ("head", "query")),
+    "k_norm": ("‖k‖ of each key", ("head", "key")),
+    "qW": ("Q W (Luong general)", ("head", "query", "dim")),
+    "W1q + b": ("W₁q + b (once per query)", ("head", "query", "dim")),
+    "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
+    "tanh(W1q + W2k + b)": ("tanh(W₁q + W₂k + b) of each pair", ("head", "query", "key", "dim")),
+    "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key")),
+    "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
+    "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
+    "Wq' - |q'|^2/2": (
+        "a = W q' − ‖q'‖²/2, q' = q / d_k^¼: φ(q) = e^a / √F, one column per random feature",
+        ("head", "query", "dim"),
+    ),
+    "Wk' - |k'|^2/2": (
+        "b = W k' − ‖k'‖²/2, k' = k / d_k^¼: φ(k) = e^b / √F, one column per random feature",
+        ("head", "key", "dim"),
+    ),
+}
+
+
+def _trace_axes(name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:
+    """Axes of a trace term the table above does not know, guessed from its shape."""
+    if name in TRACE_TERMS and len(TRACE_TERMS[name][1]) == len(shape):
+        return TRACE_TERMS[name][1]
+    side = "key" if shape[1:2] == (n,) and (m != n or ("k" in name and "q" not in name)) else "query"
+    guesses = {
+        2: ("head", side),
+        3: ("head", side, "key" if shape[1:] == (m, n) else "dim"),
+        4: ("head", "query", "key", "dim"),
+    }
+    return guesses.get(len(shape), tuple(f"axis{i}" for i in range(len(shape))))
+
+
+def steps(result: AttentionResult) -> list[Step]:
+    """The stages in the order of DESIGN §1. Run with `trace=True` to get the variant's own terms."""
+    if result.model is not None:  # --model: one layer of a real model
+        from attncli.models.run import model_steps
+
+        return model_steps(result)
+    c = result.config
+    cross = result.context is not None
+    out: list[Step] = []
+    e = embed(result.tokens.strings, c.dim, c.seed)  # [m, d_model]
+    if c.positional == "none":
+        out.append(
+            Step("x", "X = E: one hashed vector per token, no positions (order-blind)", result.x, ("query", "dim"))
+        )
+    else:
+        out.append(Step("e", "E: one hashed vector per token string", e, ("query", "dim")))
+        out.append(
+            Step("pe", f"PE: {POSITIONAL[c.positional].formula.split(', ', 1)[-1]}", result.x - e, ("query", "dim"))
+        )
+        out.append(Step("x", "X = E + PE", result.x, ("query", "dim")))
+    if cross:
+        out.append(
+            Step("x_context", "X_ctx: the --context tokens, embedded the same way", result.x_context, ("key", "dim"))
+        )
+    src = "X_ctx" if cross else "X"
+    if c.projection == "identity":
+        out += [
+            Step("q", "Q = X (identity projection)", result.q, ("head", "query", "dim")),
+            Step("k", f"K = {src}", result.k, ("head", "key", "dim")),
+            Step("v", f"V = {src}", result.v, ("head", "key", "dim")),
+        ]
+    else:
+        split = ", split into heads" if c.heads > 1 else ""
+        out += [
+            Step("q", f"Q = X W_Q{split}", result.q, ("head", "query", "dim")),
+            Step("k", f"K = {src} W_K{split}", result.k, ("head", "key", "dim")),
+            Step("v", f"V = {src} W_V{split}", result.v, ("head", "key", "dim")),
+        ]
+    m, n = result.weights.shape[1:]
+    known = list(TRACE_TERMS)
+    order = sorted(result.trace, key=lambda k: known.index(k) if k in known else len(known))  # stable
+    for name in order:
+        array = result.trace[name]
+        formula = TRACE_TERMS.get(name, (name, ()))[0]
+        out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(name, array.shape, m, n)))
+    formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
+    if c.temperature != 1.0:
+        formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
+    out.append(Step("scores", formula + "  (for every query–key pair)", result.scores, ("head", "query", "key")))
+    out += mask_softmax_mix(result, ", ".join(c.mask))
+    if c.heads > 1:
+        merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
+        out.append(Step("concat", "concat(O_1, …, O_h): the heads side by side", merged, ("query", "dim")))
+    w_o = "concat(O_h) W_O" if c.heads > 1 else "O_1 W_O"
+    out.append(
+        Step(
+            "output",
+            f"O = {w_o}" if c.projection == "random" else "O = concat(O_h) (identity W_O)",
+            result.output,
+            ("query", "dim"),
+        )
+    )
+    return out
+
+
+def params(result: AttentionResult) -> dict[str, np.ndarray]:
+    """The weights a reader needs to redo the arithmetic: W_Q, W_K, W_V, W_O and the variant's own."""
+    out = {}
+    if result.projections is not None:
+        p = result.projections
+        out.update({"W_Q": p.w_q, "W_K": p.w_k, "W_V": p.w_v, "W_O": p.w_o})
+    out.update(result.params)
+    return out
+
+
+def check_query(result: AttentionResult, query: int) -> None:
+    """`--query I` must name one of the text's tokens."""
+    if not 0 <= query < len(result.tokens):
+        raise ConfigError(
+            f"--query {query} is out of range: the text has {len(result.tokens)} tokens (0 to {len(result.tokens) - 1})"
+        )
+
+
+def mask_softmax_mix(result: AttentionResult, mask_label: str) -> list[Step]:
+    """The stages every run shares after its scores: S' (when masked), A = softmax, O_h = A_h V_h."""
+    out = []
+    if result.masked is not None:
+        out.append(
+            Step(
+                "masked_scores",
+                f"S' = S with −∞ where masked ({mask_label})",
+                np.where(result.masked, -np.inf, result.scores),
+                ("head", "query", "key"),
+                note="−∞ is null in JSON",
+            )
+        )
+    s = "S'" if result.masked is not None else "S"
+    out.append(
+        Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights, ("head", "query", "key"))
+    )
+    out.append(
+        Step(
+            "head_outputs",
+            "O_h = A_h V_h: each query's weighted average of the values",
+            result.head_outputs,
+            ("head", "query", "dim"),
+        )
+    )
+    return out

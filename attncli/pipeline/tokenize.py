@@ -1,0 +1,251 @@
+"""Text -> tokens, each with its string, id and character offsets.
+
+Three built-in tokenizers and any Hugging Face tokenizer.json:
+
+    >>> word("don't panic...").strings
+    ('don', "'", 't', 'panic', '...')
+    >>> char("hi!").offsets
+    ((0, 1), (1, 2), (2, 3))
+    >>> word("the dog chased the cat").ids     # ids index this text's own vocabulary
+    (0, 1, 2, 0, 3)
+
+`TOKENIZERS` is the registry: the CLI's choices and `attn compare` read it.
+Offsets are indices into the Python string (code points), so
+`text[start:end]` is the span a token came from.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+
+from attncli.errors import ConfigError, DataError
+
+WORD_RE = re.compile(r"\w+|[^\w\s]+")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A tokenized text: parallel tuples of strings, ids and (start, end) offsets."""
+
+    strings: tuple[str, ...]
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+    tokenizer: str
+    vocab_size: int | None = None  # None: open vocabulary (char, word)
+    warnings: tuple[str, ...] = ()  # things the user must be told (e.g. truncation)
+    unk_token: str | None = None  # the tokenizer's unknown token ([UNK]), if it has one
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A registry entry: a name, one line of description, and `encode(text) -> Tokens`."""
+
+    name: str
+    summary: str
+    encode: Callable[[str], Tokens]
+
+
+def char(text: str) -> Tokens:
+    """One token per Unicode code point, spaces included; the id is the code point."""
+    return Tokens(
+        strings=tuple(text),
+        ids=tuple(ord(c) for c in text),
+        offsets=tuple((i, i + 1) for i in range(len(text))),
+        tokenizer="char",
+    )
+
+
+def word(text: str) -> Tokens:
+    r"""Runs of word characters, and each run of punctuation, as tokens (`\w+|[^\w\s]+`).
+
+    Ids number the distinct words of this text in order of first appearance.
+    """
+    matches = list(WORD_RE.finditer(text))
+    vocab: dict[str, int] = {}
+    ids = tuple(vocab.setdefault(m.group(), len(vocab)) for m in matches)
+    return Tokens(
+        strings=tuple(m.group() for m in matches),
+        ids=ids,
+        offsets=tuple(m.span() for m in matches),
+        tokenizer="word",
+    )
+
+
+MAX_TOKENIZER_BYTES = 256 * 2**20  # the largest tokenizer.json files of real models are tens of MB
+
+
+@functools.lru_cache(maxsize=8)
+def _load_hf(path: str):
+    """Load a tokenizer.json with the `tokenizers` library, padding off.
+
+    Read by attn first, at most MAX_TOKENIZER_BYTES and strictly UTF-8, so that /dev/zero, a FIFO or a
+    huge file is an error and not an endless read.
+    """
+    from attncli.pipeline.read import decode, read_bounded
+
+    if not os.path.exists(path):
+        raise DataError(f"tokenizer file not found: {path}")
+    if os.path.isdir(path):
+        raise DataError(f"tokenizer path is a directory, expected a tokenizer.json file: {path}")
+    try:
+        with open(path, "rb") as f:
+            data = read_bounded(f, f"tokenizer {path}", "is it a tokenizer.json?", MAX_TOKENIZER_BYTES)
+    except OSError as e:
+        raise DataError(f"cannot read tokenizer {path}: {e.strerror or e}") from None
+    text = decode(data, f"tokenizer {path}")
+    from tokenizers import Tokenizer as HFTokenizer
+
+    try:
+        tok = HFTokenizer.from_str(text)
+    except Exception as e:  # the library raises a bare Exception on bad JSON or an unknown model
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataError(f"not a valid tokenizer.json: {path}: {reason}") from None
+    tok.no_padding()  # one text is never padded
+    return tok
+
+
+def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
+    """A Tokenizer for a Hugging Face tokenizer.json, used as its file configures it."""
+    tok = _load_hf(path)
+    label = name or path
+
+    def encode(text: str) -> Tokens:
+        try:
+            enc = tok.encode(text)
+        except Exception as e:  # e.g. a WordLevel or WordPiece model with no [UNK] meets an unknown word
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise DataError(f"tokenizer {label} cannot encode this text: {reason}") from None
+        warnings = ()
+        if enc.overflowing:
+            dropped = sum(len(o.ids) for o in enc.overflowing)
+            warnings = (f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",)
+        return Tokens(
+            strings=tuple(enc.tokens),
+            ids=tuple(enc.ids),
+            offsets=tuple(tuple(o) for o in enc.offsets),
+            tokenizer=label,
+            vocab_size=tok.get_vocab_size(with_added_tokens=True),
+            warnings=warnings,
+            unk_token=getattr(tok.model, "unk_token", None),
+        )
+
+    return Tokenizer(label, f"Hugging Face tokenizer from {path}", encode)
+
+
+def shipped_bpe_path() -> str:
+    """Path of the byte-level BPE shipped in the package (see tools/train_bpe.py)."""
+    return str(resources.files("attncli") / "data" / "tokenizer.json")
+
+
+def _bpe(text: str) -> Tokens:
+    return from_tokenizer_json(shipped_bpe_path(), name="bpe").encode(text)
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "char": Tokenizer("char", "one token per character, spaces included", char),
+    "word": Tokenizer("word", r"words, and runs of punctuation (\w+|[^\w\s]+)", word),
+    "bpe": Tokenizer("bpe", "byte-level BPE trained on sample_texts/bpe_corpus.txt", _bpe),
+}
+
+
+def get_tokenizer(spec: str) -> Tokenizer:
+    """A registered name (char, word, bpe) or a path to a tokenizer.json."""
+    if spec in TOKENIZERS:
+        return TOKENIZERS[spec]
+    looks_like_path = os.sep in spec or spec.endswith(".json") or os.path.exists(spec)
+    if not looks_like_path:
+        names = ", ".join(TOKENIZERS)
+        raise ConfigError(f"unknown tokenizer {spec!r}: choose {names} or a path to a tokenizer.json")
+    return from_tokenizer_json(spec)
+
+
+class TooManyTokens(DataError):
+    """The text has more tokens than allowed: `count` exactly, or `count` in the first `scanned` characters
+    (then `about` extrapolates to the whole text)."""
+
+    def __init__(self, tokenizer: str, count: int, max_tokens: int, scanned: int, length: int):
+        self.tokenizer, self.count, self.max_tokens, self.scanned, self.length = (
+            tokenizer,
+            count,
+            max_tokens,
+            scanned,
+            length,
+        )
+        self.exact = scanned >= length
+        super().__init__(f"the text has {self.describe()}, more than --max-tokens {max_tokens:,}")  # (see limits)
+
+    @property
+    def about(self) -> int:
+        """The count, or its extrapolation from the prefix to the whole text."""
+        return self.count if self.exact else max(self.count, round(self.count * self.length / max(1, self.scanned)))
+
+    def describe(self) -> str:
+        """'5,000 char tokens', or 'about 2,000,000 word tokens (4,097 in its first 19,000 characters)'."""
+        label = self.tokenizer if self.tokenizer in TOKENIZERS else os.path.basename(self.tokenizer)
+        if self.exact:
+            return f"{self.count:,} {label} tokens"
+        return (
+            f"about {self.about:,} {label} tokens ({self.count:,} in its first {self.scanned:,} of "
+            f"{self.length:,} characters)"
+        )
+
+
+PROBE_CHARS_PER_TOKEN = 8  # a tokenizer.json is first run on a prefix of 8 characters per allowed token
+
+
+def _cut(text: str, size: int) -> str:
+    """A prefix of about `size` characters that ends where a word ends (before a space), so that it
+    tokenizes as the start of the whole text does; a hard cut when there is no space in its second half."""
+    space = max(text.rfind(" ", size // 2, size), text.rfind("\n", size // 2, size))
+    return text[:space] if space > 0 else text[:size]
+
+
+def check_count(text: str, spec: str, max_tokens: int) -> None:
+    """Refuse a text with more than `max_tokens` tokens before tokenizing all of it: TooManyTokens.
+
+    char: the length is the count. word: matches are counted and the scan stops at max_tokens + 1.
+    bpe or a tokenizer.json (which may even make more tokens than characters: byte-level pieces of
+    one emoji, [CLS] and [SEP]): a prefix cut at a space, of PROBE_CHARS_PER_TOKEN characters per
+    allowed token and four times longer each round, is tokenized; too many tokens in a prefix means
+    too many in the text. The exact count is checked again after tokenizing (`tokenize`).
+    """
+    if spec == "char":
+        if len(text) > max_tokens:
+            raise TooManyTokens(spec, len(text), max_tokens, len(text), len(text))
+        return
+    if spec == "word":
+        if len(text) <= max_tokens:  # every word token takes at least one character
+            return
+        for i, m in enumerate(WORD_RE.finditer(text)):
+            if i == max_tokens:
+                raise TooManyTokens(spec, i + 1, max_tokens, m.end(), len(text))
+        return
+    encode = get_tokenizer(spec).encode
+    size = PROBE_CHARS_PER_TOKEN * (max_tokens + 1)
+    while size < len(text):
+        prefix = _cut(text, size)
+        count = len(encode(prefix))
+        if count > max_tokens:
+            raise TooManyTokens(spec, count, max_tokens, len(prefix), len(text))
+        size *= 4
+
+
+def tokenize(text: str, spec: str, max_tokens: int | None = None) -> Tokens:
+    """Tokenize `text` with the tokenizer named by `spec`; at least one token or DataError, and at most
+    `max_tokens` or TooManyTokens (checked cheaply before tokenizing, see `check_count`, and exactly after)."""
+    if max_tokens is not None:
+        check_count(text, spec, max_tokens)
+    tokens = get_tokenizer(spec).encode(text)
+    if len(tokens) == 0:
+        raise DataError(f"the {spec} tokenizer produced no tokens for {text[:40]!r}")
+    if max_tokens is not None and len(tokens) > max_tokens:
+        raise TooManyTokens(spec, len(tokens), max_tokens, len(text), len(text))
+    return tokens

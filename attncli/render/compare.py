@@ -1,0 +1,212 @@
+"""`attn compare` as Rich renderables: one summary table, the tokens, and the heatmaps.
+
+The summary has one column per (tokenizer, variant) so that "what does BPE
+change here?" reads across one row. The heatmaps sit side by side when the
+terminal is wide enough and stack otherwise (`Flow` packs them at render time,
+when the console's width is known).
+"""
+
+from __future__ import annotations
+
+import os
+
+from rich import box
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from attncli.pipeline.result import AttentionResult
+from attncli.render.show import escape_token
+from attncli.render.steps import grid
+
+HEATMAP_ROWS = 16  # longer heatmaps elide their middle rows
+
+
+def _count(x) -> str:
+    return "—" if x is None else f"{x:,}"
+
+
+def _bytes(x) -> str:
+    if x is None:
+        return "—"
+    for unit in ("B", "KB", "MB", "GB"):
+        if x < 1024 or unit == "GB":
+            return f"{x:,.0f} {unit}" if unit == "B" else f"{x:,.1f} {unit}"
+        x /= 1024
+    return str(x)
+
+
+def _f(x, precision: int) -> str:
+    return "—" if x is None else f"{x:.{precision}f}"
+
+
+def _vocab(row: dict) -> str:
+    if row["vocab_size"] is not None:
+        return f"{row['vocab_size']:,}"
+    return "open (code points)" if row["tokenizer"] == "char" else "open"
+
+
+METRICS = [  # (label, how to show one row's value)
+    ("tokens n", lambda r, p: _count(r["n_tokens"])),
+    ("distinct tokens", lambda r, p: _count(r["distinct"])),
+    ("vocabulary size", lambda r, p: _vocab(r)),
+    ("unknown / byte pieces", lambda r, p: f"{r['unknown']} / {r['byte_pieces']}"),
+    ("matrix cells n²", lambda r, p: _count(r["cells"])),
+    ("multiply-adds: scores", lambda r, p: _count(r["score_madds"])),
+    ("multiply-adds: A V", lambda r, p: _count(r["mix_madds"])),
+    ("weight matrices", lambda r, p: _bytes(r["weight_bytes"])),
+    ("embedding table", lambda r, p: _bytes(r["embedding_bytes"])),
+    ("mean row entropy (bits)", lambda r, p: f"{_f(r['mean_entropy_bits'], p)} of {r['max_entropy_bits']:.{p}f}"),
+    ("entropy ÷ log₂ n", lambda r, p: _f(r["entropy_ratio"], p)),
+    ("mean row maximum", lambda r, p: _f(r["mean_row_max"], p)),
+]
+ERROR_METRICS = [  # when an approximation is among the runs (rows then have "max_abs_error")
+    ("max |A − A_{exact}|", lambda r, p: _g(r["max_abs_error"], p)),
+    ("mean KL (nats)", lambda r, p: _g(r["mean_kl"], p)),
+]
+
+
+def _g(x, precision: int) -> str:
+    """A small error: 3 significant digits (0.00 would hide it), — for an exact run."""
+    return "—" if x is None else "0" if x == 0 else f"{x:.{max(1, precision + 1)}g}"
+
+
+def short(tokenizer: str) -> str:
+    """A tokenizer's label: its name, or the file name of a tokenizer.json path.
+
+    >>> short("bpe"), short("models/bert/tokenizer.json")
+    ('bpe', 'tokenizer.json')
+    """
+    return escape_token(os.path.basename(tokenizer) if os.sep in tokenizer else tokenizer)
+
+
+def _name(row: dict, several_variants: bool, several_tokenizers: bool) -> str:
+    parts = ([short(row["tokenizer"])] if several_tokenizers or not several_variants else []) + (
+        [row["variant"]] if several_variants else []
+    )
+    return " · ".join(parts)
+
+
+def summary_table(rows: list[dict], precision: int = 2) -> Table:
+    """Metrics down, one column per run."""
+    several_v = len({r["variant"] for r in rows}) > 1
+    several_t = len({r["tokenizer"] for r in rows}) > 1
+    title = (
+        "Tokenizers × variants"
+        if several_t and several_v
+        else "Variants compared"
+        if several_v
+        else "Tokenizers compared"
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold")
+    table.add_column("", no_wrap=True, style="dim")
+    for r in rows:
+        table.add_column(
+            Text(_name(r, several_v, several_t), style="bold"), justify="right", no_wrap=True, max_width=24
+        )
+    for label, show in METRICS:
+        table.add_row(label, *(show(r, precision) for r in rows))
+    exact = "/".join(sorted({r["error_vs"] for r in rows if r.get("error_vs")}))
+    for label, show in ERROR_METRICS if exact else []:
+        table.add_row(label.format(exact=exact), *(show(r, precision) for r in rows))
+    return table
+
+
+def tokens_line(rows: list[dict], width: int) -> Table:
+    """Each tokenizer's tokens, joined by ·, cut with … when longer than the screen."""
+    table = Table(box=None, pad_edge=False, show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(no_wrap=True, overflow="ellipsis", max_width=max(20, width - 12))
+    seen = set()
+    for r in rows:
+        if r["tokenizer"] in seen:
+            continue
+        seen.add(r["tokenizer"])
+        table.add_row(Text(short(r["tokenizer"])), Text(" · ".join(escape_token(t) for t in r["tokens"])))
+    return table
+
+
+def heatmap(result: AttentionResult, row: dict, label: str, precision: int, width: int) -> Table:
+    """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
+    m, n = result.weights.shape[1:]
+    title = f"{label}  A [{m}, {n}]" + (f" · head 0 of {result.config.heads}" if result.config.heads > 1 else "")
+    if result.model is not None:  # --model: its layer and head
+        c = result.config
+        title = f"{label}  A [{m}, {n}] · layer {c.layer}, head " + (
+            f"{c.head}" if c.head is not None else f"0 of {c.heads}"
+        )
+    return grid(
+        result.weights[0],
+        result.tokens.strings,
+        result.key_tokens.strings,
+        title,
+        precision,
+        width,
+        weights=True,
+        max_rows=HEATMAP_ROWS,
+        edge=False,
+    )
+
+
+class Flow:
+    """Renderables left to right, starting a new row whenever the next one would not fit the width."""
+
+    def __init__(self, items: list[RenderableType], gap: int = 2):
+        self.items, self.gap = items, gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        rows: list[list[tuple[RenderableType, int]]] = [[]]
+        used = 0
+        for item in self.items:
+            w = min(width, Measurement.get(console, options, item).maximum)
+            if rows[-1] and used + self.gap + w > width:
+                rows.append([])
+                used = 0
+            used += (self.gap if rows[-1] else 0) + w
+            rows[-1].append((item, w))
+        for number, row in enumerate(rows):
+            if number:
+                yield Text("")
+            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
+            for _, w in row:
+                grid.add_column(width=w, no_wrap=True)
+            grid.add_row(*(item for item, _ in row))
+            yield grid
+
+
+def compare_view(
+    rows: list[dict], results: list[AttentionResult], precision: int = 2, width: int = 100
+) -> RenderableType:
+    several_v = len({r["variant"] for r in rows}) > 1
+    several_t = len({r["tokenizer"] for r in rows}) > 1
+    c = results[0].config
+    note = (
+        f"d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · positions {c.positional} · "
+        f"seed {c.seed} · float64 weights, random (seeded), not trained"
+        + (f" · mask {', '.join(c.mask)}" if c.mask else "")
+    )
+    for res in results:
+        if res.model is not None:  # --model: its column is the real model, not a random run
+            from attncli.models.run import describe
+
+            mc, label = res.config, short(res.config.tokenizer)
+            note += (
+                "\n"
+                + ("" if label == res.model.name else f"{label} = ")
+                + describe(res.model)
+                + f"; trained weights, its own tokenizer, layer {mc.layer}, "
+                + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads")
+            )
+    exact = sorted({r["error_vs"] for r in rows if r.get("error_vs")})
+    if exact:
+        note += (
+            f"\nerror of an approximation: the largest |A − A_{'/'.join(exact)}| over all cells (every head), and "
+            f"the mean over rows of KL(A_{'/'.join(exact)} ‖ A), on the same Q, K, V; its multiply-adds are those "
+            "of its linear path (--no-weights)"
+        )
+    maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
+    return Group(
+        summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""), Flow(maps)
+    )

@@ -1,0 +1,95 @@
+"""Head statistics under the matrix of `attn show` (--stats, or always for short texts), as Rich renderables."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from attncli.pipeline.compare import head_stats
+from attncli.pipeline.result import AttentionResult
+from attncli.render.show import columns_shown, escape_token
+
+SHORT = 12  # `attn show` adds the statistics by itself up to this many tokens
+MAX_ROWS = 24  # longer texts list the top keys of their first and last queries around a ⋮ row
+
+
+def _f(x: float | None, precision: int) -> str:
+    return "—" if x is None else f"{x:.{precision}f}"
+
+
+def stats_table(result: AttentionResult, precision: int = 2) -> Table:
+    """One row per head: entropy, largest weight, diagonal mass, mean attended distance."""
+    stats = head_stats(result.weights, result.context is None)
+    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    table = Table(
+        title="Head statistics", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
+    )
+    for name in ("head", "mean entropy (bits)", "÷ log₂ n", "largest weight", "diagonal mass", "mean |i − j|"):
+        table.add_column(name, justify="left" if name == "largest weight" else "right", no_wrap=True)
+    for s in stats:
+        i, j = s["largest_at"]
+        where = Text(f"{s['largest_weight']:.{precision}f} ")
+        where.append(f"{escape_token(q_tokens[i])} → {escape_token(k_tokens[j])}", style="dim")
+        table.add_row(
+            str(result.head_index(s["head"])),
+            f"{_f(s['mean_entropy_bits'], precision)} / {s['max_entropy_bits']:.{precision}f}",
+            _f(s["entropy_ratio"], precision),
+            where,
+            _f(s["diagonal_mass"], precision),
+            _f(s["mean_distance"], precision),
+        )
+    return table
+
+
+def top_table(result: AttentionResult, precision: int = 2) -> Table:
+    """The three keys each query attends to most, per head, largest first."""
+    stats = head_stats(result.weights, result.context is None)
+    k_tokens = result.key_tokens.strings
+    repeated = {t: k_tokens.count(t) > 1 for t in k_tokens}
+    table = Table(
+        title="Top 3 keys of each query", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
+    )
+    table.add_column("query", no_wrap=True, max_width=16)
+    for s in stats:
+        table.add_column(f"head {s['head']}" if len(stats) > 1 else "keys (weight)", no_wrap=False)
+    for i in columns_shown(len(result.tokens), MAX_ROWS):
+        if i is None:
+            table.add_row(*(Text("⋮", style="dim") for _ in range(len(stats) + 1)))
+            continue
+        q = result.tokens.strings[i]
+        cells = []
+        for s in stats:
+            cell = Text()
+            for rank, (j, w) in enumerate(zip(s["top_keys"][i], s["top_weights"][i])):
+                if rank:
+                    cell.append(" · ", style="dim")
+                cell.append(escape_token(k_tokens[j]), style="bold" if rank == 0 else "")
+                if repeated[k_tokens[j]]:
+                    cell.append(f"#{j}", style="dim")  # which of the equal tokens
+                cell.append(f" {w:.{precision}f}", style="dim")
+            cells.append(cell)
+        table.add_row(Text(escape_token(q)), *cells)
+    return table
+
+
+def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) -> RenderableType:
+    notes = [
+        "entropy −Σ a log₂ a of each row (0: all on one key; log₂ n: spread evenly); diagonal mass: "
+        "mean a_ii, each token's weight on itself; |i − j|: mean distance attended, in tokens"
+    ]
+    if result.context is not None:
+        notes.append("cross-attention: no diagonal; |i − j| compares positions in two texts")
+    return Group(stats_table(result, precision), top_table(result, precision), Text("\n".join(notes), style="dim"))
+
+
+def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:
+    """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
+    rows = [
+        {**row, "head": result.head_index(row["head"])}  # the model's own head number with --head
+        for row in head_stats(result.weights, result.context is None)
+    ]
+    if precision is None:
+        return rows
+    return [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]

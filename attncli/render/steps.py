@@ -1,0 +1,344 @@
+"""`attn steps` and `attn tokens` as Rich renderables (returned, never printed).
+
+Every stage of `attncli.pipeline.steps` becomes a table whose title holds its formula
+and shape; arrays wider or longer than the screen are elided with a visible
+… column or ⋮ row, never wrapped. Text from the user enters only as
+`rich.text.Text` built from `escape_token`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from rich import box
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from attncli.pipeline.compare import coverage, token_rows
+from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.steps import Step, steps
+from attncli.render.show import caption, columns_shown, escape_lines, escape_token, weight_style
+
+MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
+LABEL_WIDTH = 16
+
+# Which stage of DESIGN §1 each step belongs to (a rule with this name goes above its first table).
+STAGES = {
+    "x": "embed",
+    "e": "embed",
+    "pe": "embed",
+    "x_context": "embed",
+    "q": "project",
+    "k": "project",
+    "v": "project",
+    "scores": "score",
+    "masked_scores": "mask",
+    "weights": "softmax",
+    "head_outputs": "mix",
+    "concat": "merge",
+    "output": "merge",
+}
+
+
+def fmt(x: float, precision: int) -> str:
+    """A number as the tables show it; −∞ for a masked score.
+
+    >>> fmt(0.5, 2), fmt(-math.inf, 2), fmt(-0.0001, 2)
+    ('0.50', '−∞', '0.00')
+    """
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    text = f"{x:.{precision}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.00"
+
+
+def _label(s: str, style: str = "") -> Text:
+    return Text(escape_token(s), style=style)
+
+
+def _quoted(token: str) -> str:
+    """A token in quotes for a title or a check line, escaped once (not repr of the escape, which doubles \\)."""
+    return "'" + escape_token(token) + "'"
+
+
+def grid(
+    array: np.ndarray,
+    row_labels,
+    col_labels,
+    title: str | None,
+    precision: int = 2,
+    width: int = 100,
+    weights: bool = False,
+    row_sum: bool = False,
+    max_rows: int = MAX_ROWS,
+    edge: bool = True,
+) -> Table:  # [rows, cols]
+    """A numeric matrix with labelled rows and columns; the middle columns (…) and rows (⋮) are elided when
+    it does not fit. `weights` shades each cell by its value; the row maximum is bold when rows are compared
+    (weights, scores); `row_sum` adds a Σ column.
+    """
+    rows, cols_n = array.shape
+    finite = array[np.isfinite(array)]
+    cell = max([len(fmt(v, precision)) for v in (finite.min(), finite.max())] if finite.size else [2])
+    if col_labels is not None:
+        cell = max(cell, min(8, max(cell_len(escape_token(c)) for c in col_labels)))
+    label = min(LABEL_WIDTH, max(cell_len(escape_token(t)) for t in row_labels)) + 3  # CJK: 2 columns
+    extra = (cell + 3) if row_sum else 0
+    cols = columns_shown(cols_n, max(3, (width - label - extra) // (cell + 3)))
+    shown_rows = columns_shown(rows, max(3, max_rows))
+    table = Table(
+        title=None if title is None else Text(title),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title_justify="left",
+        title_style="bold",
+        show_edge=edge,
+    )
+    table.add_column("", no_wrap=True, max_width=LABEL_WIDTH)
+    for j in cols:
+        head = "…" if j is None else _label(col_labels[j], "bold") if col_labels is not None else str(j)
+        table.add_column(head, justify="right", no_wrap=True, min_width=cell, max_width=max(cell, 8))
+    if row_sum:
+        table.add_column(Text("Σ", style="dim"), justify="right", no_wrap=True)
+    bold_max = col_labels is not None  # rows over keys: show which key wins
+    for i in shown_rows:
+        if i is None:
+            table.add_row(
+                Text("⋮", style="dim"),
+                *(Text("⋮", style="dim") for _ in cols),
+                *([Text("⋮", style="dim")] if row_sum else []),
+            )
+            continue
+        row = array[i]
+        top = row.max() if bold_max and np.isfinite(row).any() else None
+        cells = []
+        for j in cols:
+            if j is None:
+                cells.append(Text("…", style="dim"))
+                continue
+            v = float(row[j])
+            is_max = top is not None and v == top and (not weights or v > 0)
+            if not np.isfinite(v):
+                cells.append(Text(fmt(v, precision), style="dim"))
+            elif weights:
+                cells.append(Text(fmt(v, precision), style=weight_style(v, bold=is_max)))
+            else:
+                cells.append(Text(fmt(v, precision), style="bold" if is_max else ""))
+        if row_sum:
+            cells.append(Text(fmt(float(row[np.isfinite(row)].sum()), precision), style="dim"))
+        table.add_row(_label(row_labels[i]), *cells)
+    return table
+
+
+# ---- tokens ---------------------------------------------------------------------------------------
+
+
+def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10**9) -> Table:
+    """index, token, id, start, end, the text at the offsets, and what kind of token it is."""
+    rows = token_rows(text, tokens)
+    table = Table(
+        title=None if title is None else Text(title),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title_justify="left",
+        title_style="bold",
+    )
+    for name, justify in (
+        ("#", "right"),
+        ("token", "left"),
+        ("id", "right"),
+        ("start", "right"),
+        ("end", "right"),
+        ("text[start:end]", "left"),
+        ("", "left"),
+    ):
+        table.add_column(Text(name), justify=justify, no_wrap=True, max_width=24 if name != "#" else None)
+    shown = columns_shown(len(rows), max_rows)
+    for i in shown:
+        if i is None:
+            table.add_row(*(Text("⋮", style="dim") for _ in range(7)))
+            continue
+        r = rows[i]
+        table.add_row(
+            str(r["index"]),
+            _label(r["token"], "bold"),
+            str(r["id"]),
+            str(r["start"]),
+            str(r["end"]),
+            _label(r["span"]),
+            Text(r["kind"], style="dim"),
+        )
+    return table
+
+
+def tokens_summary(text: str, tokens) -> Text:
+    """One dim line: counts, vocabulary and whether the offsets give the input back."""
+    ok, why = coverage(text, tokens)
+    rows = token_rows(text, tokens)
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("unknown", "byte piece", "no span")}
+    kinds = {("byte pieces" if k == "byte piece" and v > 1 else k): v for k, v in kinds.items()}
+    vocab = "open vocabulary" if tokens.vocab_size is None else f"vocabulary {tokens.vocab_size:,}"
+    extras = ", ".join(f"{v} {k}" for k, v in kinds.items() if v)
+    lines = [
+        f"{len(tokens)} tokens ({tokens.tokenizer}), {len(set(tokens.strings))} distinct, {vocab}"
+        + (f"; {extras}" if extras else ""),
+        f"offsets reconstruct the input: {'yes' if ok else 'NO'} — {why}",
+    ]
+    return Text(escape_lines("\n".join(lines)), style="dim" if ok else "yellow")  # the tokenizer is a path
+
+
+def tokens_view(text: str, tokens, precision: int = 2, width: int = 100) -> RenderableType:
+    """`attn tokens`: the table and its summary."""
+    return Group(tokens_table(text, tokens), tokens_summary(text, tokens))
+
+
+# ---- steps ----------------------------------------------------------------------------------------
+
+
+def _shape(step: Step) -> str:
+    return "[" + ", ".join(str(d) for d in step.shape) + "]"
+
+
+def _labels(result: AttentionResult, axis: str, size: int):
+    if axis == "query":
+        return result.tokens.strings
+    if axis == "key":
+        return result.key_tokens.strings
+    return None  # dimensions: numbered columns
+
+
+def step_tables(result: AttentionResult, step: Step, precision: int, width: int, query: int = 0) -> list:
+    """One table per head (or one table) for a step; 4-axis terms show one query, 1-axis-per-head a column."""
+    axes, array = step.axes, step.array
+    heads = range(array.shape[0]) if axes[0] == "head" else [None]
+    title = f"{step.formula}  {_shape(step)}"
+    out = []
+    for h in heads:
+        a = array if h is None else array[h]
+        rest = axes if h is None else axes[1:]
+        t = title + (f" · head {h}" if h is not None and len(heads) > 1 else "")
+        if len(rest) == 3:  # [query, key, dim]: one query's slice
+            a, rest = a[query], rest[1:]
+            t += f" · query {query} {_quoted(result.tokens.strings[query])} (rows: keys)"
+        if len(rest) == 1:
+            a = a[:, None]
+            cols = [step.name.split(":")[-1]]
+        else:
+            cols = _labels(result, rest[1], a.shape[1])
+        rows = _labels(result, rest[0], a.shape[0])
+        if rows is None:
+            rows = [str(i) for i in range(a.shape[0])]
+        out.append(Text(t, style="bold"))
+        out.append(
+            grid(a, rows, cols, None, precision, width, weights=step.name == "weights", row_sum=step.name == "weights")
+        )
+        if step.note:
+            out.append(Text(step.note, style="dim"))
+    return out
+
+
+def _n(x: float, p: int) -> str:
+    """A number inside a sum: negatives in parentheses."""
+    return f"({fmt(x, p)})" if x < 0 else fmt(x, p)
+
+
+def _sum(a: np.ndarray, b: np.ndarray, p: int, terms: int = 3) -> str:  # [d], [d] -> "a·b + … "
+    shown = " + ".join(f"{_n(x, p)}·{_n(y, p)}" for x, y in zip(a[:terms], b[:terms]))
+    return shown + (" + …" if len(a) > terms else "")
+
+
+def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Text | None:
+    """The arithmetic of one number of the step (head 0, query i, the first key), to redo by hand."""
+    p, c = precision + 1, result.config
+    q_tok, k_tok = _quoted(result.tokens.strings[i]), _quoted(result.key_tokens.strings[0])
+    cell = f"[{q_tok}, {k_tok}]"
+    q, k, qk = result.q[0, i], result.k[0, 0], float(result.q[0, i] @ result.k[0, 0])
+    s = float(result.scores[0, i, 0])
+    t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
+    if step.name in ("trace:qk",) or (step.name == "scores" and c.variant == "dot"):
+        line = f"QKᵀ{cell} = Σ_d Q·K = {_sum(q, k, p)} = {fmt(qk, p)}" + (f"{t} = {fmt(s, p)}" if t else "")
+    elif step.name == "scores" and c.variant == "scaled":
+        line = f"S{cell} = QKᵀ{cell} / √{c.d_k}{t} = {_n(qk, p)} / {fmt(math.sqrt(c.d_k), p)}{t} = {fmt(s, p)}"
+    elif step.name == "scores" and c.variant == "cosine":
+        nq, nk = float(np.linalg.norm(q)), float(np.linalg.norm(k))
+        line = f"S{cell} = {_n(qk, p)} / ({fmt(nq, p)} · {fmt(nk, p)}){t} = {fmt(s, p)}"
+    elif step.name == "scores" and "gate" in result.trace:
+        g = float(result.trace["gate"][0, i, 0])
+        line = f"S{cell} = gate · qᵀk{t} = {fmt(g, p)} · {_n(qk, p)}{t} = {fmt(s, p)}"
+    elif step.name == "scores" and "tanh(W1q + W2k + b)" in result.trace:
+        hidden = result.trace["tanh(W1q + W2k + b)"][0, i, 0]
+        line = f"S{cell} = Σ_a v[a] · tanh(…)[a] = {_sum(result.params['v'][0], hidden, p)}{t} = {fmt(s, p)}"
+    elif step.name == "scores" and "k_bar" in result.trace:  # linformer
+        k_bar = result.trace["k_bar"][0, 0]
+        line = (
+            f"S{cell} = Q[{q_tok!r}]·K̄[{k_tok!r}] / √{c.d_k}{t} = ({_sum(q, k_bar, p)}) / "
+            f"{fmt(math.sqrt(c.d_k), p)}{t} = {fmt(s, p)}"
+        )
+    elif step.name == "scores" and "Wq' - |q'|^2/2" in result.trace:  # performer
+        ab = result.trace["Wq' - |q'|^2/2"][0, i] + result.trace["Wk' - |k'|^2/2"][0, 0]
+        terms = " + ".join(f"e^{_n(x, p)}" for x in ab[:3]) + (" + …" if ab.size > 3 else "")
+        line = f"S{cell} = ln((1/F) Σ_f e^(a_f + b_f)) = ln(({terms}) / {ab.size}){t} = {fmt(s, p)}"
+    elif step.name == "scores" and "qW" in result.trace:
+        line = f"S{cell} = Σ_d (QW)[d] · K[d] = {_sum(result.trace['qW'][0, i], k, p)}{t} = {fmt(s, p)}"
+    elif step.name == "weights":
+        row = (
+            result.scores[0, i]
+            if result.masked is None
+            else np.where(result.masked[0, i], -np.inf, result.scores[0, i])
+        )
+        live = np.isfinite(row)
+        if not live.any():
+            return Text(f"check: every key of {q_tok} is masked, so its row of A is all 0", style="dim")
+        e = np.where(live, np.exp(np.where(live, row, 0) - row[live].max()), 0.0)
+        line = (
+            f"A{cell} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(row[live].max(), p)}, "
+            f"e^(s − max) = "
+            + ", ".join(fmt(x, p) for x in e[:5])
+            + (", …" if e.size > 5 else "")
+            + f", their sum {fmt(e.sum(), p)}; {fmt(e[0], p)} / {fmt(e.sum(), p)} = "
+            + fmt(float(result.weights[0, i, 0]), p)
+        )
+    elif step.name == "head_outputs":
+        a, v = result.weights[0, i], result.v[0, :, 0]
+        line = f"O_0[{q_tok}][0] = Σ_j A[{q_tok}, j] · V[j][0] = {_sum(a, v, p, 4)} = " + fmt(
+            float(result.head_outputs[0, i, 0]), p
+        )
+    else:
+        return None
+    return Text("check: " + line + "\n", style="dim")
+
+
+def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0) -> RenderableType:
+    """`attn steps`: tokens, then every stage of DESIGN §1 as its own table, formula and shape in the title."""
+    parts: list[RenderableType] = [caption(result), Rule("1 · tokenize", align="left", style="dim")]
+    parts.append(
+        tokens_table(result.text, result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS)
+    )
+    if result.context_tokens is not None:
+        parts.append(
+            tokens_table(
+                result.context,
+                result.context_tokens,
+                max_rows=MAX_ROWS,
+                title=f"tokens of --context (keys and values)  [{len(result.context_tokens)}]",
+            )
+        )
+    stage, number = "tokenize", 1
+    all_steps = steps(result)
+    for step in all_steps:
+        name = STAGES.get(step.name, "score")
+        if name != stage:
+            if name == "softmax" and result.masked is None:
+                number += 1
+                parts += [Rule(f"{number} · mask", align="left", style="dim"), Text("no mask: S' = S", style="dim")]
+            stage, number = name, number + 1
+            parts.append(Rule(f"{number} · {name}", align="left", style="dim"))
+        parts.extend(step_tables(result, step, precision, width, query))
+        worked = check(result, step, precision, query)
+        if worked is not None:
+            parts.append(worked)
+    return Group(*parts)

@@ -1,0 +1,184 @@
+"""attn steps: every stage is there, each number follows from the one before, the JSON is strict and exact."""
+
+import doctest
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from attncli.core.attention import VARIANTS, softmax
+from attncli.io.steps import write_json, write_npz
+from attncli.pipeline import steps as steps_module
+from attncli.pipeline.config import RunConfig
+from attncli.pipeline.embed import embed, sinusoidal
+from attncli.pipeline.run import run
+from attncli.pipeline.steps import steps
+from attncli.render import compare as render_compare
+from attncli.render import steps as render_steps
+from attncli.render.steps import grid, show_steps
+
+
+def _plain(renderable, width=100) -> str:
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def _strict(data: bytes) -> dict:
+    def no_constants(c):
+        raise ValueError(f"non-strict JSON constant {c}")
+
+    return json.loads(data, parse_constant=no_constants)
+
+
+def test_doctests():
+    assert doctest.testmod(steps_module).failed == 0
+    assert doctest.testmod(render_steps).failed == 0
+    assert doctest.testmod(render_compare).failed == 0
+
+
+def test_stages_in_the_order_of_the_pipeline():
+    r = run("time flies like an arrow", RunConfig(positional="sinusoidal", mask=("causal",), heads=2), trace=True)
+    assert [s.name for s in steps(r)] == [
+        "e",
+        "pe",
+        "x",
+        "q",
+        "k",
+        "v",
+        "trace:qk",
+        "scores",
+        "masked_scores",
+        "weights",
+        "head_outputs",
+        "concat",
+        "output",
+    ]
+    assert [s.name for s in steps(run("a b", trace=True))] == [
+        "x",
+        "q",
+        "k",
+        "v",
+        "trace:qk",
+        "scores",
+        "weights",
+        "head_outputs",
+        "output",
+    ]
+
+
+def test_each_stage_follows_from_the_one_before():
+    r = run("time flies like an arrow", RunConfig(positional="sinusoidal", mask=("causal",), heads=2), trace=True)
+    s = {step.name: step.array for step in steps(r)}
+    assert np.array_equal(s["e"], embed(r.tokens.strings, 16, 0))
+    assert np.allclose(s["pe"], sinusoidal(5, 16)) and np.allclose(s["x"], s["e"] + s["pe"])
+    p = r.projections
+    assert np.allclose(s["q"][1], (s["x"] @ p.w_q)[:, 8:])  # head 1 is the second block of columns
+    assert np.allclose(s["scores"], s["trace:qk"] / math.sqrt(8))
+    assert np.isneginf(s["masked_scores"][:, 0, 1:]).all() and np.isfinite(s["masked_scores"][:, 4]).all()
+    assert np.allclose(s["weights"], softmax(s["scores"], r.masked))
+    assert np.allclose(s["head_outputs"], s["weights"] @ s["v"])
+    assert np.allclose(s["concat"][:, 8:], s["head_outputs"][1])
+    assert np.allclose(s["output"], s["concat"] @ p.w_o)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_shows_its_own_terms(variant):
+    r = run("time flies", RunConfig(variant=variant), context="like an arrow", trace=True)
+    names = [s.name for s in steps(r)]
+    assert names[:5] == ["x", "x_context", "q", "k", "v"] and names[-4:] == [
+        "scores",
+        "weights",
+        "head_outputs",
+        "output",
+    ]
+    expected = {
+        "dot": [],
+        "scaled": ["trace:qk"],
+        "cosine": ["trace:qk", "trace:q_norm", "trace:k_norm"],
+        "additive": ["trace:W1q + b", "trace:W2k", "trace:tanh(W1q + W2k + b)"],
+        "multiplicative": ["trace:qW"],
+        "gated": ["trace:qk", "trace:gate"],
+        "linformer": ["trace:group", "trace:k_bar"],
+        "performer": ["trace:Wq' - |q'|^2/2", "trace:Wk' - |k'|^2/2"],
+    }
+    if variant in expected:
+        assert names[5:-4] == expected[variant]
+    for step in steps(r):
+        assert len(step.axes) == step.array.ndim
+        for axis, size in zip(step.axes, step.shape):
+            assert {"query": 2, "key": 3, "head": 1}.get(axis, size) == size
+    plain = _plain(show_steps(r, width=120))
+    assert "check: S[" in plain or variant == "dot"
+
+
+def test_json_is_strict_exact_and_complete():
+    r = run("time flies like", RunConfig(mask=("causal",), heads=2, variant="additive"), trace=True)
+    buf = io.BytesIO()
+    write_json(r, buf)
+    doc = _strict(buf.getvalue())
+    assert doc["schema"] == "attncli.steps/1"
+    assert doc["tokens"][1] == {"token": "flies", "id": 1, "start": 5, "end": 10}
+    by_name = {s["name"]: s for s in doc["steps"]}
+    for step in steps(r):
+        got = by_name[step.name]
+        assert got["shape"] == list(step.shape) and got["axes"] == list(step.axes)
+        if step.name != "masked_scores":
+            assert np.array_equal(np.array(got["array"]), step.array)  # exact: repr round-trips
+    masked = by_name["masked_scores"]["array"][0]
+    assert masked[0] == [r.scores[0, 0, 0], None, None]  # -inf is null
+    assert set(doc["params"]) == {"W_Q", "W_K", "W_V", "W_O", "W1", "W2", "b", "v"}
+    assert np.array_equal(np.array(doc["params"]["W_O"]), r.projections.w_o)
+    line = io.BytesIO()
+    write_json(r, line, lines=True)
+    assert line.getvalue().count(b"\n") == 1 and _strict(line.getvalue()) == doc
+
+
+def test_npz_holds_every_step():
+    r = run("time flies", RunConfig(variant="gated"), trace=True)
+    buf = io.BytesIO()
+    write_npz(r, buf)
+    buf.seek(0)
+    with np.load(buf, allow_pickle=False) as z:
+        assert {"x", "q", "trace_gate", "weights", "output", "W_Q", "W_g", "tokens"} <= set(z.files)
+        assert np.array_equal(z["weights"], r.weights)
+
+
+def test_grid_elides_rows_and_columns_with_visible_markers():
+    a = np.arange(40 * 30, dtype=float).reshape(40, 30)
+    plain = _plain(grid(a, [f"r{i}" for i in range(40)], None, "big", 2, 80, max_rows=10), width=80)
+    lines = plain.splitlines()
+    assert "…" in lines[2] and any(line.strip().startswith("⋮") for line in lines)
+    assert "r0 " in plain and "r39" in plain and "r20 " not in plain
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_weights_have_a_row_sum_and_masked_scores_show_minus_infinity():
+    plain = _plain(show_steps(run("time flies like", RunConfig(mask=("causal",)), trace=True)))
+    assert "Σ" in plain and plain.count("1.00") >= 3
+    assert "−∞" in plain and "S' = S with −∞ where masked (causal)" in plain
+    for stage in ("tokenize", "embed", "project", "score", "mask", "softmax", "mix", "merge"):
+        assert f"· {stage}" in plain
+
+
+def test_the_2x2_example_by_hand():
+    """Two tokens, d = 2, Q = K = V = X: every number of `attn steps` follows from X with pen and paper."""
+    r = run("time flies", RunConfig(dim=2, projection="identity"), trace=True)
+    (x00, x01), (x10, x11) = r.x.tolist()
+    s00, s01 = (x00 * x00 + x01 * x01) / math.sqrt(2), (x00 * x10 + x01 * x11) / math.sqrt(2)
+    a00 = math.exp(s00) / (math.exp(s00) + math.exp(s01))
+    assert r.scores[0, 0].tolist() == pytest.approx([s00, s01])
+    assert r.weights[0, 0, 0] == pytest.approx(a00)
+    assert r.output[0, 0] == pytest.approx(a00 * x00 + (1 - a00) * x10)
+
+
+def test_the_readme_2x2_numbers_are_the_programs():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    r = run("time flies", RunConfig(dim=2, projection="identity"))
+    for value in [*r.x.ravel(), *r.scores[0].ravel(), *r.weights[0].ravel(), *r.output.ravel()]:
+        assert f"{abs(value):.4f}" in readme, value
