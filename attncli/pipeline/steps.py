@@ -1,4 +1,4 @@
-"""Every stage of the pipeline (DESIGN §1) as a named array with its formula: what `attn steps` shows.
+"""Every stage of the pipeline, tokens to merged output, as a named array with its formula: what `attn steps` shows.
 
     >>> from attncli.pipeline.run import run
     >>> [(s.name, s.shape) for s in steps(run("time flies", trace=True))][:4]
@@ -73,11 +73,12 @@ def _trace_axes(name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str,
 
 
 def steps(result: AttentionResult) -> list[Step]:
-    """The stages in the order of DESIGN §1. Run with `trace=True` to get the variant's own terms."""
-    if result.model is not None:  # --model: one layer of a real model
-        from attncli.models.run import model_steps
+    """The stages of the run, as its source knows them: a text's, given matrices' or a model layer's."""
+    return result.source.steps(result)
 
-        return model_steps(result)
+
+def text_steps(result: AttentionResult) -> list[Step]:
+    """A text run's stages in pipeline order, X to O. Run with `trace=True` to get the variant's own terms."""
     c = result.config
     cross = result.context is not None
     out: list[Step] = []
