@@ -25,7 +25,7 @@ from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, f
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
-from attncli.pipeline.steps import Step, mask_softmax_mix
+from attncli.pipeline.steps import Step, mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
@@ -68,6 +68,7 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
     chosen = None if head is None else check_head(model, head)
     tokens = model_tokens(model, text)
     s = forward(model, tokens.ids, upto_layer=layer, steps_layer=layer).steps
+    assert s is not None  # steps_layer asks for them
     pick = slice(None) if chosen is None else slice(chosen, chosen + 1)
     variant, temperature = _score(model, layer)
     config = RunConfig(
@@ -160,17 +161,13 @@ class ModelLayer:
         else:
             x = f"X: the output of layer {layer - 1}, the input of layer {layer}'s attention"
         split = f", split into heads ({self._heads_phrase()})"
+        scores = shown(result)[0]
         out = [
             Step("x", x, result.x, ("query", "dim")),
             Step("q", f"Q = X W_Q + b_Q{split}", result.q, ("head", "query", "dim")),
             Step("k", f"K = X W_K + b_K{split}", result.k, ("head", "key", "dim")),
             Step("v", f"V = X W_V + b_V{split}", result.v, ("head", "key", "dim")),
-            Step(
-                "scores",
-                score_formula(result) + "  (for every query–key pair)",
-                result.scores,
-                ("head", "query", "key"),
-            ),
+            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
         ]
         out += mask_softmax_mix(result, "causal: keys after the query")
         out.append(
@@ -298,6 +295,7 @@ def compare_with_model(text: str, results: list[AttentionResult], extra: Attenti
     source = cast(ModelLayer, extra.source)  # extra is model_result()'s
     row, m = doc["rows"][-1], source.model
     p = extra.projections
+    assert p is not None  # a model's trained W_Q, W_K, W_V, W_O
     row["weight_bytes"] = int(sum(a.nbytes for a in (p.w_q, p.w_k, p.w_v, p.w_o, *extra.params.values())))
     row["embedding_bytes"] = m.vocab_size * m.d_model * 4  # float32, as the forward pass holds it
     doc["model"] = {"name": m.name, "model_type": m.model_type, "layer": source.layer, "head": source.head}

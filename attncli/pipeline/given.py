@@ -34,7 +34,7 @@ from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
 from attncli.pipeline.limits import Limits, check, compute_bytes, hints
 from attncli.pipeline.read import decode, read_bounded
 from attncli.pipeline.result import AttentionResult, config_record
-from attncli.pipeline.steps import Step, mask_softmax_mix
+from attncli.pipeline.steps import Step, mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -99,7 +99,7 @@ class GivenMatrices:
             Step("q", f"Q: the given q ({self.file})", result.q, ("head", "query", "dim")),
             Step("k", "K: the given k (q when absent)", result.k, ("head", "key", "dim")),
             Step("v", "V: the given v (k when absent)", result.v, ("head", "key", "dim")),
-            Step("scores", formula + "  (for every query–key pair)", result.scores, ("head", "query", "key")),
+            Step("scores", formula + "  (for every query–key pair)", shown(result)[0], ("head", "query", "key")),
         ]
         return out + mask_softmax_mix(result, ", ".join(c.mask))
 
@@ -289,8 +289,8 @@ def npy_shape(path: str) -> tuple[int, ...] | None:
 
 def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> None:
     """Refuse .npy matrices whose attention would not fit, from their headers, before loading them."""
-    shapes = [npy_shape(p) for p in (q, k or q, v or k or q)]
-    if any(s is None or len(s) != 2 for s in shapes):
+    shapes = [s for s in (npy_shape(p) for p in (q, k or q, v or k or q)) if s is not None and len(s) == 2]
+    if len(shapes) != 3:
         return
     (m, d_q), (n, d_k), (_, d_v) = shapes
     estimate = compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1, weights=limits.weights, dtype=limits.dtype)

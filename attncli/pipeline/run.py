@@ -141,6 +141,7 @@ def run(
     if context_tokens is not None:
         x_context = embed_tokens(context_tokens, config)
     variant = VARIANTS[config.variant]
+    assert config.d_k is not None and config.d_v is not None and config.d_a is not None  # resolve() filled them in
     if config.projection == "identity":
         proj = identity_projections(config.dim)
     else:
