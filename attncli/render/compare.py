@@ -9,6 +9,7 @@ when the console's width is known).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -147,7 +148,7 @@ def heatmap(result: AttentionResult, row: dict, label: str, precision: int, widt
 class Flow:
     """Renderables left to right, starting a new row whenever the next one would not fit the width."""
 
-    def __init__(self, items: list[RenderableType], gap: int = 2):
+    def __init__(self, items: Sequence[RenderableType], gap: int = 2):
         self.items, self.gap = items, gap
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
