@@ -26,7 +26,7 @@ from attncli.render.show import caption, columns_shown, escape_lines, escape_tok
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
 LABEL_WIDTH = 16
 
-# Which stage of DESIGN §1 each step belongs to (a rule with this name goes above its first table).
+# The stage of the pipeline each step belongs to (a rule with this name goes above its first table).
 STAGES = {
     "x": "embed",
     "e": "embed",
@@ -313,7 +313,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
 
 
 def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0) -> RenderableType:
-    """`attn steps`: tokens, then every stage of DESIGN §1 as its own table, formula and shape in the title."""
+    """`attn steps`: tokens, then every stage of the pipeline as its own table, formula and shape in the title."""
     parts: list[RenderableType] = [caption(result), Rule("1 · tokenize", align="left", style="dim")]
     parts.append(
         tokens_table(result.text, result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS)
