@@ -4,7 +4,7 @@
     >>> caption_lines(run("time flies"), ["a text run"], "rows are queries")
     ['scaled: s = qᵀk / √d_k', 'a text run', 'rows are queries; each row sums to 1; bold = row maximum']
 
-Plain strings: the renderer escapes and styles them. NumPy-free; the core's variants only.
+Plain strings: the renderer escapes and styles them.
 """
 
 from __future__ import annotations

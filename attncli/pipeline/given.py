@@ -34,7 +34,7 @@ from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
 from attncli.pipeline.limits import Limits, check, compute_bytes, hints
 from attncli.pipeline.read import decode, read_bounded
 from attncli.pipeline.result import AttentionResult, config_record
-from attncli.pipeline.steps import Step, mask_softmax_mix, shown
+from attncli.pipeline.steps import Step, mask_softmax_mix, score_step
 from attncli.pipeline.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -91,17 +91,13 @@ class GivenMatrices:
 
     def steps(self, result: AttentionResult) -> list[Step]:
         """The given Q, K, V, the variant's scores, then mask, softmax and A V: the output is O = A V."""
-        c = result.config
-        formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
-        if c.temperature != 1.0:
-            formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
         out = [
             Step("q", f"Q: the given q ({self.file})", result.q, ("head", "query", "dim")),
             Step("k", "K: the given k (q when absent)", result.k, ("head", "key", "dim")),
             Step("v", "V: the given v (k when absent)", result.v, ("head", "key", "dim")),
-            Step("scores", formula + "  (for every query–key pair)", shown(result)[0], ("head", "query", "key")),
+            score_step(result),
         ]
-        return out + mask_softmax_mix(result, ", ".join(c.mask))
+        return out + mask_softmax_mix(result, ", ".join(result.config.mask))
 
     def head_index(self, h: int) -> int:
         return h

@@ -80,7 +80,7 @@ def steps(result: AttentionResult) -> list[Step]:
 def text_steps(result: AttentionResult) -> list[Step]:
     """A text run's stages in pipeline order, X to O. Run with `trace=True` to get the variant's own terms."""
     c = result.config
-    scores, weights = shown(result)
+    weights = shown(result)[1]
     out: list[Step] = []
     e = embed(result.tokens.strings, c.dim, c.seed)  # [m, d_model]
     if c.positional == "none":
@@ -118,10 +118,7 @@ def text_steps(result: AttentionResult) -> list[Step]:
         array = result.trace[name]
         formula = TRACE_TERMS.get(name, (name, ()))[0]
         out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(name, array.shape, m, n)))
-    formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
-    if c.temperature != 1.0:
-        formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
-    out.append(Step("scores", formula + "  (for every query–key pair)", scores, ("head", "query", "key")))
+    out.append(score_step(result))
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
         merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
@@ -161,6 +158,15 @@ def check_query(result: AttentionResult, query: int) -> None:
         raise ConfigError(
             f"--query {query} is out of range: the text has {len(result.tokens)} tokens (0 to {len(result.tokens) - 1})"
         )
+
+
+def score_step(result: AttentionResult) -> Step:
+    """S: the variant's score of every query–key pair, divided by the temperature T when it is not 1."""
+    c = result.config
+    formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
+    if c.temperature != 1.0:
+        formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
+    return Step("scores", formula + "  (for every query–key pair)", shown(result)[0], ("head", "query", "key"))
 
 
 def mask_softmax_mix(result: AttentionResult, mask_label: str) -> list[Step]:
