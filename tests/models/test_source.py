@@ -8,6 +8,7 @@ from attncli.io.formats import config_dict
 from attncli.models import load_model
 from attncli.models.run import ModelLayer, describe, model_result
 from attncli.pipeline.steps import steps
+from attncli.render.show import caption
 from tests.model_fixtures import make_bert, make_gpt2
 
 TEXT = "time flies like an arrow"
@@ -51,3 +52,9 @@ def test_a_model_layers_steps_are_the_models_own(gpt2):
     names = [s.name for s in steps(r)]
     assert names == ["x", "q", "k", "v", "scores", "masked_scores", "weights", "head_outputs", "output"]
     assert steps(r)[0].formula.startswith("X = LN_1(h): layer 1's")
+
+
+def test_a_model_caption_escapes_its_folder_name(tmp_path):
+    model = load_model(make_bert(tmp_path / "bert\x1b]0;x\x07"))
+    text = caption(model_result(model, TEXT)).plain
+    assert "\x1b" not in text and text.startswith("bert\\x1b]0;x\\x07: bert, 2 layers")
