@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from functools import partial
 from typing import Annotated
 
 if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
@@ -55,18 +56,10 @@ from attncli.cli.options import (
 )
 from attncli.core.attention import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
+from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
-from attncli.io.output import (
-    check_precision,
-    emit,
-    emit_lines,
-    emit_records,
-    emit_result,
-    line_progress,
-    resolve_format,
-    write_output,
-)
+from attncli.io.output import emit, line_progress, resolve_format
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import MAX_TOKENS, Limits, max_bytes_from
 from attncli.pipeline.run import run
@@ -107,7 +100,7 @@ class AttnGroup(TyperGroup):
         except AttnError as e:
             fail(e)
         except ClickException as e:
-            raise _escaped(e)
+            raise _escaped(e) from e
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except Exception as e:
@@ -212,9 +205,10 @@ def show(
     from attncli.render import heads as render_model
     from attncli.render import show as render
     from attncli.render import stats as render_stats
+    from attncli.render.stats import stats_document
 
     check_options(ctx, model, keep=("stats",))
-    pictures = {"save_svg": save_svg, "save_html": save_html, "title": "attn show"}
+    pictures = {"save_svg": save_svg, "save_html": save_html}
 
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
@@ -231,14 +225,9 @@ def show(
         source = read_text(text, file, _v(errors), _say)
         if rollout:
             ro = model_run.model_rollout(load_model(model), source, layer)
+            table = partial(render_model.rollout_view, ro)
             return emit(
-                lambda d, w: render_model.rollout_view(ro, d, w),
-                lambda f, stream, p: model_run.write_rollout(f, ro, stream, p),
-                _v(fmt),
-                output,
-                precision,
-                _v(color),
-                **pictures,
+                documents.Rollout("attn show", table, rollout=ro), _v(fmt), output, precision, _v(color), **pictures
             )
         result = model_run.model_result(load_model(model), source, layer, head)
     else:
@@ -280,9 +269,16 @@ def show(
                 limits,
             )
         result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
-    if stats and resolve_format(_v(fmt), output) in ("json", "jsonl"):
-        return _show_json_with_stats(result, _v(fmt), output, precision, pictures)
-    emit_result(result, _v(fmt), output, precision, _v(color), table, **pictures)
+    _warn(result.tokens)
+    extra = {"stats": stats_document(result, precision)} if stats else None
+    emit(
+        documents.Result("attn show", partial(table, result), result=result, extra=extra),
+        _v(fmt),
+        output,
+        precision,
+        _v(color),
+        **pictures,
+    )
 
 
 def show_lines(
@@ -301,14 +297,17 @@ def show_lines(
                 if line.strip():
                     found = True
                     try:
-                        yield number, run(line, config, context=context, limits=limits)
+                        result = run(line, config, context=context, limits=limits)
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
+                    _warn(result.tokens)
+                    yield number, result
             if not found:
                 raise DataError(f"no text: every line of {name} is blank")
 
         extra = (lambda r: {"stats": stats_document(r, precision)}) if stats else None
-        emit_lines(results(), fmt, output, precision, color, table, extra=extra, **pictures)
+        doc = documents.Lines("attn show", results=results(), line_table=table, extra=extra)
+        emit(doc, fmt, output, precision, color, **pictures)
 
 
 def _run_config(
@@ -343,22 +342,6 @@ def _variant_options(variants: list[str], rank: int | None, features: int | None
 def _warn(tokens) -> None:
     for warning in tokens.warnings:
         typer.echo(f"Warning: {escape_text(warning)}", err=True)
-
-
-def _show_json_with_stats(result, fmt, output, precision, pictures) -> None:
-    """`attn show --stats -f json|jsonl`: the usual object plus a "stats" key."""
-    from attncli.io.formats import write_json
-    from attncli.render.stats import stats_document
-
-    if pictures.get("save_svg") or pictures.get("save_html"):
-        raise ConfigError(
-            f"--save-svg and --save-html picture the table: drop -f {resolve_format(fmt, output)}, or run twice"
-        )
-    check_precision(precision)
-    _warn(result.tokens)
-    extra = {"stats": stats_document(result, precision)}
-    lines = resolve_format(fmt, output) == "jsonl"
-    write_output(output, lambda stream: write_json(result, stream, precision, lines=lines, extra=extra))
 
 
 @app.command()
@@ -406,7 +389,6 @@ def steps(
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
-    from attncli.io import steps as stage_formats
     from attncli.models.run import model_result
     from attncli.pipeline import steps as stages
     from attncli.render import steps as render_steps
@@ -439,17 +421,8 @@ def steps(
         result = run(source, config, context=context, trace=True, limits=_limits(max_tokens, "steps", render))
     stages.check_query(result, query)
     _warn(result.tokens)
-    emit(
-        lambda d, w: render_steps.show_steps(result, d, w, query),
-        lambda f, stream, p: stage_formats.write(f, result, stream, p),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-        save_svg=save_svg,
-        save_html=save_html,
-        title="attn steps",
-    )
+    doc = documents.Steps("attn steps", lambda d, w: render_steps.show_steps(result, d, w, query), result=result)
+    emit(doc, _v(fmt), output, precision, _v(color), save_svg=save_svg, save_html=save_html)
 
 
 @app.command()
@@ -488,18 +461,10 @@ def tokens(
     except TooManyTokens as e:
         raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     _warn(toks)
-    emit_records(
-        tokens_document(source, toks),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-        lambda d, w: render_steps.tokens_view(source, toks, d, w),
-        "attn tokens",
-        save_svg=save_svg,
-        save_html=save_html,
-        title="attn tokens",
+    doc = documents.Records(
+        "attn tokens", partial(render_steps.tokens_view, source, toks), doc=tokens_document(source, toks)
     )
+    emit(doc, _v(fmt), output, precision, _v(color), save_svg=save_svg, save_html=save_html)
 
 
 @app.command()
@@ -580,17 +545,15 @@ def compare(
         doc = compare_with_model(source, results[:-1], results[-1])
     else:
         doc = compare_document(source, results)
-    emit_records(
-        doc,
+    table = partial(render_compare.compare_view, doc["rows"], results)
+    emit(
+        documents.Records("attn compare", table, doc=doc),
         _v(fmt),
         output,
         precision,
         _v(color),
-        lambda d, w: render_compare.compare_view(doc["rows"], results, d, w),
-        "attn compare",
         save_svg=save_svg,
         save_html=save_html,
-        title="attn compare",
     )
 
 
@@ -663,7 +626,13 @@ def compute(
         dtype=_v(dtype),
         weights=not no_weights,
     )
-    emit_result(result, _v(fmt), output, precision, _v(color), render.show)
+    emit(
+        documents.Result("attn compute", partial(render.show, result), result=result),
+        _v(fmt),
+        output,
+        precision,
+        _v(color),
+    )
 
 
 @app.command()
@@ -672,15 +641,8 @@ def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "au
     from attncli.render import show as render
 
     doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
-    emit_records(
-        doc,
-        _v(fmt),
-        output,
-        None,
-        _v(color),
-        lambda digits, width: render.variants(doc["rows"], width),
-        "attn variants",
-    )
+    table = lambda digits, width: render.variants(doc["rows"], width)  # noqa: E731
+    emit(documents.Records("attn variants", table, doc=doc), _v(fmt), output, None, _v(color))
 
 
 @app.command()
@@ -704,17 +666,15 @@ def heads(
     from attncli.render import heads as render_model
 
     doc = heads_document(load_model(model), read_text(text, file))
-    emit_records(
-        doc,
+    table = lambda d, w: render_model.heads_view(doc, _v(stat), d, w)  # noqa: E731
+    emit(
+        documents.Records("attn heads", table, doc=doc),
         _v(fmt),
         output,
         precision,
         _v(color),
-        lambda d, w: render_model.heads_view(doc, _v(stat), d, w),
-        "attn heads",
         save_svg=save_svg,
         save_html=save_html,
-        title="attn heads",
     )
 
 

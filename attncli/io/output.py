@@ -8,9 +8,9 @@
 - `--save-svg`/`--save-html` record the console (Rich's `record=True`) and export
   exactly what was printed: the same text, layout and styles, in colour unless
   colour is off by `--color never` or `NO_COLOR`.
-- `--lines` streams one result per input line (`emit_lines`).
+- `--lines` streams one result per input line (the `Lines` document).
 
-CLI side only: it imports rich and typer, the core never imports it.
+Rich loads only when a table is drawn.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-import typer
-
 from attncli.errors import ConfigError, DataError
+from attncli.io.documents import Document
 from attncli.io.escape import escape_text
-from attncli.io.formats import FORMATS, format_for_path, write_csv, write_jsonl, write_records
+from attncli.io.formats import FORMATS, Format, format_for_path, formats_for
 
 COLORS = ("auto", "always", "never")
+Pictures = Sequence[tuple[Format, str | None]]  # (svg or html, path or None for stdout)
 
 
 def color_on(color: str) -> bool:
@@ -125,7 +125,7 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
     directory = check_target(output)
     if _special(output):  # never rename a file over /dev/null or a named pipe: write into it
         try:
-            f = open(output, "wb")
+            f = open(output, "wb")  # noqa: SIM115  (closed by the `with f` below; its own error is reported)
         except OSError as e:
             raise DataError(f"cannot write {output}: {e.strerror}") from None
         with f:
@@ -153,46 +153,45 @@ def write_output(output: str | None, write: Callable[[BinaryIO], None]) -> None:
 
 
 @contextlib.contextmanager
-def table_printer(
-    output: str | None, color: str, save_svg: str | None = None, save_html: str | None = None, title: str = "attn"
-):
+def table_printer(output: str | None, color: str, pictures: Pictures = (), title: str = "attn", text: bool = True):
     """Yields `(show, width)`: `show(renderable)` prints to the terminal, or without colour to `-o FILE`.
 
-    With `save_svg`/`save_html`, everything shown is recorded and exported when the block ends
-    (`title` goes in the SVG's window bar).
+    `pictures` are `(format, path)` pairs: everything shown is recorded and exported by that
+    format when the block ends (path None: to stdout). With `text` False the table is only
+    recorded, not printed (`-f svg` on stdout). `title` goes in the SVG's window bar.
     """
-    pictures = [p for p in (save_svg, save_html) if p]
-    for path in pictures:
-        check_target(path)
+    for _, path in pictures:
+        if path is not None:
+            check_target(path)
     plain = not color_on(color)
     with contextlib.ExitStack() as stack:
-        if output is None:
+        if not text:
+            con = console(color, file=io.StringIO(), record=True)
+        elif output is None:
             con = console(color, record=bool(pictures))
         else:
-            text = io.TextIOWrapper(stack.enter_context(open_output(output)), encoding="utf-8", write_through=True)
-            stack.callback(text.detach)  # runs before the temp file is closed and renamed
-            con = console("never", file=text, record=bool(pictures))
+            stream = io.TextIOWrapper(stack.enter_context(open_output(output)), encoding="utf-8", write_through=True)
+            stack.callback(stream.detach)  # runs before the temp file is closed and renamed
+            con = console("never", file=stream, record=bool(pictures))
 
         def show(renderable) -> None:
             con.print(NoColor(renderable) if plain and pictures else renderable)
 
         yield show, con.width
-    if save_svg:
-        svg = con.export_svg(title=title, clear=False)
-        write_output(save_svg, lambda f: f.write(svg.encode("utf-8")))
-    if save_html:
-        html = con.export_html(clear=False)
-        write_output(save_html, lambda f: f.write(html.encode("utf-8")))
+    for fmt, path in pictures:
+        picture = fmt.export(con, title)  # type: ignore[misc]  (pictures hold formats that export)
+        write_output(path, lambda f, picture=picture: f.write(picture.encode("utf-8")))
 
 
-def _check_binary_target(fmt: str, output: str | None) -> None:
-    if output is None and getattr(FORMATS.get(fmt), "binary", False) and sys.stdout.isatty():
-        raise ConfigError(f"-f {fmt} is binary and stdout is a terminal: give -o FILE.{fmt} or redirect stdout")
+def _check_binary_target(fmt: Format, output: str | None) -> None:
+    if output is None and fmt.binary and sys.stdout.isatty():
+        raise ConfigError(
+            f"-f {fmt.name} is binary and stdout is a terminal: give -o FILE.{fmt.name} or redirect stdout"
+        )
 
 
 def emit(
-    table,
-    write,
+    doc: Document,
     fmt: str | None,
     output: str | None,
     precision: int | None,
@@ -200,103 +199,31 @@ def emit(
     *,
     save_svg: str | None = None,
     save_html: str | None = None,
-    title: str = "attn",
 ) -> None:
-    """Send a command's result where the user asked, in the format asked.
+    """Send a document where the user asked (stdout or `-o`), in the format asked (FORMATS).
 
-    `table(precision, width)` returns the Rich renderable for `-f table`;
-    `write(fmt, binary_stream, precision)` writes any other format;
-    `save_svg`/`save_html` also write what the table showed, `title` on the SVG's window.
+    The picture formats (table, svg, html) draw `doc.renderables` (tables print at 2 digits unless `precision` says
+    otherwise); the data formats call their writer for the document's kind. `save_svg`/`save_html`
+    also save what the table showed.
     """
-    fmt = resolve_format(fmt, output)
+    entry = FORMATS[resolve_format(fmt, output, doc.default_format)]
     check_precision(precision)
-    if fmt != "table":
+    if not entry.picture:
+        writer = entry.writers.get(type(doc))
+        if writer is None:
+            data = [name for name in formats_for(type(doc)) if not FORMATS[name].picture]
+            raise ConfigError(doc.not_available(entry.name, data))
         if save_svg or save_html:
-            raise ConfigError(f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice")
-        _check_binary_target(fmt, output)
-        write_output(output, lambda stream: write(fmt, stream, precision))
+            raise ConfigError(doc.no_pictures(entry.name))
+        _check_binary_target(entry, output)
+        write_output(output, lambda stream: writer(doc, stream, precision))
         return
-    with table_printer(output, color, save_svg, save_html, title) as (show, width):
-        show(table(2 if precision is None else precision, width))
-
-
-def warn(tokens) -> None:
-    for warning in tokens.warnings:
-        typer.echo(f"Warning: {escape_text(warning)}", err=True)  # it may name a tokenizer path
-
-
-def emit_result(result, fmt, output, precision, color, render, **pictures) -> None:
-    """An AttentionResult: `render(result, precision, width)` for tables, FORMATS otherwise."""
-    warn(result.tokens)
-    emit(
-        lambda digits, width: render(result, digits, width),
-        lambda f, stream, p: FORMATS[f].write(result, stream, p),
-        fmt,
-        output,
-        precision,
-        color,
-        **pictures,
-    )
-
-
-def emit_records(doc: dict, fmt, output, precision, color, table, command: str, **pictures) -> None:
-    """A small document with a list under doc["rows"] (tokens, variants, compare): json, jsonl, csv or a table."""
-    emit(
-        table, lambda f, stream, p: write_records(doc, f, stream, p, command), fmt, output, precision, color, **pictures
-    )
-
-
-LINE_FORMATS = ("jsonl", "csv", "table")
-
-
-def emit_lines(
-    results: Iterable,
-    fmt: str | None,
-    output: str | None,
-    precision: int | None,
-    color: str,
-    render,
-    *,
-    extra: Callable | None = None,
-    save_svg: str | None = None,
-    save_html: str | None = None,
-    title: str = "attn",
-) -> None:
-    """`--lines`: each `(line_number, AttentionResult)` is written as soon as it is computed, then dropped.
-
-    jsonl (the default): one object per line with a "line" field (and the keys `extra(result)`
-    gives, at the end); csv: the tidy rows with a first column `line`, one header; table: a
-    heading with the line and its text, then `render(result, precision, width)`.
-    """
-    fmt = resolve_format(fmt, output, default="jsonl")
-    if fmt not in LINE_FORMATS:
-        raise ConfigError(f"--lines streams one result per line: use -f jsonl (the default), csv or table, not {fmt}")
-    check_precision(precision)
-    if fmt == "table":
-        from rich.rule import Rule
-        from rich.text import Text
-
-        from attncli.io.escape import escape_token
-
-        with table_printer(output, color, save_svg, save_html, title) as (show, width):
-            for number, result in results:
-                warn(result.tokens)
-                show(Rule(Text(f"line {number}: ", style="bold") + Text(escape_token(result.text)), align="left"))
-                show(render(result, 2 if precision is None else precision, width))
-        return
-    if save_svg or save_html:
-        raise ConfigError(f"--save-svg and --save-html picture the tables: add -f table (not {fmt})")
-
-    def write(stream: BinaryIO) -> None:
-        for i, (number, result) in enumerate(results):
-            warn(result.tokens)
-            if fmt == "jsonl":
-                write_jsonl(result, stream, precision, line=number, extra=extra(result) if extra else None)
-            else:
-                write_csv(result, stream, precision, header=i == 0, line=number)
-            stream.flush()  # a reader downstream sees each line as soon as it is done
-
-    write_output(output, write)
+    pictures = [(FORMATS[name], path) for name, path in (("svg", save_svg), ("html", save_html)) if path]
+    if entry.export is not None:  # -f svg, -f html: the picture is the output
+        pictures.append((entry, output))
+    with table_printer(output, color, pictures, doc.command, text=entry.export is None) as (show, width):
+        for renderable in doc.renderables(2 if precision is None else precision, width):
+            show(renderable)
 
 
 def regular_file_size(stream) -> int | None:

@@ -7,8 +7,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from attncli.errors import ConfigError
-from attncli.io.formats import config_dict, dumps
+from attncli.io.documents import Steps
+from attncli.io.encode import dumps
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import SCHEMA, params, steps
 
@@ -39,7 +39,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
         "context": result.context,
         "tokens": _token_list(result.tokens),
         "context_tokens": None if result.context_tokens is None else _token_list(result.context_tokens),
-        "config": config_dict(result),
+        "config": result.source.config_record(result),
     }
     stream.write(dumps(head)[:-1].encode())
     stream.write(f', "steps": [{nl}'.encode())
@@ -69,13 +69,13 @@ def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None =
     np.savez(stream, **arrays)
 
 
-def write(fmt: str, result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
-    """`attn steps -f FMT`: json, jsonl (the same object on one line) or npz."""
-    if fmt == "json":
-        write_json(result, stream, precision)
-    elif fmt == "jsonl":
-        write_json(result, stream, precision, lines=True)
-    elif fmt == "npz":
-        write_npz(result, stream, precision)
-    else:
-        raise ConfigError(f"-f {fmt} is not available for attn steps: use json, jsonl or npz")
+def json_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:
+    write_json(doc.result, stream, precision)
+
+
+def jsonl_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:
+    write_json(doc.result, stream, precision, lines=True)
+
+
+def npz_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:
+    write_npz(doc.result, stream, precision)

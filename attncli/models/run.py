@@ -11,16 +11,12 @@ every format work unchanged; `heads_document` is `attn heads` (one statistic per
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass
-from typing import BinaryIO, cast
+from typing import cast
 
 import numpy as np
 
 from attncli.core.attention import VARIANTS, Projections
-from attncli.errors import ConfigError
 from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
@@ -249,39 +245,6 @@ def model_rollout(model: Model, text: str, layer: int | None = None) -> Rollout:
     tokens = model_tokens(model, text)
     weights = forward(model, tokens.ids, upto_layer=layer).weights
     return Rollout(text, tokens, model, layer, rollout(weights, upto_layer=layer), np.stack(weights))
-
-
-def _rows(a: np.ndarray, precision: int | None) -> list:
-    return (a if precision is None else np.round(a, precision)).tolist()
-
-
-def write_rollout(fmt: str, r: Rollout, stream: BinaryIO, precision: int | None = None) -> None:
-    """json (schema attncli.rollout/1), jsonl, csv (query, key, weight), npy (the matrix) or npz (with the weights)."""
-    if fmt in ("json", "jsonl"):
-        nl = "\n" if fmt == "json" else ""
-        head = {
-            "schema": ROLLOUT_SCHEMA,
-            "text": r.text,
-            "tokens": list(r.tokens.strings),
-            "config": {"model": r.model.name, "layer": r.layer, "layers": [0, r.layer], "method": ROLLOUT_METHOD},
-        }
-        stream.write(json.dumps(head, ensure_ascii=False)[:-1].encode() + f', "rollout": [{nl}'.encode())
-        rows = [json.dumps(row, allow_nan=False) for row in _rows(r.matrix, precision)]
-        stream.write(f",{nl}".join(rows).encode() + b"]}\n")
-    elif fmt == "csv":
-        text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow(["query_index", "query", "key_index", "key", "weight"])
-        strings = r.tokens.strings
-        for i, row in enumerate(_rows(r.matrix, precision)):
-            writer.writerows([i, strings[i], j, strings[j], repr(w)] for j, w in enumerate(row))
-        text.detach()
-    elif fmt == "npy":
-        np.save(stream, r.matrix, allow_pickle=False)
-    elif fmt == "npz":
-        np.savez(stream, rollout=r.matrix, weights=r.weights, tokens=np.array(r.tokens.strings, dtype=str))
-    else:
-        raise ConfigError(f"-f {fmt} is not available for --rollout: use json, jsonl, csv, npy or npz")
 
 
 # ---- attn compare --model -------------------------------------------------------------------------

@@ -17,8 +17,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.cells import cell_len
 
+import attncli.io.encode
 import attncli.io.escape
-import attncli.io.formats
 from attncli.io.escape import escape_token
 from tests.conftest import ROOT, UNSAFE, attn, inert
 
@@ -88,7 +88,7 @@ def test_escape_makes_every_unsafe_code_point_visible():
 def test_json_escapes_what_a_terminal_could_act_on_and_parses_to_the_same_strings():
     for c in map(chr, range(0x80, 0x110000)):
         if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            assert attncli.io.formats._UNSAFE_IN_JSON.fullmatch(c), f"U+{ord(c):04X} written raw in JSON"
+            assert attncli.io.encode._UNSAFE_IN_JSON.fullmatch(c), f"U+{ord(c):04X} written raw in JSON"
     r = attn("show", HOSTILE_TEXT, "-t", "char", "-f", "json")
     assert r.exit_code == 0, r.output
     doc = json.loads(inert(r.stdout_bytes))

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attncli.errors import DataError
-from attncli.io.formats import FORMATS, format_for_path, format_row, write_csv, write_json, write_jsonl, write_npz
+from attncli.io.documents import Result
+from attncli.io.encode import format_row
+from attncli.io.formats import FORMATS, format_for_path
+from attncli.io.result import write_csv, write_json, write_jsonl, write_npz
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 
@@ -76,7 +79,7 @@ def test_npz_holds_every_array_without_pickle():
 def test_extension_picks_the_format():
     assert format_for_path("out/R.JSON") == "json" and format_for_path("a.npz") == "npz"
     assert format_for_path("a.txt") is None
-    assert set(FORMATS) == {"json", "jsonl", "csv", "npy", "npz"}
+    assert set(FORMATS) == {"table", "json", "jsonl", "csv", "npy", "npz", "svg", "html"}
 
 
 @given(arrays(np.float64, st.integers(1, 50), elements=st.floats(allow_nan=False, allow_infinity=False)))
@@ -189,7 +192,7 @@ def test_csv_with_a_line_column():
 
 def test_npy_is_the_weights_alone(result):
     buf = io.BytesIO()
-    FORMATS["npy"].write(result, buf)
+    FORMATS["npy"].writers[Result](Result("attn show", print, result=result), buf, None)
     buf.seek(0)
     assert _same(np.load(buf, allow_pickle=False), result.weights)
 

@@ -1,7 +1,8 @@
 """Pipes, terminals, files and pictures: the output side of every command, mostly in real processes."""
 
+import dataclasses
+import dataclasses
 import io
-import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 import attncli.io.formats
 from attncli.cli.app import app
+from attncli.io.documents import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
@@ -152,11 +154,9 @@ def test_a_run_failing_while_writing_leaves_the_file_and_no_temp(tmp_path, monke
         stream.write(b'{"schema": "half')
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setitem(
-        attncli.io.formats.FORMATS,
-        "json",
-        attncli.io.formats.FORMATS["json"].__class__("json", (".json",), "", half_then_fail),
-    )
+    json_format = attncli.io.formats.FORMATS["json"]
+    writers = {**json_format.writers, Result: half_then_fail}
+    monkeypatch.setitem(attncli.io.formats.FORMATS, "json", dataclasses.replace(json_format, writers=writers))
     r = runner.invoke(app, ["show", "time flies", "-o", str(out)])
     assert r.exit_code == 1 and "disk on fire" in r.stderr
     assert out.read_text() == "keep me" and _leftovers(tmp_path) == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from attncli.io.formats import config_dict
 from attncli.models import load_model
 from attncli.models.run import ModelLayer, describe, model_result
 from attncli.pipeline.steps import steps
@@ -35,7 +34,7 @@ def test_a_model_layer_names_its_model_layer_and_head(bert):
 
 
 def test_a_model_layers_config_record_is_trained_and_unseeded(bert):
-    record = config_dict(model_result(bert, TEXT, layer=0, head=1))
+    record = _record(model_result(bert, TEXT, layer=0, head=1))
     assert list(record)[8:] == ["positional", "projection", "temperature", "seed", "model", "layer", "head"]
     assert (record["tokenizer"], record["positional"], record["projection"], record["seed"]) == (
         "bert-tiny",
@@ -44,7 +43,7 @@ def test_a_model_layers_config_record_is_trained_and_unseeded(bert):
         None,
     )
     assert (record["model"], record["layer"], record["head"]) == ("bert-tiny", 0, 1)
-    assert "head" not in config_dict(model_result(bert, TEXT))
+    assert "head" not in _record(model_result(bert, TEXT))
 
 
 def test_a_model_layers_steps_are_the_models_own(gpt2):
@@ -58,3 +57,7 @@ def test_a_model_caption_escapes_its_folder_name(tmp_path):
     model = load_model(make_bert(tmp_path / "bert\x1b]0;x\x07"))
     text = caption(model_result(model, TEXT)).plain
     assert "\x1b" not in text and text.startswith("bert\\x1b]0;x\\x07: bert, 2 layers")
+
+
+def _record(result):
+    return result.source.config_record(result)

@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from attncli.errors import ConfigError
-from attncli.io.formats import config_dict
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.given import GivenMatrices, compute, parse_json
 from attncli.pipeline.run import TextRun, run
@@ -32,7 +31,7 @@ def test_a_text_run_is_its_config():
 
 def test_a_text_runs_config_record_keeps_the_json_keys():
     r = run("time flies", RunConfig(variant="linformer", rank=2, dtype="float32"))
-    assert config_dict(r) == {
+    assert _record(r) == {
         "tokenizer": "word",
         "variant": "linformer",
         "heads": 1,
@@ -62,7 +61,7 @@ def test_given_matrices_say_what_was_given():
         s.caption(r)[-1]
         == "rows are queries, columns are keys (numbered from 0); each row sums to 1; bold = row maximum"
     )
-    record = config_dict(r)
+    record = _record(r)
     assert (record["tokenizer"], record["positional"], record["projection"], record["seed"]) == ("none",) * 3 + (3,)
     assert "model" not in record and s.output_formula == "A V" and s.head_index(0) == 0
 
@@ -84,3 +83,7 @@ def test_the_pipeline_does_not_import_the_models():
     code += "print([m for m in sys.modules if m.startswith('attncli.models')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _record(result):
+    return result.source.config_record(result)

@@ -1,0 +1,109 @@
+"""What a command hands to `emit`: a document, its table, and what it holds for the data formats.
+
+A document knows nothing of formats: the entries of `attncli.io.formats.FORMATS` say which
+document kinds they write and how. Each kind is a small frozen dataclass:
+
+- `Result`: one AttentionResult (`attn show`, `attn compute`), with optional extra keys (`--stats`);
+- `Lines`: AttentionResults one per input line, written as they come (`attn show --lines`);
+- `Steps`: every stage of one run (`attn steps`);
+- `Records`: a small document whose rows are flat dicts (`attn tokens`, `compare`, `variants`, `heads`);
+- `Rollout`: a model's attention rollout (`attn show --model DIR --rollout`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: documents are built before any writer loads
+    from rich.console import RenderableType
+
+    from attncli.models.run import Rollout as ModelRollout
+    from attncli.pipeline.result import AttentionResult
+
+Table = Callable[[int, int], "RenderableType"]  # (precision, width) -> what the terminal shows
+
+
+@dataclass(frozen=True)
+class Document:
+    """`command` names it in messages and on the SVG's window bar."""
+
+    command: str
+    default_format = "table"
+
+    def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
+        """What a terminal, an SVG or an HTML page shows, in order."""
+        raise NotImplementedError
+
+    def not_available(self, fmt: str, choices: list[str]) -> str:
+        """The message when -f `fmt` cannot write this document; `choices` are the data formats that can."""
+        return f"-f {fmt} is not available for {self.command}: use {_either(choices)}"
+
+    def no_pictures(self, fmt: str) -> str:
+        return f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice"
+
+
+@dataclass(frozen=True)
+class Tabled(Document):
+    """A document the terminal shows as one renderable: `table(precision, width)`."""
+
+    table: Table
+
+    def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
+        yield self.table(precision, width)
+
+
+@dataclass(frozen=True)
+class Result(Tabled):
+    result: AttentionResult = field(kw_only=True)
+    extra: dict[str, Any] | None = field(default=None, kw_only=True)  # more keys after the JSON's own
+
+
+@dataclass(frozen=True)
+class Lines(Document):
+    """`(line number, result)` pairs, each written as soon as it is computed; `line_table` draws one result."""
+
+    results: Iterable[tuple[int, AttentionResult]] = field(kw_only=True)
+    line_table: Callable[[AttentionResult, int, int], RenderableType] = field(kw_only=True)
+    extra: Callable[[AttentionResult], dict[str, Any]] | None = field(default=None, kw_only=True)
+    default_format = "jsonl"
+
+    def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
+        from rich.rule import Rule  # Rich loads only when a table is drawn
+        from rich.text import Text
+
+        from attncli.io.escape import escape_token
+
+        for number, result in self.results:
+            yield Rule(Text(f"line {number}: ", style="bold") + Text(escape_token(result.text or "")), align="left")
+            yield self.line_table(result, precision, width)
+
+    def not_available(self, fmt: str, choices: list[str]) -> str:
+        return f"--lines streams one result per line: use -f jsonl (the default), csv or table, not {fmt}"
+
+    def no_pictures(self, fmt: str) -> str:
+        return f"--save-svg and --save-html picture the tables: add -f table (not {fmt})"
+
+
+@dataclass(frozen=True)
+class Steps(Tabled):
+    result: AttentionResult = field(kw_only=True)
+
+
+@dataclass(frozen=True)
+class Records(Tabled):
+    doc: dict[str, Any] = field(kw_only=True)  # {"schema": ..., ..., "rows": [flat dicts]}
+
+
+@dataclass(frozen=True)
+class Rollout(Tabled):
+    rollout: ModelRollout = field(kw_only=True)
+
+    def not_available(self, fmt: str, choices: list[str]) -> str:
+        return f"-f {fmt} is not available for --rollout: use {', '.join(choices)}"
+
+
+def _either(names: list[str]) -> str:
+    """'json, jsonl or csv'"""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"

@@ -1,0 +1,205 @@
+"""An AttentionResult as json, jsonl, csv, npy or npz; and a stream of them, one per input line (`--lines`).
+
+>>> import io, json; from attncli.pipeline.run import run
+>>> buf = io.BytesIO(); write_json(run("a b"), buf)
+>>> json.loads(buf.getvalue())["tokens"]
+['a', 'b']
+"""
+
+from __future__ import annotations
+
+import json
+from typing import BinaryIO
+
+import numpy as np
+
+from attncli.errors import ConfigError
+from attncli.io.documents import Lines, Result
+from attncli.io.encode import check_finite, csv_field, dumps, format_row, write_matrix
+from attncli.pipeline.result import AttentionResult
+
+SCHEMA = "attncli.attention/1"
+
+
+def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
+    out = []
+    for h in range(result.config.heads):
+        if result.weights is not None:
+            out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h])]
+        out.append((f"heads[{h}].output", result.head_outputs[h]))
+    return [*out, ("output", result.output)]
+
+
+def _no_weights(result: AttentionResult, fmt: str) -> None:
+    if result.weights is None:
+        raise ConfigError(
+            f"-f {fmt} writes the weights, and --no-weights computed none: use -f json, jsonl or npz "
+            "(they hold the outputs), or drop --no-weights"
+        )
+
+
+def write_json(
+    result: AttentionResult,
+    stream: BinaryIO,
+    precision: int | None = None,
+    lines: bool = False,
+    extra: dict | None = None,
+    line: int | None = None,
+) -> None:
+    """One JSON object (schema attncli.attention/1); with `lines`, all on one line (JSONL).
+
+    `extra` adds optional keys after the others (e.g. "stats"); `line` (from `--lines`)
+    adds the 1-based input line number after the schema. Every array is checked
+    finite before the first byte is written. With --no-weights (config "weights": false)
+    each head's "scores" and "weights" (and "masked", with a mask) are null: no n x n array.
+    """
+    for name, a in _json_arrays(result):
+        check_finite(name, a)
+    sep, nl = ("", "") if lines else ("\n  ", "\n ")
+    ctx = None if result.context_tokens is None else list(result.context_tokens.strings)
+    fields = {
+        "schema": SCHEMA,
+        **({} if line is None else {"line": line}),
+        "text": result.text,
+        "context": result.context,
+        "tokens": list(result.tokens.strings),
+        "context_tokens": ctx,
+        "config": result.source.config_record(result),
+    }
+    stream.write(("{" + ("," + nl).join(f"{json.dumps(k)}: {dumps(v)}" for k, v in fields.items())).encode())
+    stream.write(("," + nl + '"heads": [').encode())
+    for h in range(result.config.heads):
+        if h:
+            stream.write(b", ")
+        stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
+        if result.weights is None:  # --no-weights: the keys stay, their values are null
+            stream.write(b"null" + (b', "masked": null' if result.config.mask else b"") + b', "weights": null')
+        else:
+            write_matrix(stream, result.scores[h], precision, sep)
+            if result.masked is not None:
+                stream.write(b', "masked": ')
+                write_matrix(stream, result.masked[h], precision, sep)
+            stream.write(b', "weights": ')
+            write_matrix(stream, result.weights[h], precision, sep)
+        stream.write(b', "output": ')
+        write_matrix(stream, result.head_outputs[h], precision, sep)
+        stream.write(b"}")
+    stream.write(("]," + nl + '"output": ').encode())
+    write_matrix(stream, result.output, precision, sep)
+    for key, value in (extra or {}).items():
+        stream.write(f",{nl}{json.dumps(key)}: {dumps(value, allow_nan=False)}".encode())
+    stream.write(b"}\n")
+
+
+def write_jsonl(
+    result: AttentionResult,
+    stream: BinaryIO,
+    precision: int | None = None,
+    line: int | None = None,
+    extra: dict | None = None,
+) -> None:
+    write_json(result, stream, precision, lines=True, extra=extra, line=line)
+
+
+CSV_HEADER = ["head", "query_index", "query", "key_index", "key", "score", "weight"]
+
+
+def write_csv(
+    result: AttentionResult,
+    stream: BinaryIO,
+    precision: int | None = None,
+    header: bool = True,
+    line: int | None = None,
+) -> None:
+    """Tidy long form: one row per (head, query, key); with `line` (from --lines), a first column `line`."""
+    _no_weights(result, "csv")
+    check_finite("scores", result.scores)
+    check_finite("weights", result.weights)
+    lead = "" if line is None else f"{line},"
+    if header:
+        stream.write((("line," if line is not None else "") + ",".join(CSV_HEADER) + "\n").encode())
+    q_fields = [csv_field(t) for t in result.tokens.strings]
+    k_fields = [csv_field(t) for t in result.key_tokens.strings]
+    for h in range(result.config.heads):
+        name = result.head_index(h)  # the model's own head number with --head
+        for i, q in enumerate(q_fields):
+            scores = format_row(result.scores[h, i], precision).decode().split(",")
+            weights = format_row(result.weights[h, i], precision).decode().split(",")
+            prefix = f"{lead}{name},{i},{q},"
+            stream.write(
+                "".join(
+                    [f"{prefix}{j},{k},{s},{w}\n" for j, (k, s, w) in enumerate(zip(k_fields, scores, weights))]
+                ).encode()
+            )
+
+
+def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
+    """Every array of the run, by name (what `-o result.npz` holds)."""
+    out = {
+        "x": result.x,
+        "q": result.q,
+        "k": result.k,
+        "v": result.v,
+        "scores": result.scores,
+        "weights": result.weights,
+        "head_outputs": result.head_outputs,
+        "output": result.output,
+        "tokens": np.array(result.tokens.strings, dtype=str),
+    }
+    if result.weights is None:  # --no-weights: no scores, no weights
+        del out["scores"], out["weights"]
+    if result.x_context is not None:
+        out["x_context"] = result.x_context
+        out["context_tokens"] = np.array(result.context_tokens.strings, dtype=str)
+    if result.masked is not None:
+        out["masked"] = result.masked
+    return out
+
+
+def write_npy(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
+    """The weights [h, m, n] alone, as one .npy."""
+    _no_weights(result, "npy")
+    np.save(stream, result.weights, allow_pickle=False)
+
+
+def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
+    """Every array and the tokens, as one .npz (np.load reads it without pickle)."""
+    np.savez(stream, **arrays(result))
+
+
+# ---- documents: what FORMATS calls ----------------------------------------------------------------
+
+
+def json_document(doc: Result, stream: BinaryIO, precision: int | None = None) -> None:
+    write_json(doc.result, stream, precision, extra=doc.extra)
+
+
+def jsonl_document(doc: Result, stream: BinaryIO, precision: int | None = None) -> None:
+    write_json(doc.result, stream, precision, lines=True, extra=doc.extra)
+
+
+def csv_document(doc: Result, stream: BinaryIO, precision: int | None = None) -> None:
+    write_csv(doc.result, stream, precision)
+
+
+def npy_document(doc: Result, stream: BinaryIO, precision: int | None = None) -> None:
+    write_npy(doc.result, stream, precision)
+
+
+def npz_document(doc: Result, stream: BinaryIO, precision: int | None = None) -> None:
+    write_npz(doc.result, stream, precision)
+
+
+def jsonl_lines(doc: Lines, stream: BinaryIO, precision: int | None = None) -> None:
+    """One object per input line, with its "line" number (and `doc.extra`'s keys at the end), as each is done."""
+    for number, result in doc.results:
+        extra = doc.extra(result) if doc.extra else None
+        write_json(result, stream, precision, lines=True, extra=extra, line=number)
+        stream.flush()  # a reader downstream sees each line as soon as it is done
+
+
+def csv_lines(doc: Lines, stream: BinaryIO, precision: int | None = None) -> None:
+    """The tidy rows of every line under one header, with a first column `line`."""
+    for i, (number, result) in enumerate(doc.results):
+        write_csv(result, stream, precision, header=i == 0, line=number)
+        stream.flush()
