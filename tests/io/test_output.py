@@ -1,8 +1,8 @@
 """Pipes, terminals, files and pictures: the output side of every command, mostly in real processes."""
 
 import dataclasses
-import dataclasses
 import io
+import json
 import os
 import re
 import shutil
