@@ -53,7 +53,7 @@ from attncli.cli.options import (
     Variant,
     _v,
 )
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.escape import escape_text
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
@@ -629,7 +629,7 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
-    from attncli.core.attention import parse_masks
+    from attncli.core.masks import parse_masks
     from attncli.pipeline import given as core
     from attncli.pipeline.config import check_options as check_long
     from attncli.render import show as render

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.io.formats import FORMATS
 from attncli.pipeline.config import DTYPES, PROJECTIONS
 from attncli.pipeline.embed import POSITIONAL

@@ -19,7 +19,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, Projections
+from attncli.core.attention import Projections
+from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
 from attncli.pipeline.config import RunConfig

@@ -21,7 +21,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, attend, parse_masks
+from attncli.core.attention import attend
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import Limits, check, combine, hints, run_bytes
@@ -176,14 +178,7 @@ def score_madds(variant: str, h: int, m: int, n: int, d_k: int, d_a: int) -> int
     >>> score_madds("scaled", 1, 5, 5, 16, 16)   # h m n d_k
     400
     """
-    pairs = h * m * n
-    if variant == "additive":  # W1 q and W2 k once per token, then vᵀ tanh(.) per pair
-        return h * (m + n) * d_a * d_k + pairs * d_a
-    if variant == "multiplicative":  # q W once per query, then (qW)ᵀ k per pair
-        return h * m * d_k * d_k + pairs * d_k
-    if variant in ("cosine", "gated"):  # the norms or the gate's halves, once per token
-        return pairs * d_k + h * (m + n) * d_k
-    return pairs * d_k
+    return VARIANTS[variant].score_madds(h, m, n, d_k, d_a)
 
 
 def mix_madds(h: int, m: int, n: int, d_v: int) -> int:

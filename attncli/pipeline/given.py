@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
+from attncli.core.attention import attend
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, get_variant, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
 from attncli.pipeline.limits import Limits, check, compute_bytes, hints

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from attncli.core.masks import acts_on_scores
+from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.read import human_bytes
 from attncli.pipeline.tokenize import TooManyTokens
@@ -106,24 +108,20 @@ class Estimate:
         return head + "".join(f", {k} {human_bytes(v)}" for v, k in others[:3])
 
 
-def _score_temporaries(variant: str, trace: bool, temperature: float) -> int:
-    """[h, m, n] float arrays alive with the scores while a variant scores (beyond the scores)."""
-    return {"gated": 1}.get(variant, 0)  # σ(...) · qᵀk: the gate, qᵀk and their product
-
-
 def attention_bytes_per_cell(
     variant: str, masks: tuple[str, ...], trace: bool = False, temperature: float = 1.0, itemsize: int = F
 ) -> int:
     """Bytes per (head, query, key) cell at the peak of attend(): scores and weights (8 + 8), the scoring's
     temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
     tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
-    per = 2 * itemsize + _score_temporaries(variant, trace, temperature) * itemsize
+    entry = VARIANTS[variant]
+    per = 2 * itemsize + entry.score_temporaries * itemsize
     if masks:
         per += 2  # the boolean mask and np.isfinite's
-    if any(str(m).startswith("topk") for m in masks):
+    if acts_on_scores(masks):
         per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
     if trace:
-        per += {"scaled": 1, "cosine": 1, "gated": 2}.get(variant, 0) * itemsize  # qk (and the gate) for steps
+        per += entry.trace_cells * itemsize  # qk (and the gate) for steps
         if masks:
             per += itemsize  # steps' S' with −∞ where masked
     return per
@@ -137,8 +135,9 @@ def outputs_only_bytes(
 ) -> int:
     """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
     [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
-    width = {"linformer": rank or 8, "performer": features or 64}.get(variant)
-    if width is not None:
+    entry = VARIANTS[variant]
+    if entry.linear is not None:  # its one option (--rank, --features) is the width of its linear path
+        (width,) = option_values(entry, {"rank": rank, "features": features}).values()
         return 3 * itemsize * h * (m + n) * width
     return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
 
@@ -153,9 +152,9 @@ def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
         parts["projections"] = F * d * d
     else:
         parts["W_Q, W_K, W_V, W_O"] = F * (2 * d * h * dk + 2 * d * h * dv)
-    params = {"additive": h * da * (2 * dk + 2), "multiplicative": h * dk * dk, "gated": h * 2 * dk}
-    if config.variant in params:
-        parts["variant parameters"] = F * params[config.variant]
+    params = VARIANTS[config.variant].param_count(h, dk, dk, da)
+    if params:
+        parts["variant parameters"] = F * params
     return parts
 
 
@@ -183,11 +182,12 @@ def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none",
     per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature, itemsize)
     parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
     largest = cells
-    if config.variant == "additive":  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
-        parts["additive's slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
+    entry = VARIANTS[config.variant]
+    if entry.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
+        parts[f"{entry.name}'s slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
         if trace:
             # (computed in float64, and in float32 a rounded copy as well)
-            parts["additive's tanh(W₁q + W₂k + b)"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
+            parts[f"{entry.name}'s {entry.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
     if render == "table":
         parts["head statistics"] = 6 * F * m * n
@@ -228,8 +228,8 @@ def compute_bytes(
     cells = m * n
     per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
     parts = {"attention": cells * per, **matrices}
-    if variant == "additive":
-        parts["additive's slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
+    if VARIANTS[variant].hidden:
+        parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
     if render == "table":
         parts["head statistics"] = 6 * F * cells
     return Estimate(parts, cells, per, (1, m, n))
@@ -302,18 +302,11 @@ def hints(config, command: str, render: str = "none", estimate: Estimate | None 
 
 
 def _long_input_hints(config) -> list[str]:
-    """--no-weights and --dtype float32 (attncli.core.efficient), when they exist and fit the run's variant and masks."""
-    try:
-        from attncli.core.efficient import OUTPUTS_ONLY
-    except ImportError:  # (a build without the long-input paths)
-        return []
+    """--no-weights and --dtype float32 (attncli.core.efficient), when they fit the run's variant and masks."""
     out = []
+    variant = VARIANTS[config.variant]
     masks = [str(m).partition(":")[0] for m in config.mask]
-    if (
-        getattr(config, "weights", False)
-        and all(name in OUTPUTS_ONLY.get(config.variant, ()) for name in masks)
-        and config.variant in OUTPUTS_ONLY
-    ):
+    if getattr(config, "weights", False) and variant.outputs_only and all(name in variant.fast_masks for name in masks):
         out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
     if getattr(config, "dtype", "float32") == "float64":
         out.append("--dtype float32 (half the bytes)")

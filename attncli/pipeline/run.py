@@ -14,14 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncli.core.attention import (
-    VARIANTS,
-    identity_projections,
-    multi_head,
-    parse_masks,
-    random_projections,
-    variant_params,
-)
+from attncli.core.attention import identity_projections, multi_head, random_projections
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed

@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.io.escape import escape_lines, escape_text, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline.result import AttentionResult
 

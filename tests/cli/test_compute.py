@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attncli.cli.app import app
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.pipeline.given import compute, parse_json
 
 runner = CliRunner()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from attncli.cli.app import app
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 EXAMPLES = {"show": 150, "lines": 40, "steps": 60, "tokens": 60, "compare": 40, "compute": 150}

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from attncli.cli.app import app
 from attncli.core import approx
-from attncli.core.attention import VARIANTS, attend
+from attncli.core.attention import attend
+from attncli.core.variants import VARIANTS
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 
