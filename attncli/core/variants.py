@@ -432,7 +432,7 @@ def _explain_gated(c: Cell) -> str:
     "gated",
     "s = σ(W_g [q; k]) · qᵀk",
     "a sigmoid gate scales each dot product before the softmax",
-    "a sigmoid gate on each score (cf. Qiu et al. 2025, gated attention)",
+    "a sigmoid gate on each score",
     make_params=_gated_params,
     param_shapes={"W_g": "[h, d_q + d_k]"},
     notes=(
