@@ -74,9 +74,9 @@ def softmax(scores, masked=None, *, in_place: bool = False):  # [..., n], [..., 
 
 @dataclass(frozen=True)
 class Attended:
-    scores: np.ndarray  # [h, m, n] before any mask, finite
+    scores: np.ndarray | None  # [h, m, n] before any mask, finite; None on the outputs-only path
     masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask
-    weights: np.ndarray  # [h, m, n] after mask and softmax; rows sum to 1 (0 if fully masked)
+    weights: np.ndarray | None  # [h, m, n] after mask and softmax; rows sum to 1 (0 if fully masked); or None
     out: np.ndarray  # [h, m, d_v]
 
 

@@ -76,7 +76,7 @@ def outputs_only(
     variant.check_outputs_only(masks, temperature)
     if variant.linear is not None:
         out = variant.linear(q, k, v, temperature, np.random.default_rng(rng_seed), options)
-    else:
+    elif variant.kernel_qk is not None:
         from attncli.core.kernels import attention_outputs
 
         q, k, scale = variant.kernel_qk(q, k, params)
@@ -111,7 +111,7 @@ def attend_long(
     if not weights:
         out = outputs_only(q, k, v, variant, params, masks, temperature, rng_seed, options or {})
         return Attended(None, None, None, out)
-    if variant.kernel_weights and all(m.name in variant.fast_masks for m in masks):
+    if variant.kernel_weights and variant.kernel_qk and all(m.name in variant.fast_masks for m in masks):
         from attncli.core.kernels import attention_weights
 
         _, _, scale = variant.kernel_qk(q, k, params)
@@ -125,7 +125,7 @@ def attend_long(
         return Attended(scores, apply_masks(scores, masks), w, out)
     a = attend(q, k, v, variant, params, masks, temperature, trace)
     return Attended(
-        a.scores.astype(dt, copy=False), a.masked, a.weights.astype(dt, copy=False), a.out.astype(dt, copy=False)
+        np.asarray(a.scores, dtype=dt), a.masked, np.asarray(a.weights, dtype=dt), a.out.astype(dt, copy=False)
     )
 
 

@@ -62,6 +62,7 @@ import contextlib
 import math
 import os
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ _PARALLEL_MIN_WORK = 1 << 22
 #: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
 _KEY_TILE_BYTES = 1 << 20
 
-_controller = None  # threadpoolctl.ThreadpoolController, created on first use
+_controller: Any = None  # threadpoolctl.ThreadpoolController (False: not installed), created on first use
 _controller_lock = threading.Lock()
 
 
@@ -146,7 +147,7 @@ def _blas_limiter():
 
 
 _limit_depth = 0  # calls currently inside _shared_blas_limit
-_limit_handle = None  # threadpoolctl limiter to restore when the last one leaves
+_limit_handle: Any = None  # threadpoolctl limiter to restore when the last one leaves
 
 
 @contextlib.contextmanager
@@ -185,7 +186,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     h, m, dk = q.shape
     n, dv = k.shape[1], v.shape[2]
     out = np.empty((h, m, dv), dt)
-    weights = np.empty((h, m, n), dt) if want_weights else None
+    weights: Any = np.empty((h, m, n), dt) if want_weights else None  # [h, m, n] or None
     if h * m == 0 or n == 0:
         # No query, or no key to attend to: every row is "fully masked" -> zeros.
         out.fill(0)
@@ -200,10 +201,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     v = np.ascontiguousarray(v)  # [h, n, d_v]
     # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
     fi = np.finfo(dt)
-    if dv:
-        v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist()  # [h] max |v|
-    else:
-        v_max = [0.0] * h
+    v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist() if dv else [0.0] * h  # [h] max |v|
     v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
     hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
     lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
@@ -220,7 +218,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         tasks = [(hh, s) for s in reversed(starts) for hh in range(h)]
     else:
         tasks = [(hh, s) for hh in range(h) for s in starts]
-    tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+    tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
 
     # Key tiles (outputs path): in the fast (unshifted) case a block's scores
     # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
@@ -242,8 +240,8 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     def worker(next_task):
         # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
         # one only if a head needs the shifted softmax (outputs path).
-        tile_buf = None if want_weights else np.empty(block * min(n, key_tile), dt)
-        full_buf = None
+        tile_buf: Any = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        full_buf: Any = None
         row_max = np.empty((block, 1), dt)
         row_sum = np.empty(block, dt)
         part_sum = np.empty(block, dt)

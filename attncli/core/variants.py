@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from attncli.errors import ConfigError
 
@@ -33,8 +34,8 @@ class Cell:
     label: str
     q_label: str
     k_label: str
-    q: object  # [d_q]
-    k: object  # [d_k]
+    q: Any  # [d_q]
+    k: Any  # [d_k]
     qk: float
     s: float
     d_k: int
