@@ -20,6 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from attncli import __version__
+from attncli.cli.hints import limits_for
 from attncli.cli.model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.cli.options import (
     Color,
@@ -68,7 +69,7 @@ from attncli.io.output import (
     write_output,
 )
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import MAX_TOKENS, Limits, max_bytes_from
+from attncli.pipeline.limits import MAX_TOKENS, Limits
 from attncli.pipeline.run import run
 
 
@@ -148,8 +149,8 @@ def _say(message: str) -> None:
 
 
 def _limits(max_tokens: int | None, command: str, render: str = "none") -> Limits:
-    """--max-tokens and ATTN_MAX_MEMORY, and what the result will be rendered to (see attncli.pipeline.limits)."""
-    return Limits(max_tokens, max_bytes_from(os.environ), render, command)
+    """--max-tokens and ATTN_MAX_MEMORY, what the result will be rendered to, and the hints (attncli.cli.hints)."""
+    return limits_for(max_tokens, command, render)
 
 
 def _context(context: str | None, errors) -> str | None:

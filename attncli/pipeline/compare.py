@@ -18,7 +18,7 @@ from attncli.core.stats import head_summaries
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import Limits, check, combine, hints, run_bytes
+from attncli.pipeline.limits import Limits, check, combine, run_bytes
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.run import check_text, limited_tokens, run
 from attncli.pipeline.tokenize import Tokens
@@ -212,8 +212,8 @@ def compare_runs(
     pairs = [replace(config, tokenizer=t, variant=v) for t in tokenizers for v in variants]
     resolved = [c.resolve() for c in pairs]
     counts = {t: len(limited_tokens(text, replace(resolved[0], tokenizer=t), limits)) for t in tokenizers}
-    total = combine([run_bytes(c, counts[c.tokenizer], counts[c.tokenizer], render=limits.render) for c in resolved])
-    check(total, limits, f"comparing {len(pairs)} runs", hints(resolved[0], "compare", limits.render, total))
+    total = combine([run_bytes(c, counts[c.tokenizer], counts[c.tokenizer], output=limits.output) for c in resolved])
+    check(total, limits, f"comparing {len(pairs)} runs", resolved[0])
     return [run(text, c, limits=limits) for c in pairs]
 
 

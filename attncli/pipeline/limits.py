@@ -11,8 +11,10 @@ matrices (W_Q [d_model, h·d_k] can be large on its own) and what the chosen out
     >>> e.cells, human_bytes(e.total)        # 1 head, 4000 × 4000, -f json
     (16000000, '248.1 MiB')
 
-`check` refuses an estimate past `Limits.max_bytes` (DataError, exit 1) with a message that says
-what it would cost and what would fit. The count of tokens is limited first, more cheaply
+`check` refuses an estimate past `Limits.max_bytes` with `MemoryRefused` (a DataError, exit 1),
+whose message says what it would cost, and which carries what the cheaper paths would need
+(`fits`); the suggestions in the message come from the caller (`Limits.hints`: the CLI's, which
+knows its commands and options). The count of tokens is limited first, more cheaply
 (`Limits.max_tokens`, see `tokenize.check_count`): a 10 MB text is refused from its length,
 before it is tokenized. NumPy-free and quick: the arithmetic only.
 """
@@ -20,6 +22,7 @@ before it is tokenized. NumPy-free and quick: the arithmetic only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from attncli.core.masks import acts_on_scores
@@ -33,19 +36,33 @@ MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the 
 ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64
 
-# What the result is rendered to, for what it holds on top of the run (see `run_bytes`).
-RENDERS = ("none", "table", "steps-table", "steps-json")
+
+@dataclass(frozen=True)
+class OutputCost:
+    """What the output holds on top of the run, under `label`: `bytes_per_cell` for each query–key
+    cell of one head, or (`of_largest`) for each number of the largest array."""
+
+    label: str
+    bytes_per_cell: int
+    of_largest: bool = False
+
+    def bytes(self, m: int, n: int, largest: int) -> dict[str, int]:
+        return {self.label: self.bytes_per_cell * (largest if self.of_largest else m * n)}
+
+
+# (config or None, the estimate or None for a count of tokens, `fits`) -> suggestions, in the order worth trying
+Hints = Callable[[object, "Estimate | None", dict[str, int]], list[str]]
 
 
 @dataclass(frozen=True)
 class Limits:
     """`max_tokens` per text (and per context), `max_bytes` per run's estimate; None: no limit.
-    `render` says what the result will be rendered to, for its extra arrays (one of RENDERS)."""
+    `output` is what rendering the result adds; `hints` what to suggest when a run is refused."""
 
     max_tokens: int | None = MAX_TOKENS
     max_bytes: int | None = MAX_MEMORY
-    render: str = "none"
-    command: str = ""  # for the hints: "show" can suggest --lines
+    output: OutputCost | None = None
+    hints: Hints | None = None
     weights: bool = True  # attn compute: False with --no-weights (its .npy sizes are checked before compute())
     dtype: str = "float64"  # attn compute: --dtype
 
@@ -158,8 +175,10 @@ def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
     return parts
 
 
-def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none", cross: bool = False) -> Estimate:
-    """The bytes `pipeline.run` (and then the renderer `render`) allocates for m queries and n keys.
+def run_bytes(
+    config, m: int, n: int, trace: bool = False, output: OutputCost | None = None, cross: bool = False
+) -> Estimate:
+    """The bytes `pipeline.run` (and then its `output`) allocates for m queries and n keys.
 
     `config` is resolved (d_k, d_v, d_a filled in). With `trace` (attn steps) the variant's terms are
     kept, and additive's tanh(W₁q + W₂k + b) is an [h, m, n, d_a] array; otherwise additive works in
@@ -189,12 +208,8 @@ def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none",
             # (computed in float64, and in float32 a rounded copy as well)
             parts[f"{entry.name}'s {entry.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
-    if render == "table":
-        parts["head statistics"] = 6 * F * m * n
-    elif render == "steps-table":
-        parts["table temporaries"] = 4 * F * m * n
-    elif render == "steps-json":
-        parts["JSON of the largest array"] = 160 * largest
+    if output is not None:
+        parts.update(output.bytes(m, n, largest))
     return Estimate(parts, cells, per, (h, m, n))
 
 
@@ -208,7 +223,7 @@ def compute_bytes(
     d_v: int,
     d_a: int,
     temperature: float = 1.0,
-    render: str = "none",
+    output: OutputCost | None = None,
     *,
     weights: bool = True,
     dtype: str = "float64",
@@ -230,8 +245,8 @@ def compute_bytes(
     parts = {"attention": cells * per, **matrices}
     if VARIANTS[variant].hidden:
         parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
-    if render == "table":
-        parts["head statistics"] = 6 * F * cells
+    if output is not None:
+        parts.update(output.bytes(m, n, cells))
     return Estimate(parts, cells, per, (1, m, n))
 
 
@@ -245,69 +260,67 @@ def combine(estimates: list[Estimate]) -> Estimate:
     return Estimate(parts, sum(e.cells for e in estimates), big.per_cell, big.shape, runs=len(estimates))
 
 
-def check(estimate: Estimate, limits: Limits, what: str, hints: list[str] | None = None) -> None:
-    """DataError when the estimate passes `limits.max_bytes`: the cost, the limit, and what would fit."""
+class MemoryRefused(DataError):
+    """A run refused before it starts, its `estimate` past the limit. `fits`: about what the cheaper
+    paths would need, in bytes ("outputs-only": without the weights, "float32": in 4-byte cells), for
+    those that the run's variant and masks allow."""
+
+    def __init__(self, message: str, estimate: Estimate | None = None, fits: dict[str, int] | None = None):
+        super().__init__(message)
+        self.estimate = estimate
+        self.fits = fits or {}
+
+
+def fits(config, estimate: Estimate) -> dict[str, int]:
+    """About how many bytes the run would need without the weights, and in float32, where those paths apply."""
+    if config is None or not estimate.cells:
+        return {}
+    out = {}
+    h, m, n = estimate.shape
+    rest = estimate.total - estimate.parts.get("attention", 0)
+    variant = VARIANTS[config.variant]
+    if (
+        config.weights
+        and variant.outputs_only
+        and all(str(x).partition(":")[0] in variant.fast_masks for x in config.mask)
+    ):
+        options = {"rank": config.rank, "features": config.features}
+        out["outputs-only"] = rest + outputs_only_bytes(variant.name, h, m, n, options["rank"], options["features"])
+    if config.dtype == "float64":
+        out["float32"] = rest + estimate.parts.get("attention", 0) // 2
+    return out
+
+
+def check(estimate: Estimate, limits: Limits, what: str, config=None, lead: tuple[str, ...] = ()) -> None:
+    """MemoryRefused when the estimate passes `limits.max_bytes`: the cost, the limit, and what would fit
+    (`lead`, then `limits.hints`, then ATTN_MAX_MEMORY)."""
     if limits.max_bytes is None or estimate.total <= limits.max_bytes:
         return
+    cheaper = fits(config, estimate)
+    suggested = limits.hints(config, estimate, cheaper) if limits.hints else []
     tips = "; ".join(
         dict.fromkeys(
-            [*(hints or []), f"or set {ENV} (now {human_bytes(limits.max_bytes)}) if the machine has the memory"]
+            [*lead, *suggested, f"or set {ENV} (now {human_bytes(limits.max_bytes)}) if the machine has the memory"]
         )
     )
-    raise DataError(
+    raise MemoryRefused(
         f"{what} would need about {human_bytes(estimate.total)} of memory, more than the "
-        f"{human_bytes(limits.max_bytes)} allowed: {estimate.describe()}. Try {tips}"
+        f"{human_bytes(limits.max_bytes)} allowed: {estimate.describe()}. Try {tips}",
+        estimate,
+        cheaper,
     )
 
 
-def too_many_tokens(error: TooManyTokens, what: str, config, hints: list[str]) -> DataError:
+def too_many_tokens(error: TooManyTokens, what: str, config, limits: Limits) -> DataError:
     """The message for a text over --max-tokens: its count, what its matrices alone would take, what fits."""
     n = error.about
     cells = config.heads * n * n
     weights = cells * F
-    tips = "; ".join(dict.fromkeys([*hints, "or raise --max-tokens if the machine has the memory"]))
+    suggested = limits.hints(config, None, {}) if limits.hints else []
+    tips = "; ".join(dict.fromkeys([*suggested, "or raise --max-tokens if the machine has the memory"]))
     return DataError(
         f"the {what} has {error.describe()}, more than --max-tokens {error.max_tokens:,}: its "
         f"attention weights alone would take {config.heads} head{'s' if config.heads > 1 else ''} × "
         f"{n:,} × {n:,} × 8 bytes = {human_bytes(weights)} (the run about "
         f"{human_bytes(cells * attention_bytes_per_cell(config.variant, config.mask))}). Try {tips}"
     )
-
-
-def hints(config, command: str, render: str = "none", estimate: Estimate | None = None) -> list[str]:
-    """What would make a run smaller, in the order worth trying; the formats only when the rendering
-    is a large part of `estimate`."""
-    out = []
-    if command == "show":
-        out.append("a shorter text, or --lines to run each line of it on its own")
-    elif command in ("compare", "steps", "show --lines"):
-        out.append("a shorter text" + (" (line)" if command == "show --lines" else ""))
-    if command == "compare" or (config is not None and config.tokenizer == "char"):
-        out.append("the word or bpe tokenizer (fewer tokens)")
-    if config is not None and config.heads > 1:
-        out.append("fewer --heads")
-    heavy = {k for k, v in (estimate.parts.items() if estimate else ()) if v >= estimate.total / 4}
-    tanh = "additive's tanh(W₁q + W₂k + b)"
-    if estimate is not None and tanh in estimate.parts and heavy & {tanh, "JSON of the largest array"}:
-        out.append("a smaller --d-a (steps keeps additive's [h, m, n, d_a] term)")
-    if "JSON of the largest array" in heavy:
-        out.append("-f npz (written array by array, without JSON's Python lists)")
-    if "head statistics" in heavy and command == "show":
-        out.append("no --stats")
-    if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
-        out.append("a smaller --dim, --dk or --dv")
-    if command in ("show", "show --lines", "compute") and config is not None and "attention" in heavy:
-        out += _long_input_hints(config)
-    return out
-
-
-def _long_input_hints(config) -> list[str]:
-    """--no-weights and --dtype float32 (attncli.core.efficient), when they fit the run's variant and masks."""
-    out = []
-    variant = VARIANTS[config.variant]
-    masks = [str(m).partition(":")[0] for m in config.mask]
-    if getattr(config, "weights", False) and variant.outputs_only and all(name in variant.fast_masks for name in masks):
-        out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
-    if getattr(config, "dtype", "float32") == "float64":
-        out.append("--dtype float32 (half the bytes)")
-    return out

@@ -20,7 +20,7 @@ from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
-from attncli.pipeline.limits import Limits, check, hints, run_bytes, too_many_tokens
+from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, tokenize
 
@@ -46,13 +46,13 @@ def limited_tokens(text: str, config: RunConfig, limits: Limits, what: str = "te
     try:
         return tokenize(text, config.tokenizer, limits.max_tokens)
     except TooManyTokens as e:
-        raise too_many_tokens(e, what, config, hints(config, limits.command, limits.render)) from None
+        raise too_many_tokens(e, what, config, limits) from None
 
 
 def estimate(config: RunConfig, m: int, n: int, trace: bool = False, limits: Limits = Limits(), cross: bool = False):
     """What a run on m queries and n keys would allocate (`limits.run_bytes`), checked against `limits`."""
-    e = run_bytes(config, m, n, trace, limits.render, cross)
-    check(e, limits, "this run", hints(config, limits.command, limits.render, e))
+    e = run_bytes(config, m, n, trace, limits.output, cross)
+    check(e, limits, "this run", config)
     return e
 
 
