@@ -361,7 +361,7 @@ def main(argv=None):
 
     print(f"\n# load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\nagreement with attention_outputs (max |diff| / max |out|):")
-    for n, _, impls, _, errs in rows:
+    for n, _, _, _, errs in rows:
         print(f"  n={n}: " + ", ".join(f"{nm} {e:.1e}" for nm, e in errs.items()))
     for n, _, impls, _, _ in rows:
         for nm, (fn, note) in impls.items():

@@ -153,7 +153,7 @@ def main() -> None:
     cpus = str(os.cpu_count() or 1)
     t, _ = timed(show, attn_env(cpus), args.runs)
     rows.append((f"attn show --model (OPENBLAS_NUM_THREADS={cpus})", t))
-    t, _ = timed(show[:5] + ["--color", "never"], attn_env(None), args.runs)
+    t, _ = timed([*show[:5], "--color", "never"], attn_env(None), args.runs)
     rows.append(("attn show, no model (start-up, random weights)", t))
     _, ours = timed([*show[:-2], "-f", "json"], attn_env(None), 1)
     ours_matrix = json.loads(ours)["heads"][0]["weights"]

@@ -53,7 +53,7 @@ def capture(command: str, width: int = 100) -> Text:
     from typer.testing import CliRunner
 
     result = CliRunner(env={"COLUMNS": str(width), "NO_COLOR": None}).invoke(
-        app, shlex.split(command)[1:] + ["--color", "always"]
+        app, [*shlex.split(command)[1:], "--color", "always"]
     )
     if result.exit_code != 0:
         sys.exit(f"{command} failed: {result.output}")

@@ -5,9 +5,16 @@ machine never fails a run; `thorough` runs many more examples by hand:
 """
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from typer.testing import CliRunner
+
+from attncli.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: README.md, docs/, sample_texts/
 
 settings.register_profile(
     "ci", derandomize=True, deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
@@ -16,8 +23,28 @@ settings.register_profile("thorough", deadline=None, max_examples=2000, suppress
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-@pytest.fixture
-def wordpiece_json(tmp_path) -> str:
+_runner = CliRunner()
+
+
+def attn(*args, input=None, env=None):
+    """Run `attn ARGS...` in-process, as a user would type it (arguments may be paths or numbers)."""
+    return _runner.invoke(app, [str(a) for a in args], input=input, env=env)
+
+
+SGR = re.compile(rb"\x1b\[[0-9;]*m")  # Rich's colour codes: the only escape sequences attn may print
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]")
+
+
+def inert(data: bytes, context=None) -> str:
+    """The text a terminal gets, checked: only SGR colour codes may carry ESC; nothing else may act or hide."""
+    text = SGR.sub(b"", data).decode("utf-8")
+    bad = sorted({f"U+{ord(c):04X}" for c in UNSAFE.findall(text)})
+    assert not bad, (context, f"raw {bad} reached the terminal")
+    return text
+
+
+@pytest.fixture(scope="session")
+def wordpiece_json(tmp_path_factory) -> str:
     """A tiny BERT-style tokenizer.json (lowercasing, [UNK], [CLS] ... [SEP]), 9 tokens."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
@@ -28,6 +55,6 @@ def wordpiece_json(tmp_path) -> str:
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]
     )
-    path = tmp_path / "wordpiece.json"
+    path = tmp_path_factory.mktemp("tok") / "wordpiece.json"
     tok.save(str(path))
     return str(path)

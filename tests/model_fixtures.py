@@ -20,7 +20,7 @@ CORPUS = [
     "a quick brown fox jumps over the lazy dog",
 ]
 BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-BERT_WORDS = sorted({w for line in CORPUS for w in line.split()}) + ["##s", "##ing", "fly", "time", "."]
+BERT_WORDS = [*sorted({w for line in CORPUS for w in line.split()}), "##s", "##ing", "fly", "time", "."]
 
 
 def bert_vocab() -> list[str]:

@@ -89,7 +89,7 @@ Lines = Annotated[
         "result per line, in order, as it goes; blank lines are skipped.",
     ),
 ]
-# Long inputs and the approximations (attncli.core.efficient, attncli.core.approx_variants):
+# Long inputs and the approximations (attncli.core.efficient, attncli.core.approx):
 NoWeights = Annotated[
     bool,
     typer.Option(

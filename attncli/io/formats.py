@@ -95,27 +95,8 @@ def _matrix(stream: BinaryIO, a: np.ndarray, precision: int | None, sep: str) ->
 
 
 def config_dict(result: AttentionResult) -> dict:
-    c = result.config
-    return {
-        "tokenizer": c.tokenizer,
-        "variant": c.variant,
-        "heads": c.heads,
-        "dim": c.dim,
-        "d_k": c.d_k,
-        "d_v": c.d_v,
-        "d_a": c.d_a,
-        "mask": list(c.mask),
-        "positional": c.positional,
-        "projection": c.projection,
-        "temperature": c.temperature,
-        "seed": c.seed,
-        **({} if c.model is None else {"model": c.model, "layer": c.layer}),
-        **({} if c.head is None else {"head": c.head}),
-        **({} if c.rank is None else {"rank": c.rank}),
-        **({} if c.features is None else {"features": c.features}),
-        **({} if c.dtype == "float64" else {"dtype": c.dtype}),
-        **({} if c.weights else {"weights": False}),
-    }
+    """The JSON "config": what was run, as the result's source records it."""
+    return result.source.config_record(result)
 
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:

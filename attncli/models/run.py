@@ -15,7 +15,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import numpy as np
 
@@ -24,9 +24,9 @@ from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
-from attncli.pipeline.steps import Step, mask_softmax_mix
+from attncli.pipeline.steps import Step, mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
@@ -69,6 +69,7 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
     chosen = None if head is None else check_head(model, head)
     tokens = model_tokens(model, text)
     s = forward(model, tokens.ids, upto_layer=layer, steps_layer=layer).steps
+    assert s is not None  # steps_layer asks for them
     pick = slice(None) if chosen is None else slice(chosen, chosen + 1)
     variant, temperature = _score(model, layer)
     config = RunConfig(
@@ -80,13 +81,7 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
         d_v=model.d_k,
         d_a=model.d_k,
         mask=("causal",) if s.masked is not None else (),
-        positional="learned",
-        projection="trained",
-        seed=None,
         temperature=temperature,
-        model=model.name,
-        layer=layer,
-        head=chosen,
     )
     masked = None if s.masked is None else np.ascontiguousarray(s.masked[pick])
     return AttentionResult(
@@ -105,15 +100,10 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
         weights=s.weights[pick],
         head_outputs=s.out[pick],
         output=s.output,
+        source=ModelLayer(model, layer, chosen),
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
-        model=model,
     )
-
-
-def _heads_phrase(result: AttentionResult) -> str:
-    c, m = result.config, result.model
-    return f"head {c.head} of {m.n_head}" if c.head is not None else f"all {m.n_head} heads"
 
 
 def score_formula(result: AttentionResult) -> str:
@@ -128,50 +118,86 @@ def describe(model: Model) -> str:
     return f"{model.name}: {model.model_type}, {model.n_layer} layers × {model.n_head} heads, d_model {model.d_model}"
 
 
-def caption_lines(result: AttentionResult) -> list[str]:
-    """What `attn show --model` says under the matrix: which model, layer and head, and that it is trained."""
-    c, m = result.config, result.model
-    lines = [
-        describe(m),
-        f"layer {c.layer} of 0..{m.n_layer - 1} · {_heads_phrase(result)} · d_k {c.d_k} · "
-        f"{len(result.tokens)} tokens (the model's tokenizer)",
-        f"trained weights, not random: {score_formula(result)}, as transformers' output_attentions",
-    ]
-    if c.mask:
-        lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
-    lines.append("rows are queries, columns are keys; each row sums to 1; bold = row maximum")
-    lines.append(f"output: the layer's attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
-    return lines
+@dataclass(frozen=True)
+class ModelLayer:
+    """The source of `model_result()`: one layer of a real model, every head or the one `head`; trained weights."""
 
+    model: Model
+    layer: int
+    head: int | None  # --head H: the result holds that one head (index 0 of its arrays)
 
-def model_steps(result: AttentionResult) -> list[Step]:
-    """`attn steps --model`: the stages of one layer's attention, the model's own numbers and formulas."""
-    c, m = result.config, result.model
-    if m.model_type == "gpt2":
-        x = f"X = LN_1(h): layer {c.layer}'s LayerNorm of the residual stream (pre-LayerNorm)"
-    elif c.layer == 0:
-        x = "X = LayerNorm(word + position + token type 0 embeddings): the input of layer 0"
-    else:
-        x = f"X: the output of layer {c.layer - 1}, the input of layer {c.layer}'s attention"
-    split = f", split into heads ({_heads_phrase(result)})"
-    out = [
-        Step("x", x, result.x, ("query", "dim")),
-        Step("q", f"Q = X W_Q + b_Q{split}", result.q, ("head", "query", "dim")),
-        Step("k", f"K = X W_K + b_K{split}", result.k, ("head", "key", "dim")),
-        Step("v", f"V = X W_V + b_V{split}", result.v, ("head", "key", "dim")),
-        Step("scores", score_formula(result) + "  (for every query–key pair)", result.scores, ("head", "query", "key")),
-    ]
-    out += mask_softmax_mix(result, "causal: keys after the query")
-    out.append(
-        Step(
-            "output",
-            f"O = concat(O_1, …, O_{m.n_head}) W_O + b_O: layer {c.layer}'s attention output, "
-            f"all {m.n_head} heads, before the residual",
-            result.output,
-            ("query", "dim"),
+    output_formula = "concat(A_h V_h) W_O"
+
+    def _heads_phrase(self) -> str:
+        n = self.model.n_head
+        return f"head {self.head} of {n}" if self.head is not None else f"all {n} heads"
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        """What `attn show --model` says under the matrix: which model, layer and head, and that it is trained."""
+        m = self.model
+        lines = [
+            describe(m),
+            f"layer {self.layer} of 0..{m.n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k} · "
+            f"{len(result.tokens)} tokens (the model's tokenizer)",
+            f"trained weights, not random: {score_formula(result)}, as transformers' output_attentions",
+        ]
+        if result.config.mask:
+            lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
+        lines.append("rows are queries, columns are keys; each row sums to 1; bold = row maximum")
+        lines.append(f"output: the layer's attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
+        return lines
+
+    def config_record(self, result: AttentionResult) -> dict:
+        """Learned positions, trained projections, no seed; then the model, the layer and the head if one was chosen."""
+        chosen = {"model": self.model.name, "layer": self.layer, **({} if self.head is None else {"head": self.head})}
+        return config_record(result.config, self.model.name, "learned", "trained", None, chosen)
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        """`attn steps --model`: the stages of one layer's attention, the model's own numbers and formulas."""
+        m, layer = self.model, self.layer
+        if m.model_type == "gpt2":
+            x = f"X = LN_1(h): layer {layer}'s LayerNorm of the residual stream (pre-LayerNorm)"
+        elif layer == 0:
+            x = "X = LayerNorm(word + position + token type 0 embeddings): the input of layer 0"
+        else:
+            x = f"X: the output of layer {layer - 1}, the input of layer {layer}'s attention"
+        split = f", split into heads ({self._heads_phrase()})"
+        scores = shown(result)[0]
+        out = [
+            Step("x", x, result.x, ("query", "dim")),
+            Step("q", f"Q = X W_Q + b_Q{split}", result.q, ("head", "query", "dim")),
+            Step("k", f"K = X W_K + b_K{split}", result.k, ("head", "key", "dim")),
+            Step("v", f"V = X W_V + b_V{split}", result.v, ("head", "key", "dim")),
+            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
+        ]
+        out += mask_softmax_mix(result, "causal: keys after the query")
+        out.append(
+            Step(
+                "output",
+                f"O = concat(O_1, …, O_{m.n_head}) W_O + b_O: layer {layer}'s attention output, "
+                f"all {m.n_head} heads, before the residual",
+                result.output,
+                ("query", "dim"),
+            )
         )
-    )
-    return out
+        return out
+
+    def head_index(self, h: int) -> int:
+        return h if self.head is None else self.head
+
+    def heads_shown(self, result: AttentionResult) -> str:
+        return f" · layer {self.layer}, head " + (
+            f"{self.head}" if self.head is not None else f"0 of {self.model.n_head}"
+        )
+
+    def compare_note(self, label: str) -> str | None:
+        """`attn compare --model`: its column is the real model, not a random run."""
+        return (
+            ("" if label == self.model.name else f"{label} = ")
+            + describe(self.model)
+            + f"; trained weights, its own tokenizer, layer {self.layer}, "
+            + (f"head {self.head}" if self.head is not None else f"{self.model.n_head} heads")
+        )
 
 
 # ---- attn heads -----------------------------------------------------------------------------------
@@ -267,9 +293,11 @@ def compare_with_model(text: str, results: list[AttentionResult], extra: Attenti
     from attncli.pipeline.compare import compare_document
 
     doc = compare_document(text, [*results, extra])
-    row, m, c = doc["rows"][-1], extra.model, extra.config
+    source = cast(ModelLayer, extra.source)  # extra is model_result()'s
+    row, m = doc["rows"][-1], source.model
     p = extra.projections
+    assert p is not None  # a model's trained W_Q, W_K, W_V, W_O
     row["weight_bytes"] = int(sum(a.nbytes for a in (p.w_q, p.w_k, p.w_v, p.w_o, *extra.params.values())))
     row["embedding_bytes"] = m.vocab_size * m.d_model * 4  # float32, as the forward pass holds it
-    doc["model"] = {"name": m.name, "model_type": m.model_type, "layer": c.layer, "head": c.head}
+    doc["model"] = {"name": m.name, "model_type": m.model_type, "layer": source.layer, "head": source.head}
     return doc

@@ -38,9 +38,6 @@ class RunConfig:
     projection: str = "random"
     seed: int = 0
     temperature: float = 1.0
-    model: str | None = None  # --model: the model's name; then layer (and head, if one was chosen) too
-    layer: int | None = None
-    head: int | None = None  # with --head H the result holds that one head (index 0 of its arrays)
     dtype: str = "float64"  # float32: Q, K, V, scores, weights and outputs in float32 (attncli.core.efficient)
     weights: bool = True  # False (--no-weights): the outputs only, never an n x n matrix (attncli.core.efficient)
     rank: int | None = None  # linformer's R (None: its default; resolve fills it in, and drops it for others)

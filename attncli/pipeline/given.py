@@ -31,10 +31,12 @@ from attncli.core.attention import attend
 from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, get_variant, variant_params
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
 from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.read import decode, read_bounded
-from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.steps import Step, mask_softmax_mix, score_step
 from attncli.pipeline.tokenize import Tokens
 
 FIELDS = ("q", "k", "v", "params")
@@ -61,6 +63,54 @@ class Given:
     keys_given: bool  # False: self-attention, k and v are q
     source: str  # "stdin", a file name, or the .npy names
     params: dict | None = None  # the JSON's "params" as parsed (checked against the variant later), or None
+
+
+@dataclass(frozen=True)
+class GivenMatrices:
+    """The source of `compute()`: what was given, in which shapes, from where; one head, no projection.
+
+    >>> r = compute(parse_json('{"q": [[1, 0], [0, 1]]}', "stdin"), "scaled")
+    >>> r.source.caption(r)[1]
+    'given Q [2, 2], K [2, 2], V [2, 2] (stdin); one head, no embedding, no projection'
+    """
+
+    q: tuple[int, ...]  # the shapes as attention used them
+    k: tuple[int, ...]
+    v: tuple[int, ...]
+    file: str  # Given.source: "stdin", a file name, or the .npy names
+    learned: tuple[str, ...]  # the variant's parameters (none for dot, scaled, cosine)
+    params_given: bool  # True: the learned parameters came from the JSON, else seeded
+
+    output_formula = "A V"
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        shapes = f"given Q {list(self.q)}, K {list(self.k)}, V {list(self.v)} ({self.file})"
+        origin = "from the JSON" if self.params_given else f"seeded (--seed {result.config.seed}), not trained"
+        learned = f"; {', '.join(self.learned)} {origin}" if self.learned else ""
+        what = [f"{shapes}; one head, no embedding, no projection{learned}"]
+        return caption_lines(result, what, "rows are queries, columns are keys (numbered from 0)")
+
+    def config_record(self, result: AttentionResult) -> dict:
+        return config_record(result.config, "none", "none", "none", result.config.seed)
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        """The given Q, K, V, the variant's scores, then mask, softmax and A V: the output is O = A V."""
+        out = [
+            Step("q", f"Q: the given q ({self.file})", result.q, ("head", "query", "dim")),
+            Step("k", "K: the given k (q when absent)", result.k, ("head", "key", "dim")),
+            Step("v", "V: the given v (k when absent)", result.v, ("head", "key", "dim")),
+            score_step(result),
+        ]
+        return out + mask_softmax_mix(result, ", ".join(result.config.mask))
+
+    def head_index(self, h: int) -> int:
+        return h
+
+    def heads_shown(self, result: AttentionResult) -> str:
+        return ""  # one head
+
+    def compare_note(self, label: str) -> str | None:
+        return None
 
 
 def _shape(a) -> str:
@@ -239,8 +289,8 @@ def npy_shape(path: str) -> tuple[int, ...] | None:
 
 def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> None:
     """Refuse .npy matrices whose attention would not fit, from their headers, before loading them."""
-    shapes = [npy_shape(p) for p in (q, k or q, v or k or q)]
-    if any(s is None or len(s) != 2 for s in shapes):
+    shapes = [s for s in (npy_shape(p) for p in (q, k or q, v or k or q)) if s is not None and len(s) == 2]
+    if len(shapes) != 3:
         return
     (m, d_q), (n, d_k), (_, d_v) = shapes
     estimate = compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1, weights=limits.weights, dtype=limits.dtype)
@@ -414,7 +464,6 @@ def compute(
     else:
         a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(
-        tokenizer="none",
         variant=variant,
         heads=1,
         dim=d_v,
@@ -422,8 +471,6 @@ def compute(
         d_v=d_v,
         d_a=d_a or d_k,
         mask=tuple(str(x) for x in masks),
-        positional="none",
-        projection="none",
         seed=seed,
         temperature=temperature,
         dtype=dtype,
@@ -431,22 +478,14 @@ def compute(
         rank=options.get("rank"),
         features=options.get("features"),
     )
-    keys = _rows(n) if given.keys_given else None
-    learned = ", ".join(spec.param_shapes)
-    origin = (
-        ""
-        if not learned
-        else f"; {learned} " + ("from the JSON" if given.params is not None else f"seeded (--seed {seed}), not trained")
-    )
-    note = (
-        f"given Q {_shape(q)}, K {_shape(k)}, V {_shape(v)} ({given.source}); one head, no embedding, "
-        f"no projection{origin}"
+    source = GivenMatrices(
+        q.shape, k.shape, v.shape, given.source, tuple(spec.param_shapes), params_given=given.params is not None
     )
     return AttentionResult(
         None,
         None,
         _rows(m),
-        keys,
+        _rows(n) if given.keys_given else None,
         config,
         q,
         k if given.keys_given else None,
@@ -458,10 +497,8 @@ def compute(
         a.weights,
         a.out,
         a.out[0],
+        source,
         params,
-        None,
-        {},
-        given=note,
     )
 
 

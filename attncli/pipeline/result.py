@@ -1,15 +1,54 @@
-"""The one result type: everything a run computed, which every renderer and format reads."""
+"""The one result type: everything a run computed, which every renderer and format reads.
+
+Its `source` says what was run — a text (`TextRun`, attncli.pipeline.run), matrices the
+user gave (`GivenMatrices`, attncli.pipeline.given) or one layer of a real model
+(`ModelLayer`, attncli.models.run) — and supplies everything that differs between them:
+the caption, the JSON "config" record, the stages of `attn steps` and the heads' names.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokenize import Tokens
+
+if TYPE_CHECKING:  # steps.py reads AttentionResult: a type only, no import cycle at run time
+    from attncli.pipeline.steps import Step
+
+
+class Source(Protocol):
+    """What was run, and everything about the result that depends on it."""
+
+    output_formula: str  # O = ... in the title of the output table
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        """The lines under the matrix: what a reader needs to reproduce and trust it."""
+        ...
+
+    def config_record(self, result: AttentionResult) -> dict:
+        """The JSON "config" of `attn show -f json` and `attn steps -f json`."""
+        ...
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        """Every stage as a named array with its formula: what `attn steps` shows."""
+        ...
+
+    def head_index(self, h: int) -> int:
+        """The name of head h of the result's arrays."""
+        ...
+
+    def heads_shown(self, result: AttentionResult) -> str:
+        """Which head `attn compare` draws (head 0), after its title: "" or " · head 0 of 2"."""
+        ...
+
+    def compare_note(self, label: str) -> str | None:
+        """A line under `attn compare` when this run is not a seeded random one (label: its tokenizer)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -20,7 +59,7 @@ class AttentionResult:
     context: str | None
     tokens: Tokens  # the queries' tokens
     context_tokens: Tokens | None  # the keys' tokens in cross-attention, else None
-    config: RunConfig  # resolved: d_k, d_v, d_a filled in
+    config: RunConfig  # resolved; a text run's every choice, else the attention's own (variant, widths, masks, T)
     x: np.ndarray  # [m, d_model] embeddings (+ positions) of the text
     x_context: np.ndarray | None  # [n, d_model] of the context, or None
     q: np.ndarray  # [h, m, d_k]
@@ -31,11 +70,10 @@ class AttentionResult:
     weights: np.ndarray | None  # [h, m, n] rows sum to 1; None with --no-weights
     head_outputs: np.ndarray  # [h, m, d_v] = A_h V_h
     output: np.ndarray  # [m, d_model] = concat(O_h) W_O
+    source: Source  # what was run: TextRun, GivenMatrices or ModelLayer
     params: dict = field(default_factory=dict)  # the variant's parameters
     projections: Projections | None = None
     trace: dict = field(default_factory=dict)  # the variant's intermediate terms, if asked
-    given: str | None = None  # attn compute: what was given (Q, K, V shapes, source); None for a text run
-    model: Any = None  # --model: the loaded attncli.models.Model (its name, type, layers), else None
 
     @property
     def key_tokens(self) -> Tokens:
@@ -43,4 +81,34 @@ class AttentionResult:
 
     def head_index(self, h: int) -> int:
         """The name of head h of this result: h, or the model's own head H when `--head H` chose one."""
-        return h if self.config.head is None else self.config.head
+        return self.source.head_index(h)
+
+
+def config_record(c: RunConfig, tokenizer, positional, projection, seed, chosen: dict | None = None) -> dict:
+    """The JSON "config": the attention's settings from `c`, what was run as the source says it.
+
+    `chosen` (a model's layer and head) comes after the seed, then the long-input options
+    when they are not their defaults:
+
+        >>> config_record(RunConfig().resolve(), "word", "none", "random", 0)["d_k"]
+        16
+    """
+    return {
+        "tokenizer": tokenizer,
+        "variant": c.variant,
+        "heads": c.heads,
+        "dim": c.dim,
+        "d_k": c.d_k,
+        "d_v": c.d_v,
+        "d_a": c.d_a,
+        "mask": list(c.mask),
+        "positional": positional,
+        "projection": projection,
+        "temperature": c.temperature,
+        "seed": seed,
+        **(chosen or {}),
+        **({} if c.rank is None else {"rank": c.rank}),
+        **({} if c.features is None else {"features": c.features}),
+        **({} if c.dtype == "float64" else {"dtype": c.dtype}),
+        **({} if c.weights else {"weights": False}),
+    }

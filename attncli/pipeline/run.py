@@ -12,17 +12,71 @@ Imports numpy and the core modules only: no rich, typer or click.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from attncli.core.attention import identity_projections, multi_head, random_projections
 from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
+from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
-from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.steps import Step, text_steps
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, tokenize
+
+
+@dataclass(frozen=True)
+class TextRun:
+    """The source of `run()`: hashed embeddings and random (seeded) or identity projections, as `config` says.
+
+    >>> r = run("time flies", RunConfig(heads=2))
+    >>> r.source.caption(r)[1]
+    '2 tokens (word) · d_model 16 · 2 heads · d_k 8 · d_v 8 · seed 0'
+    """
+
+    config: RunConfig  # resolved: the same object as the result's config
+
+    output_formula = "concat(A_h V_h) W_O"
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        c = self.config
+        what = [
+            f"{len(result.tokens)} {'queries' if result.context else 'tokens'} ({c.tokenizer})"
+            + (f", {len(result.key_tokens)} keys from --context" if result.context is not None else "")
+            + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
+            + f" · seed {c.seed}",
+            (
+                "W_Q, W_K, W_V, W_O: random (seeded), not trained"
+                if c.projection == "random"
+                else "projection identity: Q = K = V = X"
+            ),
+            (
+                "positions: none, so attention is blind to word order"
+                if c.positional == "none"
+                else f"positions: {c.positional}"
+            ),
+        ]
+        return caption_lines(result, what, "rows are queries, columns are keys")
+
+    def config_record(self, result: AttentionResult) -> dict:
+        c = self.config
+        return config_record(c, c.tokenizer, c.positional, c.projection, c.seed)
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        return text_steps(result)
+
+    def head_index(self, h: int) -> int:
+        return h
+
+    def heads_shown(self, result: AttentionResult) -> str:
+        return f" · head 0 of {self.config.heads}" if self.config.heads > 1 else ""
+
+    def compare_note(self, label: str) -> str | None:
+        return None  # the shared line of `attn compare` already says: random (seeded), not trained
 
 
 def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]
@@ -82,6 +136,7 @@ def run(
     if context_tokens is not None:
         x_context = embed_tokens(context_tokens, config)
     variant = VARIANTS[config.variant]
+    assert config.d_k is not None and config.d_v is not None and config.d_a is not None  # resolve() filled them in
     if config.projection == "identity":
         proj = identity_projections(config.dim)
     else:
@@ -147,6 +202,7 @@ def run(
         a.weights,
         a.out,
         mh.output,
+        TextRun(config),
         params,
         proj,
         terms or {},

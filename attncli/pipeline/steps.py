@@ -1,5 +1,4 @@
-"""Every stage of the pipeline (embed, project, score, mask, softmax, mix) as a named array with its
-formula: what `attn steps` shows.
+"""Every stage of the pipeline, tokens to merged output, as a named array with its formula: what `attn steps` shows.
 
     >>> from attncli.pipeline.run import run
     >>> [(s.name, s.shape) for s in steps(run("time flies", trace=True))][:4]
@@ -51,13 +50,14 @@ def _trace_axes(terms: dict, name: str, shape: tuple[int, ...], m: int, n: int) 
 
 
 def steps(result: AttentionResult) -> list[Step]:
-    """The stages in the order the pipeline runs them. Run with `trace=True` to get the variant's own terms."""
-    if result.model is not None:  # --model: one layer of a real model
-        from attncli.models.run import model_steps
+    """The stages of the run, as its source knows them: a text's, given matrices' or a model layer's."""
+    return result.source.steps(result)
 
-        return model_steps(result)
+
+def text_steps(result: AttentionResult) -> list[Step]:
+    """A text run's stages in pipeline order, X to O. Run with `trace=True` to get the variant's own terms."""
     c = result.config
-    cross = result.context is not None
+    weights = shown(result)[1]
     out: list[Step] = []
     e = embed(result.tokens.strings, c.dim, c.seed)  # [m, d_model]
     if c.positional == "none":
@@ -70,11 +70,11 @@ def steps(result: AttentionResult) -> list[Step]:
             Step("pe", f"PE: {POSITIONAL[c.positional].formula.split(', ', 1)[-1]}", result.x - e, ("query", "dim"))
         )
         out.append(Step("x", "X = E + PE", result.x, ("query", "dim")))
-    if cross:
+    if result.x_context is not None:
         out.append(
             Step("x_context", "X_ctx: the --context tokens, embedded the same way", result.x_context, ("key", "dim"))
         )
-    src = "X_ctx" if cross else "X"
+    src = "X" if result.x_context is None else "X_ctx"
     if c.projection == "identity":
         out += [
             Step("q", "Q = X (identity projection)", result.q, ("head", "query", "dim")),
@@ -88,7 +88,7 @@ def steps(result: AttentionResult) -> list[Step]:
             Step("k", f"K = {src} W_K{split}", result.k, ("head", "key", "dim")),
             Step("v", f"V = {src} W_V{split}", result.v, ("head", "key", "dim")),
         ]
-    m, n = result.weights.shape[1:]
+    m, n = weights.shape[1:]
     terms = VARIANTS[c.variant].trace_terms  # the variant's trace terms: name -> (formula, axes)
     known = list(terms)
     order = sorted(result.trace, key=lambda k: known.index(k) if k in known else len(known))  # stable
@@ -96,10 +96,7 @@ def steps(result: AttentionResult) -> list[Step]:
         array = result.trace[name]
         formula = terms.get(name, (name, ()))[0]
         out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
-    formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
-    if c.temperature != 1.0:
-        formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
-    out.append(Step("scores", formula + "  (for every query–key pair)", result.scores, ("head", "query", "key")))
+    out.append(score_step(result))
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
         merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
@@ -126,6 +123,13 @@ def params(result: AttentionResult) -> dict[str, np.ndarray]:
     return out
 
 
+def shown(result: AttentionResult) -> tuple[np.ndarray, np.ndarray]:  # -> scores [h, m, n], weights [h, m, n]
+    """The scores and weights the steps show: a result without them (--no-weights) has no steps to show."""
+    if result.scores is None or result.weights is None:
+        raise ConfigError("attn steps shows the n × n weights: run without --no-weights")
+    return result.scores, result.weights
+
+
 def check_query(result: AttentionResult, query: int) -> None:
     """`--query I` must name one of the text's tokens."""
     if not 0 <= query < len(result.tokens):
@@ -134,23 +138,31 @@ def check_query(result: AttentionResult, query: int) -> None:
         )
 
 
+def score_step(result: AttentionResult) -> Step:
+    """S: the variant's score of every query–key pair, divided by the temperature T when it is not 1."""
+    c = result.config
+    formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
+    if c.temperature != 1.0:
+        formula = f"S = ({formula[4:]}) / T, T = {c.temperature:g}"
+    return Step("scores", formula + "  (for every query–key pair)", shown(result)[0], ("head", "query", "key"))
+
+
 def mask_softmax_mix(result: AttentionResult, mask_label: str) -> list[Step]:
     """The stages every run shares after its scores: S' (when masked), A = softmax, O_h = A_h V_h."""
+    scores, weights = shown(result)
     out = []
     if result.masked is not None:
         out.append(
             Step(
                 "masked_scores",
                 f"S' = S with −∞ where masked ({mask_label})",
-                np.where(result.masked, -np.inf, result.scores),
+                np.where(result.masked, -np.inf, scores),
                 ("head", "query", "key"),
                 note="−∞ is null in JSON",
             )
         )
     s = "S'" if result.masked is not None else "S"
-    out.append(
-        Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", result.weights, ("head", "query", "key"))
-    )
+    out.append(Step("weights", f"A = softmax({s}) along each row: e^s / Σ e^s", weights, ("head", "query", "key")))
     out.append(
         Step(
             "head_outputs",

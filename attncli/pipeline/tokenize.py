@@ -123,7 +123,7 @@ def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
         except Exception as e:  # e.g. a WordLevel or WordPiece model with no [UNK] meets an unknown word
             reason = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise DataError(f"tokenizer {label} cannot encode this text: {reason}") from None
-        warnings = ()
+        warnings: tuple[str, ...] = ()
         if enc.overflowing:
             dropped = sum(len(o.ids) for o in enc.overflowing)
             warnings = (f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",)

@@ -9,6 +9,7 @@ when the console's width is known).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -130,12 +131,7 @@ def tokens_line(rows: list[dict], width: int) -> Table:
 def heatmap(result: AttentionResult, row: dict, label: str, precision: int, width: int) -> Table:
     """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
     m, n = result.weights.shape[1:]
-    title = f"{label}  A [{m}, {n}]" + (f" · head 0 of {result.config.heads}" if result.config.heads > 1 else "")
-    if result.model is not None:  # --model: its layer and head
-        c = result.config
-        title = f"{label}  A [{m}, {n}] · layer {c.layer}, head " + (
-            f"{c.head}" if c.head is not None else f"0 of {c.heads}"
-        )
+    title = f"{label}  A [{m}, {n}]" + result.source.heads_shown(result)
     return grid(
         result.weights[0],
         result.tokens.strings,
@@ -152,7 +148,7 @@ def heatmap(result: AttentionResult, row: dict, label: str, precision: int, widt
 class Flow:
     """Renderables left to right, starting a new row whenever the next one would not fit the width."""
 
-    def __init__(self, items: list[RenderableType], gap: int = 2):
+    def __init__(self, items: Sequence[RenderableType], gap: int = 2):
         self.items, self.gap = items, gap
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -188,17 +184,9 @@ def compare_view(
         + (f" · mask {', '.join(c.mask)}" if c.mask else "")
     )
     for res in results:
-        if res.model is not None:  # --model: its column is the real model, not a random run
-            from attncli.models.run import describe
-
-            mc, label = res.config, short(res.config.tokenizer)
-            note += (
-                "\n"
-                + ("" if label == res.model.name else f"{label} = ")
-                + describe(res.model)
-                + f"; trained weights, its own tokenizer, layer {mc.layer}, "
-                + (f"head {mc.head}" if mc.head is not None else f"{mc.heads} heads")
-            )
+        line = res.source.compare_note(short(res.config.tokenizer))  # --model: the real model's column
+        if line is not None:
+            note += "\n" + line
     exact = sorted({r["error_vs"] for r in rows if r.get("error_vs")})
     if exact:
         note += (

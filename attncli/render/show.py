@@ -16,7 +16,6 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from attncli.core.variants import VARIANTS
 from attncli.io.escape import escape_lines, escape_text, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline.result import AttentionResult
 
@@ -126,75 +125,8 @@ def matrix_table(
 
 
 def caption(result: AttentionResult) -> Text:
-    """What a reader needs to reproduce and trust the table, in a few lines."""
-    if result.model is not None:  # --model: which model, layer and head; trained weights
-        from attncli.models.run import caption_lines
-
-        return Text("\n".join(caption_lines(result)), style="dim")
-    c = result.config
-    variant = VARIANTS[c.variant]
-    lines = [
-        f"{c.variant}: {variant.formula}"
-        + (f", divided by temperature {c.temperature:g}" if c.temperature != 1 else ""),
-    ]
-    if result.given is not None:  # attn compute: no text, no embedding, no projection
-        lines.append(result.given)
-    else:
-        lines += _text_caption(result)
-    if c.mask:
-        lines.append(f"mask: {', '.join(c.mask)}" + (" (· = masked, weight 0)" if result.weights is not None else ""))
-    lines += _long_caption(result)
-    if result.weights is not None:
-        lines.append(
-            (
-                "rows are queries, columns are keys (numbered from 0)"
-                if result.given is not None
-                else "rows are queries, columns are keys"
-            )
-            + "; each row sums to 1; bold = row maximum"
-        )
-    return Text(escape_lines("\n".join(lines)), style="dim")  # a tokenizer path or a file name is user text
-
-
-def _long_caption(result: AttentionResult) -> list[str]:
-    """An approximation's settings (linformer's rank, performer's features), --dtype float32, --no-weights."""
-    c, lines = result.config, []
-    variant = VARIANTS[c.variant]
-    if c.rank is not None:
-        lines.append(
-            f"rank {c.rank}: the keys pooled into {min(c.rank, len(result.key_tokens))} random groups "
-            f"(--seed {c.seed}); an approximation of {variant.approximates}: attn compare shows its error"
-        )
-    if c.features is not None:
-        lines.append(
-            f"{c.features} random features (--seed {c.seed}); an approximation of {variant.approximates}: "
-            "attn compare shows its error"
-        )
-    if c.dtype != "float64":
-        lines.append(f"{c.dtype}: Q, K, V, scores, weights and outputs")
-    if result.weights is None:
-        lines.append("--no-weights: the outputs only, computed without the n × n matrix (no scores, no weights)")
-    return lines
-
-
-def _text_caption(result: AttentionResult) -> list[str]:
-    c = result.config
-    return [
-        f"{len(result.tokens)} {'queries' if result.context else 'tokens'} ({c.tokenizer})"
-        + (f", {len(result.key_tokens)} keys from --context" if result.context is not None else "")
-        + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
-        + f" · seed {c.seed}",
-        (
-            "W_Q, W_K, W_V, W_O: random (seeded), not trained"
-            if c.projection == "random"
-            else "projection identity: Q = K = V = X"
-        ),
-        (
-            "positions: none, so attention is blind to word order"
-            if c.positional == "none"
-            else f"positions: {c.positional}"
-        ),
-    ]
+    """What a reader needs to reproduce and trust the table, in a few lines: what was run, as its source says."""
+    return Text(escape_lines("\n".join(result.source.caption(result))), style="dim")  # file names are user text
 
 
 def show(
@@ -222,14 +154,13 @@ def show(
     parts.append(caption(result))
     if below is not None:
         parts.append(below)
-    formula = "A V" if result.given is not None else "concat(A_h V_h) W_O"
     parts.append(
         matrix_table(
             result.output,
             result.tokens.strings,
             precision=precision,
             width=width,
-            title=f"Output O = {formula}  [{result.output.shape[0]}, {c.dim}]",
+            title=f"Output O = {result.source.output_formula}  [{result.output.shape[0]}, {c.dim}]",
         )
     )
     return Group(*parts)

@@ -27,7 +27,7 @@ from attncli.render.show import caption, columns_shown, escape_lines, escape_tok
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
 LABEL_WIDTH = 16
 
-# Which stage of the pipeline each step belongs to (a rule with this name goes above its first table).
+# The stage of the pipeline each step belongs to (a rule with this name goes above its first table).
 STAGES = {
     "x": "embed",
     "e": "embed",

@@ -7,16 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attncli import __version__
-from attncli.cli.app import app
-
-runner = CliRunner()
-
-
-def attn(*args, input=None):
-    return runner.invoke(app, list(args), input=input)
+from tests.conftest import attn
 
 
 def test_show_json_parses_and_matches_the_schema():
@@ -363,9 +356,13 @@ def test_compare_with_a_tokenizer_file_counts_unknowns(wordpiece_json):
 
 def test_compare_table_side_by_side_when_wide_stacked_when_narrow():
     def lines(width):
-        r = runner.invoke(
-            app,
-            ["compare", "time flies like an arrow", "--tokenizers", "word,bpe", "--color", "never"],
+        r = attn(
+            "compare",
+            "time flies like an arrow",
+            "--tokenizers",
+            "word,bpe",
+            "--color",
+            "never",
             env={"COLUMNS": str(width)},
         )
         assert r.exit_code == 0, r.output
@@ -407,8 +404,6 @@ def test_markup_in_a_tokenizer_path_is_shown_literally(wordpiece_json, tmp_path)
 
     hostile = tmp_path / "[bold]x.json"
     shutil.copy(wordpiece_json, hostile)
-    r = runner.invoke(
-        app, ["compare", "time flies", "--tokenizers", f"word,{hostile}", "--color", "never"], env={"COLUMNS": "300"}
-    )
+    r = attn("compare", "time flies", "--tokenizers", f"word,{hostile}", "--color", "never", env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
     assert r.stdout.count("[bold]x.json") >= 3  # column, tokens line, heatmap title

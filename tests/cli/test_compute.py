@@ -7,22 +7,19 @@ import math
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from attncli.cli.app import app
 from attncli.core.variants import VARIANTS
 from attncli.pipeline.given import compute, parse_json
-
-runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT
+from tests.conftest import attn as invoke
 
 
 def attn(*args, input=None):
-    return runner.invoke(app, ["compute", *args], input=input)
+    """`attn compute ARGS...`"""
+    return invoke("compute", *args, input=input)
 
 
 def sigmoid(x):
@@ -91,7 +88,7 @@ def test_hand_checked_2x2(name):
 
 def test_json_follows_the_attn_show_schema():
     doc = json.loads(attn("-v", "dot", "-f", "json", input=json.dumps(QKV)).stdout)
-    show = json.loads(runner.invoke(app, ["show", "a b", "-f", "json"]).stdout)
+    show = json.loads(invoke("show", "a b", "-f", "json").stdout)
     assert list(doc) == list(show) and list(doc["config"]) == list(show["config"])
     assert doc["schema"] == "attncli.attention/1" and doc["text"] is None
     assert doc["tokens"] == ["0", "1"] and doc["context_tokens"] == ["0", "1"]

@@ -13,7 +13,6 @@ laptop), twenty times as many with `HYPOTHESIS_PROFILE=thorough pytest tests/tes
 import json
 import math
 import os
-import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -24,6 +23,7 @@ from typer.testing import CliRunner
 
 from attncli.cli.app import app
 from attncli.core.variants import VARIANTS
+from tests.conftest import inert
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 EXAMPLES = {"show": 150, "lines": 40, "steps": 60, "tokens": 60, "compare": 40, "compute": 150}
@@ -43,8 +43,6 @@ def fuzz_settings(test: str):
 
 runner = CliRunner()
 
-SGR = re.compile(rb"\x1b\[[0-9;]*m")
-UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]")
 
 SPECIAL = [
     "\x1b",
@@ -161,23 +159,6 @@ def flat(parts) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def wordpiece(tmp_path_factory) -> str:
-    """A tiny BERT-style tokenizer.json: lowercase, [UNK], [CLS] ... [SEP]."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    vocab = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "time": 3, "flies": 4, "like": 5, "an": 6, "arr": 7, "##ow": 8}
-    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]
-    )
-    path = tmp_path_factory.mktemp("tok") / "wordpiece.json"
-    tok.save(str(path))
-    return str(path)
-
-
-@pytest.fixture(scope="module")
 def no_unk(tmp_path_factory) -> str:
     """A WordLevel tokenizer.json with no [UNK]: the `tokenizers` library raises on any unknown word."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -262,12 +243,6 @@ def invoke(args, out_dir, input=None, output_ext=None):
     return r, target
 
 
-def inert(data: bytes, args) -> None:
-    text = SGR.sub(b"", data).decode("utf-8")
-    bad = sorted({f"U+{ord(c):04X}" for c in UNSAFE.findall(text)})
-    assert not bad, (args, f"raw {bad} reached the terminal")
-
-
 def strict_json(text: str):
     def no_constants(c):
         raise ValueError(f"non-strict JSON constant {c}")
@@ -318,10 +293,10 @@ def check_safe_output(r, args) -> None:
 
 @fuzz_settings("show")
 @given(data=st.data(), text=ARGV_TEXT, context=st.one_of(st.none(), ARGV_TEXT))
-def test_fuzz_show(wordpiece, no_unk, out_dir, data, text, context):
+def test_fuzz_show(wordpiece_json, no_unk, out_dir, data, text, context):
     args = [
         "show",
-        *data.draw(model_options(["char", "word", "bpe", wordpiece, no_unk])),
+        *data.draw(model_options(["char", "word", "bpe", wordpiece_json, no_unk])),
         *data.draw(LONG_INPUT),
         *data.draw(output_options()),
         *data.draw(flag("--stats")),
@@ -349,12 +324,12 @@ def test_fuzz_show(wordpiece, no_unk, out_dir, data, text, context):
 
 @fuzz_settings("lines")
 @given(data=st.data(), lines=st.lists(TEXT, max_size=5), raw=st.one_of(st.none(), st.binary(max_size=30)))
-def test_fuzz_show_lines(wordpiece, out_dir, data, lines, raw):
+def test_fuzz_show_lines(wordpiece_json, out_dir, data, lines, raw):
     args = [
         "show",
         "-",
         "--lines",
-        *data.draw(model_options(["char", "word", "bpe", wordpiece])),
+        *data.draw(model_options(["char", "word", "bpe", wordpiece_json])),
         *data.draw(output_options(("table", "jsonl", "csv"))),
         *data.draw(opt("--errors", st.sampled_from(["strict", "replace"]), st.just("ignore"))),
     ]
@@ -368,10 +343,10 @@ def test_fuzz_show_lines(wordpiece, out_dir, data, lines, raw):
 
 @fuzz_settings("steps")
 @given(data=st.data(), text=ARGV_TEXT)
-def test_fuzz_steps(wordpiece, out_dir, data, text):
+def test_fuzz_steps(wordpiece_json, out_dir, data, text):
     args = [
         "steps",
-        *data.draw(model_options(["char", "word", "bpe", wordpiece])),
+        *data.draw(model_options(["char", "word", "bpe", wordpiece_json])),
         *data.draw(output_options(("table", "json", "jsonl", "npz", "csv"))),
         *data.draw(opt("--query", st.sampled_from([0, 1, 3]), st.just(-1))),
     ]
@@ -391,10 +366,10 @@ def test_fuzz_steps(wordpiece, out_dir, data, text):
 
 @fuzz_settings("tokens")
 @given(data=st.data(), text=ARGV_TEXT)
-def test_fuzz_tokens(wordpiece, no_unk, out_dir, data, text):
+def test_fuzz_tokens(wordpiece_json, no_unk, out_dir, data, text):
     args = [
         "tokens",
-        *data.draw(opt("-t", st.sampled_from(["char", "word", "bpe", wordpiece]), st.just(no_unk))),
+        *data.draw(opt("-t", st.sampled_from(["char", "word", "bpe", wordpiece_json]), st.just(no_unk))),
         *data.draw(output_options(("table", "json", "jsonl", "csv", "npy"))),
         *data.draw(opt("--max-tokens", st.sampled_from([1, 5, 100]), st.just(0))),
     ]
@@ -410,9 +385,9 @@ def test_fuzz_tokens(wordpiece, no_unk, out_dir, data, text):
 
 @fuzz_settings("compare")
 @given(data=st.data(), text=ARGV_TEXT)
-def test_fuzz_compare(wordpiece, out_dir, data, text):
+def test_fuzz_compare(wordpiece_json, out_dir, data, text):
     names = data.draw(
-        st.lists(st.sampled_from(["char", "word", "bpe", wordpiece, "nope", " "]), min_size=1, max_size=3)
+        st.lists(st.sampled_from(["char", "word", "bpe", wordpiece_json, "nope", " "]), min_size=1, max_size=3)
     )
     variants = data.draw(st.lists(st.sampled_from([*VARIANTS, "nope"]), min_size=1, max_size=2))
     options = [a for a in data.draw(model_options(["word"])) if a]

@@ -13,19 +13,14 @@ import subprocess
 import sys
 import unicodedata
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from typer.testing import CliRunner
 
 import attncli.io.escape
 import attncli.io.formats
-from attncli.cli.app import app
 from attncli.io.escape import escape_token
-
-ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
+from tests.conftest import ROOT, UNSAFE, attn, inert
 
 # Every token a WordLevel tokenizer.json knows (so each reaches the tables whole, as one token).
 HOSTILE_TOKENS = [
@@ -50,21 +45,6 @@ HOSTILE_TOKENS = [
 HOSTILE_TEXT = " ".join(HOSTILE_TOKENS)
 # A file name is user text too: markup, an OSC title sequence and a bidi override.
 HOSTILE_NAME = "tok[bold]\x1b]0;t\x07\u202e"
-
-SGR = re.compile(rb"\x1b\[[0-9;]*m")
-UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]")
-
-
-def inert(data: bytes) -> str:
-    """The text a terminal gets, checked: only SGR colour codes may carry ESC; nothing else may act or hide."""
-    text = SGR.sub(b"", data).decode("utf-8")
-    bad = sorted({f"U+{ord(c):04X}" for c in UNSAFE.findall(text)})
-    assert not bad, f"raw {bad} reached the terminal"
-    return text
-
-
-def attn(*args, input=None, env=None):
-    return runner.invoke(app, list(args), input=input, env=env)
 
 
 @pytest.fixture

@@ -13,19 +13,13 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from attncli.cli.app import app
 from attncli.models import LABELS, encode, forward, load_model, rollout
+from tests.conftest import attn
 from tests.model_fixtures import make_bert, make_gpt2
 from tests.models.test_models import _minilm_folder
 
 TEXT = "time flies like an arrow"
-runner = CliRunner()
-
-
-def attn(*args, input=None):
-    return runner.invoke(app, [str(a) for a in args], input=input)
 
 
 def ok(*args) -> str:
@@ -111,7 +105,7 @@ def test_show_other_formats_with_model(bert, tmp_path):
     assert np.load(tmp_path / "w.npy").shape == (1, 7, 7)
     ok("show", TEXT, "--model", bert, "-o", tmp_path / "all.npz")
     with np.load(tmp_path / "all.npz") as z:
-        assert z["weights"].shape == (4, 7, 7) and list(z["tokens"])[0] == "[CLS]"
+        assert z["weights"].shape == (4, 7, 7) and z["tokens"][0] == "[CLS]"
     stats = as_json("show", TEXT, "--model", bert, "--head", 3, "--stats")["stats"]
     assert [s["head"] for s in stats] == [3]
 

@@ -10,22 +10,16 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from attncli.cli.app import app
 from attncli.core import approx
 from attncli.core.attention import attend
 from attncli.core.variants import VARIANTS
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
+from tests.conftest import attn
 
-runner = CliRunner()
 TEXT = "time flies like an arrow and fruit flies like a banana"
 APPROX = [name for name, v in VARIANTS.items() if v.approximates]
-
-
-def attn(*args, input=None):
-    return runner.invoke(app, list(args), input=input)
 
 
 def qkv_json(m=7, n=9, d=4, dv=3, seed=0):
@@ -391,7 +385,6 @@ def test_short_commands_import_neither_kernels_nor_approximations(args):
     for module in (
         "attncli.core.kernels",
         "attncli.core.approx",
-        "attncli.core.approx_variants",
         "attncli.core.efficient",
         "threadpoolctl",
     ):

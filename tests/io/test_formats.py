@@ -184,7 +184,7 @@ def test_csv_with_a_line_column():
     write_csv(r, buf, line=3)
     write_csv(r, buf, header=False, line=5)
     rows = list(csv.DictReader(io.StringIO(buf.getvalue().decode())))
-    assert [row["line"] for row in rows] == ["3"] * 4 + ["5"] * 4 and list(rows[0])[0] == "line"
+    assert [row["line"] for row in rows] == ["3"] * 4 + ["5"] * 4 and next(iter(rows[0])) == "line"
 
 
 def test_npy_is_the_weights_alone(result):

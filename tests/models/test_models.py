@@ -274,7 +274,7 @@ def test_missing_folder_and_file_instead_of_folder(tmp_path):
 def test_no_config_json(tmp_path):
     folder = make_bert(tmp_path / "m")
     (folder / "config.json").unlink()
-    with pytest.raises(ModelError, match="no config.json") as e:
+    with pytest.raises(ModelError, match=r"no config.json") as e:
         load_model(folder)
     _one_line(e)
 
@@ -282,7 +282,7 @@ def test_no_config_json(tmp_path):
 def test_corrupt_config_json(tmp_path):
     folder = make_bert(tmp_path / "m")
     (folder / "config.json").write_text("{not json")
-    with pytest.raises(ModelError, match="cannot read .*config.json") as e:
+    with pytest.raises(ModelError, match=r"cannot read .*config.json") as e:
         load_model(folder)
     _one_line(e)
 
@@ -290,17 +290,17 @@ def test_corrupt_config_json(tmp_path):
 def test_no_weights_names_the_bin_file(tmp_path):
     folder = make_bert(tmp_path / "m")
     (folder / "model.safetensors").unlink()
-    with pytest.raises(ModelError, match="no weights in .*model.safetensors") as e:
+    with pytest.raises(ModelError, match=r"no weights in .*model.safetensors") as e:
         load_model(folder)
     _one_line(e)
     (folder / "pytorch_model.bin").write_bytes(b"")
-    with pytest.raises(ModelError, match="pytorch_model.bin"):
+    with pytest.raises(ModelError, match=r"pytorch_model.bin"):
         load_model(folder)
 
 
 def test_unsupported_model_type_names_the_supported(tmp_path):
     folder = make_bert(tmp_path / "m", config={"model_type": "llama"})
-    with pytest.raises(ModelError, match="unsupported model_type 'llama'.*supported: bert, gpt2") as e:
+    with pytest.raises(ModelError, match=r"unsupported model_type 'llama'.*supported: bert, gpt2") as e:
         load_model(folder)
     _one_line(e)
 
@@ -316,10 +316,10 @@ def test_missing_tensor_and_wrong_shape(tmp_path):
 def test_corrupt_weights_and_bad_config_numbers(tmp_path):
     folder = make_bert(tmp_path / "a")
     (folder / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}")
-    with pytest.raises(ModelError, match="cannot read .*model.safetensors: ") as e:
+    with pytest.raises(ModelError, match=r"cannot read .*model.safetensors: ") as e:
         load_model(folder)
     _one_line(e)
-    with pytest.raises(ModelError, match="config.json: num_attention_heads must be a positive integer, not 'two'"):
+    with pytest.raises(ModelError, match=r"config.json: num_attention_heads must be a positive integer, not 'two'"):
         load_model(make_bert(tmp_path / "b", config={"num_attention_heads": "two"}))
     with pytest.raises(ModelError, match="hidden size 16 is not divisible by 3 heads"):
         load_model(make_bert(tmp_path / "c", config={"num_attention_heads": 3}))
@@ -347,19 +347,19 @@ def test_bfloat16_weights_are_refused_clearly(tmp_path):
 def test_shard_missing(tmp_path):
     folder = make_gpt2(tmp_path / "m", shards=2)
     next(folder.glob("model-00002-*.safetensors")).unlink()
-    with pytest.raises(ModelError, match="names shard model-00002-of-00002.safetensors, which is not in"):
+    with pytest.raises(ModelError, match=r"names shard model-00002-of-00002.safetensors, which is not in"):
         load_model(folder)
 
 
 def test_no_tokenizer(tmp_path):
-    with pytest.raises(ModelError, match="no tokenizer in .*tokenizer.json or vocab.txt"):
+    with pytest.raises(ModelError, match=r"no tokenizer in .*tokenizer.json or vocab.txt"):
         load_model(make_bert(tmp_path / "m", tokenizer="none"))
 
 
 def test_corrupt_tokenizer_json(tmp_path):
     folder = make_bert(tmp_path / "m")
     (folder / "tokenizer.json").write_text('{"model": 3}')
-    with pytest.raises(ModelError, match="cannot read .*tokenizer.json: ") as e:
+    with pytest.raises(ModelError, match=r"cannot read .*tokenizer.json: ") as e:
         load_model(folder)
     _one_line(e)
 

@@ -7,27 +7,19 @@ import random
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attncli.pipeline.limits
-from attncli.cli.app import app
 from attncli.cli.hints import OUTPUTS
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, parse_size, run_bytes
 from attncli.pipeline.run import run
+from tests.conftest import ROOT, attn
 
-ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 tokenize_module = sys.modules["attncli.pipeline.tokenize"]
-
-
-def attn(*args, input=None, env=None):
-    return runner.invoke(app, list(args), input=input, env=env)
 
 
 def refused(r, *needles):

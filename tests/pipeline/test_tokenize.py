@@ -103,10 +103,10 @@ def test_a_unigram_file_works(tmp_path):
 def test_unknown_name_missing_file_and_corrupt_file(tmp_path):
     with pytest.raises(ConfigError, match="unknown tokenizer 'sentencepiece'"):
         get_tokenizer("sentencepiece")
-    with pytest.raises(DataError, match="not found: .*missing.json"):
+    with pytest.raises(DataError, match=r"not found: .*missing.json"):
         get_tokenizer(str(tmp_path / "missing.json"))
     (tmp_path / "bad.json").write_text('{"not": "a tokenizer"}')
-    with pytest.raises(DataError, match="not a valid tokenizer.json"):
+    with pytest.raises(DataError, match=r"not a valid tokenizer.json"):
         get_tokenizer(str(tmp_path / "bad.json"))
     with pytest.raises(DataError, match="directory"):
         get_tokenizer(str(tmp_path) + "/")

@@ -1,5 +1,7 @@
 """Renderers return Rich renderables that read without colour."""
 
+import io
+
 from rich.console import Console
 
 from attncli.pipeline.config import RunConfig
@@ -8,7 +10,7 @@ from attncli.render.show import columns_shown, escape_token, show, weight_style,
 
 
 def _text(renderable, width=100, **kw):
-    console = Console(width=width, record=True, file=open("/dev/null", "w"), **kw)
+    console = Console(width=width, record=True, file=io.StringIO(), **kw)
     console.print(renderable)
     return console
 
