@@ -21,6 +21,7 @@ import typer
 from typer.core import TyperGroup
 
 from attncli import __version__
+from attncli.cli.hints import limits_for
 from attncli.cli.model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.cli.options import (
     Color,
@@ -54,14 +55,14 @@ from attncli.cli.options import (
     Variant,
     _v,
 )
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
 from attncli.io.output import emit, line_progress, resolve_format
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import MAX_TOKENS, Limits, max_bytes_from
+from attncli.pipeline.limits import MAX_TOKENS, Limits
 from attncli.pipeline.run import run
 
 
@@ -141,8 +142,8 @@ def _say(message: str) -> None:
 
 
 def _limits(max_tokens: int | None, command: str, render: str = "none") -> Limits:
-    """--max-tokens and ATTN_MAX_MEMORY, and what the result will be rendered to (see attncli.pipeline.limits)."""
-    return Limits(max_tokens, max_bytes_from(os.environ), render, command)
+    """--max-tokens and ATTN_MAX_MEMORY, what the result will be rendered to, and the hints (attncli.cli.hints)."""
+    return limits_for(max_tokens, command, render)
 
 
 def _context(context: str | None, errors) -> str | None:
@@ -592,7 +593,7 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
-    from attncli.core.attention import parse_masks
+    from attncli.core.masks import parse_masks
     from attncli.pipeline import given as core
     from attncli.pipeline.config import check_options as check_long
     from attncli.render import show as render

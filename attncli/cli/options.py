@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.io.formats import FORMATS
 from attncli.pipeline.config import DTYPES, PROJECTIONS
 from attncli.pipeline.embed import POSITIONAL
@@ -89,7 +89,7 @@ Lines = Annotated[
         "result per line, in order, as it goes; blank lines are skipped.",
     ),
 ]
-# Long inputs and the approximations (attncli.core.efficient, attncli.core.approx_variants):
+# Long inputs and the approximations (attncli.core.efficient, attncli.core.approx):
 NoWeights = Annotated[
     bool,
     typer.Option(

@@ -1,6 +1,6 @@
 """Efficient approximations of softmax attention, and what they cost in accuracy.
 
-Seed 000 (section 6.4) names the two families; both are here in pure NumPy:
+Two families of linear-time approximations, both here in pure NumPy:
 
 - ``linformer``: low-rank projection of the keys and values along the
   sequence (Wang et al. 2020, "Linformer"): K and V [n, d] become E K and F V
@@ -30,9 +30,19 @@ import math
 
 import numpy as np
 
-from attncli.core.kernels import prepare_qkv
+from attncli.core.attention import prepare_qkv
+from attncli.errors import DataError
 
-__all__ = ["approx_error", "linformer", "linformer_projection", "performer", "performer_features"]
+__all__ = [
+    "approx_error",
+    "feature_exponents",
+    "group_means",
+    "linformer",
+    "linformer_projection",
+    "performer",
+    "performer_features",
+    "performer_log_scores",
+]
 
 
 def _prepare(q, k, v):
@@ -40,7 +50,7 @@ def _prepare(q, k, v):
     # [h, m, d_k] | [m, d_k], ... -> q, k, v 3-D, dtype, squeeze
     q, k, v, dt, squeeze = prepare_qkv(q, k, v)
     if k.shape[1] == 0:
-        raise ValueError("attention needs at least one key")
+        raise DataError("attention needs at least one key")
     return q, k, v, dt, squeeze
 
 
@@ -75,7 +85,7 @@ def linformer_projection(n, rank, rng):
     """
     # n, r -> group [n] (int64, values in 0..r-1), sizes [r]
     if rank < 1:
-        raise ValueError(f"rank must be >= 1, got {rank}")
+        raise DataError(f"rank must be >= 1, got {rank}")
     r = min(int(rank), n)
     perm = _generator(rng).permutation(n)
     group = np.empty(n, dtype=np.int64)
@@ -141,7 +151,7 @@ def performer_features(d, n_features, rng, orthogonal=True):
     """
     # d, M -> [M, d] float64
     if n_features < 1:
-        raise ValueError(f"n_features must be >= 1, got {n_features}")
+        raise DataError(f"n_features must be >= 1, got {n_features}")
     gen = _generator(rng)
     if not orthogonal:
         return gen.standard_normal((n_features, d))
@@ -181,20 +191,11 @@ def performer(q, k, v, scale, n_features, rng, *, orthogonal=True, return_weight
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n] | None, [h, m, d_v])
     q, k, v, dt, squeeze = _prepare(q, k, v)
     d = q.shape[2]
-    w = performer_features(d, n_features, rng, orthogonal).astype(dt)  # [M, d]
-    root = dt.type(math.sqrt(scale))
-    qs, ks = q * root, k * root
-
-    def exponents(x):
-        # [h, L, d] -> [h, L, M]: w . x' - |x'|^2 / 2
-        e = np.matmul(x, w.T)
-        e -= (np.einsum("hld,hld->hl", x, x) / dt.type(2))[:, :, None]
-        return e
-
-    eq = exponents(qs)
+    w = performer_features(d, n_features, rng, orthogonal).astype(dt)[None]  # [1, M, d]
+    eq = feature_exponents(q, w, scale)
     eq -= eq.max(axis=-1, keepdims=True)  # per query: cancels in the row ratio
     phi_q = np.exp(eq, out=eq)  # [h, m, M]
-    ek = exponents(ks)
+    ek = feature_exponents(k, w, scale)
     ek -= ek.max(axis=(1, 2), keepdims=True)  # per head: cancels too
     phi_k = np.exp(ek, out=ek)  # [h, n, M]
 
@@ -208,6 +209,77 @@ def performer(q, k, v, scale, n_features, rng, *, orthogonal=True, return_weight
         weights = np.matmul(phi_q, phi_k.transpose(0, 2, 1))  # [h, m, n]
         weights /= denom[:, :, None]
     return _out(weights, out, squeeze)
+
+
+# ------------------------------------------------------------------ as score variants
+#
+# Registered in attncli.core.variants, the approximations also need *scores*: a matrix S whose row
+# softmax is exactly the weights the approximation implies, so that masks, the JSON, `attn steps`
+# and the statistics treat them like any other variant (scale 1/√d, as `scaled`).
+
+
+def group_means(k, group):  # [h, n, d], [h, n] int -> [h, R, d] (R = largest group + 1)
+    """k̄_g: the mean of the keys in each group (every group 0..R-1 is non-empty).
+
+    Each group's entries are summed in the order of their values, not of their positions, so that
+    moving keys (with their groups) gives the same means to the last bit: in floating point
+    (1e30 - 1e30) + 1 is 1 but (1 + 1e30) - 1e30 is 0.
+    """
+    h, n, d = k.shape
+    if group.shape != (h, n):
+        raise DataError(f"linformer: the partition covers {group.shape[-1]} keys, but there are {n}")
+    r = int(group.max()) + 1
+    out = np.empty((h, r, d), dtype=k.dtype)
+    for hh in range(h):
+        by_value = np.argsort(k[hh], axis=0, kind="stable")  # [n, d]: each column's keys by value
+        order = np.take_along_axis(by_value, np.argsort(group[hh][by_value], axis=0, kind="stable"), axis=0)
+        sizes = np.bincount(group[hh], minlength=r)  # [R], all > 0
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        out[hh] = np.add.reduceat(np.take_along_axis(k[hh], order, axis=0), starts, axis=0) / sizes[:, None]
+    return out
+
+
+def feature_exponents(x, w, scale):  # [h, L, d], [h or 1, F, d], float -> [h, L, F]
+    """a_f = w_f · x' − ‖x'‖²/2 with x' = √scale · x: φ_f(x) = e^{a_f}, so E[φ(q)·φ(k)] = e^{scale q·k}."""
+    xs = x * x.dtype.type(math.sqrt(scale))
+    e = np.matmul(xs, w.swapaxes(-1, -2))
+    e -= (np.einsum("hld,hld->hl", xs, xs) / 2)[:, :, None]
+    return e
+
+
+#: Cells per block when the log-sum-exp is done term by term (bounds a [cells, F] temporary).
+_EXACT_CELLS = 1 << 14
+
+
+def performer_log_scores(q, k, w):  # [h, m, d], [h, n, d], [h, F, d] -> a [h, m, F], b [h, n, F], s [h, m, n]
+    """s_ij = ln((1/F) Σ_f e^{a_if + b_jf}): the log of the FAVOR+ estimate of e^{q·k/√d}, and a, b.
+
+    softmax_j(s_ij) = φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j) is `performer`'s implied weights. Computed as
+    A_i + B_j + ln(φ̂(q_i)·φ̂(k_j)) − ln F, where A_i = max_f a_if, B_j = max_f b_jf and φ̂ = e^{a − A}
+    (entries in (0, 1]): one matrix product. Where that product is so small that it lost precision
+    (or underflowed to 0: features of q and k that peak in different directions, typical of huge
+    inputs), the log-sum-exp is redone term by term, so the scores stay finite.
+    """
+    w = np.asarray(w).astype(q.dtype, copy=False)  # [h, F, d]
+    n_features = w.shape[1]
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    a = feature_exponents(q, w, scale)  # [h, m, F]
+    b = feature_exponents(k, w, scale)  # [h, n, F]
+    a_max = a.max(axis=-1, keepdims=True)  # [h, m, 1]
+    b_max = b.max(axis=-1, keepdims=True)  # [h, n, 1]
+    dots = np.matmul(np.exp(a - a_max), np.exp(b - b_max).swapaxes(-1, -2))  # [h, m, n], in [0, F]
+    low = dots < math.sqrt(float(np.finfo(dots.dtype).tiny))  # NaN (an overflow) is not low: attend reports it
+    scores = np.log(dots, out=dots, where=~low)
+    scores += a_max
+    scores += b_max.swapaxes(-1, -2)
+    cells = np.nonzero(low)
+    for c in range(0, cells[0].size, _EXACT_CELLS):
+        hh, ii, jj = (x[c : c + _EXACT_CELLS] for x in cells)
+        t = a[hh, ii] + b[hh, jj]  # [cells, F]
+        t_max = t.max(axis=-1, keepdims=True)
+        scores[hh, ii, jj] = (t_max + np.log(np.exp(t - t_max).sum(axis=-1, keepdims=True)))[:, 0]
+    scores -= math.log(n_features)
+    return a, b, scores
 
 
 # ------------------------------------------------------------------ error
@@ -230,7 +302,7 @@ def approx_error(exact_weights, approx_weights, *, block_rows=1024):
     p = np.asarray(exact_weights)
     a = np.asarray(approx_weights)
     if p.shape != a.shape:
-        raise ValueError(f"weights shapes differ: {p.shape} and {a.shape}")
+        raise DataError(f"weights shapes differ: {list(p.shape)} and {list(a.shape)}")
     if p.size == 0:
         return {"max_abs_error": 0.0, "mean_kl": 0.0}
     n = p.shape[-1]

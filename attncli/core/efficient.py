@@ -28,60 +28,20 @@ results are rounded to float32 where a variant computes in float64.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from attncli.core.attention import (
     Attended,
-    Mask,
     MultiHead,
     Projections,
-    Variant,
-    _norm_and_unit,
-    apply_masks,
     attend,
     check_shapes,
     merge_heads,
     split_heads,
 )
-from attncli.errors import ConfigError, DataError
-
-#: Variants with an outputs-only path, and the masks each takes there.
-OUTPUTS_ONLY = {
-    "scaled": ("causal",),
-    "dot": ("causal",),
-    "cosine": ("causal",),
-    "multiplicative": ("causal",),
-    "linformer": (),
-    "performer": (),
-}
-KERNEL_WEIGHTS = ("scaled", "dot")  # --dtype float32 with weights: kernels.attention_weights
-
-
-def check_outputs_only(variant: str, masks, temperature: float = 1.0) -> None:
-    """ConfigError when --no-weights cannot run this variant, mask or temperature (before any input is read)."""
-    if variant not in OUTPUTS_ONLY:
-        raise ConfigError(
-            f"--no-weights works with -v {', '.join(OUTPUTS_ONLY)}: {variant} scores each "
-            "query-key pair on its own, so drop --no-weights"
-        )
-    names = [str(m).partition(":")[0] for m in masks]
-    bad = [str(m) for m, name in zip(masks, names) if name not in OUTPUTS_ONLY[variant]]
-    if bad:
-        allowed = OUTPUTS_ONLY[variant]
-        raise ConfigError(
-            f"--no-weights with -v {variant} takes "
-            + ("no --mask" if not allowed else "--mask causal only")
-            + f", not {', '.join(bad)}"
-            + (": window and top-k need whole rows of scores" if allowed else "")
-            + "; drop --no-weights"
-        )
-    if variant == "performer" and temperature != 1.0:
-        raise ConfigError(
-            "--no-weights with -v performer needs --temperature 1: the temperature divides the "
-            "estimated scores, which only the weights path has; drop --no-weights"
-        )
+from attncli.core.masks import Mask, apply_masks
+from attncli.core.variants import Variant
+from attncli.errors import DataError
 
 
 def _dtype(name: str) -> np.dtype:
@@ -113,31 +73,15 @@ def outputs_only(
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> [h, m, d_v]
     """softmax(S) V without the weights, in q's dtype. `rng_seed` re-creates the generator `params` were
     drawn from (np.random.default_rng(rng_seed)), for approx.linformer and approx.performer to draw the same."""
-    check_outputs_only(variant.name, masks, temperature)
-    causal = any(m.name == "causal" for m in masks)
-    d = q.shape[-1]
-    if variant.name in ("linformer", "performer"):
-        from attncli.core import approx
-
-        rng = np.random.default_rng(rng_seed)
-        if variant.name == "linformer":
-            _, out = approx.linformer(
-                q, k, v, 1 / (math.sqrt(d) * temperature), options["rank"], rng, return_weights=False
-            )
-        else:
-            _, out = approx.performer(q, k, v, 1 / math.sqrt(d), options["features"], rng, return_weights=False)
-    else:
+    variant.check_outputs_only(masks, temperature)
+    if variant.linear is not None:
+        out = variant.linear(q, k, v, temperature, np.random.default_rng(rng_seed), options)
+    elif variant.kernel_qk is not None:
         from attncli.core.kernels import attention_outputs
 
-        scale = {"scaled": 1 / math.sqrt(d)}.get(variant.name, 1.0) / temperature
-        if variant.name == "cosine":
-            q, k = _norm_and_unit(q)[1], _norm_and_unit(k)[1]
-        elif variant.name == "multiplicative":
-            q = np.matmul(q, params["W"].astype(q.dtype, copy=False))
-            if q.shape[-1] != k.shape[-1]:
-                raise DataError(f"multiplicative: q W is {list(q.shape[1:])}, k is {list(k.shape[1:])}")
+        q, k, scale = variant.kernel_qk(q, k, params)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = attention_outputs(q, k, v, scale, causal=causal)
+            out = attention_outputs(q, k, v, scale / temperature, causal=bool(masks))
     if not np.isfinite(out).all():
         raise _overflow(variant, out.dtype, q, k)
     return out
@@ -167,10 +111,11 @@ def attend_long(
     if not weights:
         out = outputs_only(q, k, v, variant, params, masks, temperature, rng_seed, options or {})
         return Attended(None, None, None, out)
-    if variant.name in KERNEL_WEIGHTS and all(m.name == "causal" for m in masks):
+    if variant.kernel_weights and variant.kernel_qk and all(m.name in variant.fast_masks for m in masks):
         from attncli.core.kernels import attention_weights
 
-        scale = (1 / math.sqrt(q.shape[-1]) if variant.name == "scaled" else 1.0) / temperature
+        _, _, scale = variant.kernel_qk(q, k, params)
+        scale /= temperature
         with np.errstate(over="ignore", invalid="ignore"):
             # The scores as the kernel makes them: q times the scaled, transposed keys.
             scores = np.matmul(q, k.swapaxes(-1, -2) * dt.type(scale))  # [h, m, n]
@@ -180,7 +125,7 @@ def attend_long(
         return Attended(scores, apply_masks(scores, masks), w, out)
     a = attend(q, k, v, variant, params, masks, temperature, trace)
     return Attended(
-        a.scores.astype(dt, copy=False), a.masked, a.weights.astype(dt, copy=False), a.out.astype(dt, copy=False)
+        np.asarray(a.scores, dtype=dt), a.masked, np.asarray(a.weights, dtype=dt), a.out.astype(dt, copy=False)
     )
 
 

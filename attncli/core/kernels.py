@@ -1,11 +1,9 @@
 """Performance core: exact attention in pure NumPy, fast and lean.
 
-Three public functions, all dtype-preserving (float32 in, float32 out; float64
-in, float64 out; other inputs are computed in float64):
+Two public functions, both dtype-preserving (float32 in, float32 out; float64
+in, float64 out; other inputs are computed in float64; shapes checked by
+``attention.prepare_qkv``):
 
-- ``softmax_(scores, masked=None)``: the in-place, numerically stable softmax
-  over the last axis (the textbook one: subtract the row maximum, exponentiate
-  in place, divide by the row sum).
 - ``attention_weights(q, k, v, scale, causal=False)``: the weights [h, m, n]
   and the outputs [h, m, d_v]. The weights are the only m x n array ever
   allocated: each block of query rows is computed straight into its slice of
@@ -64,10 +62,14 @@ import contextlib
 import math
 import os
 import threading
+from typing import Any
 
 import numpy as np
 
-__all__ = ["attention_outputs", "attention_weights", "softmax_"]
+from attncli.core.attention import prepare_qkv
+from attncli.errors import DataError
+
+__all__ = ["attention_outputs", "attention_weights"]
 
 #: Work (h * m * n * (d_k + d_v), about the multiply-adds) from which BLAS is
 #: limited to one thread while the blocks run. Below it every matrix product
@@ -81,36 +83,8 @@ _PARALLEL_MIN_WORK = 1 << 22
 #: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
 _KEY_TILE_BYTES = 1 << 20
 
-_controller = None  # threadpoolctl.ThreadpoolController, created on first use
+_controller: Any = None  # threadpoolctl.ThreadpoolController (False: not installed), created on first use
 _controller_lock = threading.Lock()
-
-
-def softmax_(scores, masked=None):
-    """Softmax over the last axis, in place; returns ``scores``.
-
-    Numerically stable: the row maximum is subtracted before the exponential,
-    which is computed in place, then each row is divided by its sum. ``masked``
-    (boolean, broadcastable to ``scores``) marks cells to exclude: they come
-    out exactly 0, and a row whose cells are all masked comes out all zeros,
-    never NaN. The dtype is kept: a float32 array stays float32 throughout.
-    """
-    # [..., n] (float, modified in place), masked [..., n] bool -> [..., n]
-    if not isinstance(scores, np.ndarray) or scores.dtype.kind != "f":
-        raise TypeError("softmax_ works in place: it needs a floating-point ndarray")
-    if masked is not None:
-        np.copyto(scores, -np.inf, where=np.asarray(masked, dtype=bool))
-    if scores.size == 0:
-        return scores
-    row_max = scores.max(axis=-1, keepdims=True)
-    # A fully masked row has maximum -inf: shift it by 0 instead, so that
-    # exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
-    np.copyto(row_max, 0, where=row_max == -np.inf)
-    np.subtract(scores, row_max, out=scores)
-    np.exp(scores, out=scores)
-    row_sum = scores.sum(axis=-1, keepdims=True)
-    np.copyto(row_sum, 1, where=row_sum == 0)  # all-zero rows stay zero
-    np.divide(scores, row_sum, out=scores)
-    return scores
 
 
 def attention_weights(q, k, v, scale, causal=False, block=256, threads=2):
@@ -149,37 +123,6 @@ def attention_outputs(q, k, v, scale, causal=False, block=256, threads=2):
 # internals
 
 
-def _common_dtype(*arrays):
-    """float32 if every input is float32 (or narrower float), else float64."""
-    # arrays -> np.dtype
-    dt = np.result_type(*arrays)
-    if dt == np.float32 or dt == np.float16:
-        return np.dtype(np.float32)
-    return np.dtype(np.float64)
-
-
-def prepare_qkv(q, k, v):
-    """Validate shapes, give everything 3 dims and one float dtype."""
-    # [h, m, d_k] | [m, d_k], ... -> q [h, m, d_k], k [h, n, d_k], v [h, n, d_v], squeeze
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
-    if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (2, 3):
-        raise ValueError(
-            f"q, k, v must all be 2-D [len, dim] or all 3-D [heads, len, dim]; "
-            f"got shapes {q.shape}, {k.shape}, {v.shape}"
-        )
-    squeeze = q.ndim == 2
-    if squeeze:
-        q, k, v = q[None], k[None], v[None]
-    if not (q.shape[0] == k.shape[0] == v.shape[0]):
-        raise ValueError(f"head counts differ: {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
-    if q.shape[2] != k.shape[2]:
-        raise ValueError(f"queries and keys need the same width d_k; got {q.shape[2]} and {k.shape[2]}")
-    if k.shape[1] != v.shape[1]:
-        raise ValueError(f"keys and values need the same length n; got {k.shape[1]} and {v.shape[1]}")
-    dt = _common_dtype(q, k, v)
-    return q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False), dt, squeeze
-
-
 def _blas_limiter():
     """A context manager limiting BLAS to one thread, or None if there is none.
 
@@ -204,7 +147,7 @@ def _blas_limiter():
 
 
 _limit_depth = 0  # calls currently inside _shared_blas_limit
-_limit_handle = None  # threadpoolctl limiter to restore when the last one leaves
+_limit_handle: Any = None  # threadpoolctl limiter to restore when the last one leaves
 
 
 @contextlib.contextmanager
@@ -239,11 +182,11 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     q, k, v, dt, squeeze = prepare_qkv(q, k, v)
     block, threads = int(block), int(threads)
     if block < 1 or threads < 1:
-        raise ValueError(f"block and threads must be >= 1; got block={block}, threads={threads}")
+        raise DataError(f"block and threads must be >= 1; got block={block}, threads={threads}")
     h, m, dk = q.shape
     n, dv = k.shape[1], v.shape[2]
     out = np.empty((h, m, dv), dt)
-    weights = np.empty((h, m, n), dt) if want_weights else None
+    weights: Any = np.empty((h, m, n), dt) if want_weights else None  # [h, m, n] or None
     if h * m == 0 or n == 0:
         # No query, or no key to attend to: every row is "fully masked" -> zeros.
         out.fill(0)
@@ -258,10 +201,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     v = np.ascontiguousarray(v)  # [h, n, d_v]
     # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
     fi = np.finfo(dt)
-    if dv:
-        v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist()  # [h] max |v|
-    else:
-        v_max = [0.0] * h
+    v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist() if dv else [0.0] * h  # [h] max |v|
     v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
     hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
     lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
@@ -278,7 +218,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         tasks = [(hh, s) for s in reversed(starts) for hh in range(h)]
     else:
         tasks = [(hh, s) for hh in range(h) for s in starts]
-    tri = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+    tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
 
     # Key tiles (outputs path): in the fast (unshifted) case a block's scores
     # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
@@ -300,8 +240,8 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     def worker(next_task):
         # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
         # one only if a head needs the shifted softmax (outputs path).
-        tile_buf = None if want_weights else np.empty(block * min(n, key_tile), dt)
-        full_buf = None
+        tile_buf: Any = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        full_buf: Any = None
         row_max = np.empty((block, 1), dt)
         row_sum = np.empty(block, dt)
         part_sum = np.empty(block, dt)

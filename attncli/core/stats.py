@@ -1,15 +1,93 @@
-"""What the heads of a model do: one number per head (`attn heads`), a label for clear patterns, rollout.
+"""What attention heads do, from their weights (rows = queries, columns = keys, rows sum to 1).
 
-Pure functions on attention weights [L, n_head, n, n] (rows = queries, columns = keys, rows sum to 1).
+`head_summaries` describes each head of one run ([h, m, n]: `attn show --stats`, `attn compare`);
+`head_stats` gives one number per head and layer of a model ([L, h, n, n]: `attn heads`), with a
+label for clear patterns; `rollout` follows attention through the layers. Entropies are in bits,
+and 0 · log 0 counts as 0:
+
+    >>> row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])).tolist()
+    [1.0, 0.0]
+    >>> s = head_summaries(np.array([[[0.5, 0.5], [0.25, 0.75]]]))[0]
+    >>> s["mean_entropy_bits"], s["diagonal_mass"], s["mean_distance"]
+    (0.9056390622295665, 0.625, 0.375)
+
+A row that a mask empties completely (all weights 0) has no distribution: it is left out of every
+mean of `head_summaries`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from attncli.errors import DataError
+
+# ---- one run: a summary per head ------------------------------------------------------------------
+
+TOP_K = 3
+
+
+def row_entropy(weights: np.ndarray) -> np.ndarray:  # [..., n] -> [...]
+    """Shannon entropy of each row, in bits: -Σ_j a_j log2 a_j (0 for an all-zero row)."""
+    w = np.asarray(weights, dtype=float)
+    logs = np.log2(w, out=np.zeros_like(w), where=w > 0)
+    return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _live(weights: np.ndarray) -> np.ndarray:  # [m, n] -> [m] bool
+    """Rows that hold a distribution (not emptied by a mask)."""
+    return weights.sum(axis=-1) > 0
+
+
+def _mean(values: np.ndarray) -> float | None:  # [k] -> float, None when empty
+    return float(values.mean()) if values.size else None
+
+
+def top_keys(weights: np.ndarray, k: int = TOP_K) -> np.ndarray:  # [m, n] -> [m, min(k, n)]
+    """The indices of the k largest weights of each row, largest first; ties go to the lower key index.
+
+    >>> top_keys(np.array([[0.2, 0.5, 0.3], [0.4, 0.2, 0.4]]), 2).tolist()
+    [[1, 2], [0, 2]]
+    """
+    return np.argsort(-weights, axis=-1, kind="stable")[:, :k]
+
+
+def head_summaries(weights: np.ndarray, self_attention: bool = True, k: int = TOP_K) -> list[dict]:
+    # [h, m, n] -> one dict per head
+    """Per head: mean row entropy (bits, and over its maximum log2 n), the largest weight and where it is,
+    the mean mass on the diagonal (self-attention only: a_ii, each token's weight on itself), the mean
+    attended distance Σ_j a_ij |i - j| (in positions), and the top k keys of each query.
+    """
+    h, m, n = weights.shape
+    distance = np.abs(np.arange(m)[:, None] - np.arange(n)[None, :])  # [m, n]
+    out = []
+    for head in range(h):
+        w = weights[head]  # [m, n]
+        live = _live(w)
+        entropy = row_entropy(w)  # [m]
+        i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+        mean_entropy = _mean(entropy[live])
+        out.append(
+            {
+                "head": head,
+                "mean_entropy_bits": mean_entropy,
+                "max_entropy_bits": math.log2(n),
+                "entropy_ratio": None if mean_entropy is None or n == 1 else mean_entropy / math.log2(n),
+                "largest_weight": float(w[i, j]),
+                "largest_at": [int(i), int(j)],
+                "diagonal_mass": _mean(np.diagonal(w)[live]) if self_attention and m == n else None,
+                "mean_distance": _mean((w * distance).sum(axis=-1)[live]),
+                "mean_row_max": _mean(w.max(axis=-1)[live]),
+                "top_keys": top_keys(w, k).tolist(),
+                "top_weights": np.take_along_axis(w, top_keys(w, k), axis=-1).tolist(),
+            }
+        )
+    return out
+
+
+# ---- a model: one number per head and layer ------------------------------------------------------
 
 HEAD_STATS = {  # name -> what the number in a cell means (all are means over query rows)
     "entropy": "entropy of each row in bits: 0 = one key, log2(keys) = uniform",
@@ -37,8 +115,7 @@ def head_stats(weights, causal: bool = False) -> dict[str, np.ndarray]:  # [L, h
         raise DataError(f"head_stats wants weights [layers, heads, n, n], got shape {list(a.shape)}")
     n = a.shape[-1]
     rows = slice(1, None) if causal and n > 1 else slice(None)
-    plogp = np.where(a > 0, a * np.log2(np.where(a > 0, a, 1.0)), 0.0)
-    entropy = -plogp.sum(axis=-1)  # [L, h, n]
+    entropy = row_entropy(a)  # [L, h, n]
     keys = np.arange(1, n + 1) if causal else np.full(n, n)  # keys each query row may see
     seen = keys > 1
     broad = (entropy[..., seen] / np.log2(keys[seen])).mean(axis=-1) if seen.any() else np.zeros(a.shape[:2])

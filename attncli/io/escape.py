@@ -1,4 +1,4 @@
-r"""Text from the user made safe and visible for a terminal (DESIGN §6).
+r"""Text from the user made safe and visible for a terminal.
 
 Anything a terminal could act on or that is invisible becomes a visible escape:
 C0 and C1 control characters (ESC, BEL, NUL, CSI U+009B, ...) as `\x1b`, `\x9b`

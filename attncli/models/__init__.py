@@ -24,7 +24,6 @@ from .forward import (
     gelu,
     gelu_tanh,
     layer_norm,
-    softmax,
 )
 from .load import SUPPORTED, Model, ModelError, ModelTokens, Weights, check_head, check_layer, encode, load_model
 
@@ -56,5 +55,4 @@ __all__ = [
     "layer_norm",
     "load_model",
     "rollout",
-    "softmax",
 ]

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.attention import merge_heads, softmax, split_heads
+
 from .load import Model, ModelError, check_layer
 
 # ---- elementwise ----------------------------------------------------------------------------------
@@ -25,7 +27,7 @@ from .load import Model, ModelError, check_layer
 def erfc(x):  # [...] -> [...] float64
     """Complementary error function; relative error < 1.2e-7 for every real x (measured 1.05e-7).
 
-    The Chebyshev fit of Numerical Recipes (2nd ed., §6.2, `erfcc`), evaluated in float64.
+    The Chebyshev fit of Numerical Recipes (2nd ed., section 6.2, `erfcc`), evaluated in float64.
     """
     z = np.abs(np.asarray(x, dtype=np.float64))
     t = 1.0 / (1.0 + 0.5 * z)
@@ -97,21 +99,6 @@ def layer_norm(x, g, b, eps: float):  # [n, d], [d], [d] -> [n, d]
     return (x - mean) * (1.0 / np.sqrt(var + np.float32(eps))) * g + b
 
 
-def softmax(scores, masked=None):  # [..., n], [..., n] bool or None -> [..., n]
-    """Row softmax after subtracting the row maximum; masked cells are exactly 0."""
-    s = scores if masked is None else np.where(masked, -np.inf, scores)
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def split_heads(x, n_head: int):  # [n, n_head * d_k] -> [n_head, n, d_k]
-    return x.reshape(x.shape[0], n_head, -1).transpose(1, 0, 2)
-
-
-def merge_heads(x):  # [n_head, n, d_k] -> [n, n_head * d_k]
-    return x.transpose(1, 0, 2).reshape(x.shape[1], -1)
-
-
 # ---- one attention -------------------------------------------------------------------------------
 
 
@@ -120,7 +107,7 @@ class LayerSteps:
     """Every stage of one layer's self-attention, the model's own numbers (for `attn steps`).
 
     Projection matrices are [in, out] views of the checkpoint (BERT's nn.Linear weights transposed,
-    GPT-2's c_attn split in three), so that Q = x W_Q + b_Q as in the seeds.
+    GPT-2's c_attn split in three), so that Q = x W_Q + b_Q.
     """
 
     layer: int

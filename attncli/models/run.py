@@ -16,7 +16,8 @@ from typing import cast
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, Projections
+from attncli.core.attention import Projections
+from attncli.core.variants import VARIANTS
 from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record

@@ -9,7 +9,7 @@ Plain strings: the renderer escapes and styles them.
 
 from __future__ import annotations
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.pipeline.result import AttentionResult
 
 

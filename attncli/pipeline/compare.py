@@ -1,16 +1,7 @@
-"""Numbers that summarise a run: row entropy, head statistics, token facts, the `attn compare` rows.
+"""Numbers that summarise a run: token facts, what it costs, the `attn compare` rows.
 
-NumPy and the core only (no rich, typer or click). Entropies are in bits, and
-0 · log 0 counts as 0:
-
-    >>> row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])).tolist()
-    [1.0, 0.0]
-    >>> s = head_stats(np.array([[[0.5, 0.5], [0.25, 0.75]]]))[0]
-    >>> s["mean_entropy_bits"], s["diagonal_mass"], s["mean_distance"]
-    (0.9056390622295665, 0.625, 0.375)
-
-A row that a mask empties completely (all weights 0) has no distribution: it
-is left out of every mean.
+NumPy and the core only (no rich, typer or click); the statistics of the weights themselves (row
+entropy, the per-head summaries) are in attncli.core.stats.
 """
 
 from __future__ import annotations
@@ -21,77 +12,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, attend, parse_masks
+from attncli.core.attention import attend
+from attncli.core.masks import parse_masks
+from attncli.core.stats import head_summaries
+from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import Limits, check, combine, hints, run_bytes
+from attncli.pipeline.limits import Limits, check, combine, run_bytes
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.run import check_text, limited_tokens, run
 from attncli.pipeline.tokenize import Tokens
-
-TOP_K = 3
-
-
-# ---- attention statistics -------------------------------------------------------------------------
-
-
-def row_entropy(weights: np.ndarray) -> np.ndarray:  # [..., n] -> [...]
-    """Shannon entropy of each row, in bits: -Σ_j a_j log2 a_j (0 for an all-zero row)."""
-    w = np.asarray(weights, dtype=float)
-    logs = np.log2(w, out=np.zeros_like(w), where=w > 0)
-    return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def _live(weights: np.ndarray) -> np.ndarray:  # [m, n] -> [m] bool
-    """Rows that hold a distribution (not emptied by a mask)."""
-    return weights.sum(axis=-1) > 0
-
-
-def _mean(values: np.ndarray) -> float | None:  # [k] -> float, None when empty
-    return float(values.mean()) if values.size else None
-
-
-def top_keys(weights: np.ndarray, k: int = TOP_K) -> np.ndarray:  # [m, n] -> [m, min(k, n)]
-    """The indices of the k largest weights of each row, largest first; ties go to the lower key index.
-
-    >>> top_keys(np.array([[0.2, 0.5, 0.3], [0.4, 0.2, 0.4]]), 2).tolist()
-    [[1, 2], [0, 2]]
-    """
-    return np.argsort(-weights, axis=-1, kind="stable")[:, :k]
-
-
-def head_stats(weights: np.ndarray, self_attention: bool = True, k: int = TOP_K) -> list[dict]:
-    # [h, m, n] -> one dict per head
-    """Per head: mean row entropy (bits, and over its maximum log2 n), the largest weight and where it is,
-    the mean mass on the diagonal (self-attention only: a_ii, each token's weight on itself), the mean
-    attended distance Σ_j a_ij |i - j| (in positions), and the top k keys of each query.
-    """
-    h, m, n = weights.shape
-    distance = np.abs(np.arange(m)[:, None] - np.arange(n)[None, :])  # [m, n]
-    out = []
-    for head in range(h):
-        w = weights[head]  # [m, n]
-        live = _live(w)
-        entropy = row_entropy(w)  # [m]
-        i, j = np.unravel_index(int(np.argmax(w)), w.shape)
-        mean_entropy = _mean(entropy[live])
-        out.append(
-            {
-                "head": head,
-                "mean_entropy_bits": mean_entropy,
-                "max_entropy_bits": math.log2(n),
-                "entropy_ratio": None if mean_entropy is None or n == 1 else mean_entropy / math.log2(n),
-                "largest_weight": float(w[i, j]),
-                "largest_at": [int(i), int(j)],
-                "diagonal_mass": _mean(np.diagonal(w)[live]) if self_attention and m == n else None,
-                "mean_distance": _mean((w * distance).sum(axis=-1)[live]),
-                "mean_row_max": _mean(w.max(axis=-1)[live]),
-                "top_keys": top_keys(w, k).tolist(),
-                "top_weights": np.take_along_axis(w, top_keys(w, k), axis=-1).tolist(),
-            }
-        )
-    return out
-
 
 # ---- tokens ---------------------------------------------------------------------------------------
 
@@ -176,14 +106,7 @@ def score_madds(variant: str, h: int, m: int, n: int, d_k: int, d_a: int) -> int
     >>> score_madds("scaled", 1, 5, 5, 16, 16)   # h m n d_k
     400
     """
-    pairs = h * m * n
-    if variant == "additive":  # W1 q and W2 k once per token, then vᵀ tanh(.) per pair
-        return h * (m + n) * d_a * d_k + pairs * d_a
-    if variant == "multiplicative":  # q W once per query, then (qW)ᵀ k per pair
-        return h * m * d_k * d_k + pairs * d_k
-    if variant in ("cosine", "gated"):  # the norms or the gate's halves, once per token
-        return pairs * d_k + h * (m + n) * d_k
-    return pairs * d_k
+    return VARIANTS[variant].score_madds(h, m, n, d_k, d_a)
 
 
 def mix_madds(h: int, m: int, n: int, d_v: int) -> int:
@@ -239,7 +162,7 @@ def summary_row(result: AttentionResult) -> dict:
     c = result.config
     tokens = result.tokens
     m, n = result.weights.shape[1:]
-    stats = head_stats(result.weights, result.context is None)
+    stats = head_summaries(result.weights, result.context is None)
     entropies = [s["mean_entropy_bits"] for s in stats if s["mean_entropy_bits"] is not None]
     row_maxes = [s["mean_row_max"] for s in stats if s["mean_row_max"] is not None]
     mean_entropy = float(np.mean(entropies)) if entropies else None
@@ -289,8 +212,8 @@ def compare_runs(
     pairs = [replace(config, tokenizer=t, variant=v) for t in tokenizers for v in variants]
     resolved = [c.resolve() for c in pairs]
     counts = {t: len(limited_tokens(text, replace(resolved[0], tokenizer=t), limits)) for t in tokenizers}
-    total = combine([run_bytes(c, counts[c.tokenizer], counts[c.tokenizer], render=limits.render) for c in resolved])
-    check(total, limits, f"comparing {len(pairs)} runs", hints(resolved[0], "compare", limits.render, total))
+    total = combine([run_bytes(c, counts[c.tokenizer], counts[c.tokenizer], output=limits.output) for c in resolved])
+    check(total, limits, f"comparing {len(pairs)} runs", resolved[0])
     return [run(text, c, limits=limits) for c in pairs]
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
-from attncli.core.attention import VARIANTS, get_variant, option_values, parse_masks
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, get_variant, option_values
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL
 
@@ -102,7 +103,5 @@ def check_options(variant: str, dtype: str, weights: bool, masks, temperature: f
         if value is not None and not 1 <= value <= MAX_OPTION:
             raise ConfigError(f"--{name} must be between 1 and {MAX_OPTION}, got {value}")
     if not weights:
-        from attncli.core.efficient import check_outputs_only
-
-        check_outputs_only(variant, masks, temperature)
+        get_variant(variant).check_outputs_only(masks, temperature)
     return option_values(VARIANTS[variant], options)

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS, attend, get_variant, parse_masks, variant_params
+from attncli.core.attention import attend
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, get_variant, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
-from attncli.pipeline.limits import Limits, check, compute_bytes, hints
+from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.read import decode, read_bounded
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.steps import Step, mask_softmax_mix, score_step
@@ -47,6 +49,8 @@ _JSON_TYPE = {
     int: "a number",
     float: "a number",
 }
+
+SMALLER = "smaller matrices (fewer rows: the cost is rows of q × rows of k)"  # first suggestion when refused
 
 
 @dataclass(frozen=True)
@@ -290,15 +294,8 @@ def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> Non
         return
     (m, d_q), (n, d_k), (_, d_v) = shapes
     estimate = compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1, weights=limits.weights, dtype=limits.dtype)
-    check(
-        estimate,
-        limits,
-        "attention on these matrices",
-        [
-            "smaller matrices (fewer rows: the cost is rows of q × rows of k)",
-            *hints(RunConfig(weights=limits.weights, dtype=limits.dtype), "compute", limits.render, estimate),
-        ],
-    )
+    config = RunConfig(weights=limits.weights, dtype=limits.dtype)
+    check(estimate, limits, "attention on these matrices", config, (SMALLER,))
 
 
 def load_npys(q: str, k: str | None, v: str | None, limits: Limits | None = None) -> Given:
@@ -439,22 +436,14 @@ def compute(
         d_v,
         d_a or d_k,
         temperature,
-        limits.render,
+        limits.output,
         weights=weights,
         dtype=dtype,
         rank=options.get("rank"),
         features=options.get("features"),
     )
     config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
-    check(
-        estimate,
-        limits,
-        "attention on these matrices",
-        [
-            "smaller matrices (fewer rows: the cost is rows of q × rows of k)",
-            *hints(config_hint, "compute", limits.render, estimate),
-        ],
-    )
+    check(estimate, limits, "attention on these matrices", config_hint, (SMALLER,))
     if dtype != "float64" or not weights:  # the long-input paths
         from attncli.core.efficient import attend_long
 

@@ -11,8 +11,10 @@ matrices (W_Q [d_model, h·d_k] can be large on its own) and what the chosen out
     >>> e.cells, human_bytes(e.total)        # 1 head, 4000 × 4000, -f json
     (16000000, '248.1 MiB')
 
-`check` refuses an estimate past `Limits.max_bytes` (DataError, exit 1) with a message that says
-what it would cost and what would fit. The count of tokens is limited first, more cheaply
+`check` refuses an estimate past `Limits.max_bytes` with `MemoryRefused` (a DataError, exit 1),
+whose message says what it would cost, and which carries what the cheaper paths would need
+(`fits`); the suggestions in the message come from the caller (`Limits.hints`: the CLI's, which
+knows its commands and options). The count of tokens is limited first, more cheaply
 (`Limits.max_tokens`, see `tokenize.check_count`): a 10 MB text is refused from its length,
 before it is tokenized. NumPy-free and quick: the arithmetic only.
 """
@@ -20,8 +22,11 @@ before it is tokenized. NumPy-free and quick: the arithmetic only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from attncli.core.masks import acts_on_scores
+from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.read import human_bytes
 from attncli.pipeline.tokenize import TooManyTokens
@@ -31,19 +36,33 @@ MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the 
 ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64
 
-# What the result is rendered to, for what it holds on top of the run (see `run_bytes`).
-RENDERS = ("none", "table", "steps-table", "steps-json")
+
+@dataclass(frozen=True)
+class OutputCost:
+    """What the output holds on top of the run, under `label`: `bytes_per_cell` for each query–key
+    cell of one head, or (`of_largest`) for each number of the largest array."""
+
+    label: str
+    bytes_per_cell: int
+    of_largest: bool = False
+
+    def bytes(self, m: int, n: int, largest: int) -> dict[str, int]:
+        return {self.label: self.bytes_per_cell * (largest if self.of_largest else m * n)}
+
+
+# (config or None, the estimate or None for a count of tokens, `fits`) -> suggestions, in the order worth trying
+Hints = Callable[[object, "Estimate | None", dict[str, int]], list[str]]
 
 
 @dataclass(frozen=True)
 class Limits:
     """`max_tokens` per text (and per context), `max_bytes` per run's estimate; None: no limit.
-    `render` says what the result will be rendered to, for its extra arrays (one of RENDERS)."""
+    `output` is what rendering the result adds; `hints` what to suggest when a run is refused."""
 
     max_tokens: int | None = MAX_TOKENS
     max_bytes: int | None = MAX_MEMORY
-    render: str = "none"
-    command: str = ""  # for the hints: "show" can suggest --lines
+    output: OutputCost | None = None
+    hints: Hints | None = None
     weights: bool = True  # attn compute: False with --no-weights (its .npy sizes are checked before compute())
     dtype: str = "float64"  # attn compute: --dtype
 
@@ -106,24 +125,20 @@ class Estimate:
         return head + "".join(f", {k} {human_bytes(v)}" for v, k in others[:3])
 
 
-def _score_temporaries(variant: str, trace: bool, temperature: float) -> int:
-    """[h, m, n] float arrays alive with the scores while a variant scores (beyond the scores)."""
-    return {"gated": 1}.get(variant, 0)  # σ(...) · qᵀk: the gate, qᵀk and their product
-
-
 def attention_bytes_per_cell(
     variant: str, masks: tuple[str, ...], trace: bool = False, temperature: float = 1.0, itemsize: int = F
 ) -> int:
     """Bytes per (head, query, key) cell at the peak of attend(): scores and weights (8 + 8), the scoring's
     temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
     tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
-    per = 2 * itemsize + _score_temporaries(variant, trace, temperature) * itemsize
+    entry = VARIANTS[variant]
+    per = 2 * itemsize + entry.score_temporaries * itemsize
     if masks:
         per += 2  # the boolean mask and np.isfinite's
-    if any(str(m).startswith("topk") for m in masks):
+    if acts_on_scores(masks):
         per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
     if trace:
-        per += {"scaled": 1, "cosine": 1, "gated": 2}.get(variant, 0) * itemsize  # qk (and the gate) for steps
+        per += entry.trace_cells * itemsize  # qk (and the gate) for steps
         if masks:
             per += itemsize  # steps' S' with −∞ where masked
     return per
@@ -137,8 +152,9 @@ def outputs_only_bytes(
 ) -> int:
     """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
     [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
-    width = {"linformer": rank or 8, "performer": features or 64}.get(variant)
-    if width is not None:
+    entry = VARIANTS[variant]
+    if entry.linear is not None:  # its one option (--rank, --features) is the width of its linear path
+        (width,) = option_values(entry, {"rank": rank, "features": features}).values()
         return 3 * itemsize * h * (m + n) * width
     return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
 
@@ -153,14 +169,16 @@ def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
         parts["projections"] = F * d * d
     else:
         parts["W_Q, W_K, W_V, W_O"] = F * (2 * d * h * dk + 2 * d * h * dv)
-    params = {"additive": h * da * (2 * dk + 2), "multiplicative": h * dk * dk, "gated": h * 2 * dk}
-    if config.variant in params:
-        parts["variant parameters"] = F * params[config.variant]
+    params = VARIANTS[config.variant].param_count(h, dk, dk, da)
+    if params:
+        parts["variant parameters"] = F * params
     return parts
 
 
-def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none", cross: bool = False) -> Estimate:
-    """The bytes `pipeline.run` (and then the renderer `render`) allocates for m queries and n keys.
+def run_bytes(
+    config, m: int, n: int, trace: bool = False, output: OutputCost | None = None, cross: bool = False
+) -> Estimate:
+    """The bytes `pipeline.run` (and then its `output`) allocates for m queries and n keys.
 
     `config` is resolved (d_k, d_v, d_a filled in). With `trace` (attn steps) the variant's terms are
     kept, and additive's tanh(W₁q + W₂k + b) is an [h, m, n, d_a] array; otherwise additive works in
@@ -183,18 +201,15 @@ def run_bytes(config, m: int, n: int, trace: bool = False, render: str = "none",
     per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature, itemsize)
     parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
     largest = cells
-    if config.variant == "additive":  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
-        parts["additive's slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
+    entry = VARIANTS[config.variant]
+    if entry.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
+        parts[f"{entry.name}'s slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
         if trace:
             # (computed in float64, and in float32 a rounded copy as well)
-            parts["additive's tanh(W₁q + W₂k + b)"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
+            parts[f"{entry.name}'s {entry.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
-    if render == "table":
-        parts["head statistics"] = 6 * F * m * n
-    elif render == "steps-table":
-        parts["table temporaries"] = 4 * F * m * n
-    elif render == "steps-json":
-        parts["JSON of the largest array"] = 160 * largest
+    if output is not None:
+        parts.update(output.bytes(m, n, largest))
     return Estimate(parts, cells, per, (h, m, n))
 
 
@@ -208,7 +223,7 @@ def compute_bytes(
     d_v: int,
     d_a: int,
     temperature: float = 1.0,
-    render: str = "none",
+    output: OutputCost | None = None,
     *,
     weights: bool = True,
     dtype: str = "float64",
@@ -228,10 +243,10 @@ def compute_bytes(
     cells = m * n
     per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
     parts = {"attention": cells * per, **matrices}
-    if variant == "additive":
-        parts["additive's slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
-    if render == "table":
-        parts["head statistics"] = 6 * F * cells
+    if VARIANTS[variant].hidden:
+        parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
+    if output is not None:
+        parts.update(output.bytes(m, n, cells))
     return Estimate(parts, cells, per, (1, m, n))
 
 
@@ -245,76 +260,67 @@ def combine(estimates: list[Estimate]) -> Estimate:
     return Estimate(parts, sum(e.cells for e in estimates), big.per_cell, big.shape, runs=len(estimates))
 
 
-def check(estimate: Estimate, limits: Limits, what: str, hints: list[str] | None = None) -> None:
-    """DataError when the estimate passes `limits.max_bytes`: the cost, the limit, and what would fit."""
+class MemoryRefused(DataError):
+    """A run refused before it starts, its `estimate` past the limit. `fits`: about what the cheaper
+    paths would need, in bytes ("outputs-only": without the weights, "float32": in 4-byte cells), for
+    those that the run's variant and masks allow."""
+
+    def __init__(self, message: str, estimate: Estimate | None = None, fits: dict[str, int] | None = None):
+        super().__init__(message)
+        self.estimate = estimate
+        self.fits = fits or {}
+
+
+def fits(config, estimate: Estimate) -> dict[str, int]:
+    """About how many bytes the run would need without the weights, and in float32, where those paths apply."""
+    if config is None or not estimate.cells:
+        return {}
+    out = {}
+    h, m, n = estimate.shape
+    rest = estimate.total - estimate.parts.get("attention", 0)
+    variant = VARIANTS[config.variant]
+    if (
+        config.weights
+        and variant.outputs_only
+        and all(str(x).partition(":")[0] in variant.fast_masks for x in config.mask)
+    ):
+        options = {"rank": config.rank, "features": config.features}
+        out["outputs-only"] = rest + outputs_only_bytes(variant.name, h, m, n, options["rank"], options["features"])
+    if config.dtype == "float64":
+        out["float32"] = rest + estimate.parts.get("attention", 0) // 2
+    return out
+
+
+def check(estimate: Estimate, limits: Limits, what: str, config=None, lead: tuple[str, ...] = ()) -> None:
+    """MemoryRefused when the estimate passes `limits.max_bytes`: the cost, the limit, and what would fit
+    (`lead`, then `limits.hints`, then ATTN_MAX_MEMORY)."""
     if limits.max_bytes is None or estimate.total <= limits.max_bytes:
         return
+    cheaper = fits(config, estimate)
+    suggested = limits.hints(config, estimate, cheaper) if limits.hints else []
     tips = "; ".join(
         dict.fromkeys(
-            [*(hints or []), f"or set {ENV} (now {human_bytes(limits.max_bytes)}) if the machine has the memory"]
+            [*lead, *suggested, f"or set {ENV} (now {human_bytes(limits.max_bytes)}) if the machine has the memory"]
         )
     )
-    raise DataError(
+    raise MemoryRefused(
         f"{what} would need about {human_bytes(estimate.total)} of memory, more than the "
-        f"{human_bytes(limits.max_bytes)} allowed: {estimate.describe()}. Try {tips}"
+        f"{human_bytes(limits.max_bytes)} allowed: {estimate.describe()}. Try {tips}",
+        estimate,
+        cheaper,
     )
 
 
-def too_many_tokens(error: TooManyTokens, what: str, config, hints: list[str]) -> DataError:
+def too_many_tokens(error: TooManyTokens, what: str, config, limits: Limits) -> DataError:
     """The message for a text over --max-tokens: its count, what its matrices alone would take, what fits."""
     n = error.about
     cells = config.heads * n * n
     weights = cells * F
-    tips = "; ".join(dict.fromkeys([*hints, "or raise --max-tokens if the machine has the memory"]))
+    suggested = limits.hints(config, None, {}) if limits.hints else []
+    tips = "; ".join(dict.fromkeys([*suggested, "or raise --max-tokens if the machine has the memory"]))
     return DataError(
         f"the {what} has {error.describe()}, more than --max-tokens {error.max_tokens:,}: its "
         f"attention weights alone would take {config.heads} head{'s' if config.heads > 1 else ''} × "
         f"{n:,} × {n:,} × 8 bytes = {human_bytes(weights)} (the run about "
         f"{human_bytes(cells * attention_bytes_per_cell(config.variant, config.mask))}). Try {tips}"
     )
-
-
-def hints(config, command: str, render: str = "none", estimate: Estimate | None = None) -> list[str]:
-    """What would make a run smaller, in the order worth trying; the formats only when the rendering
-    is a large part of `estimate`."""
-    out = []
-    if command == "show":
-        out.append("a shorter text, or --lines to run each line of it on its own")
-    elif command in ("compare", "steps", "show --lines"):
-        out.append("a shorter text" + (" (line)" if command == "show --lines" else ""))
-    if command == "compare" or (config is not None and config.tokenizer == "char"):
-        out.append("the word or bpe tokenizer (fewer tokens)")
-    if config is not None and config.heads > 1:
-        out.append("fewer --heads")
-    heavy = {k for k, v in (estimate.parts.items() if estimate else ()) if v >= estimate.total / 4}
-    tanh = "additive's tanh(W₁q + W₂k + b)"
-    if estimate is not None and tanh in estimate.parts and heavy & {tanh, "JSON of the largest array"}:
-        out.append("a smaller --d-a (steps keeps additive's [h, m, n, d_a] term)")
-    if "JSON of the largest array" in heavy:
-        out.append("-f npz (written array by array, without JSON's Python lists)")
-    if "head statistics" in heavy and command == "show":
-        out.append("no --stats")
-    if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
-        out.append("a smaller --dim, --dk or --dv")
-    if command in ("show", "show --lines", "compute") and config is not None and "attention" in heavy:
-        out += _long_input_hints(config)
-    return out
-
-
-def _long_input_hints(config) -> list[str]:
-    """--no-weights and --dtype float32 (attncli.core.efficient), when they exist and fit the run's variant and masks."""
-    try:
-        from attncli.core.efficient import OUTPUTS_ONLY
-    except ImportError:  # (a build without the long-input paths)
-        return []
-    out = []
-    masks = [str(m).partition(":")[0] for m in config.mask]
-    if (
-        getattr(config, "weights", False)
-        and all(name in OUTPUTS_ONLY.get(config.variant, ()) for name in masks)
-        and config.variant in OUTPUTS_ONLY
-    ):
-        out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
-    if getattr(config, "dtype", "float32") == "float64":
-        out.append("--dtype float32 (half the bytes)")
-    return out

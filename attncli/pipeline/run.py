@@ -16,19 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import (
-    VARIANTS,
-    identity_projections,
-    multi_head,
-    parse_masks,
-    random_projections,
-    variant_params,
-)
+from attncli.core.attention import identity_projections, multi_head, random_projections
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
 from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
-from attncli.pipeline.limits import Limits, check, hints, run_bytes, too_many_tokens
+from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.steps import Step, text_steps
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, tokenize
@@ -105,13 +100,13 @@ def limited_tokens(text: str, config: RunConfig, limits: Limits, what: str = "te
     try:
         return tokenize(text, config.tokenizer, limits.max_tokens)
     except TooManyTokens as e:
-        raise too_many_tokens(e, what, config, hints(config, limits.command, limits.render)) from None
+        raise too_many_tokens(e, what, config, limits) from None
 
 
 def estimate(config: RunConfig, m: int, n: int, trace: bool = False, limits: Limits = Limits(), cross: bool = False):
     """What a run on m queries and n keys would allocate (`limits.run_bytes`), checked against `limits`."""
-    e = run_bytes(config, m, n, trace, limits.render, cross)
-    check(e, limits, "this run", hints(config, limits.command, limits.render, e))
+    e = run_bytes(config, m, n, trace, limits.output, cross)
+    check(e, limits, "this run", config)
     return e
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.result import AttentionResult
@@ -36,33 +36,10 @@ class Step:
         return tuple(self.array.shape)
 
 
-# The terms the variants write into run(..., trace=True): formula and axes. Unknown names still show.
-TRACE_TERMS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "qk": ("QKᵀ: raw dot products qᵀk", ("head", "query", "key")),
-    "q_norm": ("‖q‖ of each query", ("head", "query")),
-    "k_norm": ("‖k‖ of each key", ("head", "key")),
-    "qW": ("Q W (Luong general)", ("head", "query", "dim")),
-    "W1q + b": ("W₁q + b (once per query)", ("head", "query", "dim")),
-    "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
-    "tanh(W1q + W2k + b)": ("tanh(W₁q + W₂k + b) of each pair", ("head", "query", "key", "dim")),
-    "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key")),
-    "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
-    "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
-    "Wq' - |q'|^2/2": (
-        "a = W q' − ‖q'‖²/2, q' = q / d_k^¼: φ(q) = e^a / √F, one column per random feature",
-        ("head", "query", "dim"),
-    ),
-    "Wk' - |k'|^2/2": (
-        "b = W k' − ‖k'‖²/2, k' = k / d_k^¼: φ(k) = e^b / √F, one column per random feature",
-        ("head", "key", "dim"),
-    ),
-}
-
-
-def _trace_axes(name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:
-    """Axes of a trace term the table above does not know, guessed from its shape."""
-    if name in TRACE_TERMS and len(TRACE_TERMS[name][1]) == len(shape):
-        return TRACE_TERMS[name][1]
+def _trace_axes(terms: dict, name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:
+    """Axes of a trace term: the variant's own (`terms`), or, for a term it does not name, guessed from its shape."""
+    if name in terms and len(terms[name][1]) == len(shape):
+        return terms[name][1]
     side = "key" if shape[1:2] == (n,) and (m != n or ("k" in name and "q" not in name)) else "query"
     guesses = {
         2: ("head", side),
@@ -112,12 +89,13 @@ def text_steps(result: AttentionResult) -> list[Step]:
             Step("v", f"V = {src} W_V{split}", result.v, ("head", "key", "dim")),
         ]
     m, n = weights.shape[1:]
-    known = list(TRACE_TERMS)
+    terms = VARIANTS[c.variant].trace_terms  # the variant's trace terms: name -> (formula, axes)
+    known = list(terms)
     order = sorted(result.trace, key=lambda k: known.index(k) if k in known else len(known))  # stable
     for name in order:
         array = result.trace[name]
-        formula = TRACE_TERMS.get(name, (name, ()))[0]
-        out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(name, array.shape, m, n)))
+        formula = terms.get(name, (name, ()))[0]
+        out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
     out.append(score_step(result))
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:

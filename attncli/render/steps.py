@@ -18,6 +18,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import Step, steps
@@ -241,16 +242,6 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
     return out
 
 
-def _n(x: float, p: int) -> str:
-    """A number inside a sum: negatives in parentheses."""
-    return f"({fmt(x, p)})" if x < 0 else fmt(x, p)
-
-
-def _sum(a: np.ndarray, b: np.ndarray, p: int, terms: int = 3) -> str:  # [d], [d] -> "a·b + … "
-    shown = " + ".join(f"{_n(x, p)}·{_n(y, p)}" for x, y in zip(a[:terms], b[:terms]))
-    return shown + (" + …" if len(a) > terms else "")
-
-
 def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Text | None:
     """The arithmetic of one number of the step (head 0, query i, the first key), to redo by hand."""
     p, c = precision + 1, result.config
@@ -259,31 +250,12 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     q, k, qk = result.q[0, i], result.k[0, 0], float(result.q[0, i] @ result.k[0, 0])
     s = float(result.scores[0, i, 0])
     t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
-    if step.name in ("trace:qk",) or (step.name == "scores" and c.variant == "dot"):
-        line = f"QKᵀ{cell} = Σ_d Q·K = {_sum(q, k, p)} = {fmt(qk, p)}" + (f"{t} = {fmt(s, p)}" if t else "")
-    elif step.name == "scores" and c.variant == "scaled":
-        line = f"S{cell} = QKᵀ{cell} / √{c.d_k}{t} = {_n(qk, p)} / {fmt(math.sqrt(c.d_k), p)}{t} = {fmt(s, p)}"
-    elif step.name == "scores" and c.variant == "cosine":
-        nq, nk = float(np.linalg.norm(q)), float(np.linalg.norm(k))
-        line = f"S{cell} = {_n(qk, p)} / ({fmt(nq, p)} · {fmt(nk, p)}){t} = {fmt(s, p)}"
-    elif step.name == "scores" and "gate" in result.trace:
-        g = float(result.trace["gate"][0, i, 0])
-        line = f"S{cell} = gate · qᵀk{t} = {fmt(g, p)} · {_n(qk, p)}{t} = {fmt(s, p)}"
-    elif step.name == "scores" and "tanh(W1q + W2k + b)" in result.trace:
-        hidden = result.trace["tanh(W1q + W2k + b)"][0, i, 0]
-        line = f"S{cell} = Σ_a v[a] · tanh(…)[a] = {_sum(result.params['v'][0], hidden, p)}{t} = {fmt(s, p)}"
-    elif step.name == "scores" and "k_bar" in result.trace:  # linformer
-        k_bar = result.trace["k_bar"][0, 0]
-        line = (
-            f"S{cell} = Q[{q_tok!r}]·K̄[{k_tok!r}] / √{c.d_k}{t} = ({_sum(q, k_bar, p)}) / "
-            f"{fmt(math.sqrt(c.d_k), p)}{t} = {fmt(s, p)}"
-        )
-    elif step.name == "scores" and "Wq' - |q'|^2/2" in result.trace:  # performer
-        ab = result.trace["Wq' - |q'|^2/2"][0, i] + result.trace["Wk' - |k'|^2/2"][0, 0]
-        terms = " + ".join(f"e^{_n(x, p)}" for x in ab[:3]) + (" + …" if ab.size > 3 else "")
-        line = f"S{cell} = ln((1/F) Σ_f e^(a_f + b_f)) = ln(({terms}) / {ab.size}){t} = {fmt(s, p)}"
-    elif step.name == "scores" and "qW" in result.trace:
-        line = f"S{cell} = Σ_d (QW)[d] · K[d] = {_sum(result.trace['qW'][0, i], k, p)}{t} = {fmt(s, p)}"
+    worked = Cell(cell, q_tok, k_tok, q, k, qk, s, c.d_k, t, result.trace, result.params, i, lambda x: fmt(x, p))
+    explain = VARIANTS[c.variant].explain
+    if step.name == "trace:qk":
+        line = explain_qk(worked)
+    elif step.name == "scores" and explain is not None:
+        line = explain(worked)
     elif step.name == "weights":
         row = (
             result.scores[0, i]
@@ -304,7 +276,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
         )
     elif step.name == "head_outputs":
         a, v = result.weights[0, i], result.v[0, :, 0]
-        line = f"O_0[{q_tok}][0] = Σ_j A[{q_tok}, j] · V[j][0] = {_sum(a, v, p, 4)} = " + fmt(
+        line = f"O_0[{q_tok}][0] = Σ_j A[{q_tok}, j] · V[j][0] = {worked.dots(a, v, 4)} = " + fmt(
             float(result.head_outputs[0, i, 0]), p
         )
     else:

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from attncli.pipeline.given import compute, parse_json
 from tests.conftest import ROOT
 from tests.conftest import attn as invoke

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from attncli.cli.app import app
-from attncli.core.attention import VARIANTS
+from attncli.core.variants import VARIANTS
 from tests.conftest import inert
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"

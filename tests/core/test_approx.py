@@ -9,6 +9,7 @@ import pytest
 
 from attncli.core.approx import approx_error, linformer, linformer_projection, performer, performer_features
 from attncli.core.kernels import attention_weights
+from attncli.errors import DataError
 
 METHODS = {
     "linformer": lambda q, k, v, s, size, rng, **kw: linformer(q, k, v, s, size, rng, **kw),
@@ -68,13 +69,13 @@ def test_bad_arguments():
         linformer(q, k, v, 1.0, 2, rng=None)
     with pytest.raises(TypeError):
         performer(q, k, v, 1.0, 2, rng=np.random.RandomState(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         linformer(q, k, v, 1.0, 0, np.random.default_rng(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         performer(q, k, v, 1.0, 0, np.random.default_rng(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         linformer(q, k[:, :3], v, 1.0, 2, np.random.default_rng(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         performer(q, k[:, :0], v[:, :0], 1.0, 2, np.random.default_rng(0))
 
 
@@ -210,6 +211,6 @@ def test_approx_error_blocks_and_shapes():
     a = rng.random((3, 50, 7))
     a /= a.sum(-1, keepdims=True)
     assert approx_error(p, a, block_rows=7) == pytest.approx(approx_error(p, a))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         approx_error(p, a[:, :3])
     assert approx_error(np.zeros((0, 4)), np.zeros((0, 4))) == {"max_abs_error": 0.0, "mean_kl": 0.0}

@@ -6,19 +6,16 @@ import numpy as np
 import pytest
 
 from attncli.core.attention import (
-    VARIANTS,
-    Mask,
     attend,
-    causal_mask,
     identity_projections,
     merge_heads,
     multi_head,
-    parse_masks,
     random_projections,
     softmax,
     split_heads,
-    variant_params,
 )
+from attncli.core.masks import Mask, causal_mask, parse_masks
+from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import ConfigError, DataError
 
 

@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attncli.core import kernels
-from attncli.core.kernels import attention_outputs, attention_weights, softmax_
+from attncli.core.attention import softmax
+from attncli.core.kernels import attention_outputs, attention_weights
+from attncli.errors import DataError
 
 F32_TOL = 2e-6  # max |error| / max |reference|, float32 (scores of moderate size)
 F64_TOL = 1e-12
@@ -76,7 +78,7 @@ SHAPES = [
 ]
 
 
-# ---------------------------------------------------------------- softmax_
+# ---------------------------------------------------------------- softmax in place (the kernels' blocks)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -85,7 +87,7 @@ def test_softmax_matches_reference_in_place(dtype):
     x = (rng.standard_normal((3, 5, 9)) * 10).astype(dtype)
     want = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
     want /= want.sum(-1, keepdims=True)
-    got = softmax_(x)
+    got = softmax(x, in_place=True)
     assert got is x
     assert got.dtype == dtype
     np.testing.assert_allclose(
@@ -100,7 +102,7 @@ def test_softmax_masked_cells_zero_and_fully_masked_rows_zero(dtype):
     masked = np.array([[False, True, False, True], [True, True, True, True], [False, False, False, False]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no invalid-value / divide warnings
-        softmax_(x, masked)
+        softmax(x, masked, in_place=True)
     assert x.dtype == dtype
     assert np.all(x[masked] == 0)
     assert np.all(x[1] == 0) and not np.isnan(x).any()
@@ -111,18 +113,11 @@ def test_softmax_masked_cells_zero_and_fully_masked_rows_zero(dtype):
 
 def test_softmax_broadcast_mask_huge_scores_and_empty():
     x = np.array([[1e30, 1e30, -1e30], [3.0, 1.0, 2.0]], dtype=np.float32)
-    softmax_(x, masked=np.array([False, False, True]))  # broadcast over rows
+    softmax(x, masked=np.array([False, False, True]), in_place=True)  # broadcast over rows
     np.testing.assert_array_equal(x[0], np.array([0.5, 0.5, 0], np.float32))
     assert x[1, 2] == 0 and x.dtype == np.float32
     e = np.empty((2, 0), np.float32)
-    assert softmax_(e) is e
-
-
-def test_softmax_rejects_non_float():
-    with pytest.raises(TypeError):
-        softmax_(np.arange(4))
-    with pytest.raises(TypeError):
-        softmax_([1.0, 2.0])
+    assert softmax(e, in_place=True) is e
 
 
 # ---------------------------------------------------------------- agreement
@@ -239,17 +234,17 @@ def test_empty_inputs():
 )
 def test_shape_errors(shapes):
     q, k, v = (np.zeros(s) for s in shapes)
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         attention_outputs(q, k, v, 1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         attention_weights(q, k, v, 1.0)
 
 
 def test_bad_block_or_threads():
     q = np.zeros((1, 2, 2))
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         attention_outputs(q, q, q, 1.0, block=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(DataError):
         attention_outputs(q, q, q, 1.0, threads=0)
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from attncli.core import approx
-from attncli.core.attention import VARIANTS, attend
+from attncli.core.attention import attend
+from attncli.core.variants import VARIANTS
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 from tests.conftest import attn
@@ -384,7 +385,6 @@ def test_short_commands_import_neither_kernels_nor_approximations(args):
     for module in (
         "attncli.core.kernels",
         "attncli.core.approx",
-        "attncli.core.approx_variants",
         "attncli.core.efficient",
         "threadpoolctl",
     ):

@@ -5,6 +5,8 @@ import csv
 import io
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,13 +16,21 @@ from hypothesis.extra.numpy import arrays
 from typer.testing import CliRunner
 
 from attncli.cli.app import app
-from attncli.core.attention import VARIANTS, attend, parse_masks, variant_params
+from attncli.core.attention import attend
+from attncli.core.masks import parse_masks
+from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
 
 runner = CliRunner()
 
 
 # ---- attn variants: generated from the registry ----------------------------------------------------
+
+
+def test_the_registry_imports_without_numpy():
+    """`attn --help` and `attn variants` read the registry before (or without) loading NumPy."""
+    code = "import attncli.core.variants, attncli.core.masks, sys; assert 'numpy' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_variants_json_lists_every_registered_variant():
@@ -40,7 +50,7 @@ def test_variants_json_lists_every_registered_variant():
         "b": "[h, d_a]",
         "v": "[h, d_a]",
     }
-    assert any("seed 000" in note for note in by_name["cosine"]["notes"])
+    assert any("neither bounded nor scale-invariant" in note for note in by_name["cosine"]["notes"])
 
 
 def test_variants_table_shows_formulas_and_shapes_literally():
@@ -107,7 +117,7 @@ ROW_REFERENCE = {  # name -> scores(q, all keys, params of one head): variants w
     "linformer": ref_linformer,
 }
 
-REFERENCE = {  # name -> score(q, k, params of one head), from DESIGN §3 and seeds 001/002
+REFERENCE = {  # name -> score(q, k, params of one head), each variant's formula written out
     "dot": lambda q, k, p: dot(q, k),  # qᵀk
     "scaled": lambda q, k, p: dot(q, k) / math.sqrt(len(q)),  # qᵀk / √d
     "cosine": ref_cosine,  # qᵀk / (‖q‖‖k‖)

@@ -155,12 +155,12 @@ def test_gpt2_layer0_equals_hand_computation(gpt2):
 
 @pytest.mark.parametrize("which", ["bert", "gpt2"])
 def test_layer0_equals_the_projects_attention_core(which, bert, gpt2):
-    """The model's own q, k, v through attncli.core.attention give the model's weights (skipped before the merge)."""
-    attention = pytest.importorskip("attncli.core.attention")
-    try:
-        attend, variant, parse_masks = attention.attend, attention.get_variant("scaled"), attention.parse_masks
-    except AttributeError as e:
-        pytest.skip(f"attncli.core.attention has no {e.name}")
+    """The model's own q, k, v through attncli.core.attention give the model's weights."""
+    from attncli.core.attention import attend
+    from attncli.core.masks import parse_masks
+    from attncli.core.variants import get_variant
+
+    variant = get_variant("scaled")
     model = bert if which == "bert" else gpt2
     s = forward(model, encode(model, TEXT).ids, upto_layer=0, steps_layer=0).steps
     core = attend(

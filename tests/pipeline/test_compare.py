@@ -7,20 +7,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.core import stats
+from attncli.core.stats import head_summaries as head_stats
+from attncli.core.stats import row_entropy, top_keys
 from attncli.errors import ConfigError
-from attncli.pipeline import compare as stats
+from attncli.pipeline import compare
 from attncli.pipeline.compare import (
     byte_pieces,
     compare_runs,
     coverage,
-    head_stats,
     mix_madds,
-    row_entropy,
     score_madds,
     split_names,
     summary_row,
     token_rows,
-    top_keys,
     unknown,
     weight_bytes,
 )
@@ -32,7 +32,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_texts"
 
 
 def test_doctests():
-    assert doctest.testmod(stats).failed == 0
+    assert doctest.testmod(stats).failed == 0 and doctest.testmod(compare).failed == 0
 
 
 def test_row_entropy_by_hand():

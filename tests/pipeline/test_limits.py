@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import attncli.pipeline.limits
+from attncli.cli.hints import OUTPUTS
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import NO_LIMITS, Limits, parse_size, run_bytes
+from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, parse_size, run_bytes
 from attncli.pipeline.run import run
 from tests.conftest import ROOT, attn
 
@@ -107,7 +108,7 @@ def test_the_prefix_probe_of_a_tokenizer_json_is_an_underestimate(monkeypatch):
 def test_the_4000_character_json_of_issue_5_fits_the_defaults():
     for render in ("none", "table"):
         config = RunConfig(tokenizer="char").resolve()
-        e = run_bytes(config, 4000, 4000, render=render)
+        e = run_bytes(config, 4000, 4000, output=OUTPUTS[render])
         assert e.total < Limits().max_bytes, attncli.pipeline.limits.human_bytes(e.total)
     assert attncli.pipeline.limits.MAX_TOKENS >= 4000
 
@@ -150,9 +151,20 @@ def test_memory_past_the_limit_is_refused_with_the_estimate_and_what_fits():
     )
 
 
+def test_the_refusal_carries_the_estimate_and_what_the_cheaper_paths_need():
+    """The pipeline speaks bytes: no hint without the CLI's, but the estimate and the cheaper paths' bytes."""
+    text = " ".join(f"w{i}" for i in range(3000))
+    with pytest.raises(MemoryRefused) as e:
+        run(text, RunConfig(), limits=Limits(max_bytes=64 * 2**20))
+    assert e.value.estimate.cells == 3000 * 3000
+    assert set(e.value.fits) == {"outputs-only", "float32"}
+    assert e.value.fits["outputs-only"] < 64 * 2**20 < e.value.estimate.total
+    assert "Try or set ATTN_MAX_MEMORY" in str(e.value) and "--no-weights" not in str(e.value)
+
+
 def test_compare_checks_all_its_runs_together():
     text = " ".join(f"w{i}" for i in range(400))
-    alone = run_bytes(RunConfig().resolve(), 400, 400, render="table").total
+    alone = run_bytes(RunConfig().resolve(), 400, 400, output=OUTPUTS["table"]).total
     env = {"ATTN_MAX_MEMORY": str(int(alone * 2.5))}
     assert attn("compare", text, "--tokenizers", "word", "-f", "json", env=env).exit_code == 0
     refused(
@@ -231,7 +243,7 @@ def test_the_outputs_only_path_is_estimated_as_it_streams():
     """--no-weights never holds an n × n matrix: a run the weights path could not afford fits."""
     text = " ".join(f"w{i}" for i in range(3000))
     env = {"ATTN_MAX_MEMORY": "64M"}
-    message = refused(
+    refused(
         attn("show", text, "-f", "json", env=env),
         "1 head × 3,000 × 3,000",
         "--no-weights (the outputs only, in blocks: never an n × n matrix)",

@@ -106,7 +106,7 @@ def test_word_order_pair_from_the_sample_file(variant):
     without positions (every variant, every head), and different ones with sinusoidal positions."""
     from pathlib import Path
 
-    from attncli.pipeline.compare import head_stats
+    from attncli.core.stats import head_summaries
 
     first, second = (
         (Path(__file__).resolve().parents[2] / "sample_texts" / "word_order.txt")
@@ -118,7 +118,7 @@ def test_word_order_pair_from_the_sample_file(variant):
     assert perm != list(range(len(perm)))
     assert np.allclose(b.weights, a.weights[:, perm][:, :, perm])
     assert np.allclose(b.output, a.output[perm])
-    for sa, sb in zip(head_stats(a.weights), head_stats(b.weights)):  # order-blind statistics agree
+    for sa, sb in zip(head_summaries(a.weights), head_summaries(b.weights)):  # order-blind statistics agree
         assert sa["mean_entropy_bits"] == pytest.approx(sb["mean_entropy_bits"])
     pa = run(first, RunConfig(variant=variant, heads=2, positional="sinusoidal"))
     pb = run(second, RunConfig(variant=variant, heads=2, positional="sinusoidal"))

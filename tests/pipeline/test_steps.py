@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from attncli.core.attention import VARIANTS, softmax
+from attncli.core.attention import softmax
+from attncli.core.variants import VARIANTS
 from attncli.io.steps import write_json, write_npz
 from attncli.pipeline import steps as steps_module
 from attncli.pipeline.config import RunConfig
