@@ -21,49 +21,50 @@ import typer
 from typer.core import TyperGroup
 
 from attncli import __version__
-from attncli.cli.hints import limits_for
+from attncli.cli.hints import HEAD_STATISTICS, limits_for
 from attncli.cli.model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.cli.options import (
     Color,
-    Context,
     Da,
-    Dim,
-    Dk,
     Dtype,
-    Dv,
     Errors,
     Features,
     File,
     Format,
-    Heads,
+    InputPath,
+    KPath,
     Lines,
     MaskOpt,
-    MaxTokens,
     NoWeights,
+    Out,
     Output,
-    Positional,
+    ParamSeed,
     Precision,
-    Projection,
+    QPath,
+    Query,
     Rank,
     RecordFormat,
-    SaveHtml,
-    SaveSvg,
-    Seed,
+    Run,
+    Source,
+    Stats,
     Temperature,
     Text,
     Tokenizer,
+    Tokenizers,
     Variant,
-    _v,
+    VariantNames,
+    VPath,
+    check_variant_options,
+    options,
 )
 from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io import documents
 from attncli.io.escape import escape_text
+from attncli.io.formats import FORMATS
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
 from attncli.io.output import emit, line_progress, resolve_format
-from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import MAX_TOKENS, Limits
-from attncli.pipeline.run import run
+from attncli.pipeline.limits import OutputCost
 
 
 def fail(error: AttnError):
@@ -141,164 +142,93 @@ def _say(message: str) -> None:
     typer.echo(f"Warning: {escape_text(message)}", err=True)
 
 
-def _limits(max_tokens: int | None, command: str, render: str = "none") -> Limits:
-    """--max-tokens and ATTN_MAX_MEMORY, what the result will be rendered to, and the hints (attncli.cli.hints)."""
-    return limits_for(max_tokens, command, render)
+def _warn(tokens) -> None:
+    for warning in tokens.warnings:
+        _say(warning)
 
 
-def _context(context: str | None, errors) -> str | None:
+def _text(source: Source) -> str:
+    return read_text(source.text, source.file, source.errors, _say)
+
+
+def _context(context: str | None, errors: str) -> str | None:
     """--context checked like TEXT: argv bytes that are not UTF-8 are an error, or U+FFFD with --errors replace."""
-    return None if context is None else decode_arg(context, "--context", _v(errors), _say)
+    return None if context is None else decode_arg(context, "--context", errors, _say)
+
+
+def _emit(doc: documents.Document, out: Out) -> None:
+    emit(doc, out.fmt, out.output, out.precision, out.color, save_svg=out.save_svg, save_html=out.save_html)
+
+
+def _writing(kind: type[documents.Document], out: Out) -> OutputCost | None:
+    """What writing a document of this kind in the chosen format holds on top of its run."""
+    return FORMATS[resolve_format(out.fmt, out.output)].memory.get(kind)
 
 
 # ---- commands ------------------------------------------------------------------------------------
+# Each command imports the machinery of its run (NumPy, the pipeline, the renderers; the models layer only
+# with --model) in its body: `attn --help` and `attn variants` load none of it.
 
 
 @app.command()
+@options(source=Source, run=Run, out=Out)
 def show(
-    ctx: typer.Context,
-    text: Text = None,
-    file: File = None,
-    tokenizer: Tokenizer = "word",
-    variant: Variant = "scaled",
-    heads: Heads = 1,
-    dim: Dim = 16,
-    dk: Dk = None,
-    dv: Dv = None,
-    d_a: Da = None,
-    mask: MaskOpt = None,
-    positional: Positional = "none",
-    projection: Projection = "random",
-    context: Context = None,
-    seed: Seed = 0,
-    temperature: Temperature = 1.0,
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
-    stats: Annotated[
-        bool,
-        typer.Option(
-            "--stats",
-            help='Head statistics under the matrix (always for up to 12 tokens); with -f json they go under "stats".',
-        ),
-    ] = False,
-    model: ModelDir = None,
-    layer: Layer = None,
-    head: Head = None,
-    rollout: Rollout = False,
-    lines: Lines = False,
-    save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
-    rank: Rank = None,
-    features: Features = None,
-    no_weights: NoWeights = False,
-    dtype: Dtype = "float64",
-    errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
-) -> None:
+    ctx: typer.Context, source: Source, run: Run, out: Out, stats: Stats = False, model: ModelDir = None,
+    layer: Layer = None, head: Head = None, rollout: Rollout = False, lines: Lines = False,
+    no_weights: NoWeights = False, dtype: Dtype = "float64",
+) -> None:  # fmt: skip
     """Show the attention matrix and the output vectors of TEXT.
 
     With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
     or with --rollout the attention rollout through layers 0..--layer.
     """
-    from attncli.models import run as model_run
-    from attncli.render import heads as render_model
-    from attncli.render import show as render
-    from attncli.render import stats as render_stats
-    from attncli.render.stats import stats_document
+    from attncli.pipeline.run import run as run_text
+    from attncli.render.stats import show_view
 
     check_options(ctx, model, keep=("stats",))
-    pictures = {"save_svg": save_svg, "save_html": save_html}
-
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
-
-    def table(r, d, w):
-        short = (
-            r.weights is not None
-            and max(r.weights.shape[1:]) <= render_stats.SHORT
-            and (model is None or r.config.heads == 1)
-        )
-        return render.show(r, d, w, below=render_stats.stats_view(r, d, w) if stats or short else None)
-
+    table = partial(show_view, stats=stats)
     if model is not None:
-        source = read_text(text, file, _v(errors), _say)
+        from attncli.models import run as model_run
+        from attncli.render.heads import rollout_view
+
         if rollout:
-            ro = model_run.model_rollout(load_model(model), source, layer)
-            table = partial(render_model.rollout_view, ro)
-            return emit(
-                documents.Rollout("attn show", table, rollout=ro), _v(fmt), output, precision, _v(color), **pictures
-            )
-        result = model_run.model_result(load_model(model), source, layer, head)
-    else:
-        _variant_options([_v(variant)], rank, features)
-        config = _run_config(
-            tokenizer,
-            variant,
-            heads,
-            dim,
-            dk,
-            dv,
-            d_a,
-            mask,
-            positional,
-            projection,
-            seed,
-            temperature,
-            rank=rank,
-            features=features,
-            dtype=_v(dtype),
-            weights=not no_weights,
-        )
-        context = _context(context, errors)
-        limits = _limits(max_tokens, "show --lines" if lines else "show", "table" if stats else "none")
-        if lines:
-            return show_lines(
-                text,
-                file,
-                config,
-                context,
-                _v(fmt),
-                output,
-                precision,
-                _v(color),
-                table,
-                pictures,
-                stats,
-                _v(errors),
-                limits,
-            )
-        result = run(read_text(text, file, _v(errors), _say), config, context=context, limits=limits)
+            ro = model_run.model_rollout(load_model(model), _text(source), layer)
+            return _emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
+        return _show(model_run.model_result(load_model(model), _text(source), layer, head), out, table, stats)
+    config = run.config(dtype=dtype, weights=not no_weights)
+    context = _context(run.context, source.errors)
+    limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
+    if lines:
+        return _show_lines(source, config, context, out, table, stats, limits)
+    _show(run_text(_text(source), config, context=context, limits=limits), out, table, stats)
+
+
+def _show(result, out: Out, table, stats: bool) -> None:
+    from attncli.render.stats import stats_document
+
     _warn(result.tokens)
-    extra = {"stats": stats_document(result, precision)} if stats else None
-    emit(
-        documents.Result("attn show", partial(table, result), result=result, extra=extra),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-        **pictures,
-    )
+    extra = {"stats": stats_document(result, out.precision)} if stats else None
+    _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra), out)
 
 
-def show_lines(
-    text, file, config, context, fmt, output, precision, color, table, pictures, stats, errors="strict", limits=None
-) -> None:
+def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+    from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
 
     config.resolve()  # a bad option fails before the first line is read
-    stream, name = open_lines(text, file)
-    with stream, line_progress(stream, name, color, output) as counted:
+    stream, name = open_lines(source.text, source.file)
+    with stream, line_progress(stream, name, out.color, out.output) as counted:
 
         def results():
             found = False
-            for number, line in iter_lines(counted, name, errors, _say):
+            for number, line in iter_lines(counted, name, source.errors, _say):
                 if line.strip():
                     found = True
                     try:
-                        result = run(line, config, context=context, limits=limits)
+                        result = run_text(line, config, context=context, limits=limits)
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
                     _warn(result.tokens)
@@ -306,83 +236,16 @@ def show_lines(
             if not found:
                 raise DataError(f"no text: every line of {name} is blank")
 
-        extra = (lambda r: {"stats": stats_document(r, precision)}) if stats else None
-        doc = documents.Lines("attn show", results=results(), line_table=table, extra=extra)
-        emit(doc, fmt, output, precision, color, **pictures)
-
-
-def _run_config(
-    tokenizer, variant, heads, dim, dk, dv, d_a, mask, positional, projection, seed, temperature, **long
-) -> RunConfig:
-    """`long`: RunConfig's fields for the approximations (rank, features) and long inputs (dtype, weights)."""
-    return RunConfig(
-        tokenizer=tokenizer,
-        variant=_v(variant),
-        heads=heads,
-        dim=dim,
-        d_k=dk,
-        d_v=dv,
-        d_a=d_a,
-        mask=tuple(mask.split(",")) if mask else (),
-        positional=_v(positional),
-        projection=_v(projection),
-        seed=seed,
-        temperature=temperature,
-        **long,
-    )
-
-
-def _variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
-    """--rank and --features belong to linformer and performer: a ConfigError when no chosen variant takes them."""
-    for name, value in (("rank", rank), ("features", features)):
-        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
-        if value is not None and not any(v in takers for v in variants):
-            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
-
-
-def _warn(tokens) -> None:
-    for warning in tokens.warnings:
-        typer.echo(f"Warning: {escape_text(warning)}", err=True)
+        extra = (lambda r: {"stats": stats_document(r, out.precision)}) if stats else None
+        _emit(documents.Lines("attn show", results=results(), line_table=table, extra=extra), out)
 
 
 @app.command()
+@options(source=Source, run=Run, out=Out)
 def steps(
-    ctx: typer.Context,
-    text: Text = None,
-    file: File = None,
-    tokenizer: Tokenizer = "word",
-    variant: Variant = "scaled",
-    heads: Heads = 1,
-    dim: Dim = 16,
-    dk: Dk = None,
-    dv: Dv = None,
-    d_a: Da = None,
-    mask: MaskOpt = None,
-    positional: Positional = "none",
-    projection: Projection = "random",
-    context: Context = None,
-    seed: Seed = 0,
-    temperature: Temperature = 1.0,
-    query: Annotated[
-        int,
-        typer.Option(
-            "--query", help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b)."
-        ),
-    ] = 0,
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
-    model: ModelDir = None,
-    layer: Layer = None,
-    head: Head = None,
-    save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
-    rank: Rank = None,
-    features: Features = None,
-    errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
-) -> None:
+    ctx: typer.Context, source: Source, run: Run, out: Out, query: Query = 0, model: ModelDir = None,
+    layer: Layer = None, head: Head = None,
+) -> None:  # fmt: skip
     """Walk through every stage, tokens to outputs.
 
     Each stage of the pipeline is its own table, with its formula and shape in the title:
@@ -390,119 +253,62 @@ def steps(
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
-    from attncli.models.run import model_result
-    from attncli.pipeline import steps as stages
-    from attncli.render import steps as render_steps
+    from attncli.pipeline.run import run as run_text
+    from attncli.pipeline.steps import check_query
+    from attncli.render.steps import show_steps
 
     check_options(ctx, model, keep=("query",))
-    source = read_text(text, file, _v(errors), _say)
+    text = _text(source)
     if model is not None:
-        result = model_result(load_model(model), source, layer, head)
+        from attncli.models.run import model_result
+
+        result = model_result(load_model(model), text, layer, head)
     else:
-        _variant_options([_v(variant)], rank, features)
-        config = _run_config(
-            tokenizer,
-            variant,
-            heads,
-            dim,
-            dk,
-            dv,
-            d_a,
-            mask,
-            positional,
-            projection,
-            seed,
-            temperature,
-            rank=rank,
-            features=features,
-        )
-        context = _context(context, errors)
-        shown = resolve_format(_v(fmt), output)
-        render = {"table": "steps-table", "json": "steps-json", "jsonl": "steps-json"}.get(shown, "none")
-        result = run(source, config, context=context, trace=True, limits=_limits(max_tokens, "steps", render))
-    stages.check_query(result, query)
+        config = run.config()
+        context = _context(run.context, source.errors)
+        limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
+        result = run_text(text, config, context=context, trace=True, limits=limits)
+    check_query(result, query)
     _warn(result.tokens)
-    doc = documents.Steps("attn steps", lambda d, w: render_steps.show_steps(result, d, w, query), result=result)
-    emit(doc, _v(fmt), output, precision, _v(color), save_svg=save_svg, save_html=save_html)
+    _emit(documents.Steps("attn steps", lambda d, w: show_steps(result, d, w, query), result=result), out)
 
 
 @app.command()
-def tokens(
-    ctx: typer.Context,
-    text: Text = None,
-    file: File = None,
-    tokenizer: Tokenizer = "word",
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
-    model: ModelDir = None,
-    save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
-    errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
-) -> None:
+@options(source=Source, out=Out)
+def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = "word", model: ModelDir = None) -> None:
     """List the tokens, ids and character offsets.
 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
     whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
-    from attncli.models.run import model_tokens
     from attncli.pipeline.compare import tokens_document
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
-    from attncli.render import steps as render_steps
+    from attncli.render.steps import tokens_view
 
     check_options(ctx, model)
-    source = read_text(text, file, _v(errors), _say)
-    if not source:
+    text = _text(source)
+    if not text:
         raise DataError("empty text: nothing to tokenize")
-    _limits(max_tokens, "tokens")  # checks --max-tokens itself
+    limits_for(source.max_tokens, "tokens")  # checks --max-tokens itself
     try:
-        toks = tokenize(source, tokenizer, max_tokens) if model is None else model_tokens(load_model(model), source)
+        if model is None:
+            toks = tokenize(text, tokenizer, source.max_tokens)
+        else:
+            from attncli.models.run import model_tokens
+
+            toks = model_tokens(load_model(model), text)
     except TooManyTokens as e:
         raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     _warn(toks)
-    doc = documents.Records(
-        "attn tokens", partial(render_steps.tokens_view, source, toks), doc=tokens_document(source, toks)
-    )
-    emit(doc, _v(fmt), output, precision, _v(color), save_svg=save_svg, save_html=save_html)
+    _emit(documents.Records("attn tokens", partial(tokens_view, text, toks), doc=tokens_document(text, toks)), out)
 
 
 @app.command()
+@options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"))
 def compare(
-    ctx: typer.Context,
-    text: Text = None,
-    file: File = None,
-    tokenizers: Annotated[
-        str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths to tokenizer.json files.")
-    ] = "char,word,bpe",
-    variants: Annotated[
-        str, typer.Option("--variants", help="Comma-separated variant names (see attn variants).")
-    ] = "scaled",
-    heads: Heads = 1,
-    dim: Dim = 16,
-    dk: Dk = None,
-    dv: Dv = None,
-    d_a: Da = None,
-    mask: MaskOpt = None,
-    positional: Positional = "none",
-    projection: Projection = "random",
-    seed: Seed = 0,
-    temperature: Temperature = 1.0,
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
-    model: ModelDir = None,
-    layer: Layer = None,
-    head: Head = None,
-    save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
-    rank: Rank = None,
-    features: Features = None,
-    errors: Errors = "strict",
-    max_tokens: MaxTokens = MAX_TOKENS,
-) -> None:
+    ctx: typer.Context, source: Source, run: Run, out: Out, tokenizers: Tokenizers = "char,word,bpe",
+    variants: VariantNames = "scaled", model: ModelDir = None, layer: Layer = None, head: Head = None,
+) -> None:  # fmt: skip
     """Compare tokenizers and variants side by side.
 
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
@@ -512,171 +318,80 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
-    from attncli.models.run import compare_with_model, model_result
     from attncli.pipeline.compare import compare_document, compare_runs, split_names
-    from attncli.render import compare as render_compare
+    from attncli.render.compare import compare_view
 
     check_options(ctx, model, every=True)
-    config = _run_config(
-        "word",
-        "scaled",
-        heads,
-        dim,
-        dk,
-        dv,
-        d_a,
-        mask,
-        positional,
-        projection,
-        seed,
-        temperature,
-        rank=rank,
-        features=features,
-    )
-    source = read_text(text, file, _v(errors), _say)
+    text = _text(source)
     names = split_names(variants, "variants")
-    _variant_options(names, rank, features)
-    results = compare_runs(
-        source, split_names(tokenizers, "tokenizers"), names, config, _limits(max_tokens, "compare", "table")
-    )
+    config = run.config(variants=names)
+    limits = limits_for(source.max_tokens, "compare", HEAD_STATISTICS)
+    results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
     for r in results:
         _warn(r.tokens)
     if model is not None:
-        results.append(model_result(load_model(model), source, layer, head))
-        doc = compare_with_model(source, results[:-1], results[-1])
+        from attncli.models.run import compare_with_model, model_result
+
+        results.append(model_result(load_model(model), text, layer, head))
+        doc = compare_with_model(text, results[:-1], results[-1])
     else:
-        doc = compare_document(source, results)
-    table = partial(render_compare.compare_view, doc["rows"], results)
-    emit(
-        documents.Records("attn compare", table, doc=doc),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-        save_svg=save_svg,
-        save_html=save_html,
-    )
+        doc = compare_document(text, results)
+    _emit(documents.Records("attn compare", partial(compare_view, doc["rows"], results), doc=doc), out)
 
 
 @app.command()
+@options()
 def compute(
-    input_path: Annotated[
-        str | None,
-        typer.Option(
-            "-i",
-            "--input",
-            help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
-            "k, v, params optional; - or nothing reads stdin.",
-        ),
-    ] = None,
-    q: Annotated[str | None, typer.Option("--q", help="Queries [m, d_q] as a .npy file.")] = None,
-    k: Annotated[str | None, typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")] = None,
-    v: Annotated[str | None, typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")] = None,
-    variant: Variant = "scaled",
-    d_a: Da = None,
-    mask: MaskOpt = None,
-    rank: Rank = None,
-    features: Features = None,
-    no_weights: NoWeights = False,
-    dtype: Dtype = "float64",
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the learned variants' parameters, unless the JSON gives params.")
-    ] = 0,
-    temperature: Temperature = 1.0,
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
+    input_path: InputPath = None, q: QPath = None, k: KPath = None, v: VPath = None, variant: Variant = "scaled",
+    d_a: Da = None, mask: MaskOpt = None, rank: Rank = None, features: Features = None,
+    no_weights: NoWeights = False, dtype: Dtype = "float64", seed: ParamSeed = 0, temperature: Temperature = 1.0,
+    fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
     errors: Errors = "strict",
-) -> None:
+) -> None:  # fmt: skip
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
     from attncli.core.masks import parse_masks
-    from attncli.pipeline import given as core
+    from attncli.pipeline import given
     from attncli.pipeline.config import check_options as check_long
-    from attncli.render import show as render
+    from attncli.render.show import show as show_table
 
-    _variant_options([_v(variant)], rank, features)
-    check_long(
-        _v(variant),
-        _v(dtype),
-        not no_weights,
-        parse_masks(mask),
-        temperature,  # before reading input
-        {"rank": rank, "features": features},
-    )
-
-    limits = replace(
-        _limits(None, "compute", "table" if resolve_format(_v(fmt), output) == "table" else "none"),
-        weights=not no_weights,
-        dtype=_v(dtype),
-    )
-    given = core.read_given(input_path, q, k, v, sys.stdin.buffer, _v(errors), _say, limits)
-    result = core.compute(
-        given,
-        _v(variant),
-        mask,
-        temperature,
-        seed,
-        d_a,
-        limits,
-        rank=rank,
-        features=features,
-        dtype=_v(dtype),
-        weights=not no_weights,
-    )
-    emit(
-        documents.Result("attn compute", partial(render.show, result), result=result),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-    )
+    check_variant_options([variant], rank, features)
+    options = {"rank": rank, "features": features}
+    check_long(variant, dtype, not no_weights, parse_masks(mask), temperature, options)  # before reading input
+    picture = FORMATS[resolve_format(fmt, output)].picture
+    limits = replace(limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights,
+                     dtype=dtype)  # fmt: skip
+    matrices = given.read_given(input_path, q, k, v, sys.stdin.buffer, errors, _say, limits)
+    result = given.compute(matrices, variant, mask, temperature, seed, d_a, limits, dtype=dtype,
+                           weights=not no_weights, **options)  # fmt: skip
+    emit(documents.Result("attn compute", partial(show_table, result), result=result), fmt, output, precision, color)
 
 
 @app.command()
+@options()
 def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
-    from attncli.render import show as render
+    from attncli.render.show import variants as variants_table
 
     doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
-    table = lambda digits, width: render.variants(doc["rows"], width)  # noqa: E731
-    emit(documents.Records("attn variants", table, doc=doc), _v(fmt), output, None, _v(color))
+    table = documents.Records("attn variants", lambda digits, width: variants_table(doc["rows"], width), doc=doc)
+    emit(table, fmt, output, None, color)
 
 
 @app.command()
-def heads(
-    model: ModelRequired,
-    text: Text = None,
-    file: File = None,
-    stat: Stat = "entropy",
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
-    save_svg: SaveSvg = None,
-    save_html: SaveHtml = None,
-) -> None:
+@options(out=Out)
+def heads(model: ModelRequired, out: Out, text: Text = None, file: File = None, stat: Stat = "entropy") -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head."""
     from attncli.models.run import heads_document
-    from attncli.render import heads as render_model
+    from attncli.render.heads import heads_view
 
     doc = heads_document(load_model(model), read_text(text, file))
-    table = lambda d, w: render_model.heads_view(doc, _v(stat), d, w)  # noqa: E731
-    emit(
-        documents.Records("attn heads", table, doc=doc),
-        _v(fmt),
-        output,
-        precision,
-        _v(color),
-        save_svg=save_svg,
-        save_html=save_html,
-    )
+    _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc), out)
 
 
 def main() -> None:

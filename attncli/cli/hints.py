@@ -10,26 +10,16 @@ import os
 from functools import partial
 
 from attncli.core.variants import VARIANTS
+from attncli.io.formats import JSON_LISTS
 from attncli.pipeline.limits import Estimate, Limits, OutputCost, max_bytes_from
 
-JSON_LISTS = "JSON of the largest array"
-HEAD_STATISTICS = "head statistics"
-
-# What each rendering holds on top of the run: the head statistics of a table (about six [m, n] arrays
-# for one head at a time), a steps table's temporaries, and `attn steps -f json`'s Python lists and
-# string (~160 bytes for each number of the largest array).
-OUTPUTS = {
-    "none": None,
-    "table": OutputCost(HEAD_STATISTICS, 6 * 8),
-    "steps-table": OutputCost("table temporaries", 4 * 8),
-    "steps-json": OutputCost(JSON_LISTS, 160, of_largest=True),
-}
+HEAD_STATISTICS = OutputCost("head statistics", 6 * 8)  # about six [m, n] arrays, one head at a time
 
 
-def limits_for(max_tokens: int | None, command: str, render: str = "none") -> Limits:
+def limits_for(max_tokens: int | None, command: str, output: OutputCost | None = None) -> Limits:
     """--max-tokens and ATTN_MAX_MEMORY for `command` ("show", "show --lines", "steps", "compare", "compute",
-    "tokens"), whose result is rendered to `render` (one of OUTPUTS)."""
-    return Limits(max_tokens, max_bytes_from(os.environ), OUTPUTS[render], partial(hints, command))
+    "tokens"), whose output holds `output` on top of the run (a format's or the head statistics')."""
+    return Limits(max_tokens, max_bytes_from(os.environ), output, partial(hints, command))
 
 
 def hints(command: str, config, estimate: Estimate | None, fits: dict[str, int]) -> list[str]:
@@ -50,11 +40,11 @@ def hints(command: str, config, estimate: Estimate | None, fits: dict[str, int])
     variant = VARIANTS[config.variant] if config is not None else None
     if variant is not None and variant.hidden:
         hidden = f"{variant.name}'s {variant.hidden}"  # the part run_bytes names it by
-        if hidden in estimate.parts and heavy & {hidden, JSON_LISTS}:
+        if hidden in estimate.parts and heavy & {hidden, JSON_LISTS.label}:
             out.append(f"a smaller --d-a (steps keeps {variant.name}'s [h, m, n, d_a] term)")
-    if JSON_LISTS in heavy:
+    if JSON_LISTS.label in heavy:
         out.append("-f npz (written array by array, without JSON's Python lists)")
-    if HEAD_STATISTICS in heavy and command == "show":
+    if HEAD_STATISTICS.label in heavy and command == "show":
         out.append("no --stats")
     if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
         out.append("a smaller --dim, --dk or --dv")

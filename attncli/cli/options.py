@@ -1,4 +1,5 @@
-"""The options the `attn` commands share, each defined once (typer's Annotated aliases).
+"""The options the `attn` commands share, each defined once: Typer's Annotated aliases, gathered in
+small dataclasses (`Source`, `Run`, `Out`) that `@options` hands to a command as one object each.
 
 Choices come from the registries (VARIANTS, POSITIONAL, FORMATS, ...), so a new
 variant or format is offered on the command line without a change here.
@@ -7,14 +8,22 @@ variant or format is offered on the command line without a change here.
 from __future__ import annotations
 
 import enum
-from typing import Annotated
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Annotated, Any
 
 import typer
 
 from attncli.core.variants import VARIANTS
-from attncli.io.formats import FORMATS
-from attncli.pipeline.config import DTYPES, PROJECTIONS
+from attncli.errors import ConfigError
+from attncli.io.documents import Records
+from attncli.io.formats import FORMATS, formats_for
+from attncli.pipeline.config import DTYPES, PROJECTIONS, RunConfig
 from attncli.pipeline.embed import POSITIONAL
+from attncli.pipeline.limits import MAX_TOKENS
 from attncli.pipeline.read import ERRORS
 
 Text = Annotated[str | None, typer.Argument(help="The text; - reads stdin.", show_default=False)]
@@ -30,7 +39,7 @@ def choice(name: str, names) -> type[enum.Enum]:
 VariantName = choice("VariantName", VARIANTS)
 PositionalName = choice("PositionalName", POSITIONAL)
 ProjectionName = choice("ProjectionName", PROJECTIONS)
-FormatName = choice("FormatName", ["table", *FORMATS])
+FormatName = choice("FormatName", FORMATS)
 DtypeName = choice("DtypeName", DTYPES)
 ColorName = choice("ColorName", ["auto", "always", "never"])
 ErrorsName = choice("ErrorsName", ERRORS)
@@ -113,12 +122,139 @@ Features = Annotated[
     int | None,
     typer.Option("--features", help="-v performer: the number of random features F (default 64).", show_default=False),
 ]
-RecordFormatName = choice("RecordFormatName", ["table", "json", "jsonl", "csv"])
+RecordFormatName = choice("RecordFormatName", formats_for(Records))
 RecordFormat = Annotated[
     RecordFormatName | None, typer.Option("-f", "--format", help="Output format (default table, or from -o).")
 ]
 
 
-def _v(choice_value):
-    """The plain string of an Enum choice (or None)."""
-    return getattr(choice_value, "value", choice_value)
+Stats = Annotated[
+    bool,
+    typer.Option(
+        "--stats",
+        help='Head statistics under the matrix (always for up to 12 tokens); with -f json they go under "stats".',
+    ),
+]
+Query = Annotated[
+    int,
+    typer.Option(
+        "--query", help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b)."
+    ),
+]
+Tokenizers = Annotated[
+    str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths to tokenizer.json files.")
+]
+VariantNames = Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn variants).")]
+InputPath = Annotated[
+    str | None,
+    typer.Option(
+        "-i",
+        "--input",
+        help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
+        "k, v, params optional; - or nothing reads stdin.",
+    ),
+]
+QPath = Annotated[str | None, typer.Option("--q", help="Queries [m, d_q] as a .npy file.")]
+KPath = Annotated[str | None, typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")]
+VPath = Annotated[str | None, typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")]
+ParamSeed = Annotated[
+    int, typer.Option("--seed", help="Seed of the learned variants' parameters, unless the JSON gives params.")
+]
+
+
+# ---- option groups -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the text comes from, and how much of it a run may take."""
+
+    text: Text = None
+    file: File = None
+    errors: Errors = "strict"
+    max_tokens: MaxTokens = MAX_TOKENS
+
+
+@dataclass(frozen=True)
+class Run:
+    """The choices of a text run (show, steps; compare takes all but -t, -v and --context)."""
+
+    tokenizer: Tokenizer = "word"
+    variant: Variant = "scaled"
+    heads: Heads = 1
+    dim: Dim = 16
+    dk: Dk = None
+    dv: Dv = None
+    d_a: Da = None
+    mask: MaskOpt = None
+    positional: Positional = "none"
+    projection: Projection = "random"
+    context: Context = None
+    seed: Seed = 0
+    temperature: Temperature = 1.0
+    rank: Rank = None
+    features: Features = None
+
+    def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
+        """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
+        of the `variants` run (default: -v)."""
+        check_variant_options(variants or [self.variant], self.rank, self.features)
+        mask = tuple(self.mask.split(",")) if self.mask else ()
+        return RunConfig(
+            tokenizer=self.tokenizer, variant=self.variant, heads=self.heads, dim=self.dim, d_k=self.dk, d_v=self.dv,
+            d_a=self.d_a, mask=mask, positional=self.positional, projection=self.projection, seed=self.seed,
+            temperature=self.temperature, rank=self.rank, features=self.features, **more,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Out:
+    """Where the result goes and how it looks."""
+
+    fmt: Format = None
+    output: Output = None
+    precision: Precision = None
+    color: Color = "auto"
+    save_svg: SaveSvg = None
+    save_html: SaveHtml = None
+
+
+def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
+    """--rank and --features belong to the variants that take them: ConfigError when no chosen variant does."""
+    for name, value in (("rank", rank), ("features", features)):
+        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
+        if value is not None and not any(v in takers for v in variants):
+            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
+
+
+def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable], Callable]:
+    """Give a command its option groups: each dataclass's fields become the command's own parameters
+    (Typer reads the signature), and the command receives one instance per group, by the group's name.
+    Fields named in `skip` are not offered (they keep their defaults). Choices arrive as plain strings.
+    """
+
+    def decorate(command: Callable) -> Callable:
+        hints = typing.get_type_hints(command, include_extras=True)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
+               for name, p in inspect.signature(command).parameters.items() if name not in groups]  # fmt: skip
+        context = [p for p in own if p.annotation is typer.Context]
+        flat = []
+        for group in groups.values():
+            group_hints = typing.get_type_hints(group, include_extras=True)
+            flat += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                       annotation=group_hints[f.name])
+                     for f in fields(group) if f.name not in skip]  # fmt: skip
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> Any:
+            plain = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items()}
+            built = {name: group(**{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain})
+                     for name, group in groups.items()}  # fmt: skip
+            return command(**plain, **built)
+
+        params = [*context, *flat, *(p for p in own if p not in context)]  # in --help: the groups, then its own
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
 from attncli.io.documents import Document, Lines, Records, Result, Rollout, Steps
+from attncli.pipeline.limits import OutputCost
 
 if TYPE_CHECKING:  # the pictures take a Rich console; Rich loads only when a table is drawn
     from rich.console import Console
@@ -36,6 +37,12 @@ def _lazy(module: str, name: str) -> Writer:
     return write
 
 
+# What writing a document holds on top of its run, for the memory guard: `attn steps` as a table keeps a
+# few temporaries per cell; as JSON, Python lists and a string of ~160 bytes per number of its largest array.
+TABLE_TEMPORARIES = OutputCost("table temporaries", 4 * 8)
+JSON_LISTS = OutputCost("JSON of the largest array", 160, of_largest=True)
+
+
 @dataclass(frozen=True)
 class Format:
     name: str
@@ -45,6 +52,7 @@ class Format:
     binary: bool = False  # never sent to a terminal
     picture: bool = False  # drawn from the document's table, not written from its data
     export: Callable[[Console, str], str] | None = None  # a picture of what the console showed, and its title
+    memory: dict[type[Document], OutputCost] = field(default_factory=dict)  # what writing a document costs
 
 
 def _svg(console: Console, title: str) -> str:
@@ -58,7 +66,13 @@ def _html(console: Console, title: str) -> str:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in [
-        Format("table", (), "what the terminal shows (no colour in a file)", picture=True),
+        Format(
+            "table",
+            (),
+            "what the terminal shows (no colour in a file)",
+            picture=True,
+            memory={Steps: TABLE_TEMPORARIES},
+        ),  # fmt: skip
         Format(
             "json",
             (".json",),
@@ -69,6 +83,7 @@ FORMATS: dict[str, Format] = {
                 Records: _lazy("records", "write_json"),
                 Rollout: _lazy("rollout", "write_json"),
             },
+            memory={Steps: JSON_LISTS},
         ),
         Format(
             "jsonl",
@@ -81,6 +96,7 @@ FORMATS: dict[str, Format] = {
                 Records: _lazy("records", "write_jsonl"),
                 Rollout: _lazy("rollout", "write_jsonl"),
             },
+            memory={Steps: JSON_LISTS},
         ),
         Format(
             "csv",

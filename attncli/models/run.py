@@ -186,6 +186,9 @@ class ModelLayer:
             f"{self.head}" if self.head is not None else f"0 of {self.model.n_head}"
         )
 
+    def stats_unasked(self, result: AttentionResult) -> bool:
+        return result.config.heads == 1  # every head of a layer is already a dozen panels
+
     def compare_note(self, label: str) -> str | None:
         """`attn compare --model`: its column is the real model, not a random run."""
         return (

@@ -11,13 +11,17 @@ tokenizer: its vector is drawn from a generator seeded by a BLAKE2b hash of
 `POSITIONAL` is the registry of positional encodings (`--positional`).
 """
 
+# NumPy loads on first use: the CLI offers POSITIONAL's names as choices, and `attn --help` starts without it.
+
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def token_seed(token: str, seed: int) -> int:
@@ -28,6 +32,8 @@ def token_seed(token: str, seed: int) -> int:
 
 def embed(strings: Sequence[str], d_model: int, seed: int) -> np.ndarray:  # n strings -> [n, d_model]
     """Each distinct string gets a standard-normal vector from its own hash-seeded generator."""
+    import numpy as np
+
     table = {s: np.random.default_rng(token_seed(s, seed)).standard_normal(d_model) for s in dict.fromkeys(strings)}
     x = np.empty((len(strings), d_model))
     for i, s in enumerate(strings):
@@ -37,15 +43,19 @@ def embed(strings: Sequence[str], d_model: int, seed: int) -> np.ndarray:  # n s
 
 def no_positions(n: int, d_model: int) -> np.ndarray:  # -> [n, d_model]
     """No positional information: attention is then blind to token order."""
+    import numpy as np
+
     return np.zeros((n, d_model))
 
 
 def sinusoidal(n: int, d_model: int) -> np.ndarray:  # -> [n, d_model]
     """Vaswani et al. 2017: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)).
 
-    >>> np.round(sinusoidal(2, 4), 4).tolist()
+    >>> sinusoidal(2, 4).round(4).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.8415, 0.5403, 0.01, 1.0]]
     """
+    import numpy as np
+
     pos = np.arange(n)[:, None]  # [n, 1]
     two_i = np.arange(0, d_model, 2)  # [ceil(d/2)]
     angle = pos / np.power(10000.0, two_i / d_model)  # [n, ceil(d/2)]

@@ -112,6 +112,9 @@ class GivenMatrices:
     def compare_note(self, label: str) -> str | None:
         return None
 
+    def stats_unasked(self, result: AttentionResult) -> bool:
+        return True
+
 
 def _shape(a) -> str:
     return str(list(np.shape(a)))

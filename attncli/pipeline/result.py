@@ -50,6 +50,10 @@ class Source(Protocol):
         """A line under `attn compare` when this run is not a seeded random one (label: its tokenizer)."""
         ...
 
+    def stats_unasked(self, result: AttentionResult) -> bool:
+        """Whether `attn show` adds head statistics to a short text by itself (its panels stay few)."""
+        ...
+
 
 @dataclass(frozen=True)
 class AttentionResult:

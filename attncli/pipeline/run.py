@@ -78,6 +78,9 @@ class TextRun:
     def compare_note(self, label: str) -> str | None:
         return None  # the shared line of `attn compare` already says: random (seeded), not trained
 
+    def stats_unasked(self, result: AttentionResult) -> bool:
+        return True
+
 
 def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_model]
     """Token vectors plus the positional encoding."""

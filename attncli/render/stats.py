@@ -9,7 +9,7 @@ from rich.text import Text
 
 from attncli.core.stats import head_summaries
 from attncli.pipeline.result import AttentionResult
-from attncli.render.show import columns_shown, escape_token
+from attncli.render.show import columns_shown, escape_token, show
 
 SHORT = 12  # `attn show` adds the statistics by itself up to this many tokens
 MAX_ROWS = 24  # longer texts list the top keys of their first and last queries around a ⋮ row
@@ -82,6 +82,14 @@ def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) ->
     if result.context is not None:
         notes.append("cross-attention: no diagonal; |i − j| compares positions in two texts")
     return Group(stats_table(result, precision), top_table(result, precision), Text("\n".join(notes), style="dim"))
+
+
+def show_view(result: AttentionResult, precision: int = 2, width: int = 100, stats: bool = False) -> RenderableType:
+    """`attn show`'s table: the matrix and outputs, with the head statistics below when asked (`stats`), or by
+    themselves for a text of at most SHORT tokens when the source keeps its panels few."""
+    short = result.weights is not None and max(result.weights.shape[1:]) <= SHORT
+    unasked = short and result.source.stats_unasked(result)
+    return show(result, precision, width, below=stats_view(result, precision, width) if stats or unasked else None)
 
 
 def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:

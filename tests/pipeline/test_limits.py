@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import attncli.pipeline.limits
-from attncli.cli.hints import OUTPUTS
+from attncli.cli.hints import HEAD_STATISTICS
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, parse_size, run_bytes
@@ -106,9 +106,9 @@ def test_the_prefix_probe_of_a_tokenizer_json_is_an_underestimate(monkeypatch):
 
 
 def test_the_4000_character_json_of_issue_5_fits_the_defaults():
-    for render in ("none", "table"):
+    for output in (None, HEAD_STATISTICS):
         config = RunConfig(tokenizer="char").resolve()
-        e = run_bytes(config, 4000, 4000, output=OUTPUTS[render])
+        e = run_bytes(config, 4000, 4000, output=output)
         assert e.total < Limits().max_bytes, attncli.pipeline.limits.human_bytes(e.total)
     assert attncli.pipeline.limits.MAX_TOKENS >= 4000
 
@@ -164,7 +164,7 @@ def test_the_refusal_carries_the_estimate_and_what_the_cheaper_paths_need():
 
 def test_compare_checks_all_its_runs_together():
     text = " ".join(f"w{i}" for i in range(400))
-    alone = run_bytes(RunConfig().resolve(), 400, 400, output=OUTPUTS["table"]).total
+    alone = run_bytes(RunConfig().resolve(), 400, 400, output=HEAD_STATISTICS).total
     env = {"ATTN_MAX_MEMORY": str(int(alone * 2.5))}
     assert attn("compare", text, "--tokenizers", "word", "-f", "json", env=env).exit_code == 0
     refused(
