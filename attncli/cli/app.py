@@ -173,10 +173,19 @@ def _writing(kind: type[documents.Document], out: Out) -> OutputCost | None:
 @app.command()
 @options(source=Source, run=Run, out=Out)
 def show(
-    ctx: typer.Context, source: Source, run: Run, out: Out, stats: Stats = False, model: ModelDir = None,
-    layer: Layer = None, head: Head = None, rollout: Rollout = False, lines: Lines = False,
-    no_weights: NoWeights = False, dtype: Dtype = "float64",
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    stats: Stats = False,
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+    rollout: Rollout = False,
+    lines: Lines = False,
+    no_weights: NoWeights = False,
+    dtype: Dtype = "float64",
+) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
     With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
@@ -243,9 +252,15 @@ def _show_lines(source: Source, config, context, out: Out, table, stats: bool, l
 @app.command()
 @options(source=Source, run=Run, out=Out)
 def steps(
-    ctx: typer.Context, source: Source, run: Run, out: Out, query: Query = 0, model: ModelDir = None,
-    layer: Layer = None, head: Head = None,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    query: Query = 0,
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+) -> None:
     """Walk through every stage, tokens to outputs.
 
     Each stage of the pipeline is its own table, with its formula and shape in the title:
@@ -306,9 +321,16 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
 @app.command()
 @options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"))
 def compare(
-    ctx: typer.Context, source: Source, run: Run, out: Out, tokenizers: Tokenizers = "char,word,bpe",
-    variants: VariantNames = "scaled", model: ModelDir = None, layer: Layer = None, head: Head = None,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    tokenizers: Tokenizers = "char,word,bpe",
+    variants: VariantNames = "scaled",
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+) -> None:
     """Compare tokenizers and variants side by side.
 
     One summary table (tokens, vocabulary, unknown or byte tokens, n², multiply-adds,
@@ -342,12 +364,25 @@ def compare(
 @app.command()
 @options()
 def compute(
-    input_path: InputPath = None, q: QPath = None, k: KPath = None, v: VPath = None, variant: Variant = "scaled",
-    d_a: Da = None, mask: MaskOpt = None, rank: Rank = None, features: Features = None,
-    no_weights: NoWeights = False, dtype: Dtype = "float64", seed: ParamSeed = 0, temperature: Temperature = 1.0,
-    fmt: Format = None, output: Output = None, precision: Precision = None, color: Color = "auto",
+    input_path: InputPath = None,
+    q: QPath = None,
+    k: KPath = None,
+    v: VPath = None,
+    variant: Variant = "scaled",
+    d_a: Da = None,
+    mask: MaskOpt = None,
+    rank: Rank = None,
+    features: Features = None,
+    no_weights: NoWeights = False,
+    dtype: Dtype = "float64",
+    seed: ParamSeed = 0,
+    temperature: Temperature = 1.0,
+    fmt: Format = None,
+    output: Output = None,
+    precision: Precision = None,
+    color: Color = "auto",
     errors: Errors = "strict",
-) -> None:  # fmt: skip
+) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
@@ -361,11 +396,13 @@ def compute(
     options = {"rank": rank, "features": features}
     check_long(variant, dtype, not no_weights, parse_masks(mask), temperature, options)  # before reading input
     picture = FORMATS[resolve_format(fmt, output)].picture
-    limits = replace(limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights,
-                     dtype=dtype)  # fmt: skip
+    limits = replace(
+        limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
+    )
     matrices = given.read_given(input_path, q, k, v, sys.stdin.buffer, errors, _say, limits)
-    result = given.compute(matrices, variant, mask, temperature, seed, d_a, limits, dtype=dtype,
-                           weights=not no_weights, **options)  # fmt: skip
+    result = given.compute(
+        matrices, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options
+    )
     emit(documents.Result("attn compute", partial(show_table, result), result=result), fmt, output, precision, color)
 
 

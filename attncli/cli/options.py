@@ -201,10 +201,22 @@ class Run:
         check_variant_options(variants or [self.variant], self.rank, self.features)
         mask = tuple(self.mask.split(",")) if self.mask else ()
         return RunConfig(
-            tokenizer=self.tokenizer, variant=self.variant, heads=self.heads, dim=self.dim, d_k=self.dk, d_v=self.dv,
-            d_a=self.d_a, mask=mask, positional=self.positional, projection=self.projection, seed=self.seed,
-            temperature=self.temperature, rank=self.rank, features=self.features, **more,
-        )  # fmt: skip
+            tokenizer=self.tokenizer,
+            variant=self.variant,
+            heads=self.heads,
+            dim=self.dim,
+            d_k=self.dk,
+            d_v=self.dv,
+            d_a=self.d_a,
+            mask=mask,
+            positional=self.positional,
+            projection=self.projection,
+            seed=self.seed,
+            temperature=self.temperature,
+            rank=self.rank,
+            features=self.features,
+            **more,
+        )
 
 
 @dataclass(frozen=True)
@@ -235,21 +247,30 @@ def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable
 
     def decorate(command: Callable) -> Callable:
         hints = typing.get_type_hints(command, include_extras=True)
-        own = [p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
-               for name, p in inspect.signature(command).parameters.items() if name not in groups]  # fmt: skip
+        own = [
+            p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
+            for name, p in inspect.signature(command).parameters.items()
+            if name not in groups
+        ]
         context = [p for p in own if p.annotation is typer.Context]
         flat = []
         for group in groups.values():
             group_hints = typing.get_type_hints(group, include_extras=True)
-            flat += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                                       annotation=group_hints[f.name])
-                     for f in fields(group) if f.name not in skip]  # fmt: skip
+            flat += [
+                inspect.Parameter(
+                    f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=group_hints[f.name]
+                )
+                for f in fields(group)
+                if f.name not in skip
+            ]
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
             plain = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items()}
-            built = {name: group(**{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain})
-                     for name, group in groups.items()}  # fmt: skip
+            built = {
+                name: group(**{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain})
+                for name, group in groups.items()
+            }
             return command(**plain, **built)
 
         params = [*context, *flat, *(p for p in own if p not in context)]  # in --help: the groups, then its own

@@ -72,7 +72,7 @@ FORMATS: dict[str, Format] = {
             "what the terminal shows (no colour in a file)",
             picture=True,
             memory={Steps: TABLE_TEMPORARIES},
-        ),  # fmt: skip
+        ),
         Format(
             "json",
             (".json",),

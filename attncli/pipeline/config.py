@@ -63,9 +63,8 @@ class RunConfig:
             raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
         if not (math.isfinite(self.temperature) and self.temperature > 0):
             raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
-        if self.projection == "identity":
-            if self.d_k is not None or self.d_v is not None:
-                raise ConfigError("--projection identity uses Q = K = V = X: drop --dk/--dv")
+        if self.projection == "identity" and (self.d_k is not None or self.d_v is not None):
+            raise ConfigError("--projection identity uses Q = K = V = X: drop --dk/--dv")
         if (self.d_k is None or self.d_v is None) and self.dim % self.heads:
             raise ConfigError(
                 f"--dim {self.dim} is not divisible by --heads {self.heads}: "

@@ -50,7 +50,7 @@ def columns_shown(n: int, max_cols: int) -> list[int | None]:
         return list(range(n))
     head = (max_cols - 1) // 2 + (max_cols - 1) % 2
     tail = max_cols - 1 - head
-    return list(range(head)) + [None] + list(range(n - tail, n))
+    return [*range(head), None, *range(n - tail, n)]
 
 
 def _fit(n_cols: int, cell: int, row_labels, width: int) -> list[int | None]:
