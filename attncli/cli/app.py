@@ -76,14 +76,14 @@ def fail(error: AttnError):
 
 
 # Click's exception base, whichever Click Typer runs on (recent Typer vendors its own copy as typer._click).
-ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 def _escaped(error):
     """Click's own usage errors quote what the user typed ("No such option", "unexpected extra argument"):
     show it escaped like every other message (the usage line and the exit code stay Click's)."""
     message = error.format_message
-    error.format_message = lambda: escape_text(message())  # type: ignore[method-assign]
+    error.format_message = lambda: escape_text(message())
     return error
 
 
@@ -412,8 +412,12 @@ def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "au
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
     from attncli.render.show import variants as variants_table
 
-    doc = {"schema": "attncli.variants/1", "rows": [v.record() for v in VARIANTS.values()]}
-    table = documents.Records("attn variants", lambda digits, width: variants_table(doc["rows"], width), doc=doc)
+    rows = [v.record() for v in VARIANTS.values()]
+    table = documents.Records(
+        "attn variants",
+        lambda digits, width: variants_table(rows, width),
+        doc={"schema": "attncli.variants/1", "rows": rows},
+    )
     emit(table, fmt, output, None, color)
 
 

@@ -7,11 +7,11 @@ meaning for a real model (its tokenizer, width, heads, variant and weights are i
 
 from __future__ import annotations
 
-import enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 
+from attncli.cli.options import choice
 from attncli.errors import ConfigError
 
 # attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
@@ -46,7 +46,10 @@ Rollout = Annotated[
         help="With --model: attention rollout (Abnar & Zuidema 2020), token to token through layers 0..--layer.",
     ),
 ]
-StatName = enum.Enum("StatName", {n: n for n in STATS}, type=str)
+if TYPE_CHECKING:
+    StatName: TypeAlias = str  # what a command receives: the plain name
+else:
+    StatName = choice("StatName", STATS)
 Stat = Annotated[
     StatName,
     typer.Option(
@@ -80,7 +83,7 @@ def given(ctx: typer.Context) -> list[Any]:
     return [
         p
         for p in ctx.command.params
-        if getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+        if p.name and getattr(ctx.get_parameter_source(p.name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")
     ]
 
 

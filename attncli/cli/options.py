@@ -13,7 +13,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import typer
 
@@ -31,18 +31,29 @@ File = Annotated[str | None, typer.Option("--file", help="Read the text from thi
 Tokenizer = Annotated[str, typer.Option("-t", "--tokenizer", help="char, word, bpe, or a path to a tokenizer.json.")]
 
 
-def choice(name: str, names) -> type[enum.Enum]:
-    """An Enum of registry names, so Typer offers them as choices; `.value` is the name."""
+def choice(name: str, names) -> Any:
+    """An Enum of registry names, so Typer offers them as choices; `@options` hands the command the name."""
     return enum.Enum(name, {n: n for n in names}, type=str)
 
 
-VariantName = choice("VariantName", VARIANTS)
-PositionalName = choice("PositionalName", POSITIONAL)
-ProjectionName = choice("ProjectionName", PROJECTIONS)
-FormatName = choice("FormatName", FORMATS)
-DtypeName = choice("DtypeName", DTYPES)
-ColorName = choice("ColorName", ["auto", "always", "never"])
-ErrorsName = choice("ErrorsName", ERRORS)
+if TYPE_CHECKING:  # what a command receives: the plain name
+    VariantName: TypeAlias = str
+    PositionalName: TypeAlias = str
+    ProjectionName: TypeAlias = str
+    FormatName: TypeAlias = str
+    DtypeName: TypeAlias = str
+    ColorName: TypeAlias = str
+    ErrorsName: TypeAlias = str
+    RecordFormatName: TypeAlias = str
+else:
+    VariantName = choice("VariantName", VARIANTS)
+    PositionalName = choice("PositionalName", POSITIONAL)
+    ProjectionName = choice("ProjectionName", PROJECTIONS)
+    FormatName = choice("FormatName", FORMATS)
+    DtypeName = choice("DtypeName", DTYPES)
+    ColorName = choice("ColorName", ["auto", "always", "never"])
+    ErrorsName = choice("ErrorsName", ERRORS)
+    RecordFormatName = choice("RecordFormatName", formats_for(Records))
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant", help="Score function (see `attn variants`).")]
 Heads = Annotated[int, typer.Option("--heads", help="Number of heads.")]
@@ -122,7 +133,6 @@ Features = Annotated[
     int | None,
     typer.Option("--features", help="-v performer: the number of random features F (default 64).", show_default=False),
 ]
-RecordFormatName = choice("RecordFormatName", formats_for(Records))
 RecordFormat = Annotated[
     RecordFormatName | None, typer.Option("-f", "--format", help="Output format (default table, or from -o).")
 ]

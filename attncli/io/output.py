@@ -146,7 +146,7 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
         raise
 
 
-def write_output(output: str | None, write: Callable[[BinaryIO], None]) -> None:
+def write_output(output: str | None, write: Callable[[BinaryIO], object]) -> None:
     """Call `write(binary_stream)` on stdout, or on a temp file renamed onto `output` when it succeeds."""
     with open_output(output) as stream:
         write(stream)
@@ -179,8 +179,12 @@ def table_printer(output: str | None, color: str, pictures: Pictures = (), title
 
         yield show, con.width
     for fmt, path in pictures:
-        picture = fmt.export(con, title)  # type: ignore[misc]  (pictures hold formats that export)
-        write_output(path, lambda f, picture=picture: f.write(picture.encode("utf-8")))
+        if fmt.export is not None:  # svg and html: what the console recorded
+            _write_text(path, fmt.export(con, title))
+
+
+def _write_text(path: str | None, text: str) -> None:
+    write_output(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def _check_binary_target(fmt: Format, output: str | None) -> None:
@@ -218,7 +222,9 @@ def emit(
         _check_binary_target(entry, output)
         write_output(output, lambda stream: writer(doc, stream, precision))
         return
-    pictures = [(FORMATS[name], path) for name, path in (("svg", save_svg), ("html", save_html)) if path]
+    pictures: list[tuple[Format, str | None]] = [
+        (FORMATS[name], path) for name, path in (("svg", save_svg), ("html", save_html)) if path
+    ]
     if entry.export is not None:  # -f svg, -f html: the picture is the output
         pictures.append((entry, output))
     with table_printer(output, color, pictures, doc.command, text=entry.export is None) as (show, width):

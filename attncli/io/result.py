@@ -13,7 +13,6 @@ from typing import BinaryIO
 
 import numpy as np
 
-from attncli.errors import ConfigError
 from attncli.io.documents import Lines, Result
 from attncli.io.encode import check_finite, csv_field, dumps, format_row, write_matrix
 from attncli.pipeline.result import AttentionResult
@@ -24,18 +23,17 @@ SCHEMA = "attncli.attention/1"
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
     out = []
     for h in range(result.config.heads):
-        if result.weights is not None:
+        if result.scores is not None and result.weights is not None:
             out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h])]
         out.append((f"heads[{h}].output", result.head_outputs[h]))
     return [*out, ("output", result.output)]
 
 
-def _no_weights(result: AttentionResult, fmt: str) -> None:
-    if result.weights is None:
-        raise ConfigError(
-            f"-f {fmt} writes the weights, and --no-weights computed none: use -f json, jsonl or npz "
-            "(they hold the outputs), or drop --no-weights"
-        )
+def _weights(result: AttentionResult, fmt: str) -> tuple[np.ndarray, np.ndarray]:  # -> scores, weights [h, m, n]
+    return result.attention(
+        f"-f {fmt} writes the weights, and --no-weights computed none: use -f json, jsonl or npz "
+        "(they hold the outputs), or drop --no-weights"
+    )
 
 
 def write_json(
@@ -72,7 +70,7 @@ def write_json(
         if h:
             stream.write(b", ")
         stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
-        if result.weights is None:  # --no-weights: the keys stay, their values are null
+        if result.scores is None or result.weights is None:  # --no-weights: the keys stay, their values are null
             stream.write(b"null" + (b', "masked": null' if result.config.mask else b"") + b', "weights": null')
         else:
             write_matrix(stream, result.scores[h], precision, sep)
@@ -112,9 +110,9 @@ def write_csv(
     line: int | None = None,
 ) -> None:
     """Tidy long form: one row per (head, query, key); with `line` (from --lines), a first column `line`."""
-    _no_weights(result, "csv")
-    check_finite("scores", result.scores)
-    check_finite("weights", result.weights)
+    all_scores, all_weights = _weights(result, "csv")
+    check_finite("scores", all_scores)
+    check_finite("weights", all_weights)
     lead = "" if line is None else f"{line},"
     if header:
         stream.write((("line," if line is not None else "") + ",".join(CSV_HEADER) + "\n").encode())
@@ -123,8 +121,8 @@ def write_csv(
     for h in range(result.config.heads):
         name = result.head_index(h)  # the model's own head number with --head
         for i, q in enumerate(q_fields):
-            scores = format_row(result.scores[h, i], precision).decode().split(",")
-            weights = format_row(result.weights[h, i], precision).decode().split(",")
+            scores = format_row(all_scores[h, i], precision).decode().split(",")
+            weights = format_row(all_weights[h, i], precision).decode().split(",")
             prefix = f"{lead}{name},{i},{q},"
             stream.write(
                 "".join(
@@ -135,20 +133,12 @@ def write_csv(
 
 def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
     """Every array of the run, by name (what `-o result.npz` holds)."""
-    out = {
-        "x": result.x,
-        "q": result.q,
-        "k": result.k,
-        "v": result.v,
-        "scores": result.scores,
-        "weights": result.weights,
-        "head_outputs": result.head_outputs,
-        "output": result.output,
-        "tokens": np.array(result.tokens.strings, dtype=str),
-    }
-    if result.weights is None:  # --no-weights: no scores, no weights
-        del out["scores"], out["weights"]
-    if result.x_context is not None:
+    out = {"x": result.x, "q": result.q, "k": result.k, "v": result.v}
+    if result.scores is not None and result.weights is not None:  # (none with --no-weights)
+        out.update(scores=result.scores, weights=result.weights)
+    out.update(head_outputs=result.head_outputs, output=result.output)
+    out["tokens"] = np.array(result.tokens.strings, dtype=str)
+    if result.x_context is not None and result.context_tokens is not None:
         out["x_context"] = result.x_context
         out["context_tokens"] = np.array(result.context_tokens.strings, dtype=str)
     if result.masked is not None:
@@ -158,13 +148,12 @@ def arrays(result: AttentionResult) -> dict[str, np.ndarray]:
 
 def write_npy(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
     """The weights [h, m, n] alone, as one .npy."""
-    _no_weights(result, "npy")
-    np.save(stream, result.weights, allow_pickle=False)
+    np.save(stream, _weights(result, "npy")[1], allow_pickle=False)
 
 
 def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
     """Every array and the tokens, as one .npz (np.load reads it without pickle)."""
-    np.savez(stream, **arrays(result))
+    np.savez(stream, **arrays(result))  # type: ignore[arg-type]  # numpy types **kwds as bool
 
 
 # ---- documents: what FORMATS calls ----------------------------------------------------------------

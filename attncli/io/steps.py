@@ -20,7 +20,7 @@ def _nested(a: np.ndarray, precision: int | None):
         a = np.round(a, precision)
     if np.isfinite(a).all():
         return a.tolist()
-    return np.where(np.isfinite(a), a, None).tolist()
+    return np.where(np.isfinite(a), a, np.array(None, dtype=object)).tolist()
 
 
 def _token_list(tokens) -> list[dict]:
@@ -66,7 +66,7 @@ def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None =
     arrays = {step.name.replace(":", "_"): step.array for step in steps(result)}
     arrays.update(params(result))
     arrays["tokens"] = np.array(result.tokens.strings, dtype=str)
-    np.savez(stream, **arrays)
+    np.savez(stream, **arrays)  # type: ignore[arg-type]  # numpy types **kwds as bool
 
 
 def json_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:

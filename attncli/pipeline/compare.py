@@ -161,11 +161,13 @@ def summary_row(result: AttentionResult) -> dict:
     """One row of `attn compare`: sizes, costs and the shape of the attention of one run."""
     c = result.config
     tokens = result.tokens
-    m, n = result.weights.shape[1:]
-    stats = head_summaries(result.weights, result.context is None)
+    weights = result.attention()[1]
+    m, n = weights.shape[1:]
+    stats = head_summaries(weights, result.context is None)
     entropies = [s["mean_entropy_bits"] for s in stats if s["mean_entropy_bits"] is not None]
     row_maxes = [s["mean_row_max"] for s in stats if s["mean_row_max"] is not None]
     mean_entropy = float(np.mean(entropies)) if entropies else None
+    assert c.d_k is not None and c.d_v is not None and c.d_a is not None  # a resolved config has its widths
     costs = approx_madds(c, c.heads, m, n) or (
         score_madds(c.variant, c.heads, m, n, c.d_k, c.d_a),
         mix_madds(c.heads, m, n, c.d_v),

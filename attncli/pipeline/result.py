@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from attncli.core.attention import Projections
+from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokenize import Tokens
 
@@ -86,6 +87,13 @@ class AttentionResult:
     def head_index(self, h: int) -> int:
         """The name of head h of this result: h, or the model's own head H when `--head H` chose one."""
         return self.source.head_index(h)
+
+    def attention(self, why: str = "the weights were not computed (--no-weights)") -> tuple[np.ndarray, np.ndarray]:
+        # -> scores [h, m, n], weights [h, m, n]
+        """The scores and weights, or ConfigError(`why`) for a run that computed none (--no-weights)."""
+        if self.scores is None or self.weights is None:
+            raise ConfigError(why)
+        return self.scores, self.weights
 
 
 def config_record(c: RunConfig, tokenizer, positional, projection, seed, chosen: dict | None = None) -> dict:

@@ -125,9 +125,7 @@ def params(result: AttentionResult) -> dict[str, np.ndarray]:
 
 def shown(result: AttentionResult) -> tuple[np.ndarray, np.ndarray]:  # -> scores [h, m, n], weights [h, m, n]
     """The scores and weights the steps show: a result without them (--no-weights) has no steps to show."""
-    if result.scores is None or result.weights is None:
-        raise ConfigError("attn steps shows the n × n weights: run without --no-weights")
-    return result.scores, result.weights
+    return result.attention("attn steps shows the n × n weights: run without --no-weights")
 
 
 def check_query(result: AttentionResult, query: int) -> None:

@@ -130,10 +130,11 @@ def tokens_line(rows: list[dict], width: int) -> Table:
 
 def heatmap(result: AttentionResult, row: dict, label: str, precision: int, width: int) -> Table:
     """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
-    m, n = result.weights.shape[1:]
+    weights = result.attention()[1]
+    m, n = weights.shape[1:]
     title = f"{label}  A [{m}, {n}]" + result.source.heads_shown(result)
     return grid(
-        result.weights[0],
+        weights[0],
         result.tokens.strings,
         result.key_tokens.strings,
         title,

@@ -67,7 +67,7 @@ def weights_table(
     result: AttentionResult, head: int, precision: int = 2, width: int = 100, title: str | None = None
 ) -> Table:
     """The attention matrix of one head: rows are queries, columns are keys."""
-    weights = result.weights[head]  # [m, n]
+    weights = result.attention()[1][head]  # [m, n]
     masked = None if result.masked is None else result.masked[head]
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
     cols = _fit(len(k_tokens), precision + 2, q_tokens, width)

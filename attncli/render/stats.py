@@ -21,7 +21,7 @@ def _f(x: float | None, precision: int) -> str:
 
 def stats_table(result: AttentionResult, precision: int = 2) -> Table:
     """One row per head: entropy, largest weight, diagonal mass, mean attended distance."""
-    stats = head_summaries(result.weights, result.context is None)
+    stats = head_summaries(result.attention()[1], result.context is None)
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
     table = Table(
         title="Head statistics", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
@@ -45,7 +45,7 @@ def stats_table(result: AttentionResult, precision: int = 2) -> Table:
 
 def top_table(result: AttentionResult, precision: int = 2) -> Table:
     """The three keys each query attends to most, per head, largest first."""
-    stats = head_summaries(result.weights, result.context is None)
+    stats = head_summaries(result.attention()[1], result.context is None)
     k_tokens = result.key_tokens.strings
     repeated = {t: k_tokens.count(t) > 1 for t in k_tokens}
     table = Table(
@@ -96,7 +96,7 @@ def stats_document(result: AttentionResult, precision: int | None = None) -> lis
     """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
     rows = [
         {**row, "head": result.head_index(row["head"])}  # the model's own head number with --head
-        for row in head_summaries(result.weights, result.context is None)
+        for row in head_summaries(result.attention()[1], result.context is None)
     ]
     if precision is None:
         return rows

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from rich import box
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
@@ -148,7 +148,7 @@ def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10
         title_justify="left",
         title_style="bold",
     )
-    for name, justify in (
+    columns: list[tuple[str, JustifyMethod]] = [
         ("#", "right"),
         ("token", "left"),
         ("id", "right"),
@@ -156,7 +156,8 @@ def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10
         ("end", "right"),
         ("text[start:end]", "left"),
         ("", "left"),
-    ):
+    ]
+    for name, justify in columns:
         table.add_column(Text(name), justify=justify, no_wrap=True, max_width=24 if name != "#" else None)
     shown = columns_shown(len(rows), max_rows)
     for i in shown:
@@ -217,7 +218,7 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
     axes, array = step.axes, step.array
     heads = range(array.shape[0]) if axes[0] == "head" else [None]
     title = f"{step.formula}  {_shape(step)}"
-    out = []
+    out: list[RenderableType] = []
     for h in heads:
         a = array if h is None else array[h]
         rest = axes if h is None else axes[1:]
@@ -245,10 +246,12 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
 def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Text | None:
     """The arithmetic of one number of the step (head 0, query i, the first key), to redo by hand."""
     p, c = precision + 1, result.config
+    scores, weights = result.attention("attn steps shows the n × n weights: run without --no-weights")
+    assert c.d_k is not None  # a resolved config has its widths
     q_tok, k_tok = _quoted(result.tokens.strings[i]), _quoted(result.key_tokens.strings[0])
     cell = f"[{q_tok}, {k_tok}]"
     q, k, qk = result.q[0, i], result.k[0, 0], float(result.q[0, i] @ result.k[0, 0])
-    s = float(result.scores[0, i, 0])
+    s = float(scores[0, i, 0])
     t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
     worked = Cell(cell, q_tok, k_tok, q, k, qk, s, c.d_k, t, result.trace, result.params, i, lambda x: fmt(x, p))
     explain = VARIANTS[c.variant].explain
@@ -257,11 +260,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     elif step.name == "scores" and explain is not None:
         line = explain(worked)
     elif step.name == "weights":
-        row = (
-            result.scores[0, i]
-            if result.masked is None
-            else np.where(result.masked[0, i], -np.inf, result.scores[0, i])
-        )
+        row = scores[0, i] if result.masked is None else np.where(result.masked[0, i], -np.inf, scores[0, i])
         live = np.isfinite(row)
         if not live.any():
             return Text(f"check: every key of {q_tok} is masked, so its row of A is all 0", style="dim")
@@ -272,10 +271,10 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
             + ", ".join(fmt(x, p) for x in e[:5])
             + (", …" if e.size > 5 else "")
             + f", their sum {fmt(e.sum(), p)}; {fmt(e[0], p)} / {fmt(e.sum(), p)} = "
-            + fmt(float(result.weights[0, i, 0]), p)
+            + fmt(float(weights[0, i, 0]), p)
         )
     elif step.name == "head_outputs":
-        a, v = result.weights[0, i], result.v[0, :, 0]
+        a, v = weights[0, i], result.v[0, :, 0]
         line = f"O_0[{q_tok}][0] = Σ_j A[{q_tok}, j] · V[j][0] = {worked.dots(a, v, 4)} = " + fmt(
             float(result.head_outputs[0, i, 0]), p
         )
@@ -288,12 +287,14 @@ def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, qu
     """`attn steps`: tokens, then every stage of the pipeline as its own table, formula and shape in the title."""
     parts: list[RenderableType] = [caption(result), Rule("1 · tokenize", align="left", style="dim")]
     parts.append(
-        tokens_table(result.text, result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS)
+        tokens_table(
+            result.text or "", result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS
+        )
     )
     if result.context_tokens is not None:
         parts.append(
             tokens_table(
-                result.context,
+                result.context or "",
                 result.context_tokens,
                 max_rows=MAX_ROWS,
                 title=f"tokens of --context (keys and values)  [{len(result.context_tokens)}]",
