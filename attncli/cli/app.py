@@ -410,7 +410,7 @@ def compute(
 @options()
 def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
-    from attncli.render.show import variants as variants_table
+    from attncli.render.variants import variants as variants_table
 
     rows = [v.record() for v in VARIANTS.values()]
     table = documents.Records(

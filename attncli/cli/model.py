@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 import typer
 
 from attncli.cli.options import choice
+from attncli.core.variants import DEFAULT_VARIANT
 from attncli.errors import ConfigError
 
 # attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
@@ -112,8 +113,10 @@ def check_options(ctx: typer.Context, model: str | None, keep: tuple[str, ...] =
         return
     variant = getattr(ctx.params.get("variant"), "value", ctx.params.get("variant"))
     clash = [
-        p for p in params if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == "scaled")
-    ]  # -v scaled is what BERT and GPT-2 do
+        p
+        for p in params
+        if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == DEFAULT_VARIANT)
+    ]  # the default variant (scaled dot product) is what BERT and GPT-2 do
     if clash:
         raise ConfigError(
             f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"

@@ -225,6 +225,16 @@ def test_rollout_table_and_formats(bert, tmp_path):
     assert line.count("\n") == 1 and json.loads(line)["tokens"][0] == "[CLS]"
 
 
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+def test_rollout_writes_a_hostile_text_escaped_like_every_other_document(gpt2, fmt):
+    """The rollout has its own schema but not its own encoder: a bidi override stays an escape, never raw."""
+    text = "time \u202eflies\x1b[2J like"
+    out = ok("show", text, "--model", gpt2, "--rollout", "-f", fmt)
+    assert "\u202e" not in out and "\x1b" not in out
+    if fmt != "csv":
+        assert json.loads(out.splitlines()[0] if fmt == "jsonl" else out)["text"] == text
+
+
 # ---- errors: one line, no traceback ----------------------------------------------------------------
 
 

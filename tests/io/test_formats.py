@@ -12,9 +12,8 @@ from hypothesis.extra.numpy import arrays
 
 from attncli.errors import DataError
 from attncli.io.documents import Result
-from attncli.io.encode import format_row
 from attncli.io.formats import FORMATS, format_for_path
-from attncli.io.result import write_csv, write_json, write_jsonl, write_npz
+from attncli.io.result import format_row, write_csv, write_json, write_jsonl, write_npz
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 

@@ -1,0 +1,48 @@
+"""`attn variants`: the registry as a table and notes (Rich only, so the listing starts without NumPy)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+
+def variants(rows: list[dict], width: int = 100) -> RenderableType:
+    """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
+    table = Table(title="Attention variants (-v NAME)", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for name in ("variant", "formula", "parameters", "widths"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("paper")
+    for row in rows:
+        params = (
+            "\n".join(
+                [f"{p} {shape}" for p, shape in row["parameters"].items()]
+                + [f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()]
+            )
+            or "—"
+        )
+        table.add_row(
+            Text(row["name"], style="bold"),
+            Text(row["formula"]),
+            Text(params),
+            Text("equal" if row["equal_width"] else "any"),
+            Text(row["paper"]),
+        )
+    parts: list[RenderableType] = [table]
+    for row in rows:
+        notes = Table.grid(padding=(0, 1))
+        notes.add_column(no_wrap=True)
+        notes.add_column()
+        for note in row["notes"]:
+            notes.add_row(" •", Text(note))
+        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]
+    parts.append(
+        Text(
+            "widths: equal when d_q must be d_k. Shapes: h heads, d_q query width, d_k key width, "
+            "d_a hidden width (--d-a); "
+            "attn compute takes them without the h axis",
+            style="dim",
+        )
+    )
+    return Group(*parts)
