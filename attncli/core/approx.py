@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from attncli.core.attention import prepare_qkv
+from attncli.core.shapes import prepare_qkv
 from attncli.errors import DataError
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Two public functions, both dtype-preserving (float32 in, float32 out; float64
 in, float64 out; other inputs are computed in float64; shapes checked by
-``attention.prepare_qkv``):
+``shapes.prepare_qkv``):
 
 - ``attention_weights(q, k, v, scale, causal=False)``: the weights [h, m, n]
   and the outputs [h, m, d_v]. The weights are the only m x n array ever
@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from attncli.core.attention import prepare_qkv
+from attncli.core.shapes import prepare_qkv
 from attncli.errors import DataError
 
 __all__ = ["attention_outputs", "attention_weights"]

@@ -16,8 +16,9 @@ from rich.text import Text
 
 from attncli.models import BROAD, LABELS, PATTERN_MASS
 from attncli.models.run import describe
-from attncli.render.show import columns_shown, escape_token, weight_style
+from attncli.render.show import columns_shown, escape_token
 from attncli.render.steps import grid
+from attncli.render.style import weight_style
 
 SHORT = {"previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "brd"}
 EVIDENCE = {

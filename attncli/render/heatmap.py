@@ -21,7 +21,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from attncli.render.show import weight_style
+from attncli.render.style import weight_style
 
 SHADES = " ░▒▓█"
 LABEL_WIDTH = 12  # "1024–2047 " fits

@@ -12,12 +12,13 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_lines, escape_text, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline.result import AttentionResult
+from attncli.render.heatmap import Heatmap
+from attncli.render.style import weight_style
 
 HEATMAP_ABOVE = 48  # more queries or keys than this: a pooled heatmap instead of a table of numbers
 
@@ -27,17 +28,6 @@ def _label(s: str, style: str = "") -> Text:
 
 
 # A sequential blue scale (ColorBrewer "Blues"): weight 0 -> near white, 0.25 -> mid blue, 1 -> dark blue.
-_STOPS = np.array([[247, 251, 255], [107, 174, 214], [8, 48, 107]])
-
-
-def weight_style(w: float, bold: bool = False) -> Style:
-    """Background shaded by √w (small weights stay visible); the text flips to white on dark cells."""
-    t = float(np.sqrt(np.clip(w, 0.0, 1.0)))
-    r, g, b = (np.interp(t, [0.0, 0.5, 1.0], _STOPS[:, c]) for c in range(3))
-    r, g, b = round(r), round(g), round(b)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="rgb(255,255,255)" if t > 0.55 else "rgb(0,0,0)", bold=bold)
-
-
 def columns_shown(n: int, max_cols: int) -> list[int | None]:
     """Column indices to show, with None where an elision marker goes.
 
@@ -138,8 +128,6 @@ def show(
     if result.weights is None:  # --no-weights: no matrix to show (the caption says so)
         pass
     elif max(result.weights.shape[1:]) > HEATMAP_ABOVE:  # a table of numbers would not be readable
-        from attncli.render.heatmap import Heatmap
-
         for h in range(c.heads):
             parts.append(Heatmap(result.weights[h], f"Attention weights A = softmax(S), head {h}"))
     elif c.heads == 1:

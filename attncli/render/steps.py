@@ -22,7 +22,8 @@ from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import Step, steps
-from attncli.render.show import caption, columns_shown, escape_lines, escape_token, weight_style
+from attncli.render.show import caption, columns_shown, escape_lines, escape_token
+from attncli.render.style import weight_style
 
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
 LABEL_WIDTH = 16

@@ -6,7 +6,8 @@ from rich.console import Console
 
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
-from attncli.render.show import columns_shown, escape_token, show, weight_style, weights_table
+from attncli.render.show import columns_shown, escape_token, show, weights_table
+from attncli.render.style import weight_style
 
 
 def _text(renderable, width=100, **kw):
