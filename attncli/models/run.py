@@ -19,6 +19,7 @@ import numpy as np
 from attncli.core.attention import Projections
 from attncli.core.variants import VARIANTS
 from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
+from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -256,8 +257,6 @@ def model_rollout(model: Model, text: str, layer: int | None = None) -> Rollout:
 
 def compare_with_model(text: str, results: list[AttentionResult], extra: AttentionResult) -> dict:
     """`attn compare` with --model: the model's run is one more row (its own sizes, trained float32 weights)."""
-    from attncli.pipeline.compare import compare_document
-
     doc = compare_document(text, [*results, extra])
     source = cast(ModelLayer, extra.source)  # extra is model_result()'s
     row, m = doc["rows"][-1], source.model

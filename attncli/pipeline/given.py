@@ -32,7 +32,7 @@ from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, get_variant, variant_params
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.caption import caption_lines
-from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig
+from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig, check_options
 from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.read import decode, read_bounded
 from attncli.pipeline.result import AttentionResult, config_record
@@ -408,8 +408,6 @@ def compute(
         raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {seed}")
     if d_a is not None and not 1 <= d_a <= MAX_DIM:
         raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
-    from attncli.pipeline.config import check_options  # --dtype, --no-weights, --rank, --features
-
     options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     q, k, v = given.q, given.k, given.v
     (m, d_q), (n, d_k), d_v = q.shape, k.shape, v.shape[1]
@@ -448,7 +446,7 @@ def compute(
     config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
     check(estimate, limits, "attention on these matrices", config_hint, (SMALLER,))
     if dtype != "float64" or not weights:  # the long-input paths
-        from attncli.core.efficient import attend_long
+        from attncli.core.efficient import attend_long  # loaded only for long inputs, as run() does
 
         a = attend_long(
             q[None],

@@ -160,7 +160,7 @@ def run(
     terms: dict | None = {} if trace else None
     masks = parse_masks(",".join(config.mask))
     if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.core.efficient
-        from attncli.core.efficient import cast, multi_head_long
+        from attncli.core.efficient import cast, multi_head_long  # loaded only when asked: kernels and threads
 
         x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
         x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))

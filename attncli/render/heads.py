@@ -14,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attncli.models import BROAD, LABELS, PATTERN_MASS
+from attncli.models import BROAD, HEAD_STATS, LABELS, PATTERN_MASS
 from attncli.models.run import describe
 from attncli.render.show import columns_shown, escape_token
 from attncli.render.steps import grid
@@ -81,8 +81,6 @@ def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
 
 def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn heads`: the grid, the labelled heads by pattern, and what the numbers mean."""
-    from attncli.models import HEAD_STATS
-
     n = len(doc["tokens"])
     shown = " ".join(escape_token(t) for t in doc["tokens"][:40]) + (" …" if n > 40 else "")
     notes = [
