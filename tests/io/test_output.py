@@ -235,3 +235,13 @@ def test_every_table_command_saves_pictures(tmp_path, command):
     r = runner.invoke(app, [*command, "--save-svg", str(svg), "--save-html", str(html)])
     assert r.exit_code == 0, r.output
     assert f"attn&#160;{command[0]}" in svg.read_text() and "flies" in html.read_text()
+
+
+def test_svg_and_html_are_formats_of_the_table(tmp_path):
+    svg = runner.invoke(app, ["show", "time flies", "-f", "svg"])
+    assert svg.exit_code == 0 and svg.stdout.startswith("<svg") and "time" in svg.stdout
+    assert runner.invoke(app, ["steps", "time flies", "-o", str(tmp_path / "s.html")]).exit_code == 0
+    html = (tmp_path / "s.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "softmax" in html
+    r = runner.invoke(app, ["variants", "-f", "svg"])
+    assert r.exit_code == 0 and "scaled" in r.stdout
