@@ -39,16 +39,6 @@ from tests.model_fixtures import bert_vocab, make_bert, make_gpt2
 TEXT = "time flies like an arrow"
 
 
-@pytest.fixture(scope="module")
-def bert(tmp_path_factory):
-    return load_model(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
-
-
-@pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
-    return load_model(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
-
-
 def _tensors(folder: Path, prefix: str) -> dict[str, np.ndarray]:  # -> {prefix-free name: float64 array}
     from safetensors.numpy import load_file
 

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 from attncli.models import load_model
 from attncli.models.run import ModelLayer, describe, model_result
 from attncli.pipeline.steps import steps
 from attncli.render.show import caption
-from tests.model_fixtures import make_bert, make_gpt2
+from tests.model_fixtures import make_bert
 
 TEXT = "time flies like an arrow"
-
-
-@pytest.fixture(scope="module")
-def bert(tmp_path_factory):
-    return load_model(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
-
-
-@pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
-    return load_model(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
 
 
 def test_a_model_layer_names_its_model_layer_and_head(bert):
