@@ -1,4 +1,4 @@
-"""DESIGN §6: hostile text never reaches the terminal raw, and bad input is one line `Error: ...`.
+"""Hostile input: text never reaches the terminal raw, and bad input is one line `Error: ...`.
 
 Terminal safety is checked on the raw bytes a terminal would get: Rich forced to a terminal
 (`--color always`, or a real pty), Rich's own colour codes (SGR, ESC [ ... m) removed, and then

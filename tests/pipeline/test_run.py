@@ -1,4 +1,4 @@
-"""run(): one config in, one result out, with the shapes of DESIGN §1."""
+"""run(): one config in, one result out, every array in the shape its stage promises."""
 
 import subprocess
 import sys
