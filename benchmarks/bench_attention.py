@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from attncli import kernels
+from attncli.core import kernels
 
 try:  # torch is never a dependency of attncli; it is only compared against
     import torch

@@ -1,0 +1,22 @@
+"""The benchmarks run at tiny sizes, so a change to the package cannot leave them broken (their numbers are
+read by hand from full runs: see benchmarks/README.md; nothing here depends on time)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+TINY = [
+    ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
+    ["formats.py", "--chars", "60", "--lines", "3"],
+    ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
+]
+
+
+@pytest.mark.parametrize("args", TINY, ids=[a[0] for a in TINY])
+def test_benchmark_runs_at_a_tiny_size(args):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / args[0]), *args[1:]], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip()
