@@ -388,7 +388,7 @@ def compute(
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
     from attncli.core.masks import parse_masks
-    from attncli.pipeline import given
+    from attncli.pipeline import given, matrices
     from attncli.pipeline.config import check_options as check_long
     from attncli.render.show import show as show_table
 
@@ -399,9 +399,9 @@ def compute(
     limits = replace(
         limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
     )
-    matrices = given.read_given(input_path, q, k, v, sys.stdin.buffer, errors, _say, limits)
+    qkv = matrices.read_given(input_path, q, k, v, sys.stdin.buffer, errors, _say, limits)
     result = given.compute(
-        matrices, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options
+        qkv, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options
     )
     emit(documents.Result("attn compute", partial(show_table, result), result=result), fmt, output, precision, color)
 

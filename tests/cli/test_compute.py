@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from attncli.core.variants import VARIANTS
-from attncli.pipeline.given import compute, parse_json
+from attncli.pipeline.given import compute
+from attncli.pipeline.matrices import parse_json
 from tests.conftest import ROOT
 from tests.conftest import attn as invoke
 

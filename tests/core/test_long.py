@@ -300,7 +300,8 @@ def test_what_no_weights_cannot_do_is_a_usage_error(args, message):
 def test_no_weights_never_allocates_an_n_by_n_matrix():
     import tracemalloc
 
-    from attncli.pipeline.given import Given, compute
+    from attncli.pipeline.given import compute
+    from attncli.pipeline.matrices import Given
 
     n, d = 4096, 16
     rng = np.random.default_rng(0)

@@ -9,7 +9,8 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.given import GivenMatrices, compute, parse_json
+from attncli.pipeline.given import GivenMatrices, compute
+from attncli.pipeline.matrices import parse_json
 from attncli.pipeline.run import TextRun, run
 from attncli.pipeline.steps import steps
 
