@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.read import decode, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
 
@@ -89,8 +90,6 @@ def _load_hf(path: str):
     Read by attn first, at most MAX_TOKENIZER_BYTES and strictly UTF-8, so that /dev/zero, a FIFO or a
     huge file is an error and not an endless read.
     """
-    from attncli.pipeline.read import decode, read_bounded
-
     if not os.path.exists(path):
         raise DataError(f"tokenizer file not found: {path}")
     if os.path.isdir(path):
