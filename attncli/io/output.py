@@ -71,7 +71,7 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
     guessed = format_for_path(output)
     if guessed is None:
         raise ConfigError(
-            f"cannot tell the format of {output} from its extension: give -f ({', '.join(['table', *FORMATS])})"
+            f"cannot tell the format of {output} from its extension: give -f ({', '.join(FORMATS)})"
         )
     return guessed
 

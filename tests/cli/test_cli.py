@@ -78,6 +78,11 @@ def test_stdin_and_file(tmp_path):
         (["show", "a b", "-t", "nope"], 2, "Error: unknown tokenizer 'nope'"),
         (["show", "a b", "-t", "missing/tokenizer.json"], 1, "Error: tokenizer file not found"),
         (["show", "a b", "-o", "out.weird"], 2, "Error: cannot tell the format"),
+        (
+            ["show", "a b", "-o", "out.weird"],
+            2,
+            "Error: cannot tell the format of out.weird from its extension: give -f (table, json,",
+        ),
         (["show", "a b", "-o", "/nonexistent-dir/x.json"], 1, "Error: cannot write"),
     ],
 )
