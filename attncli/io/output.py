@@ -70,9 +70,7 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
         return default
     guessed = format_for_path(output)
     if guessed is None:
-        raise ConfigError(
-            f"cannot tell the format of {output} from its extension: give -f ({', '.join(FORMATS)})"
-        )
+        raise ConfigError(f"cannot tell the format of {output} from its extension: give -f ({', '.join(FORMATS)})")
     return guessed
 
 
