@@ -171,7 +171,7 @@ class ModelLayer:
         out.append(
             Step(
                 "output",
-                f"O = concat(O_1, …, O_{m.n_head}) W_O + b_O: layer {layer}'s attention output, "
+                f"O = concat(O_0, …, O_{m.n_head - 1}) W_O + b_O: layer {layer}'s attention output, "
                 f"all {m.n_head} heads, before the residual",
                 result.output,
                 ("query", "dim"),

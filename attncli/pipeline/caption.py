@@ -2,7 +2,7 @@
 
     >>> from attncli.pipeline.run import run
     >>> caption_lines(run("time flies"), ["a text run"], "rows are queries")
-    ['scaled: s = qᵀk / √d_k', 'a text run', 'rows are queries; each row sums to 1; bold = row maximum']
+    ['scaled: s = qᵀk / √d_k', 'a text run', 'rows are queries; each row sums to 1; ▸ = row maximum']
 
 Plain strings: the renderer escapes and styles them.
 """
@@ -26,7 +26,7 @@ def caption_lines(result: AttentionResult, what: list[str], rows: str) -> list[s
         lines.append(f"mask: {', '.join(c.mask)}" + (" (· = masked, weight 0)" if result.weights is not None else ""))
     lines += long_caption(result)
     if result.weights is not None:
-        lines.append(rows + "; each row sums to 1; bold = row maximum")
+        lines.append(rows + "; each row sums to 1; ▸ = row maximum")
     return lines
 
 

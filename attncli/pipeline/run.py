@@ -50,14 +50,14 @@ class TextRun:
             + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
             + f" · seed {c.seed}",
             (
-                "W_Q, W_K, W_V, W_O: random (seeded), not trained"
+                "W_Q, W_K, W_V, W_O random (seeded), not trained"
                 if c.projection == "random"
                 else "projection identity: Q = K = V = X"
-            ),
-            (
-                "positions: none, so attention is blind to word order"
+            )
+            + (
+                " · positions: none, so attention is blind to word order"
                 if c.positional == "none"
-                else f"positions: {c.positional}"
+                else f" · positions: {c.positional}"
             ),
         ]
         return caption_lines(result, what, "rows are queries, columns are keys")

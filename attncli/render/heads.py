@@ -112,7 +112,7 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
         f"attention rollout, Abnar & Zuidema 2020, layers 0..{r.layer}: per layer Â = ½ (mean of the "
         f"{r.model.n_head} heads) + ½ I for the residual, R = Â_{r.layer} ⋯ Â_0",
         "row i: how much of each input token (column) has flowed into position i; each row sums to 1; "
-        "bold = row maximum",
+        "▸ = row maximum",
     ]
     if r.model.causal:
         caption.append("causal model: no token receives anything from a later one (0 above the diagonal)")

@@ -21,7 +21,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from attncli.render.style import weight_style
+from attncli.render.style import shade, system_of
 
 SHADES = " ░▒▓█"
 LABEL_WIDTH = 12  # "1024–2047 " fits
@@ -52,7 +52,8 @@ class Heatmap:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         m, n = self.weights.shape
-        colour = console.color_system is not None and not console.no_color
+        system = system_of(console)
+        colour = system is not None
         cols = max(1, min(n, options.max_width - LABEL_WIDTH))
         rows = max(1, min(m, self.max_lines * (2 if colour else 1)))
         rows += rows % 2 if colour and rows < m else 0
@@ -71,8 +72,8 @@ class Heatmap:
                 a = grid[i, j] / top
                 if colour:
                     b = grid[i + 1, j] / top if i + 1 < rows else None
-                    upper = weight_style(a).bgcolor
-                    lower = weight_style(b).bgcolor if b is not None else None
+                    upper = shade(a, system).bgcolor
+                    lower = shade(b, system).bgcolor if b is not None else None
                     yield Segment("▀", Style(color=upper, bgcolor=lower))
                 else:
                     yield Segment(SHADES[min(len(SHADES) - 1, int(math.sqrt(a) * len(SHADES)))])

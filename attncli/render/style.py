@@ -1,20 +1,109 @@
-"""The colour of a weight: one blue scale for every table and heatmap.
+"""The colour of a weight: one sequential blue scale for every table and heatmap, in any terminal.
 
->>> weight_style(0.0).bgcolor.triplet.hex, weight_style(1.0).color.triplet.hex
-('#f7fbff', '#ffffff')
+The scale is ColorBrewer's "Blues" (light = small, dark = large), shaded by √w so
+that small weights stay visible. A truecolor terminal gets the scale itself; a
+256- or 16-colour terminal gets steps picked from its own palette in order of
+luminance, so the order survives (Rich's nearest-colour downgrade turns the blues
+into unordered teal, lavender and purple). The text on a cell is black or white,
+whichever contrasts more with that cell's background.
+
+>>> [shade(w, "truecolor").bgcolor.triplet.hex for w in (0.0, 1.0)]
+['#f7fbff', '#08306b']
+>>> shade(1.0, "truecolor").color.name, shade(0.0, "256").color.name
+('#ffffff', '#000000')
+>>> [shade(w, "256").bgcolor.number for w in (0.0, 0.1, 0.3, 0.6, 1.0)]
+[231, 146, 74, 25, 17]
+>>> shade(0.5, None)
+Style()
 """
 
 from __future__ import annotations
 
-import numpy as np
+import functools
+import math
+
+from rich.color import Color
 from rich.style import Style
 
-_STOPS = np.array([[247, 251, 255], [107, 174, 214], [8, 48, 107]])
+BLUES = ["f7fbff", "deebf7", "c6dbef", "9ecae1", "6baed6", "4292c6", "2171b5", "08519c", "08306b"]
+SIXTEEN = ["bright_white", "white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
+XTERM_16 = {  # xterm's defaults for the 16 colours used above
+    "bright_white": (255, 255, 255),
+    "white": (229, 229, 229),
+    "bright_cyan": (0, 255, 255),
+    "cyan": (0, 205, 205),
+    "bright_blue": (92, 92, 255),
+    "blue": (0, 0, 238),
+}
 
 
-def weight_style(w: float, bold: bool = False) -> Style:
-    """Background shaded by √w (small weights stay visible); the text flips to white on dark cells."""
-    t = float(np.sqrt(np.clip(w, 0.0, 1.0)))
-    r, g, b = (np.interp(t, [0.0, 0.5, 1.0], _STOPS[:, c]) for c in range(3))
-    r, g, b = round(r), round(g), round(b)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="rgb(255,255,255)" if t > 0.55 else "rgb(0,0,0)", bold=bold)
+def _rgb(hex6: str) -> tuple[int, int, int]:
+    return int(hex6[0:2], 16), int(hex6[2:4], 16), int(hex6[4:6], 16)
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    """Relative luminance (WCAG 2): 0 black, 1 white.
+
+    >>> round(luminance((255, 255, 255)), 3), round(luminance((8, 48, 107)), 3)
+    (1.0, 0.032)
+    """
+
+    def linear(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def text_on(rgb: tuple[int, int, int]) -> Color:
+    """Black or white, whichever contrasts more with a background of this colour."""
+    return Color.parse("#000000" if luminance(rgb) > 0.179 else "#ffffff")
+
+
+def _xterm_256() -> dict[int, tuple[int, int, int]]:
+    """Colours 16..255 of the xterm palette: a 6×6×6 cube and 24 greys (0..15 vary by terminal)."""
+    levels = [0, 95, 135, 175, 215, 255]
+    cube = {16 + 36 * r + 6 * g + b: (levels[r], levels[g], levels[b]) for r in range(6) for g in range(6) for b in range(6)}
+    return {**cube, **{232 + i: (8 + 10 * i,) * 3 for i in range(24)}}
+
+
+@functools.cache
+def _steps_256() -> list[tuple[int, tuple[int, int, int]]]:
+    """For each BLUES step, the nearest 256-palette blue (or grey) that is darker than the previous step's pick."""
+    palette = {n: (r, g, b) for n, (r, g, b) in _xterm_256().items() if r == g == b or b > g >= r}
+    picks: list[tuple[int, tuple[int, int, int]]] = []
+    for target in map(_rgb, BLUES):
+        darker = {
+            n: c for n, c in palette.items() if not picks or luminance(c) < luminance(picks[-1][1]) and n != picks[-1][0]
+        }
+        n = min(darker, key=lambda n: sum((a - b) ** 2 for a, b in zip(darker[n], target)))
+        picks.append((n, darker[n]))
+    return picks
+
+
+def shade(w: float, system: str | None, bold: bool = False) -> Style:
+    """The style of a cell holding weight `w` in [0, 1] on a console of this colour system
+    ("truecolor", "256", "standard", "windows" or None for no colour)."""
+    t = math.sqrt(min(1.0, max(0.0, float(w)))) if math.isfinite(w) else 0.0
+    if system is None:
+        return Style(bold=True) if bold else Style()
+    if system == "truecolor":
+        x = t * (len(BLUES) - 1)
+        lo = min(int(x), len(BLUES) - 2)
+        a, b = _rgb(BLUES[lo]), _rgb(BLUES[lo + 1])
+        rgb = tuple(round(p + (q - p) * (x - lo)) for p, q in zip(a, b))
+        back = Color.from_rgb(*rgb)
+        return Style(bgcolor=back, color=text_on(rgb), bold=bold)  # type: ignore[arg-type]
+    if system == "256":
+        n, rgb = _steps_256()[round(t * (len(BLUES) - 1))]
+        return Style(bgcolor=Color.from_ansi(n), color=text_on(rgb), bold=bold)
+    name = SIXTEEN[round(t * (len(SIXTEEN) - 1))]
+    return Style(bgcolor=name, color=text_on(XTERM_16[name]), bold=bold)
+
+
+def system_of(console) -> str | None:
+    """The console's colour system as `shade` takes it (None when colour is off)."""
+    if console.no_color or console.color_system is None:
+        return None
+    return console.color_system.name.lower().replace("eight_bit", "256")

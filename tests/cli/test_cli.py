@@ -268,7 +268,7 @@ def test_steps_table_titles_hold_formula_and_shape():
         "S = qᵀk / √d_k",
         "A = softmax(S)",
         "O_h = A_h V_h",
-        "O = O_1 W_O",
+        "O = O_0 W_O",
         "check: A['time', 'time']",
         "Σ",
     ):
