@@ -24,24 +24,23 @@ from attncli import __version__
 from attncli.cli.hints import HEAD_STATISTICS, limits_for
 from attncli.cli.model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
 from attncli.cli.options import (
-    Color,
     Da,
     Dtype,
     Errors,
     Features,
     File,
-    Format,
     InputPath,
     KPath,
     Lines,
     MaskOpt,
+    MatrixOnly,
+    MeanHeads,
     NoWeights,
     Out,
-    Output,
     ParamSeed,
-    Precision,
     QPath,
     Query,
+    QueryRow,
     Rank,
     RecordFormat,
     Run,
@@ -148,7 +147,7 @@ def _warn(tokens) -> None:
 
 
 def _text(source: Source) -> str:
-    return read_text(source.text, source.file, source.errors, _say)
+    return read_text(source.text, source.file, source.errors, _say, source.keep_newline)
 
 
 def _context(context: str | None, errors: str) -> str | None:
@@ -157,7 +156,25 @@ def _context(context: str | None, errors: str) -> str | None:
 
 
 def _emit(doc: documents.Document, out: Out) -> None:
-    emit(doc, out.fmt, out.output, out.precision, out.color, save_svg=out.save_svg, save_html=out.save_html)
+    emit(
+        doc,
+        out.fmt,
+        out.output,
+        out.precision,
+        out.color,
+        save_svg=out.save_svg,
+        save_html=out.save_html,
+        width=out.width,
+        theme=out.theme,
+    )
+
+
+def _table_only(out: Out, **chosen: bool) -> None:
+    """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
+    fmt = resolve_format(out.fmt, out.output)
+    given = [f"--{name.replace('_', '-')}" for name, on in chosen.items() if on]
+    if given and not FORMATS[fmt].picture:
+        raise ConfigError(f"{', '.join(given)} only change what the table draws; -f {fmt} has every number")
 
 
 def _writing(kind: type[documents.Document], out: Out) -> OutputCost | None:
@@ -185,19 +202,27 @@ def show(
     lines: Lines = False,
     no_weights: NoWeights = False,
     dtype: Dtype = "float64",
+    mean_heads: MeanHeads = False,
+    query: QueryRow = None,
+    matrix_only: MatrixOnly = False,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
-    With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
+    Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
+    bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
     or with --rollout the attention rollout through layers 0..--layer.
     """
+    from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
 
-    check_options(ctx, model, keep=("stats",))
+    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only"), both=("head",))
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
-    table = partial(show_view, stats=stats)
+    if head is not None and mean_heads:
+        raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    _table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:
         from attncli.models import run as model_run
         from attncli.render.heads import rollout_view
@@ -209,9 +234,10 @@ def show(
     config = run.config(dtype=dtype, weights=not no_weights)
     context = _context(run.context, source.errors)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
+    narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        return _show_lines(source, config, context, out, table, stats, limits)
-    _show(run_text(_text(source), config, context=context, limits=limits), out, table, stats)
+        return _show_lines(source, config, context, out, table, stats, limits, narrow)
+    _show(narrow(run_text(_text(source), config, context=context, limits=limits)), out, table, stats)
 
 
 def _show(result, out: Out, table, stats: bool) -> None:
@@ -222,7 +248,7 @@ def _show(result, out: Out, table, stats: bool) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra), out)
 
 
-def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits) -> None:
+def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
@@ -237,7 +263,7 @@ def _show_lines(source: Source, config, context, out: Out, table, stats: bool, l
                 if line.strip():
                     found = True
                     try:
-                        result = run_text(line, config, context=context, limits=limits)
+                        result = narrow(run_text(line, config, context=context, limits=limits))
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
                     _warn(result.tokens)
@@ -362,8 +388,9 @@ def compare(
 
 
 @app.command()
-@options()
+@options(out=Out)
 def compute(
+    out: Out,
     input_path: InputPath = None,
     q: QPath = None,
     k: KPath = None,
@@ -377,10 +404,6 @@ def compute(
     dtype: Dtype = "float64",
     seed: ParamSeed = 0,
     temperature: Temperature = 1.0,
-    fmt: Format = None,
-    output: Output = None,
-    precision: Precision = None,
-    color: Color = "auto",
     errors: Errors = "strict",
 ) -> None:
     """Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.
@@ -395,7 +418,7 @@ def compute(
     check_variant_options([variant], rank, features)
     options = {"rank": rank, "features": features}
     check_long(variant, dtype, not no_weights, parse_masks(mask), temperature, options)  # before reading input
-    picture = FORMATS[resolve_format(fmt, output)].picture
+    picture = FORMATS[resolve_format(out.fmt, out.output)].picture
     limits = replace(
         limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
     )
@@ -403,12 +426,12 @@ def compute(
     result = given.compute(
         qkv, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options
     )
-    emit(documents.Result("attn compute", partial(show_table, result), result=result), fmt, output, precision, color)
+    _emit(documents.Result("attn compute", partial(show_table, result), result=result), out)
 
 
 @app.command()
-@options()
-def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "auto") -> None:
+@options(out=Out, skip=("fmt", "precision"))
+def variants(out: Out, fmt: RecordFormat = None) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
     from attncli.render.variants import variants as variants_table
 
@@ -418,7 +441,7 @@ def variants(fmt: RecordFormat = None, output: Output = None, color: Color = "au
         lambda digits, width: variants_table(rows, width),
         doc={"schema": "attncli.variants/1", "rows": rows},
     )
-    emit(table, fmt, output, None, color)
+    _emit(table, replace(out, fmt=fmt))
 
 
 @app.command()

@@ -37,7 +37,9 @@ Layer = Annotated[
 Head = Annotated[
     int | None,
     typer.Option(
-        "--head", help="With --model: one head (default every head of the layer, one panel each).", show_default=False
+        "--head",
+        help="One head (default every head, side by side as the width allows); with --model the model's head number.",
+        show_default=False,
     ),
 ]
 Rollout = Annotated[
@@ -61,7 +63,7 @@ ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face model folder (BERT or GPT-2).", show_default=False)
 ]
 
-MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model
+MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
     "file",
@@ -73,7 +75,10 @@ WITH_MODEL = (
     *MODEL_ONLY,  # always fine with it
     "save_svg",
     "save_html",
-)  # the output options of branch `formats`, once merged
+    "width",
+    "theme",
+    "keep_newline",
+)
 
 
 def given(ctx: typer.Context) -> list[Any]:
@@ -92,15 +97,18 @@ def _names(params: list[Any]) -> str:
     return ", ".join("/".join(p.opts) for p in params)
 
 
-def check_options(ctx: typer.Context, model: str | None, keep: tuple[str, ...] = (), every: bool = False) -> None:
+def check_options(
+    ctx: typer.Context, model: str | None, keep: tuple[str, ...] = (), every: bool = False, both: tuple[str, ...] = ()
+) -> None:
     """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them.
 
     `keep` names the command's own options that still apply with --model; `every` keeps all of them
-    (attn compare, where the other options shape the runs the model is compared with).
+    (attn compare, where the other options shape the runs the model is compared with); `both` names model
+    options that the command also takes without --model.
     """
     params = given(ctx)
     if model is None:
-        lonely = [p for p in params if p.name in MODEL_ONLY]
+        lonely = [p for p in params if p.name in MODEL_ONLY and p.name not in both]
         if lonely:
             raise ConfigError(f"{_names(lonely)} {'needs' if len(lonely) == 1 else 'need'} --model DIR")
         return

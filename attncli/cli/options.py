@@ -20,7 +20,7 @@ import typer
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.io.documents import Records
-from attncli.io.formats import FORMATS, formats_for
+from attncli.io.formats import FORMATS, THEMES, formats_for
 from attncli.pipeline.config import DTYPES, PROJECTIONS, RunConfig
 from attncli.pipeline.embed import POSITIONAL
 from attncli.pipeline.limits import MAX_TOKENS
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # what a command receives: the plain name
     ColorName: TypeAlias = str
     ErrorsName: TypeAlias = str
     RecordFormatName: TypeAlias = str
+    ThemeName: TypeAlias = str
 else:
     VariantName = choice("VariantName", VARIANTS)
     PositionalName = choice("PositionalName", POSITIONAL)
@@ -54,6 +55,7 @@ else:
     ColorName = choice("ColorName", ["auto", "always", "never"])
     ErrorsName = choice("ErrorsName", ERRORS)
     RecordFormatName = choice("RecordFormatName", formats_for(Records))
+    ThemeName = choice("ThemeName", THEMES)
 
 Variant = Annotated[VariantName, typer.Option("-v", "--variant", help="Score function (see `attn variants`).")]
 Heads = Annotated[int, typer.Option("--heads", help="Number of heads.")]
@@ -81,6 +83,33 @@ Precision = Annotated[
 ]
 Color = Annotated[
     ColorName, typer.Option("--color", help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")
+]
+Width = Annotated[
+    int | None,
+    typer.Option(
+        "--width",
+        help="Columns of the table and of --save-svg/--save-html (default: the terminal's width, 80 in a pipe).",
+        show_default=False,
+    ),
+]
+Theme = Annotated[
+    ThemeName, typer.Option("--theme", help="Pictures (svg, html): light (for slides and paper) or dark.")
+]
+KeepNewline = Annotated[
+    bool,
+    typer.Option("--keep-newline", help="Keep the newline that ends stdin or --file as part of the text (a token)."),
+]
+MeanHeads = Annotated[bool, typer.Option("--mean-heads", help="Draw the mean of the heads' weights (table only).")]
+QueryRow = Annotated[
+    str | None,
+    typer.Option(
+        "--query",
+        help="One query's weights as bars with their numbers: its index or its token (table only).",
+        show_default=False,
+    ),
+]
+MatrixOnly = Annotated[
+    bool, typer.Option("--matrix-only", help="Only the attention matrix: a picture for a slide or a paper.")
 ]
 SaveSvg = Annotated[str | None, typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[str | None, typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
@@ -183,6 +212,7 @@ class Source:
     file: File = None
     errors: Errors = "strict"
     max_tokens: MaxTokens = MAX_TOKENS
+    keep_newline: KeepNewline = False
 
 
 @dataclass(frozen=True)
@@ -239,6 +269,8 @@ class Out:
     color: Color = "auto"
     save_svg: SaveSvg = None
     save_html: SaveHtml = None
+    width: Width = None
+    theme: Theme = "light"
 
 
 def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:

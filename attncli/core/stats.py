@@ -54,11 +54,17 @@ def top_keys(weights: np.ndarray, k: int = TOP_K) -> np.ndarray:  # [m, n] -> [m
     return np.argsort(-weights, axis=-1, kind="stable")[:, :k]
 
 
-def head_summaries(weights: np.ndarray, self_attention: bool = True, k: int = TOP_K) -> list[dict]:
-    # [h, m, n] -> one dict per head
+def head_summaries(
+    weights: np.ndarray, self_attention: bool = True, k: int = TOP_K, masked: np.ndarray | None = None
+) -> list[dict]:  # [h, m, n], [h, m, n] bool -> one dict per head
     """Per head: mean row entropy (bits, and over its maximum log2 n), the largest weight and where it is,
     the mean mass on the diagonal (self-attention only: a_ii, each token's weight on itself), the mean
-    attended distance Σ_j a_ij |i - j| (in positions), and the top k keys of each query.
+    attended distance Σ_j a_ij |i - j| (in positions), and the top k keys of each query (never a `masked`
+    key: a row of a causal mask lists at most its own and earlier keys).
+
+        >>> s = head_summaries(np.array([[[1.0, 0.0], [0.4, 0.6]]]), masked=np.array([[[False, True], [False, False]]]))
+        >>> s[0]["top_keys"], s[0]["top_weights"]
+        ([[0], [1, 0]], [[1.0], [0.6, 0.4]])
     """
     h, m, n = weights.shape
     distance = np.abs(np.arange(m)[:, None] - np.arange(n)[None, :])  # [m, n]
@@ -69,6 +75,8 @@ def head_summaries(weights: np.ndarray, self_attention: bool = True, k: int = TO
         entropy = row_entropy(w)  # [m]
         i, j = np.unravel_index(int(np.argmax(w)), w.shape)
         mean_entropy = _mean(entropy[live])
+        top = top_keys(w, k).tolist()
+        keys = top if masked is None else [[j for j in row if not masked[head, r, j]] for r, row in enumerate(top)]
         out.append(
             {
                 "head": head,
@@ -80,8 +88,8 @@ def head_summaries(weights: np.ndarray, self_attention: bool = True, k: int = TO
                 "diagonal_mass": _mean(np.diagonal(w)[live]) if self_attention and m == n else None,
                 "mean_distance": _mean((w * distance).sum(axis=-1)[live]),
                 "mean_row_max": _mean(w.max(axis=-1)[live]),
-                "top_keys": top_keys(w, k).tolist(),
-                "top_weights": np.take_along_axis(w, top_keys(w, k), axis=-1).tolist(),
+                "top_keys": keys,
+                "top_weights": [[float(w[r, j]) for j in row] for r, row in enumerate(keys)],
             }
         )
     return out

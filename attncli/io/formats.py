@@ -51,16 +51,30 @@ class Format:
     writers: dict[type[Document], Writer] = field(default_factory=dict)
     binary: bool = False  # never sent to a terminal
     picture: bool = False  # drawn from the document's table, not written from its data
-    export: Callable[[Console, str], str] | None = None  # a picture of what the console showed, and its title
+    export: Callable[[Console, str, str], str] | None = None  # a picture of what the console showed: title, theme
     memory: dict[type[Document], OutputCost] = field(default_factory=dict)  # what writing a document costs
 
 
-def _svg(console: Console, title: str) -> str:
-    return console.export_svg(title=title, clear=False)
+THEMES = ("light", "dark")  # --theme: the pictures' background; light is what a slide or a paper wants
 
 
-def _html(console: Console, title: str) -> str:
-    return console.export_html(clear=False)
+def terminal_theme(name: str):
+    """The Rich TerminalTheme of a --theme: light (white paper, dark text) or dark (Rich's own SVG theme)."""
+    from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
+
+    if name == "dark":
+        return SVG_EXPORT_THEME
+    normal = [(0, 0, 0), (170, 30, 30), (20, 120, 40), (150, 100, 0), (20, 60, 170), (130, 40, 140), (0, 120, 140)]
+    bright = [(90, 90, 90), (200, 40, 40), (30, 150, 60), (180, 130, 0), (40, 90, 210), (160, 60, 170), (0, 150, 170)]
+    return TerminalTheme((255, 255, 255), (20, 20, 20), [*normal, (200, 200, 200)], [*bright, (240, 240, 240)])
+
+
+def _svg(console: Console, title: str, theme: str) -> str:
+    return console.export_svg(title=title, clear=False, theme=terminal_theme(theme))
+
+
+def _html(console: Console, title: str, theme: str) -> str:
+    return console.export_html(clear=False, theme=terminal_theme(theme))
 
 
 FORMATS: dict[str, Format] = {

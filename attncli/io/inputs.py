@@ -49,17 +49,34 @@ def read_file(path: str, errors: str = "strict", warn: Warn | None = None) -> st
             raise DataError(f"cannot read {path}: {e.strerror}") from None
 
 
-def read_text(text: str | None, file: str | None, errors: str = "strict", warn: Warn | None = None) -> str:
-    """TEXT as given, `-` for stdin, or the contents of --file (exactly one of them)."""
+def read_text(
+    text: str | None, file: str | None, errors: str = "strict", warn: Warn | None = None, keep_newline: bool = False
+) -> str:
+    """TEXT as given, `-` for stdin, or the contents of --file (exactly one of them).
+
+    The one newline that ends a file or stdin (what `echo` and editors add) is not part of the text
+    unless `keep_newline` (--keep-newline); TEXT itself is taken as it is.
+    """
     if text is not None and file is not None:
         raise ConfigError("give either TEXT or --file, not both")
     if file is not None:
-        return read_file(file, errors, warn)
+        return _chomp(read_file(file, errors, warn), keep_newline)
     if text is None:
         raise ConfigError("no text: give TEXT, - to read stdin, or --file PATH")
     if text == "-":
-        return decode(read_bounded(sys.stdin.buffer, "stdin"), "stdin", errors, warn)
+        return _chomp(decode(read_bounded(sys.stdin.buffer, "stdin"), "stdin", errors, warn), keep_newline)
     return decode_arg(text, "TEXT", errors, warn)
+
+
+def _chomp(text: str, keep: bool) -> str:
+    """`text` without its one final line ending (\\n or \\r\\n), unless `keep`.
+
+    >>> _chomp("ab\\n", False), _chomp("ab\\n\\n", False), _chomp("ab\\r\\n", False), _chomp("ab\\n", True)
+    ('ab', 'ab\\n', 'ab', 'ab\\n')
+    """
+    if keep:
+        return text
+    return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
 
 
 def open_lines(text: str | None, file: str | None) -> tuple[BinaryIO, str]:

@@ -30,6 +30,7 @@ from attncli.io.escape import escape_text
 from attncli.io.formats import FORMATS, Format, format_for_path, formats_for
 
 COLORS = ("auto", "always", "never")
+MIN_WIDTH, MAX_WIDTH = 20, 10_000  # --width; every table fits from 40 columns up
 Pictures = Sequence[tuple[Format, str | None]]  # (svg or html, path or None for stdout)
 
 
@@ -38,17 +39,29 @@ def color_on(color: str) -> bool:
     return color == "always" or (color == "auto" and not os.environ.get("NO_COLOR"))
 
 
-def console(color: str = "auto", file=None, record: bool = False, stderr: bool = False):
-    """A Rich console for stdout (or `file`, or stderr), honouring --color and NO_COLOR."""
+def check_width(width: int | None) -> None:
+    if width is not None and not MIN_WIDTH <= width <= MAX_WIDTH:
+        raise ConfigError(f"--width must be between {MIN_WIDTH} and {MAX_WIDTH} columns, got {width}")
+
+
+def console(color: str = "auto", file=None, record: bool = False, stderr: bool = False, width: int | None = None):
+    """A Rich console for stdout (or `file`, or stderr), honouring --color and NO_COLOR, `width` columns wide
+    (default: the terminal's width, or 80 when it is not a terminal)."""
     from rich.console import Console
 
     if color == "always":  # the flag wins over NO_COLOR
         return Console(
-            file=file, force_terminal=True, color_system="truecolor", no_color=False, record=record, stderr=stderr
+            file=file,
+            force_terminal=True,
+            color_system="truecolor",
+            no_color=False,
+            record=record,
+            stderr=stderr,
+            width=width,
         )
     if color == "never":
-        return Console(file=file, color_system=None, no_color=True, record=record, stderr=stderr)
-    return Console(file=file, record=record, stderr=stderr)
+        return Console(file=file, color_system=None, no_color=True, record=record, stderr=stderr, width=width)
+    return Console(file=file, record=record, stderr=stderr, width=width)
 
 
 class NoColor:
@@ -151,12 +164,21 @@ def write_output(output: str | None, write: Callable[[BinaryIO], object]) -> Non
 
 
 @contextlib.contextmanager
-def table_printer(output: str | None, color: str, pictures: Pictures = (), title: str = "attn", text: bool = True):
+def table_printer(
+    output: str | None,
+    color: str,
+    pictures: Pictures = (),
+    title: str = "attn",
+    text: bool = True,
+    width: int | None = None,
+    theme: str = "light",
+):
     """Yields `(show, width)`: `show(renderable)` prints to the terminal, or without colour to `-o FILE`.
 
     `pictures` are `(format, path)` pairs: everything shown is recorded and exported by that
     format when the block ends (path None: to stdout). With `text` False the table is only
-    recorded, not printed (`-f svg` on stdout). `title` goes in the SVG's window bar.
+    recorded, not printed (`-f svg` on stdout). `title` goes in the SVG's window bar, `theme` (--theme)
+    colours the pictures; `width` (--width) is the width of the table and of the pictures.
     """
     for _, path in pictures:
         if path is not None:
@@ -164,13 +186,13 @@ def table_printer(output: str | None, color: str, pictures: Pictures = (), title
     plain = not color_on(color)
     with contextlib.ExitStack() as stack:
         if not text:
-            con = console(color, file=io.StringIO(), record=True)
+            con = console(color, file=io.StringIO(), record=True, width=width)
         elif output is None:
-            con = console(color, record=bool(pictures))
+            con = console(color, record=bool(pictures), width=width)
         else:
             stream = io.TextIOWrapper(stack.enter_context(open_output(output)), encoding="utf-8", write_through=True)
             stack.callback(stream.detach)  # runs before the temp file is closed and renamed
-            con = console("never", file=stream, record=bool(pictures))
+            con = console("never", file=stream, record=bool(pictures), width=width)
 
         def show(renderable) -> None:
             con.print(NoColor(renderable) if plain and pictures else renderable)
@@ -178,7 +200,7 @@ def table_printer(output: str | None, color: str, pictures: Pictures = (), title
         yield show, con.width
     for fmt, path in pictures:
         if fmt.export is not None:  # svg and html: what the console recorded
-            _write_text(path, fmt.export(con, title))
+            _write_text(path, fmt.export(con, title, theme))
 
 
 def _write_text(path: str | None, text: str) -> None:
@@ -201,15 +223,18 @@ def emit(
     *,
     save_svg: str | None = None,
     save_html: str | None = None,
+    width: int | None = None,
+    theme: str = "light",
 ) -> None:
     """Send a document where the user asked (stdout or `-o`), in the format asked (FORMATS).
 
     The picture formats (table, svg, html) draw `doc.renderables` (tables print at 2 digits unless `precision` says
     otherwise); the data formats call their writer for the document's kind. `save_svg`/`save_html`
-    also save what the table showed.
+    also save what the table showed, `width` columns wide (--width), in `theme` (--theme).
     """
     entry = FORMATS[resolve_format(fmt, output, doc.default_format)]
     check_precision(precision)
+    check_width(width)
     if not entry.picture:
         writer = entry.writers.get(type(doc))
         if writer is None:
@@ -225,8 +250,9 @@ def emit(
     ]
     if entry.export is not None:  # -f svg, -f html: the picture is the output
         pictures.append((entry, output))
-    with table_printer(output, color, pictures, doc.command, text=entry.export is None) as (show, width):
-        for renderable in doc.renderables(2 if precision is None else precision, width):
+    printer = table_printer(output, color, pictures, doc.command, entry.export is None, width, theme)
+    with printer as (show, columns):
+        for renderable in doc.renderables(2 if precision is None else precision, columns):
             show(renderable)
 
 

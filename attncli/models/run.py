@@ -140,7 +140,7 @@ class ModelLayer:
         ]
         if result.config.mask:
             lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
-        lines.append("rows are queries, columns are keys; each row sums to 1; bold = row maximum")
+        lines.append("rows: queries, columns: keys; each row sums to 1; ▸ = row maximum")
         lines.append(f"output: the layer's attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
         return lines
 

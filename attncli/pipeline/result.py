@@ -8,7 +8,7 @@ the caption, the JSON "config" record, the stages of `attn steps` and the heads'
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # steps.py reads AttentionResult: a type only, no import cycl
 class Source(Protocol):
     """What was run, and everything about the result that depends on it."""
 
-    output_formula: str  # O = ... in the title of the output table
+    @property
+    def output_formula(self) -> str:
+        """O = ... in the title of the output table."""
+        ...
 
     def caption(self, result: AttentionResult) -> list[str]:
         """The lines under the matrix: what a reader needs to reproduce and trust it."""
@@ -124,3 +127,68 @@ def config_record(c: RunConfig, tokenizer, positional, projection, seed, chosen:
         **({} if c.dtype == "float64" else {"dtype": c.dtype}),
         **({} if c.weights else {"weights": False}),
     }
+
+
+@dataclass(frozen=True)
+class OneHead:
+    """The source of a result narrowed to one of its heads (`attn show --head H` on a text run)."""
+
+    inner: Source
+    head: int
+    n_head: int
+
+    @property
+    def output_formula(self) -> str:
+        return self.inner.output_formula
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        return [*self.inner.caption(result), f"head {self.head} of 0..{self.n_head - 1} shown (--head)"]
+
+    def config_record(self, result: AttentionResult) -> dict:
+        return {**self.inner.config_record(result), "head": self.head}
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        return self.inner.steps(result)
+
+    def head_index(self, h: int) -> int:
+        return self.head
+
+    def heads_shown(self, result: AttentionResult) -> str:
+        return f" · head {self.head} of {self.n_head}"
+
+    def compare_note(self, label: str) -> str | None:
+        return self.inner.compare_note(label)
+
+    def stats_unasked(self, result: AttentionResult) -> bool:
+        return True
+
+
+def one_head(result: AttentionResult, head: int) -> AttentionResult:
+    """`result` with only head `head` in its per-head arrays (the output O keeps every head's part).
+
+    >>> from attncli.pipeline.run import run
+    >>> r = one_head(run("time flies", RunConfig(heads=2)), 1)
+    >>> r.weights.shape, r.head_index(0), r.source.config_record(r)["head"]
+    ((1, 2, 2), 1, 1)
+    """
+    n_head = result.q.shape[0]
+    if not 0 <= head < n_head:
+        raise ConfigError(
+            f"--head {head} is out of range: the run has {n_head} head{'s' * (n_head > 1)}, 0..{n_head - 1}"
+        )
+    pick = slice(head, head + 1)
+
+    def narrow(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else a[pick]
+
+    return replace(
+        result,
+        q=result.q[pick],
+        k=result.k[pick],
+        v=result.v[pick],
+        scores=narrow(result.scores),
+        masked=narrow(result.masked),
+        weights=narrow(result.weights),
+        head_outputs=result.head_outputs[pick],
+        source=OneHead(result.source, head, n_head),
+    )

@@ -47,20 +47,15 @@ class TextRun:
         what = [
             f"{len(result.tokens)} {'queries' if result.context else 'tokens'} ({c.tokenizer})"
             + (f", {len(result.key_tokens)} keys from --context" if result.context is not None else "")
-            + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}"
-            + f" · seed {c.seed}",
+            + f" · d_model {c.dim} · {c.heads} head{'s' if c.heads > 1 else ''} · d_k {c.d_k} · d_v {c.d_v}",
             (
-                "W_Q, W_K, W_V, W_O random (seeded), not trained"
+                f"W_Q, W_K, W_V, W_O: random, seed {c.seed}, untrained"
                 if c.projection == "random"
-                else "projection identity: Q = K = V = X"
+                else f"projection identity: Q = K = V = X (seed {c.seed})"
             )
-            + (
-                " · positions: none, so attention is blind to word order"
-                if c.positional == "none"
-                else f" · positions: {c.positional}"
-            ),
+            + (" · no positions: order-blind" if c.positional == "none" else f" · positions {c.positional}"),
         ]
-        return caption_lines(result, what, "rows are queries, columns are keys")
+        return caption_lines(result, what, "rows: queries, columns: keys")
 
     def config_record(self, result: AttentionResult) -> dict:
         c = self.config

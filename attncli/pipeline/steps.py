@@ -100,7 +100,9 @@ def text_steps(result: AttentionResult) -> list[Step]:
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
         merged = result.head_outputs.transpose(1, 0, 2).reshape(m, -1)  # [m, h * d_v]
-        out.append(Step("concat", "concat(O_0, …, O_{h−1}): the heads side by side, head 0 first", merged, ("query", "dim")))
+        out.append(
+            Step("concat", "concat(O_0, …, O_{h−1}): the heads side by side, head 0 first", merged, ("query", "dim"))
+        )
     w_o = "concat(O_h) W_O" if c.heads > 1 else "O_0 W_O"
     out.append(
         Step(

@@ -2,24 +2,22 @@
 
 The summary has one column per (tokenizer, variant) so that "what does BPE
 change here?" reads across one row. The heatmaps sit side by side when the
-terminal is wide enough and stack otherwise (`Flow` packs them at render time,
+terminal is wide enough and stack otherwise (`Multiples` packs them at render time,
 when the console's width is known).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.measure import Measurement
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from attncli.pipeline.result import AttentionResult
-from attncli.render.show import escape_token
-from attncli.render.steps import grid
+from attncli.render.matrix import Matrix
+from attncli.render.show import Multiples, escape_token
 
 HEATMAP_ROWS = 16  # longer heatmaps elide their middle rows
 
@@ -101,11 +99,9 @@ def summary_table(rows: list[dict], precision: int = 2) -> Table:
         else "Tokenizers compared"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold")
-    table.add_column("", no_wrap=True, style="dim")
+    table.add_column("", style="dim", overflow="fold")
     for r in rows:
-        table.add_column(
-            Text(_name(r, several_v, several_t), style="bold"), justify="right", no_wrap=True, max_width=24
-        )
+        table.add_column(Text(_name(r, several_v, several_t), style="bold"), justify="right", overflow="fold")
     for label, show in METRICS:
         table.add_row(label, *(show(r, precision) for r in rows))
     exact = "/".join(sorted({r["error_vs"] for r in rows if r.get("error_vs")}))
@@ -114,63 +110,43 @@ def summary_table(rows: list[dict], precision: int = 2) -> Table:
     return table
 
 
+TOKENS_SHOWN = 40  # tokens listed per tokenizer; the rest are counted
+
+
 def tokens_line(rows: list[dict], width: int) -> Table:
-    """Each tokenizer's tokens, joined by ·, cut with … when longer than the screen."""
+    """Each tokenizer's tokens, joined by · and wrapped; beyond TOKENS_SHOWN, how many more."""
     table = Table(box=None, pad_edge=False, show_header=False)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(no_wrap=True, overflow="ellipsis", max_width=max(20, width - 12))
+    table.add_column(style="bold", overflow="fold")
+    table.add_column(overflow="fold")
     seen = set()
     for r in rows:
         if r["tokenizer"] in seen:
             continue
         seen.add(r["tokenizer"])
-        table.add_row(Text(short(r["tokenizer"])), Text(" · ".join(escape_token(t) for t in r["tokens"])))
+        tokens = r["tokens"]
+        line = Text(" · ".join(escape_token(t) for t in tokens[:TOKENS_SHOWN]))
+        if len(tokens) > TOKENS_SHOWN:
+            line.append(f" … {len(tokens) - TOKENS_SHOWN} more (-f json for all)", style="dim")
+        table.add_row(Text(short(r["tokenizer"])), line)
     return table
 
 
-def heatmap(result: AttentionResult, row: dict, label: str, precision: int, width: int) -> Table:
-    """Head 0's weights, titled with its run; at most `width` wide and HEATMAP_ROWS tall."""
+def heatmap(result: AttentionResult, label: str, precision: int) -> Matrix:
+    """Head 0's weights, titled with its run; its middle rows elided beyond HEATMAP_ROWS."""
     weights = result.attention()[1]
     m, n = weights.shape[1:]
     title = f"{label}  A [{m}, {n}]" + result.source.heads_shown(result)
-    return grid(
+    masked = None if result.masked is None else result.masked[0]
+    return Matrix(
         weights[0],
         result.tokens.strings,
         result.key_tokens.strings,
         title,
         precision,
-        width,
-        weights=True,
+        "weights",
+        masked,
         max_rows=HEATMAP_ROWS,
-        edge=False,
     )
-
-
-class Flow:
-    """Renderables left to right, starting a new row whenever the next one would not fit the width."""
-
-    def __init__(self, items: Sequence[RenderableType], gap: int = 2):
-        self.items, self.gap = items, gap
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        rows: list[list[tuple[RenderableType, int]]] = [[]]
-        used = 0
-        for item in self.items:
-            w = min(width, Measurement.get(console, options, item).maximum)
-            if rows[-1] and used + self.gap + w > width:
-                rows.append([])
-                used = 0
-            used += (self.gap if rows[-1] else 0) + w
-            rows[-1].append((item, w))
-        for number, row in enumerate(rows):
-            if number:
-                yield Text("")
-            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
-            for _, w in row:
-                grid.add_column(width=w, no_wrap=True)
-            grid.add_row(*(item for item, _ in row))
-            yield grid
 
 
 def compare_view(
@@ -195,7 +171,7 @@ def compare_view(
             f"the mean over rows of KL(A_{'/'.join(exact)} ‖ A), on the same Q, K, V; its multiply-adds are those "
             "of its linear path (--no-weights)"
         )
-    maps = [heatmap(res, r, _name(r, several_v, several_t), precision, width) for res, r in zip(results, rows)]
+    maps = [heatmap(res, _name(r, several_v, several_t), precision) for res, r in zip(results, rows)]
     return Group(
-        summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""), Flow(maps)
+        summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""), Multiples(maps)
     )

@@ -10,15 +10,16 @@ from __future__ import annotations
 import math
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from attncli.models import BROAD, HEAD_STATS, LABELS, PATTERN_MASS
 from attncli.models.run import describe
-from attncli.render.show import columns_shown, escape_token
-from attncli.render.steps import grid
-from attncli.render.style import weight_style
+from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
+from attncli.render.show import escape_token
+from attncli.render.style import shade, system_of
 
 SHORT = {"previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "brd"}
 EVIDENCE = {
@@ -35,35 +36,60 @@ def _shade(stat: str, row: dict) -> float:
     return row["broadness"] if stat in ("entropy", "broadness") else row[stat]
 
 
-def heads_table(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Table:
-    """Layers down, heads across; each cell the statistic and, below it, the head's label if any."""
-    n_layer, n_head = doc["n_layer"], doc["n_head"]
-    cells = {(r["layer"], r["head"]): r for r in doc["rows"]}
-    cell = max(4, max(len(f"{r[stat]:.{precision}f}") for r in doc["rows"]))
-    label = len(f"L{n_layer - 1}") + 2
-    shown = columns_shown(n_head, max(3, (width - label) // (cell + 2)))
-    table = Table(
-        title=Text(f"{stat} of every head  [{n_layer} layers × {n_head} heads]"),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title_justify="left",
-        title_style="bold",
-    )
-    table.add_column(Text("layer", style="dim"), justify="right", no_wrap=True)
-    for h in shown:
-        table.add_column("…" if h is None else f"H{h}", justify="right", no_wrap=True, min_width=cell)
-    for l in range(n_layer):
-        row = [Text(f"L{l}", style="bold")]
+class HeadsGrid:
+    """Layers down, heads across; each cell the statistic (shaded) and, below it, the head's label if any.
+
+    Laid out when drawn: every head when the width allows, else the middle heads elided behind a … column
+    and a line that says which.
+    """
+
+    def __init__(self, doc: dict, stat: str, precision: int = 2):
+        self.doc, self.stat, self.precision = doc, stat, precision
+        self.cells = {(r["layer"], r["head"]): r for r in doc["rows"]}
+        self.cell = max(4, len(f"H{doc['n_head'] - 1}"), max(len(f"{r[stat]:.{precision}f}") for r in doc["rows"]))
+        self.label = max(len("layer"), len(f"L{doc['n_layer'] - 1}"))
+
+    def width(self, n: int) -> int:
+        return self.label + n * (self.cell + 1)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(
+            min(self.width(3), options.max_width), min(self.width(self.doc["n_head"]), options.max_width)
+        )
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        n_layer, n_head = self.doc["n_layer"], self.doc["n_head"]
+        keep = n_head
+        while keep > 3 and self.width(keep) > options.max_width:
+            keep -= 1
+        shown = columns_shown(n_head, keep)
+        system = system_of(console)
+        yield Text(f"{self.stat} of every head  [{n_layer} layers × {n_head} heads]", style="bold")
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0)
+        table.add_column(Text("layer", style="dim"), justify="right", no_wrap=True, width=self.label)
         for h in shown:
-            if h is None:
-                row.append(Text("…", style="dim"))
-                continue
-            r = cells[(l, h)]
-            text = Text(f"{r[stat]:.{precision}f}", style=weight_style(_shade(stat, r)))
-            text.append("\n" + SHORT.get(r["label"], ""), style="dim")
-            row.append(text)
-        table.add_row(*row)
-    return table
+            table.add_column(
+                "…" if h is None else f"H{h}", justify="right", no_wrap=True, width=1 if h is None else self.cell
+            )
+        for layer in range(n_layer):
+            row = [Text(f"L{layer}", style="bold")]
+            for h in shown:
+                if h is None:
+                    row.append(Text("…", style="dim"))
+                    continue
+                r = self.cells[(layer, h)]
+                text = Text(f"{r[self.stat]:.{self.precision}f}", style=shade(_shade(self.stat, r), system))
+                text.append("\n" + SHORT.get(r["label"], ""), style="dim")
+                row.append(text)
+            table.add_row(*row)
+        yield table
+        if None in shown:
+            hidden = [h for h in range(n_head) if h not in shown]
+            yield Text(
+                f"… {len(hidden)} heads (H{hidden[0]}–H{hidden[-1]}) hidden; --width {self.width(n_head)} "
+                "or -f json for all",
+                style="dim",
+            )
 
 
 def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
@@ -97,9 +123,7 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
     ]
     if doc["causal"]:
         notes.append("causal model: row 0 is left out of the means (it can only see itself)")
-    return Group(
-        heads_table(doc, stat, precision, width), patterns(doc, precision), Text("\n".join(notes), style="dim")
-    )
+    return Group(HeadsGrid(doc, stat, precision), patterns(doc, precision), Text("\n".join(notes), style="dim"))
 
 
 def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
@@ -111,12 +135,11 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
         describe(r.model) + ", trained weights",
         f"attention rollout, Abnar & Zuidema 2020, layers 0..{r.layer}: per layer Â = ½ (mean of the "
         f"{r.model.n_head} heads) + ½ I for the residual, R = Â_{r.layer} ⋯ Â_0",
-        "row i: how much of each input token (column) has flowed into position i; each row sums to 1; "
-        "▸ = row maximum",
+        "row i: how much of each input token (column) has flowed into position i; each row sums to 1; ▸ = row maximum",
     ]
     if r.model.causal:
         caption.append("causal model: no token receives anything from a later one (0 above the diagonal)")
     return Group(
-        grid(r.matrix, strings, strings, title, precision, width, weights=True, row_sum=True),
+        Matrix(r.matrix, strings, strings, title, precision, "weights", row_sum=True, max_rows=HEATMAP_ABOVE),
         Text("\n".join(caption), style="dim"),
     )

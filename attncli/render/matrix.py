@@ -43,6 +43,7 @@ from attncli.render.style import shade, system_of
 MARK = "▸"  # before the row maximum
 ELIDED = "…"  # the header and cells of an elided column
 ELIDED_ROW = "⋮"
+HEATMAP_ABOVE = 48  # weights with more queries than this are drawn as a heatmap, whatever the width
 
 
 def fmt(x: float, precision: int) -> str:
@@ -171,7 +172,7 @@ class Matrix:
                 out.append(1)
                 continue
             cells = [cell_len(self._cell(i, j, form.compact)) for i in rows]
-            out.append(max(cells + [cell_len(self._header(j, form.labels))]))
+            out.append(max([*cells, cell_len(self._header(j, form.labels))]))
         if self.row_sum:
             out.append(max(cell_len(self._sum(i, form.compact)) for i in rows))
         return out
@@ -188,6 +189,8 @@ class Matrix:
 
     def choose(self, width: int) -> Form | None:
         """The first form that fits `width`; None: weights go to a heatmap."""
+        if self.kind == "weights" and len(self.rows) > HEATMAP_ABOVE:
+            return None
         for form in self.forms():
             if self.width(form) <= width:
                 return form
@@ -195,9 +198,10 @@ class Matrix:
             return None
         n = self.array.shape[1]
         for keep in range(n - 1, 1, -1):
-            form = Form(True, "numbers", tuple(columns_shown(n, keep)))
-            if self.width(form) <= width:
-                return form
+            for labels in ("tokens", "numbers"):
+                form = Form(True, labels, tuple(columns_shown(n, keep)))
+                if self.width(form) <= width:
+                    return form
         return Form(True, "numbers", tuple(columns_shown(n, 2)))  # the narrowest there is
 
     def narrowest(self) -> int:
@@ -259,24 +263,25 @@ class Matrix:
         """What the reader needs to read this form: compact cells, the key of indices, what is hidden."""
         out = []
         if form.compact:
-            out.append(
-                "weights in % of their row (28 = 0.28)"
-                if self.kind == "weights"
-                else "leading zeros dropped (.08 = 0.08, -.53 = -0.53)"
-            )
+            out.append("weights in % (28 = 0.28)" if self.kind == "weights" else "leading 0 dropped (.08 = 0.08)")
         rows_elided = None in self.shown_rows
-        if self.cols is not None and form.labels != "tokens" and (form.labels == "numbers" or rows_elided or self.cols != self.rows):
+        same = self.cols == self.rows  # self-attention: one key serves both axes
+        if form.labels == "numbers":
+            name = "tokens" if same or self.cols is None else self.names[0]
+            out.append(f"{name}: " + " · ".join(f"{i} {t}" for i, t in enumerate(self.rows)))
+        if (
+            self.cols is not None
+            and form.labels != "tokens"
+            and not (same and (form.labels == "numbers" or not rows_elided))
+        ):
             out.append(f"{self.names[1]}: " + " · ".join(f"{j} {t}" for j, t in enumerate(self.cols)))
-        if form.labels == "numbers" and (self.cols is None or self.cols != self.rows):
-            out.append(f"{self.names[0]}: " + " · ".join(f"{i} {t}" for i, t in enumerate(self.rows)))
         if None in form.cols:
             hidden = [j for j in range(self.array.shape[1]) if j not in form.cols]
             out.append(
-                f"{ELIDED} {len(hidden)} {self.names[1]} ({_span(hidden)}) hidden; "
-                f"--width {self.width(Form(False, 'tokens'))} or -f json for all"
+                f"{ELIDED} {len(hidden)} {self.names[1]} ({_span(hidden)}) hidden: "
+                f"--width {self.width(Form(False, 'tokens'))} or -f json"
             )
         if rows_elided:
             hidden = [i for i in range(len(self.rows)) if i not in self.shown_rows]
-            out.append(f"{ELIDED_ROW} {len(hidden)} {self.names[0]} ({_span(hidden)}) hidden; -f json for all")
-        return [Text(line, style="dim") for line in out]
-
+            out.append(f"{ELIDED_ROW} {len(hidden)} {self.names[0]} ({_span(hidden)}) hidden: -f json has all")
+        return [Text(" · ".join(out), style="dim")] if out else []

@@ -9,7 +9,9 @@ from rich.text import Text
 
 from attncli.core.stats import head_summaries
 from attncli.pipeline.result import AttentionResult
-from attncli.render.show import columns_shown, escape_token, show
+from attncli.render.bars import query_bars
+from attncli.render.matrix import columns_shown
+from attncli.render.show import caption, escape_token, show
 
 SHORT = 12  # `attn show` adds the statistics by itself up to this many tokens
 MAX_ROWS = 24  # longer texts list the top keys of their first and last queries around a ⋮ row
@@ -19,15 +21,39 @@ def _f(x: float | None, precision: int) -> str:
     return "—" if x is None else f"{x:.{precision}f}"
 
 
+def summaries(result: AttentionResult) -> list[dict]:
+    """`head_summaries` of the result's heads; a masked key is never among a query's top keys."""
+    return head_summaries(result.attention()[1], result.context is None, masked=result.masked)
+
+
+def summary_lines(result: AttentionResult, precision: int = 2) -> Text:
+    """The head statistics in one line per head (what a short `attn show` adds by itself)."""
+    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    out = Text(style="dim")
+    for n, s in enumerate(summaries(result)):
+        i, j = s["largest_at"]
+        out.append(("\n" if n else "") + f"head {result.head_index(s['head'])}: ", style="bold")
+        parts = [
+            f"entropy {_f(s['mean_entropy_bits'], precision)}/{s['max_entropy_bits']:.{precision}f} bits",
+            f"max {s['largest_weight']:.{precision}f} {escape_token(q_tokens[i])}→{escape_token(k_tokens[j])}",
+        ]
+        if s["diagonal_mass"] is not None:
+            parts.append(f"diag {_f(s['diagonal_mass'], precision)}")
+        parts.append(f"|i−j| {_f(s['mean_distance'], precision)}")
+        out.append(" · ".join(parts))
+    return out
+
+
 def stats_table(result: AttentionResult, precision: int = 2) -> Table:
     """One row per head: entropy, largest weight, diagonal mass, mean attended distance."""
-    stats = head_summaries(result.attention()[1], result.context is None)
+    stats = summaries(result)
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
     table = Table(
         title="Head statistics", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
     )
     for name in ("head", "mean entropy (bits)", "÷ log₂ n", "largest weight", "diagonal mass", "mean |i − j|"):
-        table.add_column(name, justify="left" if name == "largest weight" else "right", no_wrap=True)
+        # headers and tokens wrap (never cut) when the width is short; numbers stay whole
+        table.add_column(name, justify="left" if name == "largest weight" else "right", overflow="fold")
     for s in stats:
         i, j = s["largest_at"]
         where = Text(f"{s['largest_weight']:.{precision}f} ")
@@ -45,15 +71,16 @@ def stats_table(result: AttentionResult, precision: int = 2) -> Table:
 
 def top_table(result: AttentionResult, precision: int = 2) -> Table:
     """The three keys each query attends to most, per head, largest first."""
-    stats = head_summaries(result.attention()[1], result.context is None)
+    stats = summaries(result)
     k_tokens = result.key_tokens.strings
     repeated = {t: k_tokens.count(t) > 1 for t in k_tokens}
     table = Table(
         title="Top 3 keys of each query", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
     )
-    table.add_column("query", no_wrap=True, max_width=16)
+    table.add_column("query", overflow="fold")
     for s in stats:
-        table.add_column(f"head {s['head']}" if len(stats) > 1 else "keys (weight)", no_wrap=False)
+        name = f"head {result.head_index(s['head'])}" if len(stats) > 1 else "keys (weight)"
+        table.add_column(name, overflow="fold")
     for i in columns_shown(len(result.tokens), MAX_ROWS):
         if i is None:
             table.add_row(*(Text("⋮", style="dim") for _ in range(len(stats) + 1)))
@@ -84,19 +111,37 @@ def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) ->
     return Group(stats_table(result, precision), top_table(result, precision), Text("\n".join(notes), style="dim"))
 
 
-def show_view(result: AttentionResult, precision: int = 2, width: int = 100, stats: bool = False) -> RenderableType:
-    """`attn show`'s table: the matrix and outputs, with the head statistics below when asked (`stats`), or by
-    themselves for a text of at most SHORT tokens when the source keeps its panels few."""
+def show_view(
+    result: AttentionResult,
+    precision: int = 2,
+    width: int = 100,
+    stats: bool = False,
+    head: int | None = None,
+    mean: bool = False,
+    query: str | None = None,
+    matrix_only: bool = False,
+) -> RenderableType:
+    """`attn show`'s table: the matrices and outputs, with the head statistics as tables when asked (`stats`), or
+    in a line per head for a text of at most SHORT tokens when the source keeps its panels few; `query`: one
+    query's row as bars instead."""
+    if query is not None:
+        return Group(*query_bars(result, query, precision, head, mean), caption(result))
     short = result.weights is not None and max(result.weights.shape[1:]) <= SHORT
-    unasked = short and result.source.stats_unasked(result)
-    return show(result, precision, width, below=stats_view(result, precision, width) if stats or unasked else None)
+    below = (
+        stats_view(result, precision, width)
+        if stats
+        else summary_lines(result, precision)
+        if short and result.source.stats_unasked(result)
+        else None
+    )
+    return show(result, precision, width, below, head, mean, matrix_only)
 
 
 def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:
     """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
     rows = [
         {**row, "head": result.head_index(row["head"])}  # the model's own head number with --head
-        for row in head_summaries(result.attention()[1], result.context is None)
+        for row in summaries(result)
     ]
     if precision is None:
         return rows

@@ -8,11 +8,8 @@ and shape; arrays wider or longer than the screen are elided with a visible
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from rich import box
-from rich.cells import cell_len
 from rich.console import Group, JustifyMethod, RenderableType
 from rich.rule import Rule
 from rich.table import Table
@@ -22,11 +19,10 @@ from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import Step, steps
-from attncli.render.show import caption, columns_shown, escape_lines, escape_token
-from attncli.render.style import weight_style
+from attncli.render.matrix import Matrix, columns_shown, fmt
+from attncli.render.show import caption, escape_lines, escape_token
 
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
-LABEL_WIDTH = 16
 
 # The stage of the pipeline each step belongs to (a rule with this name goes above its first table).
 STAGES = {
@@ -46,18 +42,6 @@ STAGES = {
 }
 
 
-def fmt(x: float, precision: int) -> str:
-    """A number as the tables show it; −∞ for a masked score.
-
-    >>> fmt(0.5, 2), fmt(-math.inf, 2), fmt(-0.0001, 2)
-    ('0.50', '−∞', '0.00')
-    """
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    text = f"{x:.{precision}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.00"
-
-
 def _label(s: str, style: str = "") -> Text:
     return Text(escape_token(s), style=style)
 
@@ -65,75 +49,6 @@ def _label(s: str, style: str = "") -> Text:
 def _quoted(token: str) -> str:
     """A token in quotes for a title or a check line, escaped once (not repr of the escape, which doubles \\)."""
     return "'" + escape_token(token) + "'"
-
-
-def grid(
-    array: np.ndarray,
-    row_labels,
-    col_labels,
-    title: str | None,
-    precision: int = 2,
-    width: int = 100,
-    weights: bool = False,
-    row_sum: bool = False,
-    max_rows: int = MAX_ROWS,
-    edge: bool = True,
-) -> Table:  # [rows, cols]
-    """A numeric matrix with labelled rows and columns; the middle columns (…) and rows (⋮) are elided when
-    it does not fit. `weights` shades each cell by its value; the row maximum is bold when rows are compared
-    (weights, scores); `row_sum` adds a Σ column.
-    """
-    rows, cols_n = array.shape
-    finite = array[np.isfinite(array)]
-    cell = max([len(fmt(v, precision)) for v in (finite.min(), finite.max())] if finite.size else [2])
-    if col_labels is not None:
-        cell = max(cell, min(8, max(cell_len(escape_token(c)) for c in col_labels)))
-    label = min(LABEL_WIDTH, max(cell_len(escape_token(t)) for t in row_labels)) + 3  # CJK: 2 columns
-    extra = (cell + 3) if row_sum else 0
-    cols = columns_shown(cols_n, max(3, (width - label - extra) // (cell + 3)))
-    shown_rows = columns_shown(rows, max(3, max_rows))
-    table = Table(
-        title=None if title is None else Text(title),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title_justify="left",
-        title_style="bold",
-        show_edge=edge,
-    )
-    table.add_column("", no_wrap=True, max_width=LABEL_WIDTH)
-    for j in cols:
-        head = "…" if j is None else _label(col_labels[j], "bold") if col_labels is not None else str(j)
-        table.add_column(head, justify="right", no_wrap=True, min_width=cell, max_width=max(cell, 8))
-    if row_sum:
-        table.add_column(Text("Σ", style="dim"), justify="right", no_wrap=True)
-    bold_max = col_labels is not None  # rows over keys: show which key wins
-    for i in shown_rows:
-        if i is None:
-            table.add_row(
-                Text("⋮", style="dim"),
-                *(Text("⋮", style="dim") for _ in cols),
-                *([Text("⋮", style="dim")] if row_sum else []),
-            )
-            continue
-        row = array[i]
-        top = row.max() if bold_max and np.isfinite(row).any() else None
-        cells = []
-        for j in cols:
-            if j is None:
-                cells.append(Text("…", style="dim"))
-                continue
-            v = float(row[j])
-            is_max = top is not None and v == top and (not weights or v > 0)
-            if not np.isfinite(v):
-                cells.append(Text(fmt(v, precision), style="dim"))
-            elif weights:
-                cells.append(Text(fmt(v, precision), style=weight_style(v, bold=is_max)))
-            else:
-                cells.append(Text(fmt(v, precision), style="bold" if is_max else ""))
-        if row_sum:
-            cells.append(Text(fmt(float(row[np.isfinite(row)].sum()), precision), style="dim"))
-        table.add_row(_label(row_labels[i]), *cells)
-    return table
 
 
 # ---- tokens ---------------------------------------------------------------------------------------
@@ -235,10 +150,9 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
         rows = _labels(result, rest[0], a.shape[0])
         if rows is None:
             rows = [str(i) for i in range(a.shape[0])]
-        out.append(Text(t, style="bold"))
-        out.append(
-            grid(a, rows, cols, None, precision, width, weights=step.name == "weights", row_sum=step.name == "weights")
-        )
+        kind = "weights" if step.name == "weights" else "scores" if len(rest) == 2 and rest[1] == "key" else "values"
+        masked = result.masked[h if h is not None else 0] if kind == "weights" and result.masked is not None else None
+        out.append(Matrix(a, rows, cols, t, precision, kind, masked, row_sum=kind == "weights", max_rows=MAX_ROWS))
         if step.note:
             out.append(Text(step.note, style="dim"))
     return out

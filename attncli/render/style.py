@@ -64,7 +64,9 @@ def text_on(rgb: tuple[int, int, int]) -> Color:
 def _xterm_256() -> dict[int, tuple[int, int, int]]:
     """Colours 16..255 of the xterm palette: a 6×6×6 cube and 24 greys (0..15 vary by terminal)."""
     levels = [0, 95, 135, 175, 215, 255]
-    cube = {16 + 36 * r + 6 * g + b: (levels[r], levels[g], levels[b]) for r in range(6) for g in range(6) for b in range(6)}
+    cube = {
+        16 + 36 * r + 6 * g + b: (levels[r], levels[g], levels[b]) for r in range(6) for g in range(6) for b in range(6)
+    }
     return {**cube, **{232 + i: (8 + 10 * i,) * 3 for i in range(24)}}
 
 
@@ -74,9 +76,8 @@ def _steps_256() -> list[tuple[int, tuple[int, int, int]]]:
     palette = {n: (r, g, b) for n, (r, g, b) in _xterm_256().items() if r == g == b or b > g >= r}
     picks: list[tuple[int, tuple[int, int, int]]] = []
     for target in map(_rgb, BLUES):
-        darker = {
-            n: c for n, c in palette.items() if not picks or luminance(c) < luminance(picks[-1][1]) and n != picks[-1][0]
-        }
+        limit = luminance(picks[-1][1]) if picks else 2.0
+        darker = {n: c for n, c in palette.items() if luminance(c) < limit}
         n = min(darker, key=lambda n: sum((a - b) ** 2 for a, b in zip(darker[n], target)))
         picks.append((n, darker[n]))
     return picks
