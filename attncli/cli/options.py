@@ -310,7 +310,9 @@ def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable
         def run(**kwargs: Any) -> Any:
             plain = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items()}
             built = {
-                name: group(**{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain})
+                name: group(
+                    **{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain and f.name not in skip}
+                )
                 for name, group in groups.items()
             }
             return command(**plain, **built)

@@ -35,7 +35,7 @@ class TextRun:
 
     >>> r = run("time flies", RunConfig(heads=2))
     >>> r.source.caption(r)[1]
-    '2 tokens (word) · d_model 16 · 2 heads · d_k 8 · d_v 8 · seed 0'
+    '2 tokens (word) · d_model 16 · 2 heads · d_k 8 · d_v 8'
     """
 
     config: RunConfig  # resolved: the same object as the result's config

@@ -104,7 +104,8 @@ def shade(w: float, system: str | None, bold: bool = False) -> Style:
 
 
 def system_of(console) -> str | None:
-    """The console's colour system as `shade` takes it (None when colour is off)."""
-    if console.no_color or console.color_system is None:
+    """The colour system `shade` draws for on this console: None when colour is off; truecolor when the console
+    records a picture (--save-svg, -f svg), which has every colour whatever the terminal has."""
+    if console.no_color:
         return None
-    return console.color_system.name.lower().replace("eight_bit", "256")
+    return "truecolor" if console.record else console.color_system

@@ -11,29 +11,25 @@ from rich.text import Text
 def variants(rows: list[dict], width: int = 100) -> RenderableType:
     """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
     table = Table(title="Attention variants (-v NAME)", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
-    for name in ("variant", "formula", "parameters", "widths"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("paper")
+    for name in ("variant", "formula", "widths", "paper"):
+        table.add_column(name, overflow="fold")  # wraps when the width is short, never cut
     for row in rows:
-        params = (
-            "\n".join(
-                [f"{p} {shape}" for p, shape in row["parameters"].items()]
-                + [f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()]
-            )
-            or "—"
-        )
         table.add_row(
             Text(row["name"], style="bold"),
             Text(row["formula"]),
-            Text(params),
             Text("equal" if row["equal_width"] else "any"),
             Text(row["paper"]),
         )
     parts: list[RenderableType] = [table]
     for row in rows:
+        params = [f"{p} {shape}" for p, shape in row["parameters"].items()] + [
+            f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()
+        ]
         notes = Table.grid(padding=(0, 1))
         notes.add_column(no_wrap=True)
-        notes.add_column()
+        notes.add_column(overflow="fold")
+        if params:
+            notes.add_row(" •", Text("parameters: " + ", ".join(params)))
         for note in row["notes"]:
             notes.add_row(" •", Text(note))
         parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]

@@ -39,7 +39,7 @@ def test_show_json_parses_and_matches_the_schema():
 def test_show_table_has_tokens_numbers_and_caption():
     r = attn("show", "time flies like an arrow", "--color", "never")
     assert r.exit_code == 0
-    for word in ("time", "flies", "arrow", "scaled", "qᵀk / √d_k", "random", "not trained", "seed 0", "Output"):
+    for word in ("time", "flies", "arrow", "scaled", "qᵀk / √d_k", "random", "untrained", "seed 0", "Output"):
         assert word in r.stdout
     assert "\x1b[" not in r.stdout
 
@@ -373,21 +373,23 @@ def test_compare_table_side_by_side_when_wide_stacked_when_narrow():
         assert r.exit_code == 0, r.output
         return r.stdout.splitlines()
 
-    wide, narrow = lines(140), lines(60)
+    wide, narrow = lines(140), lines(40)
     for out in (wide, narrow):
-        assert any("vocabulary size" in line and "2,000" in line for line in out)
+        assert any("vocabulary" in line and "2,000" in line for line in out)
         assert any(line.startswith("bpe") and "Ġflies" in line for line in out)
     assert any("word  A [5, 5]" in line and "bpe  A [5, 5]" in line for line in wide)
     assert not any("word  A [5, 5]" in line and "bpe  A [5, 5]" in line for line in narrow)
-    assert max(len(line) for line in narrow) <= 60
+    assert max(len(line) for line in narrow) <= 40
 
 
 def test_show_stats_table_for_short_texts_and_on_request():
     short = attn("show", "time flies like an arrow", "--color", "never").stdout
-    assert "Head statistics" in short and "Top 3 keys of each query" in short
-    assert short.index("Head statistics") < short.index("Output")  # under the matrix, above the outputs
+    assert "head 0: entropy" in short and "Head statistics" not in short  # one line per head, unasked
+    assert short.index("head 0: entropy") < short.index("Output")  # under the matrix, above the outputs
+    asked = attn("show", "time flies like an arrow", "--stats", "--color", "never").stdout
+    assert "Head statistics" in asked and "Top 3 keys of each query" in asked
     long_text = " ".join(f"w{i}" for i in range(13))
-    assert "Head statistics" not in attn("show", long_text, "--color", "never").stdout
+    assert "head 0: entropy" not in attn("show", long_text, "--color", "never").stdout
     assert "Head statistics" in attn("show", long_text, "--stats", "--color", "never").stdout
 
 

@@ -178,7 +178,18 @@ def test_compare_reports_each_approximations_error_against_scaled():
 
 
 def test_compare_error_rows_in_the_table_and_csv_and_only_with_an_approximation():
-    table = attn("compare", TEXT, "--tokenizers", "word,char", "--variants", "scaled,performer", "--color", "never")
+    table = attn(
+        "compare",
+        TEXT,
+        "--tokenizers",
+        "word,char",
+        "--variants",
+        "scaled,performer",
+        "--color",
+        "never",
+        "--width",
+        "120",
+    )
     assert table.exit_code == 0, table.output
     plain = " ".join(table.stdout.split())
     assert "max |A − A_scaled|" in plain and "mean KL (nats)" in plain and "KL(A_scaled ‖ A)" in plain

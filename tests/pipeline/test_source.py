@@ -23,10 +23,9 @@ def test_a_text_run_is_its_config():
     assert [r.head_index(h) for h in range(2)] == [0, 1]
     assert r.source.heads_shown(r) == " · head 0 of 2" and r.source.compare_note("word") is None
     assert r.source.output_formula == "concat(A_h V_h) W_O"
-    assert r.source.caption(r)[1:4] == [
-        "5 tokens (word) · d_model 16 · 2 heads · d_k 8 · d_v 8 · seed 0",
-        "W_Q, W_K, W_V, W_O: random (seeded), not trained",
-        "positions: sinusoidal",
+    assert r.source.caption(r)[1:3] == [
+        "5 tokens (word) · d_model 16 · 2 heads · d_k 8 · d_v 8",
+        "W_Q, W_K, W_V, W_O: random, seed 0, untrained · positions sinusoidal",
     ]
 
 
@@ -59,8 +58,7 @@ def test_given_matrices_say_what_was_given():
         "W1, W2, b, v seeded (--seed 3), not trained"
     )
     assert (
-        s.caption(r)[-1]
-        == "rows are queries, columns are keys (numbered from 0); each row sums to 1; bold = row maximum"
+        s.caption(r)[-1] == "rows are queries, columns are keys (numbered from 0); each row sums to 1; ▸ = row maximum"
     )
     record = _record(r)
     assert (record["tokenizer"], record["positional"], record["projection"], record["seed"]) == ("none",) * 3 + (3,)

@@ -19,7 +19,8 @@ from attncli.pipeline.run import run
 from attncli.pipeline.steps import steps
 from attncli.render import compare as render_compare
 from attncli.render import steps as render_steps
-from attncli.render.steps import grid, show_steps
+from attncli.render.matrix import Matrix
+from attncli.render.steps import show_steps
 
 
 def _plain(renderable, width=100) -> str:
@@ -150,9 +151,10 @@ def test_npz_holds_every_step():
 
 def test_grid_elides_rows_and_columns_with_visible_markers():
     a = np.arange(40 * 30, dtype=float).reshape(40, 30)
-    plain = _plain(grid(a, [f"r{i}" for i in range(40)], None, "big", 2, 80, max_rows=10), width=80)
+    plain = _plain(Matrix(a, [f"r{i}" for i in range(40)], None, "big", 2, max_rows=10), width=80)
     lines = plain.splitlines()
-    assert "…" in lines[2] and any(line.strip().startswith("⋮") for line in lines)
+    assert "…" in lines[1] and any(line.strip().startswith("⋮") for line in lines)
+    assert "hidden: --width" in plain and "rows" not in plain.splitlines()[-1] or "hidden" in plain
     assert "r0 " in plain and "r39" in plain and "r20 " not in plain
     assert max(len(line) for line in lines) <= 80
 

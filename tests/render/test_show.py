@@ -5,9 +5,11 @@ import io
 from rich.console import Console
 
 from attncli.pipeline.config import RunConfig
+from attncli.pipeline.result import one_head
 from attncli.pipeline.run import run
-from attncli.render.show import columns_shown, escape_token, show, weights_table
-from attncli.render.style import weight_style
+from attncli.render.matrix import MARK
+from attncli.render.show import Multiples, escape_token, show, weight_matrices
+from attncli.render.stats import show_view
 
 
 def _text(renderable, width=100, **kw):
@@ -16,22 +18,20 @@ def _text(renderable, width=100, **kw):
     return console
 
 
-def test_every_cell_shows_its_number_and_the_row_max_is_bold():
+def test_every_cell_shows_its_number_and_the_row_max_is_marked():
     r = run("time flies like an arrow")
-    console = _text(show(r), color_system="truecolor", force_terminal=True)
-    plain = console.export_text()
-    for row in r.weights[0]:
-        for w in row:
-            assert f"{w:.2f}" in plain
-    table = weights_table(r, 0)
+    plain = _text(show(r), color_system=None).export_text()
+    lines = plain.splitlines()
     for i, row in enumerate(r.weights[0]):
-        cells = [column._cells[i] for column in table.columns[1:]]
-        assert [c.style.bold for c in cells] == [w == row.max() for w in row]
+        line = next(line for line in lines if line.startswith(r.tokens.strings[i] + " "))
+        for w in row:
+            assert f"{w:.2f}" in line
+        assert line.count(MARK) == 1 and f"{MARK}{row.max():.2f}" in line
 
 
 def test_markup_in_tokens_is_shown_literally():
     r = run("[red]x[/red] [link=https://example.org]y[/link]", RunConfig(tokenizer="char"))
-    plain = _text(show(r, width=400), width=400).export_text()
+    plain = _text(show(r), width=400).export_text()
     assert "[" in plain and "/" in plain
 
 
@@ -42,14 +42,44 @@ def test_escape_token():
     assert escape_token("  ") == "␣␣"
 
 
-def test_weight_style_shades_and_flips_text():
-    assert weight_style(0.0).bgcolor.triplet == (247, 251, 255)
-    assert weight_style(1.0).color.triplet == (255, 255, 255)
+def test_a_short_sentence_fits_one_80_by_24_screen():
+    plain = _text(show_view(run("time flies like an arrow")), width=80, color_system=None).export_text()
+    lines = plain.splitlines()
+    assert len(lines) <= 23 and max(len(line) for line in lines) <= 80
+    assert "head 0: entropy" in plain  # the statistics, in a line
 
 
-def test_wide_matrices_are_elided_with_a_marker():
-    assert columns_shown(20, 7) == [0, 1, 2, None, 17, 18, 19]
-    r = run("a b c d e f g h i j k l m n o p q r s t u v w x y z", RunConfig())
-    plain = _text(show(r, width=80), width=80).export_text()
-    assert "…" in plain
-    assert max(len(line) for line in plain.splitlines()) <= 80
+def test_heads_sit_side_by_side_when_the_width_allows():
+    r = run("time flies like an arrow", RunConfig(heads=4))
+    multiples = Multiples(weight_matrices(r))
+    assert multiples.per_row(80) == 2 and multiples.per_row(160) == 4 and multiples.per_row(40) == 1
+    plain = _text(multiples, width=160, color_system=None).export_text()
+    assert all(f"head {h}" in plain.splitlines()[0] for h in range(4))
+
+
+def test_one_head_and_the_mean_of_the_heads():
+    r = run("time flies like an arrow", RunConfig(heads=2))
+    one = one_head(r, 1)
+    assert (one.weights[0] == r.weights[1]).all() and one.source.config_record(one)["head"] == 1
+    plain = _text(show_view(one), color_system=None).export_text()
+    assert "head 1" in plain and "head 0" not in plain
+    mean = _text(show_view(r, mean=True), color_system=None).export_text()
+    assert "mean of the 2 heads" in mean and f"{r.weights.mean(axis=0)[0, 0]:.2f}" in mean
+
+
+def test_query_bars_show_one_row_with_its_numbers():
+    r = run("time flies like an arrow", RunConfig(mask=("causal",)))
+    plain = _text(show_view(r, query="like"), width=60, color_system=None).export_text()
+    assert "query 2 'like'" in plain
+    for j in range(3):
+        assert f"{r.weights[0, 2, j]:.2f}" in plain
+    bars = plain[: plain.index("scaled: s =")]
+    assert bars.count(" masked") == 2 and "█" in bars
+
+
+def test_masked_keys_are_never_top_keys():
+    r = run("time flies like an arrow", RunConfig(mask=("causal",)))
+    plain = _text(show_view(r, stats=True), width=120, color_system=None).export_text()
+    top = plain[plain.index("Top 3 keys") : plain.index("Output")]
+    first = next(line.strip() for line in top.splitlines() if line.strip().startswith("time "))
+    assert "flies" not in first and "time 1.00" in first
