@@ -93,6 +93,9 @@ class AttnGroup(TyperGroup):
         try:
             return super().make_context(*args, **kwargs)
         except ClickException as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # bare `attn`: the help, as `attn --help` prints it
+                typer.echo(e.ctx.get_help())  # type: ignore[attr-defined]
+                raise typer.Exit(0) from None
             raise _escaped(e) from None
 
     def invoke(self, ctx):

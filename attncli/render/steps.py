@@ -70,11 +70,11 @@ def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10
         ("id", "right"),
         ("start", "right"),
         ("end", "right"),
-        ("text[start:end]", "left"),
+        ("text", "left"),  # text[start:end]: what the offsets select
         ("", "left"),
     ]
     for name, justify in columns:
-        table.add_column(Text(name), justify=justify, no_wrap=True, max_width=24 if name != "#" else None)
+        table.add_column(Text(name), justify=justify, overflow="fold")  # wraps when short, never cut
     shown = columns_shown(len(rows), max_rows)
     for i in shown:
         if i is None:

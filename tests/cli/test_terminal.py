@@ -1,0 +1,52 @@
+"""The real program in a real terminal: tmux at 80 × 24, the screen read back as a user sees it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from rich.cells import cell_len
+
+from tests.conftest import ROOT
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+def test_show_fits_an_80_by_24_terminal():
+    session = f"attn-{uuid.uuid4().hex[:8]}"
+    marker = "attn-done"
+    command = (
+        f"cd {shlex.quote(str(ROOT))} && PYTHONPATH=. {shlex.quote(sys.executable)} -m attncli show "
+        f"'time flies like an arrow'; echo {marker}"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES", "TMUX")}
+    subprocess.run(
+        ["tmux", "-L", session, "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "bash", "--norc"],
+        check=True,
+        env=env,
+    )
+    try:
+        _tmux("-L", session, "send-keys", "-t", session, "clear; " + command, "Enter")
+        screen = ""
+        for _ in range(300):  # the run ends with the marker; a slow machine gets up to 30 s, not a timing test
+            screen = _tmux("-L", session, "capture-pane", "-p", "-t", session)
+            if f"\n{marker}" in screen:
+                break
+            time.sleep(0.1)
+        lines = screen.rstrip("\n").split("\n")
+        assert marker in lines, screen
+        shown = lines[: lines.index(marker)]
+        assert shown[0] == "Attention weights A = softmax(S)", screen  # nothing scrolled off the 24 lines
+        assert any(line.startswith("flies ") and "▸" in line for line in shown)
+        assert all(cell_len(line) <= 80 and "…" not in line.replace("… ", "") for line in shown), screen
+    finally:
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)

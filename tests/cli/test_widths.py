@@ -1,0 +1,67 @@
+"""Every command fits every width from 40 columns up, and never cuts a number or a label.
+
+Each command runs through the CLI with `--width W --color never` (what NO_COLOR and a pipe get); no line may
+be wider than W, and no `…` may be glued to text: Rich's own truncation ends a cut cell in `word…`, while
+attn's declared elision markers stand alone (`…` columns, `… 3 keys (7–9) hidden`, `… 980 more`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.cells import cell_len
+
+from tests.conftest import ROOT, attn
+from tests.model_fixtures import make_bert, make_gpt2
+
+WIDTHS = (40, 60, 80, 100, 120, 200)
+SENTENCE = "time flies like an arrow and fruit flies like a banana"
+LONG = " ".join(f"w{i}" for i in range(60))
+CUT = re.compile(r"[^\s(]…")  # a cut: text, then the ellipsis (a formula may write "tanh(…)")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("models")
+    return {
+        "bert": make_bert(folder / "bert-tiny", n_layer=2, n_head=12, d_model=48),
+        "gpt2": make_gpt2(folder / "gpt2-tiny"),
+    }
+
+
+COMMANDS = {
+    "show": ["show", SENTENCE],
+    "show --heads 4": ["show", SENTENCE, "--heads", "4"],
+    "show --stats --mask causal": ["show", SENTENCE, "--stats", "--mask", "causal"],
+    "show --context": ["show", SENTENCE, "--context", "the cat sat on the mat with a very long hippopotamus"],
+    "show --query": ["show", SENTENCE, "--query", "banana", "--heads", "2"],
+    "show --mean-heads": ["show", SENTENCE, "--heads", "4", "--mean-heads"],
+    "show long": ["show", LONG],
+    "show --precision 6": ["show", SENTENCE, "--precision", "6"],
+    "steps": ["steps", "time flies like", "--heads", "2", "-v", "additive", "--mask", "causal"],
+    "tokens": ["tokens", SENTENCE, "-t", "bpe"],
+    "compare": ["compare", SENTENCE, "--variants", "scaled,cosine,performer"],
+    "compute": ["compute", "--input", ROOT / "docs" / "two_by_two.json"],
+    "variants": ["variants"],
+    "show --model": ["show", SENTENCE, "--model", "{bert}"],
+    "show --model gpt2 --rollout": ["show", SENTENCE, "--model", "{gpt2}", "--rollout"],
+    "heads --model": ["heads", SENTENCE, "--model", "{bert}"],
+    "steps --model": ["steps", "time flies", "--model", "{gpt2}"],
+}
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_fits_every_width_without_a_cut(name, models):
+    args = [str(a).format(**models) for a in COMMANDS[name]]
+    for width in WIDTHS:
+        r = attn(*args, "--width", width, "--color", "never")
+        assert r.exit_code == 0, (name, width, r.output)
+        for line in r.stdout.splitlines():
+            assert cell_len(line) <= width, (name, width, line)
+            assert not CUT.search(line), (name, width, line)
+
+
+def test_the_width_is_checked():
+    r = attn("show", "a b", "--width", "5")
+    assert r.exit_code == 2 and "--width must be between 20 and 10000 columns, got 5" in r.stderr
