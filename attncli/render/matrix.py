@@ -197,11 +197,12 @@ class Matrix:
         if self.kind == "weights":
             return None
         n = self.array.shape[1]
-        for keep in range(n - 1, 1, -1):
-            for labels in ("tokens", "numbers"):
-                form = Form(True, labels, tuple(columns_shown(n, keep)))
-                if self.width(form) <= width:
-                    return form
+        for keep in range(n - 1, 1, -1):  # the most columns that fit; full precision when it fits as many
+            for short in (False, True):
+                for labels in ("tokens", "numbers"):
+                    form = Form(short, labels, tuple(columns_shown(n, keep)))
+                    if self.width(form) <= width:
+                        return form
         return Form(True, "numbers", tuple(columns_shown(n, 2)))  # the narrowest there is
 
     def narrowest(self) -> int:
@@ -262,7 +263,7 @@ class Matrix:
     def notes(self, form: Form, width: int) -> list[Text]:
         """What the reader needs to read this form: compact cells, the key of indices, what is hidden."""
         out = []
-        if form.compact:
+        if form.compact and (self.kind == "weights" or (np.abs(self.array[np.isfinite(self.array)]) < 1).any()):
             out.append("weights in % (28 = 0.28)" if self.kind == "weights" else "leading 0 dropped (.08 = 0.08)")
         rows_elided = None in self.shown_rows
         same = self.cols == self.rows  # self-attention: one key serves both axes
