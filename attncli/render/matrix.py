@@ -124,6 +124,7 @@ class Matrix:
         self.row_sum = row_sum
         self.names = names if cols is not None else (names[0], "dims")
         self.shown_rows = columns_shown(len(self.rows), max(3, max_rows))
+        self.quiet = False  # True: the notes under the table are left to the caller (a row of matrices)
         self._marks = self._row_maxima() if kind != "values" and cols is not None else None
 
     # ---- what each cell says ------------------------------------------------------------------------
@@ -197,9 +198,9 @@ class Matrix:
         if self.kind == "weights":
             return None
         n = self.array.shape[1]
-        for keep in range(n - 1, 1, -1):  # the most columns that fit; full precision when it fits as many
-            for short in (False, True):
-                for labels in ("tokens", "numbers"):
+        for labels in ("tokens", "numbers"):  # tokens on the rows if they fit at all: then the most columns
+            for keep in range(n - 1, 1, -1):  # (at full precision when it shows as many)
+                for short in (False, True):
                     form = Form(short, labels, tuple(columns_shown(n, keep)))
                     if self.width(form) <= width:
                         return form
@@ -224,7 +225,8 @@ class Matrix:
         if self.title:
             yield Text(self.title, style="bold")
         yield self.table(form, system_of(console))
-        yield from self.notes(form, options.max_width)
+        if not self.quiet:
+            yield from self.notes(form)
 
     def table(self, form: Form, system: str | None) -> Table:
         widths = self._widths(form)
@@ -260,7 +262,7 @@ class Matrix:
             return Text(text, style=shade(v, system, bold=top))
         return Text(text, style="bold" if top else "")
 
-    def notes(self, form: Form, width: int) -> list[Text]:
+    def notes(self, form: Form) -> list[Text]:
         """What the reader needs to read this form: compact cells, the key of indices, what is hidden."""
         out = []
         if form.compact and (self.kind == "weights" or (np.abs(self.array[np.isfinite(self.array)]) < 1).any()):

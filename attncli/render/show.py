@@ -44,15 +44,23 @@ class Multiples:
                 yield item
             return
         cell = (width - self.gap * (k - 1)) // k
+        notes: list[str] = []  # the notes under the tables, each said once under the rows
         for start in range(0, len(self.items), k):
             if start:
                 yield Text("")
             grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
             row = self.items[start : start + k]
-            for _ in row:
-                grid.add_column(width=cell)  # a note wraps under its table, never cut
+            for item in row:
+                grid.add_column(width=cell, no_wrap=True)
+                item.quiet = True
+                form = item.choose(cell)
+                for note in [] if form is None else item.notes(form):
+                    if note.plain not in notes:
+                        notes.append(note.plain)
             grid.add_row(*row)
             yield grid
+        for note in notes:
+            yield Text(note, style="dim")
 
 
 def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:
