@@ -41,6 +41,7 @@ class Multiples:
             for n, item in enumerate(self.items):
                 if n:
                     yield Text("")
+                item.quiet = False  # alone on its row: it says its own notes
                 yield item
             return
         cell = (width - self.gap * (k - 1)) // k
@@ -59,8 +60,8 @@ class Multiples:
                         notes.append(note.plain)
             grid.add_row(*row)
             yield grid
-        for note in notes:
-            yield Text(note, style="dim")
+        for line in notes:
+            yield Text(line, style="dim")
 
 
 def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:
