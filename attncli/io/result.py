@@ -65,7 +65,7 @@ def write_matrix(stream: BinaryIO, a: np.ndarray, precision: int | None, sep: st
 
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
     out = []
-    for h in range(result.config.heads):
+    for h in range(result.q.shape[0]):  # the heads the result holds (one with --head)
         if result.scores is not None and result.weights is not None:
             out += [(f"heads[{h}].scores", result.scores[h]), (f"heads[{h}].weights", result.weights[h])]
         out.append((f"heads[{h}].output", result.head_outputs[h]))
@@ -109,7 +109,7 @@ def write_json(
     }
     stream.write(("{" + ("," + nl).join(f"{json.dumps(k)}: {dumps(v)}" for k, v in fields.items())).encode())
     stream.write(("," + nl + '"heads": [').encode())
-    for h in range(result.config.heads):
+    for h in range(result.q.shape[0]):  # the heads the result holds (one with --head)
         if h:
             stream.write(b", ")
         stream.write(f'{{"head": {result.head_index(h)}, "scores": '.encode())
@@ -161,7 +161,7 @@ def write_csv(
         stream.write((("line," if line is not None else "") + ",".join(CSV_HEADER) + "\n").encode())
     q_fields = [csv_field(t) for t in result.tokens.strings]
     k_fields = [csv_field(t) for t in result.key_tokens.strings]
-    for h in range(result.config.heads):
+    for h in range(result.q.shape[0]):  # the heads the result holds (one with --head)
         name = result.head_index(h)  # the model's own head number with --head
         for i, q in enumerate(q_fields):
             scores = format_row(all_scores[h, i], precision).decode().split(",")

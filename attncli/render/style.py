@@ -26,10 +26,9 @@ from rich.color import Color
 from rich.style import Style
 
 BLUES = ["f7fbff", "deebf7", "c6dbef", "9ecae1", "6baed6", "4292c6", "2171b5", "08519c", "08306b"]
-SIXTEEN = ["bright_white", "white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
+SIXTEEN = ["bright_white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
 XTERM_16 = {  # xterm's defaults for the 16 colours used above
     "bright_white": (255, 255, 255),
-    "white": (229, 229, 229),
     "bright_cyan": (0, 255, 255),
     "cyan": (0, 205, 205),
     "bright_blue": (92, 92, 255),
