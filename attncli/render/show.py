@@ -52,7 +52,7 @@ class Multiples:
             grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
             row = self.items[start : start + k]
             for item in row:
-                grid.add_column(width=cell, no_wrap=True)
+                grid.add_column(width=cell)  # a title wraps; the table is never wider than its cell
                 item.quiet = True
                 form = item.choose(cell)
                 for note in [] if form is None else item.notes(form):

@@ -20,7 +20,7 @@ from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import Step, steps
 from attncli.render.matrix import Matrix, columns_shown, fmt
-from attncli.render.show import caption, escape_lines, escape_token
+from attncli.render.show import Multiples, caption, escape_lines, escape_token
 
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
 
@@ -134,14 +134,18 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
     axes, array = step.axes, step.array
     heads = range(array.shape[0]) if axes[0] == "head" else [None]
     title = f"{step.formula}  {_shape(step)}"
-    out: list[RenderableType] = []
+    several = len(heads) > 1
+    slice_of = f"query {query} {_quoted(result.tokens.strings[query])} (rows: keys)"  # of a [query, key, dim] term
+    if several and len(axes) == 4:
+        title = f"{title} · {slice_of}"
+    matrices = []
     for h in heads:
         a = array if h is None else array[h]
         rest = axes if h is None else axes[1:]
-        t = title + (f" · head {h}" if h is not None and len(heads) > 1 else "")
+        t = f"head {h}" if several else title
         if len(rest) == 3:  # [query, key, dim]: one query's slice
             a, rest = a[query], rest[1:]
-            t += f" · query {query} {_quoted(result.tokens.strings[query])} (rows: keys)"
+            t = t if several else f"{t} · {slice_of}"
         if len(rest) == 1:
             a = a[:, None]
             cols = [step.name.split(":")[-1]]
@@ -152,9 +156,10 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
             rows = [str(i) for i in range(a.shape[0])]
         kind = "weights" if step.name == "weights" else "scores" if len(rest) == 2 and rest[1] == "key" else "values"
         masked = result.masked[h if h is not None else 0] if kind == "weights" and result.masked is not None else None
-        out.append(Matrix(a, rows, cols, t, precision, kind, masked, row_sum=kind == "weights", max_rows=MAX_ROWS))
-        if step.note:
-            out.append(Text(step.note, style="dim"))
+        matrices.append(Matrix(a, rows, cols, t, precision, kind, masked, row_sum=kind == "weights", max_rows=MAX_ROWS))
+    out: list[RenderableType] = [Text(title, style="bold"), Multiples(matrices)] if several else matrices
+    if step.note:
+        out.append(Text(step.note, style="dim"))
     return out
 
 
