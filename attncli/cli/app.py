@@ -62,7 +62,7 @@ from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.formats import FORMATS
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
-from attncli.io.output import emit, line_progress, resolve_format
+from attncli.io.output import columns, emit, line_progress, resolve_format
 from attncli.pipeline.limits import OutputCost
 
 
@@ -137,6 +137,9 @@ def _root(
     ] = False,
 ) -> None:
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
+    problem = columns(os.environ)[1]
+    if problem:
+        _say(problem)
 
 
 def _say(message: str) -> None:

@@ -21,6 +21,7 @@ import os
 import stat
 import sys
 import tempfile
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
@@ -44,10 +45,37 @@ def check_width(width: int | None) -> None:
         raise ConfigError(f"--width must be between {MIN_WIDTH} and {MAX_WIDTH} columns, got {width}")
 
 
+def columns(environ, stream=None) -> tuple[int | None, str | None]:
+    """The width from COLUMNS when it is a usable one (None: unset, the terminal's or 80), and what is wrong
+    with it when it is set but not usable (then the width falls back to the terminal's, or 80).
+
+    >>> columns({"COLUMNS": "120"}), columns({}), columns({"COLUMNS": "3"})
+    ((120, None), (None, None), (80, 'COLUMNS=3 is not a width from 20 to 10000 columns: using 80'))
+    """
+    value = environ.get("COLUMNS", "").strip()
+    if not value:
+        return None, None
+    if value.isdigit() and len(value) <= 6 and MIN_WIDTH <= int(value) <= MAX_WIDTH:
+        return int(value), None
+    try:
+        fallback = os.get_terminal_size((stream or sys.stdout).fileno()).columns
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        fallback = 80
+    fallback = min(max(fallback, MIN_WIDTH), MAX_WIDTH)
+    shown = value if len(value) <= 20 else value[:20] + "…"
+    return (
+        fallback,
+        f"COLUMNS={escape_text(shown)} is not a width from {MIN_WIDTH} to {MAX_WIDTH} columns: using {fallback}",
+    )
+
+
 def console(color: str = "auto", file=None, record: bool = False, stderr: bool = False, width: int | None = None):
     """A Rich console for stdout (or `file`, or stderr), honouring --color and NO_COLOR, `width` columns wide
-    (default: the terminal's width, or 80 when it is not a terminal)."""
+    (default: COLUMNS when it is a usable width, else the terminal's width, or 80 when it is not a terminal)."""
     from rich.console import Console
+
+    if width is None:
+        width = columns(os.environ, sys.stderr if stderr else None)[0]
 
     if color == "always":  # the flag wins over NO_COLOR
         return Console(
@@ -126,11 +154,30 @@ def _mode_for(path: str) -> int:
         return 0o666 & ~umask
 
 
+class Sink(io.RawIOBase):
+    """A byte stream that is not a seekable file (stdout, a pipe, a device). NumPy writes such a stream through
+    `write()` rather than `tofile()`, so a reader that stops early (`| head -c 10`) is a BrokenPipeError,
+    which ends attn quietly, and never a half-done write that NumPy reports as another OSError."""
+
+    def __init__(self, raw: BinaryIO):
+        self.raw = raw
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.raw.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
 @contextlib.contextmanager
 def open_output(output: str | None) -> Iterator[BinaryIO]:
     """stdout's binary stream, or a temp file renamed onto `output` when the block succeeds (else removed)."""
     if output is None:
-        yield sys.stdout.buffer
+        yield typing.cast(BinaryIO, Sink(sys.stdout.buffer))
         sys.stdout.buffer.flush()
         return
     directory = check_target(output)
@@ -140,7 +187,7 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
         except OSError as e:
             raise DataError(f"cannot write {output}: {e.strerror}") from None
         with f:
-            yield f
+            yield typing.cast(BinaryIO, Sink(f))
         return
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")

@@ -79,6 +79,9 @@ def parse_size(value: str, name: str = ENV) -> int | None:
 
     >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
     (2147483648, 536870912, None)
+    >>> parse_size("9" * 300)
+    Traceback (most recent call last):
+    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999999999999999999999999999999999999999': give none for no limit
     """
     text = value.strip().lower()
     if text in ("none", "0", "unlimited"):
@@ -86,7 +89,10 @@ def parse_size(value: str, name: str = ENV) -> int | None:
     m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?", text)
     if not m:
         raise ConfigError(f"{name} must be a size such as 2G, 512M or 1.5GiB (or none), got {value!r}")
-    return int(float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_"))
+    size = float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_")
+    if not size < 2**60:  # inf from 300 digits included
+        raise ConfigError(f"{name} must be below 1024P (an exabyte), got {value[:40]!r}: give none for no limit")
+    return int(size)
 
 
 def max_bytes_from(environ) -> int | None:

@@ -157,7 +157,7 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
         kind = "weights" if step.name == "weights" else "scores" if len(rest) == 2 and rest[1] == "key" else "values"
         masked = result.masked[h if h is not None else 0] if kind == "weights" and result.masked is not None else None
         matrices.append(Matrix(a, rows, cols, t, precision, kind, masked, row_sum=kind == "weights", max_rows=MAX_ROWS))
-    out: list[RenderableType] = [Text(title, style="bold"), Multiples(matrices)] if several else matrices
+    out: list[RenderableType] = [Text(title, style="bold"), Multiples(matrices)] if several else [*matrices]
     if step.note:
         out.append(Text(step.note, style="dim"))
     return out
