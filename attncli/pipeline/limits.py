@@ -79,9 +79,9 @@ def parse_size(value: str, name: str = ENV) -> int | None:
 
     >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
     (2147483648, 536870912, None)
-    >>> parse_size("9" * 300)
+    >>> parse_size("9" * 300)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999999999999999999999999999999999999999': give none for no limit
+    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999...': give none for no limit
     """
     text = value.strip().lower()
     if text in ("none", "0", "unlimited"):
