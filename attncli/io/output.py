@@ -15,6 +15,7 @@ Rich loads only when a table is drawn.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import os
@@ -173,6 +174,33 @@ class Sink(io.RawIOBase):
         self.raw.flush()
 
 
+class Visible(io.RawIOBase):
+    r"""UTF-8 text on its way to a terminal with every control or invisible character made a visible escape
+    (`escape_text`), line by line: what `-f csv` (or any text format) shows a person, never what it does.
+
+    >>> out = io.BytesIO(); v = Visible(out); _ = v.write("a,\x1b]52;c;x\x07\n".encode()); v.close()
+    >>> out.getvalue()
+    b'a,\\x1b]52;c;x\\x07\n'
+    """
+
+    def __init__(self, raw: BinaryIO):
+        self.raw = raw
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        text = self.decoder.decode(bytes(data))
+        self.raw.write("\n".join(escape_text(line) for line in text.split("\n")).encode("utf-8"))
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.raw.write(escape_text(self.decoder.decode(b"", final=True)).encode("utf-8"))
+        super().close()
+
+
 @contextlib.contextmanager
 def open_output(output: str | None) -> Iterator[BinaryIO]:
     """stdout's binary stream, or a temp file renamed onto `output` when the block succeeds (else removed)."""
@@ -290,7 +318,10 @@ def emit(
         if save_svg or save_html:
             raise ConfigError(doc.no_pictures(entry.name))
         _check_binary_target(entry, output)
-        write_output(output, lambda stream: writer(doc, stream, precision))
+        seen = output is None and sys.stdout.isatty()  # a person reads it: nothing in it may act on the terminal
+        write_output(
+            output, lambda stream: writer(doc, typing.cast(BinaryIO, Visible(stream)) if seen else stream, precision)
+        )
         return
     pictures: list[tuple[Format, str | None]] = [
         (FORMATS[name], path) for name, path in (("svg", save_svg), ("html", save_html)) if path

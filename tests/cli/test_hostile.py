@@ -206,7 +206,12 @@ def test_a_real_terminal_gets_only_colour_codes(tmp_path, hostile_json):
     for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE"):
         env.pop(name, None)
     text = HOSTILE_TEXT.replace("\x00", "")  # argv cannot carry NUL
-    for args in (["show", text, "-t", hostile_json], ["show", "a", "-t", f"nope{HOSTILE_NAME}.json"]):
+    for args in (
+        ["show", text, "-t", hostile_json],
+        ["show", "a", "-t", f"nope{HOSTILE_NAME}.json"],
+        ["show", text, "-t", hostile_json, "-f", "csv"],  # data formats are escaped on a terminal too
+        ["tokens", text, "-t", hostile_json, "-f", "jsonl"],
+    ):
         master, slave = pty.openpty()
         p = subprocess.Popen([sys.executable, "-m", "attncli", *args], stdout=slave, stderr=slave, env=env)
         os.close(slave)
