@@ -7,6 +7,7 @@ one line `Error: ...` on stderr and the error's exit code, here in one place.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import replace
 from functools import partial
@@ -62,7 +63,7 @@ from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.formats import FORMATS
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
-from attncli.io.output import columns, emit, line_progress, resolve_format
+from attncli.io.output import WRITE_ERRORS, columns, emit, line_progress, resolve_format
 from attncli.pipeline.limits import OutputCost
 
 
@@ -107,6 +108,10 @@ class AttnGroup(TyperGroup):
             raise _escaped(e) from e
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
+        except OSError as e:
+            if e.errno not in WRITE_ERRORS:
+                raise
+            fail(DataError(f"cannot write the output: {e.strerror}"))  # stdout on a full disk, say
         except Exception as e:
             if type(e).__module__.startswith(("typer", "click")):  # usage errors keep Click's form
                 raise
@@ -464,8 +469,24 @@ def heads(model: ModelRequired, out: Out, text: Text = None, file: File = None, 
     _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc), out)
 
 
+class Stopped(BaseException):
+    """A signal that ends the run (SIGTERM, SIGHUP, SIGINT): raised where the program is, so that every
+    `finally` runs (a half-written `-o` file is removed) before attn exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame) -> None:
+    raise Stopped(signum)
+
+
 def main() -> None:
-    """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly."""
+    """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly; a signal ends it cleanly."""
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _stop)
     try:
         try:
             app()
@@ -474,3 +495,11 @@ def main() -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except Stopped as stop:
+        signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
+        sys.exit(128 + stop.signum)
+    except OSError as e:  # the last flush of stdout failed: a full disk behind a redirect
+        if e.errno not in WRITE_ERRORS:
+            raise
+        typer.echo(f"Error: cannot write the output: {e.strerror}", err=True)
+        sys.exit(DataError.exit_code)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import io
 import os
 import stat
@@ -210,26 +211,37 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
         return
     directory = check_target(output)
     if _special(output):  # never rename a file over /dev/null or a named pipe: write into it
-        try:
+        with _writing(output):
             f = open(output, "wb")  # noqa: SIM115  (closed by the `with f` below; its own error is reported)
-        except OSError as e:
-            raise DataError(f"cannot write {output}: {e.strerror}") from None
-        with f:
-            yield typing.cast(BinaryIO, Sink(f))
+            with f:
+                yield typing.cast(BinaryIO, Sink(f))
         return
-    try:
+    with _writing(output):
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
-    except OSError as e:
-        raise DataError(f"cannot write {output}: {e.strerror}") from None
     try:
-        if hasattr(os, "fchmod"):  # mkstemp makes 0600; the result should look like any new file
-            os.fchmod(fd, _mode_for(output))
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(tmp, output)
-    except BaseException:
+        with _writing(output):
+            if hasattr(os, "fchmod"):  # mkstemp makes 0600; the result should look like any new file
+                os.fchmod(fd, _mode_for(output))
+            with os.fdopen(fd, "wb") as f:
+                yield f
+            os.replace(tmp, output)
+    except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (the CLI turns those into exceptions)
         os.unlink(tmp)
         raise
+
+
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+@contextlib.contextmanager
+def _writing(output: str) -> Iterator[None]:
+    """A failed write to `output` (a full disk, a quota, a read-only file system) as one DataError naming it."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise DataError(f"cannot write {output}: {e.strerror or e}") from None
 
 
 def write_output(output: str | None, write: Callable[[BinaryIO], object]) -> None:
