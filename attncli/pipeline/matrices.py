@@ -131,13 +131,19 @@ def _map(x, depth: int, where: str):
     return _number(x, where) if depth == 0 else [_map(y, depth - 1, f"{where}[{i}]") for i, y in enumerate(x)]
 
 
+def _integer(digits: str) -> int:
+    """A JSON integer. Python refuses to convert more than 4300 digits; such a number stands in as its first
+    400 digits, still far beyond float64, so its cell is refused as too large like every other such number."""
+    return int(digits) if len(digits) <= 4000 else int(digits[:400])
+
+
 def parse_json(data: bytes | str, source: str, errors: str = "strict", warn=None) -> Given:
     """`{"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}` -> Given (k, v, params optional)."""
     text = decode(data, source, errors, warn) if isinstance(data, bytes) else data
     if not text.strip():
         raise DataError(f'{source} is empty: expected JSON {{"q": [[...]], "k": [[...]], "v": [[...]]}}')
     try:  # NaN and Infinity parse to floats here, and _number rejects them naming the cell
-        doc = json.loads(text, parse_constant=float, object_pairs_hook=_no_duplicates(source))
+        doc = json.loads(text, parse_constant=float, parse_int=_integer, object_pairs_hook=_no_duplicates(source))
     except json.JSONDecodeError as e:
         raise DataError(f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
     except RecursionError:
@@ -181,6 +187,8 @@ def load_npy(path: str, name: str) -> np.ndarray:
             if magic != NPY_MAGIC:
                 raise DataError(f"{where} is not a .npy file (save one matrix with numpy.save)")
             f.seek(0)
+            check_header(f, where, os.fstat(f.fileno()).st_size)
+            f.seek(0)
             a = np.load(f, allow_pickle=False)
     except OSError as e:
         raise DataError(f"cannot read {where}: {e.strerror or e}") from None
@@ -207,6 +215,29 @@ def load_npy(path: str, name: str) -> np.ndarray:
             + f" at [{i}, {j}]: values must be finite"
         )
     return a
+
+
+def check_header(f, where: str, size: int) -> None:
+    """What a .npy header declares, checked against the file before any array is made: two axes, and as
+    many bytes of data as the shape and dtype need (a forged header cannot make NumPy allocate terabytes)."""
+    try:
+        version = np.lib.format.read_magic(f)
+        shape, _, dtype = (
+            np.lib.format.read_array_header_1_0(f) if version == (1, 0) else np.lib.format.read_array_header_2_0(f)
+        )
+    except ValueError:
+        return  # not a header NumPy reads: np.load says why (pickled objects, a bad dtype)
+    if dtype.hasobject:
+        return  # Python objects: np.load refuses them (attn never unpickles) and says so
+    if len(shape) != 2:
+        raise DataError(f"{where} has shape [{', '.join(map(str, shape))}]: expected a 2-D matrix [rows, width]")
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    present = size - f.tell()
+    if declared != present:
+        raise DataError(
+            f"{where} declares shape [{', '.join(map(str, shape))}] of {dtype} ({declared:,} bytes of data) but holds "
+            f"{present:,}: the file is cut short or its header is wrong"
+        )
 
 
 def npy_shape(path: str) -> tuple[int, ...] | None:

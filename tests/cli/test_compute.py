@@ -340,3 +340,36 @@ def test_large_json_is_parsed_in_bulk():
     rows = [[float(i + j) for j in range(64)] for i in range(300)]
     g = parse_json(json.dumps({"q": rows, "v": [[1.0]] * 300}), "t")
     assert g.q.shape == (300, 64) and g.q[299, 63] == 362.0 and g.v.shape == (300, 1)
+
+
+def _forged(path, shape, data: bytes = b"\0" * 64) -> str:
+    """A .npy file whose header claims `shape` (float64) over `data`."""
+    import struct
+
+    header = f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape!r}, }}"
+    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+    return str(path)
+
+
+def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path):
+    one_d = _forged(tmp_path / "a.npy", (10**12,))
+    three_d = _forged(tmp_path / "b.npy", (10**4, 10**4, 10**4))
+    two_d = _forged(tmp_path / "c.npy", (10**6, 10**6))
+    r = attn("--q", one_d)
+    assert (
+        r.exit_code == 1
+        and r.stderr == f"Error: --q {one_d} has shape [1000000000000]: expected a 2-D matrix [rows, width]\n"
+    )
+    assert "has shape [10000, 10000, 10000]: expected a 2-D matrix" in attn("--q", three_d).stderr
+    r = attn("--q", two_d, "--no-weights", "--dtype", "float32", env={"ATTN_MAX_MEMORY": "none"})
+    assert r.exit_code == 1
+    assert "declares shape [1000000, 1000000] of float64 (8,000,000,000,000 bytes of data) but holds 64" in r.stderr
+
+
+def test_an_integer_of_thousands_of_digits_is_a_number_too_large():
+    r = attn(input='{"q": [[' + "9" * 5000 + ", 1]]}")
+    assert (
+        r.exit_code == 1
+        and r.stderr == "Error: q[0][0] is Infinity (or too large for float64): values must be finite\n"
+    )
