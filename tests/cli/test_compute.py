@@ -352,7 +352,7 @@ def _forged(path, shape, data: bytes = b"\0" * 64) -> str:
     return str(path)
 
 
-def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path):
+def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path, monkeypatch):
     one_d = _forged(tmp_path / "a.npy", (10**12,))
     three_d = _forged(tmp_path / "b.npy", (10**4, 10**4, 10**4))
     two_d = _forged(tmp_path / "c.npy", (10**6, 10**6))
@@ -362,14 +362,12 @@ def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path):
         and r.stderr == f"Error: --q {one_d} has shape [1000000000000]: expected a 2-D matrix [rows, width]\n"
     )
     assert "has shape [10000, 10000, 10000]: expected a 2-D matrix" in attn("--q", three_d).stderr
-    r = attn("--q", two_d, "--no-weights", "--dtype", "float32", env={"ATTN_MAX_MEMORY": "none"})
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "none")
+    r = attn("--q", two_d, "--no-weights", "--dtype", "float32")
     assert r.exit_code == 1
     assert "declares shape [1000000, 1000000] of float64 (8,000,000,000,000 bytes of data) but holds 64" in r.stderr
 
 
 def test_an_integer_of_thousands_of_digits_is_a_number_too_large():
     r = attn(input='{"q": [[' + "9" * 5000 + ", 1]]}")
-    assert (
-        r.exit_code == 1
-        and r.stderr == "Error: q[0][0] is Infinity (or too large for float64): values must be finite\n"
-    )
+    assert r.exit_code == 1 and r.stderr == "Error: q[0][0] is too large for float64\n"
