@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from dataclasses import replace
 from functools import partial
 from typing import Annotated
@@ -101,7 +102,11 @@ class AttnGroup(TyperGroup):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # NumPy's floating-point warnings print source lines; every value that goes non-finite is
+                # caught by a check that names it (an overflow, a NaN weight) and said in one line instead
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return super().invoke(ctx)
         except AttnError as e:
             fail(e)
         except ClickException as e:

@@ -202,6 +202,23 @@ LONG_INPUT = st.tuples(  # attn show and attn compute: the outputs-only and floa
 ).map(flat)
 
 
+VIEW = st.tuples(  # what the table draws: the layout options of `attn show`
+    opt("--width", st.sampled_from([20, 40, 57, 80, 200]), st.sampled_from([0, 19, 10**5])),
+    opt("--head", st.sampled_from([0, 1, 3]), st.sampled_from([-1, 99])),
+    flag("--mean-heads"),
+    opt("--query", st.sampled_from(["0", "-1", "time", "[red]"]), st.sampled_from(["99", "", "nope"])),
+    flag("--matrix-only"),
+    opt("--theme", st.sampled_from(["light", "dark"]), st.just("sepia")),
+    flag("--keep-newline"),
+).map(flat)
+ENVIRONMENT = st.fixed_dictionaries(  # odd COLUMNS and ATTN_MAX_MEMORY values fall back or are one clean line
+    {
+        "COLUMNS": st.sampled_from(["120", "120", "80", "0", "3", "abc", "99999999", ""]),
+        "ATTN_MAX_MEMORY": st.sampled_from(["2G", "2G", "none", "1k", "9" * 300, "12x", ""]),
+    }
+)
+
+
 def output_options(formats=("table", "json", "jsonl", "csv", "npy", "npz")):
     """-f json 4 times in 10 when it is one of `formats` (its output is checked most)."""
     return st.tuples(
@@ -217,7 +234,7 @@ def output_options(formats=("table", "json", "jsonl", "csv", "npy", "npz")):
     ).map(flat)
 
 
-def invoke(args, out_dir, input=None, output_ext=None):
+def invoke(args, out_dir, input=None, output_ext=None, env=None):
     """Run attn; check what holds for every run whatever it was given; return the result and the -o path."""
     target = None
     if output_ext is not None:
@@ -226,7 +243,7 @@ def invoke(args, out_dir, input=None, output_ext=None):
             target.unlink()
         split = args.index("--") if "--" in args else len(args)
         args = [*args[:split], "-o", str(target), *args[split:]]
-    r = runner.invoke(app, args, input=input, env={"COLUMNS": "120"})
+    r = runner.invoke(app, args, input=input, env=env or {"COLUMNS": "120"})
     assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
     assert "Traceback" not in r.output and "internal error" not in r.stderr, (args, r.stderr)
     assert r.exit_code in (0, 1, 2), (args, r.exit_code)
@@ -301,6 +318,7 @@ def test_fuzz_show(wordpiece_json, no_unk, out_dir, data, text, context):
         *data.draw(output_options()),
         *data.draw(flag("--stats")),
         *data.draw(opt("--errors", st.sampled_from(["strict", "replace"]), st.just("ignore"))),
+        *data.draw(VIEW),
     ]
     if context is not None:
         args += ["--context", context]
@@ -310,7 +328,7 @@ def test_fuzz_show(wordpiece_json, no_unk, out_dir, data, text, context):
     if data.draw(st.integers(0, 9)) == 0:
         args += ["--save-svg", str(svg)]
     ext = data.draw(st.sampled_from([None] * 12 + [".json", ".csv", ".npz", ".weird"]))
-    r, target = invoke([*args, "--", text], out_dir, output_ext=ext)
+    r, target = invoke([*args, "--", text], out_dir, output_ext=ext, env=data.draw(ENVIRONMENT))
     check_safe_output(r, args)
     if r.exit_code == 0 and svg.exists():
         inert(svg.read_bytes(), args)
