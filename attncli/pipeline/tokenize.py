@@ -16,6 +16,7 @@ Offsets are indices into the Python string (code points), so
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.contain import contained
 from attncli.pipeline.read import decode, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
@@ -111,32 +113,78 @@ def _load_hf(path: str):
     return tok
 
 
-def from_tokenizer_json(path: str, name: str | None = None) -> Tokenizer:
-    """A Tokenizer for a Hugging Face tokenizer.json, used as its file configures it."""
-    tok = _load_hf(path)
+def _encode(tok, label: str, text: str) -> Tokens:
+    """`text` through a loaded `tokenizers` Tokenizer, as Tokens."""
+    try:
+        enc = tok.encode(text)
+    except Exception as e:  # e.g. a WordLevel or WordPiece model with no [UNK] meets an unknown word
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataError(f"tokenizer {label} cannot encode this text: {reason}") from None
+    warnings: tuple[str, ...] = ()
+    if enc.overflowing:
+        dropped = sum(len(o.ids) for o in enc.overflowing)
+        warnings = (f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",)
+    return Tokens(
+        strings=tuple(enc.tokens),
+        ids=tuple(enc.ids),
+        offsets=tuple(tuple(o) for o in enc.offsets),
+        tokenizer=label,
+        vocab_size=tok.get_vocab_size(with_added_tokens=True),
+        warnings=warnings,
+        unk_token=getattr(tok.model, "unk_token", None),
+    )
+
+
+def _encode_file(path: str, label: str, text: str) -> dict:
+    """What the contained child does: load the tokenizer.json, encode `text`, answer with the Tokens' fields."""
+    return dataclasses.asdict(_encode(_load_hf(path), label, text))
+
+
+def _from_record(record: dict) -> Tokens:
+    return Tokens(
+        strings=tuple(record["strings"]),
+        ids=tuple(record["ids"]),
+        offsets=tuple((int(a), int(b)) for a, b in record["offsets"]),
+        tokenizer=record["tokenizer"],
+        vocab_size=record["vocab_size"],
+        warnings=tuple(record["warnings"]),
+        unk_token=record["unk_token"],
+    )
+
+
+def from_tokenizer_json(path: str, name: str | None = None, trusted: bool = False) -> Tokenizer:
+    """A Tokenizer for a Hugging Face tokenizer.json, used as its file configures it.
+
+    A file from the user is a program for Rust code (normalizers, regexes) that could panic, abort, loop or
+    blow up the text: it is loaded and run in a contained child process (`attncli.pipeline.contain`), with
+    ATTN_TOKENIZER_SECONDS and ATTN_MAX_MEMORY as its limits. The `trusted` one shipped in the package
+    runs in-process.
+    """
     label = name or path
+    if trusted:
+        tok = _load_hf(path)
+        return Tokenizer(label, f"Hugging Face tokenizer from {path}", lambda text: _encode(tok, label, text))
+    return _contained_tokenizer(path, label)
 
-    def encode(text: str) -> Tokens:
-        try:
-            enc = tok.encode(text)
-        except Exception as e:  # e.g. a WordLevel or WordPiece model with no [UNK] meets an unknown word
-            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise DataError(f"tokenizer {label} cannot encode this text: {reason}") from None
-        warnings: tuple[str, ...] = ()
-        if enc.overflowing:
-            dropped = sum(len(o.ids) for o in enc.overflowing)
-            warnings = (f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",)
-        return Tokens(
-            strings=tuple(enc.tokens),
-            ids=tuple(enc.ids),
-            offsets=tuple(tuple(o) for o in enc.offsets),
-            tokenizer=label,
-            vocab_size=tok.get_vocab_size(with_added_tokens=True),
-            warnings=warnings,
-            unk_token=getattr(tok.model, "unk_token", None),
-        )
 
-    return Tokenizer(label, f"Hugging Face tokenizer from {path}", encode)
+@functools.lru_cache(maxsize=8)
+def _contained_tokenizer(path: str, label: str) -> Tokenizer:
+    """An untrusted tokenizer.json, loaded once in a contained child to check it (a bad file fails here, before
+    any text is read), then loaded and run there again for each text."""
+    from attncli.pipeline.limits import max_bytes_from
+
+    def run(fn: Callable, *args: object):
+        return contained(fn, *args, what=f"tokenizer {label}", memory=max_bytes_from(os.environ))
+
+    run(_check_file, path)
+    return Tokenizer(
+        label, f"Hugging Face tokenizer from {path}", lambda text: _from_record(run(_encode_file, path, label, text))
+    )
+
+
+def _check_file(path: str) -> int:
+    """What the contained child does to check a tokenizer.json: load it; its vocabulary size."""
+    return _load_hf(path).get_vocab_size(with_added_tokens=True)
 
 
 def shipped_bpe_path() -> str:
@@ -145,7 +193,7 @@ def shipped_bpe_path() -> str:
 
 
 def _bpe(text: str) -> Tokens:
-    return from_tokenizer_json(shipped_bpe_path(), name="bpe").encode(text)
+    return from_tokenizer_json(shipped_bpe_path(), name="bpe", trusted=True).encode(text)
 
 
 TOKENIZERS: dict[str, Tokenizer] = {
