@@ -9,7 +9,7 @@ matrices (W_Q [d_model, h·d_k] can be large on its own) and what the chosen out
     >>> from attncli.pipeline.config import RunConfig
     >>> e = run_bytes(RunConfig().resolve(), 4000, 4000)
     >>> e.cells, human_bytes(e.total)        # 1 head, 4000 × 4000, -f json
-    (16000000, '248.1 MiB')
+    (16000000, '249.2 MiB')
 
 `check` refuses an estimate past `Limits.max_bytes` with `MemoryRefused` (a DataError, exit 1),
 whose message says what it would cost, and which carries what the cheaper paths would need
@@ -35,6 +35,7 @@ MAX_TOKENS = 4096  # --max-tokens: 4096² float64 cells are 128 MiB per array an
 MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
 ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64
+TOKEN_BYTES = 300  # one token as Python holds it: its string, id, offsets (tuples) and its share of the lists
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,8 @@ def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
     """X, Q, K, V, the head outputs and O; the projections and the variant's parameters."""
     d, h, dk, dv, da = config.dim, config.heads, config.d_k, config.d_v, config.d_a
     parts = {
-        "vectors": F * ((m + (n if cross else 0)) * d * 2 + (m + n) * h * dk + n * h * dv + 2 * m * h * dv + m * d)
+        "tokens": TOKEN_BYTES * (m + (n if cross else 0)),
+        "vectors": F * ((m + (n if cross else 0)) * d * 2 + (m + n) * h * dk + n * h * dv + 2 * m * h * dv + m * d),
     }
     if config.projection == "identity":
         parts["projections"] = F * d * d

@@ -26,7 +26,7 @@ from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.steps import Step, text_steps
-from attncli.pipeline.tokenize import Tokens, TooManyTokens, tokenize
+from attncli.pipeline.tokenize import Tokens, TooManyTokens, check_count, expected_tokens, tokenize
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,16 @@ def limited_tokens(text: str, config: RunConfig, limits: Limits, what: str = "te
         raise too_many_tokens(e, what, config, limits) from None
 
 
+def check_tokens(text: str, config: RunConfig, limits: Limits, what: str = "text") -> None:
+    """The same refusal as `limited_tokens`, with no tokens made (the count stops past the limit)."""
+    if limits.max_tokens is None:
+        return
+    try:
+        check_count(text, config.tokenizer, limits.max_tokens)
+    except TooManyTokens as e:
+        raise too_many_tokens(e, what, config, limits) from None
+
+
 def estimate(config: RunConfig, m: int, n: int, trace: bool = False, limits: Limits = Limits(), cross: bool = False):
     """What a run on m queries and n keys would allocate (`limits.run_bytes`), checked against `limits`."""
     e = run_bytes(config, m, n, trace, limits.output, cross)
@@ -125,6 +135,13 @@ def run(
     _check_text(text, "text")
     if context is not None:
         _check_text(context, "context")
+    if limits.max_bytes is not None:  # priced before a token is made: a long text with a raised --max-tokens
+        for part, what in ((text, "text"), (context, "context")):
+            if part is not None:
+                check_tokens(part, config, limits, what)
+        m_about = expected_tokens(text, config.tokenizer)
+        n_about = m_about if context is None else expected_tokens(context, config.tokenizer)
+        estimate(config, m_about, n_about, trace, limits, cross=context is not None)
     tokens = limited_tokens(text, config, limits, "text")
     context_tokens = None if context is None else limited_tokens(context, config, limits, "context")
     n = len(tokens) if context_tokens is None else len(context_tokens)

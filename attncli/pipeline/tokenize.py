@@ -285,6 +285,27 @@ def check_count(text: str, spec: str, max_tokens: int) -> None:
         size *= 4
 
 
+PROBE_CHARS = 65_536  # a tokenizer.json's count is extrapolated from a prefix this long
+
+
+def expected_tokens(text: str, spec: str) -> int:
+    """About how many tokens `text` makes, found without making them (so that a run is priced first):
+    char and word count exactly (a regex scan keeps nothing), a tokenizer.json is run on a prefix of
+    PROBE_CHARS characters and its count scaled to the whole text.
+
+    >>> expected_tokens("time flies", "char"), expected_tokens("time flies, like an arrow", "word")
+    (10, 6)
+    """
+    if spec == "char":
+        return len(text)
+    if spec == "word":
+        return sum(1 for _ in WORD_RE.finditer(text))
+    if len(text) <= PROBE_CHARS:
+        return 0  # short: tokenizing it costs less than guessing
+    prefix = _cut(text, PROBE_CHARS)
+    return len(get_tokenizer(spec).encode(prefix)) * len(text) // max(1, len(prefix))
+
+
 def tokenize(text: str, spec: str, max_tokens: int | None = None) -> Tokens:
     """Tokenize `text` with the tokenizer named by `spec`; at least one token or DataError, and at most
     `max_tokens` or TooManyTokens (checked cheaply before tokenizing, see `check_count`, and exactly after)."""
