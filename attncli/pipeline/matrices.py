@@ -20,8 +20,8 @@ import numpy as np
 
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import Limits, check, compute_bytes
-from attncli.pipeline.read import decode, read_bounded
+from attncli.pipeline.limits import ENV, Limits, MemoryRefused, check, compute_bytes
+from attncli.pipeline.read import decode, human_bytes, read_bounded
 
 FIELDS = ("q", "k", "v", "params")
 _JSON_TYPE = {
@@ -137,11 +137,27 @@ def _integer(digits: str) -> int:
     return int(digits) if len(digits) <= 4000 else int(digits[:400])
 
 
-def parse_json(data: bytes | str, source: str, errors: str = "strict", warn=None) -> Given:
-    """`{"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}` -> Given (k, v, params optional)."""
+JSON_NUMBER_BYTES = 48  # a parsed JSON number in Python: the float (24), its list slot (8), the list's slack
+
+
+def parse_json(
+    data: bytes | str, source: str, errors: str = "strict", warn=None, max_bytes: int | None = None
+) -> Given:
+    """`{"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}` -> Given (k, v, params optional).
+
+    Priced before it is parsed: Python holds each number of the JSON in ~JSON_NUMBER_BYTES, and more
+    than `max_bytes` of them (counted by their commas) is refused without building any.
+    """
     text = decode(data, source, errors, warn) if isinstance(data, bytes) else data
     if not text.strip():
         raise DataError(f'{source} is empty: expected JSON {{"q": [[...]], "k": [[...]], "v": [[...]]}}')
+    numbers = text.count(",") + 1  # at least as many commas as numbers, less one per list
+    if max_bytes is not None and numbers * JSON_NUMBER_BYTES > max_bytes:
+        raise MemoryRefused(
+            f"{source} holds up to {numbers:,} numbers, about {human_bytes(numbers * JSON_NUMBER_BYTES)} once parsed, "
+            f"more than the {human_bytes(max_bytes)} allowed: give the matrices as .npy files (--q, --k, --v), or "
+            f"set {ENV} if the machine has the memory"
+        )
     try:  # NaN and Infinity parse to floats here, and _number rejects them naming the cell
         doc = json.loads(text, parse_constant=float, parse_int=_integer, object_pairs_hook=_no_duplicates(source))
     except json.JSONDecodeError as e:
@@ -157,6 +173,7 @@ def parse_json(data: bytes | str, source: str, errors: str = "strict", warn=None
         raise DataError(f'{source} has no "q": give at least the queries, {{"q": [[...]]}}')
     q = json_array(doc["q"], "q", 2)
     k = json_array(doc["k"], "k", 2) if "k" in doc else q
+    check_rows(len(q), len(k), source)
     v = json_array(doc["v"], "v", 2) if "v" in doc else k
     params = doc.get("params")
     if params is not None and not isinstance(params, dict):
@@ -254,12 +271,30 @@ def npy_shape(path: str) -> tuple[int, ...] | None:
         return None
 
 
+MAX_ROWS = 65_536  # rows of Q or K in attn compute: the work grows as rows of Q × rows of K
+
+
+def check_rows(m: int, n: int, source: str) -> None:
+    """Refuse more than MAX_ROWS queries or keys, before any work (even the outputs-only path is m·n·d).
+
+    >>> check_rows(10, 70_000, "stdin")
+    Traceback (most recent call last):
+    attncli.errors.DataError: stdin has 70,000 rows of K, more than 65,536: the work grows as rows of Q × rows of K
+    """
+    for rows, name in ((m, "Q"), (n, "K")):
+        if rows > MAX_ROWS:
+            raise DataError(
+                f"{source} has {rows:,} rows of {name}, more than {MAX_ROWS:,}: the work grows as rows of Q × rows of K"
+            )
+
+
 def check_npy_sizes(q: str, k: str | None, v: str | None, limits: Limits) -> None:
     """Refuse .npy matrices whose attention would not fit, from their headers, before loading them."""
     shapes = [s for s in (npy_shape(p) for p in (q, k or q, v or k or q)) if s is not None and len(s) == 2]
     if len(shapes) != 3:
         return
     (m, d_q), (n, d_k), (_, d_v) = shapes
+    check_rows(m, n, "--q/--k")
     estimate = compute_bytes("dot", (), m, n, d_q, d_k, d_v, 1, weights=limits.weights, dtype=limits.dtype)
     config = RunConfig(weights=limits.weights, dtype=limits.dtype)
     check(estimate, limits, "attention on these matrices", config, (SMALLER,))
@@ -306,9 +341,11 @@ def read_given(
             raise DataError(f"--input {input_path} is a directory, expected a JSON file")
         try:
             with open(input_path, "rb") as f:
-                return parse_json(read_bounded(f, input_path, hint), input_path, errors, warn)
+                data = read_bounded(f, input_path, hint)
+            return parse_json(data, input_path, errors, warn, None if limits is None else limits.max_bytes)
         except OSError as e:
             raise DataError(f"cannot read {input_path}: {e.strerror or e}") from None
     if input_path is None and stdin.isatty():
         raise ConfigError('no input: pipe JSON {"q": [[...]], ...} on stdin, or give --input FILE or --q FILE.npy')
-    return parse_json(read_bounded(stdin, "stdin", hint), "stdin", errors, warn)
+    data = read_bounded(stdin, "stdin", hint)
+    return parse_json(data, "stdin", errors, warn, None if limits is None else limits.max_bytes)

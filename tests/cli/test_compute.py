@@ -355,7 +355,7 @@ def _forged(path, shape, data: bytes = b"\0" * 64) -> str:
 def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path, monkeypatch):
     one_d = _forged(tmp_path / "a.npy", (10**12,))
     three_d = _forged(tmp_path / "b.npy", (10**4, 10**4, 10**4))
-    two_d = _forged(tmp_path / "c.npy", (10**6, 10**6))
+    two_d = _forged(tmp_path / "c.npy", (1000, 10**9))
     r = attn("--q", one_d)
     assert (
         r.exit_code == 1
@@ -365,9 +365,25 @@ def test_a_forged_npy_header_is_refused_before_anything_is_allocated(tmp_path, m
     monkeypatch.setenv("ATTN_MAX_MEMORY", "none")
     r = attn("--q", two_d, "--no-weights", "--dtype", "float32")
     assert r.exit_code == 1
-    assert "declares shape [1000000, 1000000] of float64 (8,000,000,000,000 bytes of data) but holds 64" in r.stderr
+    assert "declares shape [1000, 1000000000] of float64 (8,000,000,000,000 bytes of data) but holds 64" in r.stderr
 
 
 def test_an_integer_of_thousands_of_digits_is_a_number_too_large():
     r = attn(input='{"q": [[' + "9" * 5000 + ", 1]]}")
     assert r.exit_code == 1 and r.stderr == "Error: q[0][0] is too large for float64\n"
+
+
+def test_a_json_is_priced_before_it_is_parsed(monkeypatch):
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "1M")
+    doc = '{"q": [' + ",".join(["[1, 2, 3, 4]"] * 10_000) + "]}"
+    r = attn("--no-weights", input=doc)
+    assert r.exit_code == 1
+    assert r.stderr.startswith(
+        "Error: stdin holds up to 40,000 numbers, about 1.8 MiB once parsed, more than the 1 MiB"
+    )
+
+
+def test_too_many_rows_are_refused_whatever_the_path():
+    r = attn("--no-weights", input='{"q": [' + ",".join(["[1]"] * 70_000) + "]}")
+    assert r.exit_code == 1
+    assert r.stderr == "Error: stdin has 70,000 rows of Q, more than 65,536: the work grows as rows of Q × rows of K\n"
