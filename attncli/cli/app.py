@@ -492,6 +492,9 @@ def main() -> None:
     for name in ("SIGTERM", "SIGHUP", "SIGINT"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), _stop)
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a token (PYTHONIOENCODING=ascii)
+        if hasattr(stream, "reconfigure"):  # shows it as \u0120 rather than failing on it
+            stream.reconfigure(errors="backslashreplace")
     try:
         try:
             app()
