@@ -24,7 +24,20 @@ from typer.core import TyperGroup
 
 from attncli import __version__
 from attncli.cli.hints import HEAD_STATISTICS, limits_for
-from attncli.cli.model import Head, Layer, ModelDir, ModelRequired, Rollout, Stat, check_options, load_model
+from attncli.cli.model import (
+    CorpusLines,
+    DaskAddress,
+    Head,
+    Layer,
+    MaxLines,
+    ModelDir,
+    ModelRequired,
+    Rollout,
+    Stat,
+    Workers,
+    check_options,
+    load_model,
+)
 from attncli.cli.options import (
     Da,
     Dtype,
@@ -462,16 +475,68 @@ def variants(out: Out, fmt: RecordFormat = None) -> None:
 
 @app.command()
 @options(out=Out)
-def heads(model: ModelRequired, out: Out, text: Text = None, file: File = None, stat: Stat = "entropy") -> None:
+def heads(
+    model: ModelRequired,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    stat: Stat = "entropy",
+    lines: CorpusLines = False,
+    max_lines: MaxLines = None,
+    workers: Workers = None,
+    dask: DaskAddress = None,
+) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
-    -f json|jsonl|csv: every statistic of every head."""
+    -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line."""
+    if lines:
+        return _corpus(model, out, text, file, max_lines, workers, dask)
+    if max_lines is not None or workers is not None or dask is not None:
+        raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli.models.run import heads_document
     from attncli.render.heads import heads_view
 
     doc = heads_document(load_model(model), read_text(text, file))
     _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc), out)
+
+
+def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
+    """`attn heads --lines`: the corpus streamed through the model on `workers` processes (or a Dask cluster);
+    Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
+    import itertools
+
+    from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
+    from attncli.render.heads import corpus_view
+
+    if max_lines is not None and max_lines < 1:
+        raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
+    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    if not 1 <= workers <= 64:
+        raise ConfigError(f"--workers must be between 1 and 64, got {workers}")
+    if dask is not None and file is None:
+        raise ConfigError("--dask needs --file: the cluster's workers read the corpus from that path")
+    model = load_model(path)
+    stream, name = open_lines(text, file)
+    stats, stopped = None, None
+    with stream, line_progress(stream, name, out.color, out.output) as counted:
+        texts = (line for _, line in iter_lines(counted, name, "strict", _say))
+        try:
+            if dask is not None:
+                stats = dask_stats(dask, path, name)
+            else:
+                for partial, _ in stream_stats(path, itertools.islice(texts, max_lines), workers):
+                    stats = partial  # what to report if a signal stops the rest
+        except (KeyboardInterrupt, Stopped) as e:
+            stopped = e
+    if stats is None or not stats.texts:
+        if stopped is not None:
+            raise stopped
+        raise DataError(f"no text: every line of {name} is blank or too long for {model.name}")
+    doc = corpus_document(model, stats, induction_stats(model), Corpus(name, partial=stopped is not None))
+    _emit(documents.Records("attn heads", lambda d, w: corpus_view(doc, d, w), doc=doc), out)
+    if stopped is not None:
+        raise typer.Exit(128 + (stopped.signum if isinstance(stopped, Stopped) else signal.SIGINT))
 
 
 class Stopped(BaseException):

@@ -59,6 +59,33 @@ Stat = Annotated[
         "--stat", help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness."
     ),
 ]
+CorpusLines = Annotated[
+    bool,
+    typer.Option(
+        "--lines",
+        help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
+        "them of each head's statistics (entropy, distance, diagonal) and detector scores (previous-token, "
+        "duplicate-token, first-token sink; induction on repeated random sequences), streamed.",
+    ),
+]
+MaxLines = Annotated[
+    int | None, typer.Option("--max-lines", help="With --lines: the first N lines only.", show_default=False)
+]
+Workers = Annotated[
+    int | None,
+    typer.Option(
+        "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
+    ),
+]
+DaskAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--dask",
+        help="With --lines --file: run on the Dask cluster at this address (pip install 'attncli[dask]'); its "
+        "workers read the same file and model paths.",
+        show_default=False,
+    ),
+]
 ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face model folder (BERT or GPT-2).", show_default=False)
 ]

@@ -15,13 +15,22 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from attncli.core.detectors import DETECTORS
 from attncli.models import BROAD, HEAD_STATS, LABELS, PATTERN_MASS
 from attncli.models.run import describe
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
 from attncli.render.show import escape_token
 from attncli.render.style import shade, system_of
 
-SHORT = {"previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "brd"}
+SHORT = {
+    "previous-token": "prev",
+    "diagonal": "diag",
+    "first-token/sink": "sink",
+    "broad": "brd",
+    "duplicate-token": "dup",
+    "induction": "ind",
+    "first-token": "sink",
+}
 EVIDENCE = {
     "previous-token": "previous",
     "diagonal": "diagonal",
@@ -33,7 +42,7 @@ MOST = 8  # heads listed per pattern under the grid (-f json has them all)
 
 def _shade(stat: str, row: dict) -> float:
     """A cell's value on 0..1 for its shading: entropy as its broadness (÷ its maximum), the others as they are."""
-    return row["broadness"] if stat in ("entropy", "broadness") else row[stat]
+    return row["broadness"] if stat in ("entropy", "broadness") else row[stat] or 0.0
 
 
 class HeadsGrid:
@@ -143,3 +152,26 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
         Matrix(r.matrix, strings, strings, title, precision, "weights", row_sum=True, max_rows=HEATMAP_ABOVE),
         Text("\n".join(caption), style="dim"),
     )
+
+
+def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType:
+    """`attn heads --lines`: each head's strongest detector score (labelled when it is clear), the top heads of
+    every detector, and what was read."""
+    grid = HeadsGrid(doc, "score", precision)
+    top = Text()
+    for name in DETECTORS:
+        heads = sorted((r for r in doc["rows"] if r[name] is not None), key=lambda r: -r[name])[:5]
+        top.append(f"{name} ({SHORT[name]}): ", style="bold")
+        top.append(", ".join(f"L{r['layer']} H{r['head']} {r[name]:.{precision}f}" for r in heads) or "none")
+        top.append("\n")
+    notes = [
+        f"{doc['model']}: {doc['n_layer']} layers × {doc['n_head']} heads, trained weights",
+        f"{doc['corpus']}: {doc['texts']:,} texts, {doc['tokens']:,} tokens"
+        + (f", {doc['skipped']:,} skipped (too long for the model)" if doc["skipped"] else "")
+        + (" — PARTIAL: stopped before the end" if doc["partial"] else ""),
+        "cell: the head's strongest detector score, labelled when it is at least "
+        f"{doc['label_score']}; each score is a mean weight in [0, 1] over the corpus's query rows",
+        *(f"{name}: {text}" for name, text in DETECTORS.items()),
+        "-f json|csv: the mean and spread of every detector and statistic for every head",
+    ]
+    return Group(grid, top, Text("\n".join(notes), style="dim"))

@@ -1,0 +1,126 @@
+"""What heads do over a corpus: per-row statistics and head detectors, kept as mergeable moments.
+
+One text gives, for every layer and head, one value per query row of each statistic; a corpus is
+the rows of all its texts. `Moments` keeps count, sum and sum of squares per head, so partial
+results of any split of the corpus merge exactly (map: one partition's `CorpusStats`; reduce:
+`merge`), whatever runs them: one process, a worker pool, or a Dask cluster.
+
+The detectors, each a mean weight in [0, 1] (TransformerLens's head detectors are the model):
+
+- previous-token: a[i, i-1], rows i >= 1;
+- duplicate-token: the weight on earlier copies of the query's own token, Σ_{j<i, t_j = t_i} a[i, j],
+  rows whose token occurred before;
+- first-token sink: a[i, 0];
+- induction: on a random token sequence repeated twice (r r), the weight on the token after the
+  earlier copy, a[i, i - P + 1] for rows i in the second copy (P = the period; see `induction_rows`).
+
+and the statistics: row entropy (bits), attention distance Σ_j a[i, j] |i - j|, diagonal mass a[i, i].
+
+    >>> a = np.array([[[[1.0, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]]]])  # [L=1, h=1, n=3, n=3]
+    >>> rows = text_rows(a, np.array([5, 7, 5]), causal=True)
+    >>> rows["previous-token"].round(2).tolist(), rows["duplicate-token"].round(2).tolist()
+    ([[[0.9, 0.8]]], [[[0.1]]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DETECTORS = {  # name -> its definition, for --help, the README and the JSON
+    "previous-token": "weight on the token just before the query, a[i, i-1] (rows i >= 1)",
+    "duplicate-token": "weight on earlier copies of the query's own token (rows whose token came before)",
+    "induction": "on a random sequence repeated twice, weight on the token after the query's earlier copy",
+    "first-token": "weight on the first token, a[i, 0]: an attention sink",
+}
+STATISTICS = {
+    "entropy": "row entropy in bits (0: one key)",
+    "distance": "attention distance Σ_j a[i, j] |i - j|, in tokens",
+    "diagonal": "weight on the query itself, a[i, i]",
+}
+
+
+def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
+    # [L, h, n, n], [n] -> {name: [L, h, rows]}
+    """The per-row values of every statistic and detector but induction for one text. With `causal`, row 0
+    (which can see only itself) is left out of the statistics and of the first-token sink."""
+    a = np.asarray(weights, dtype=np.float64)
+    n = a.shape[-1]
+    first = 1 if causal and n > 1 else 0
+    p = np.where(a > 0, a, 1.0)
+    entropy = -(a * np.log2(p)).sum(axis=-1)  # [L, h, n]
+    distance = (a * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])).sum(axis=-1)
+    ids = np.asarray(ids)
+    earlier = (ids[:, None] == ids[None, :]) & np.tri(n, n, -1, dtype=bool)  # [n, n]: j < i, same token
+    repeated = earlier.any(axis=1)
+    return {
+        "entropy": entropy[..., first:],
+        "distance": distance[..., first:],
+        "diagonal": np.diagonal(a, axis1=-2, axis2=-1)[..., first:],
+        "first-token": a[..., first:, 0],
+        "previous-token": np.diagonal(a, offset=-1, axis1=-2, axis2=-1),
+        "duplicate-token": (a * earlier).sum(axis=-1)[..., repeated],
+    }
+
+
+def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
+    """On tokens `prefix + r + r` (r of length `period` starting at `start`), the weight each query of the
+    second copy puts on the token after its earlier copy: row i, key i - period + 1."""
+    a = np.asarray(weights, dtype=np.float64)
+    rows = np.arange(start + period, start + 2 * period - 1)  # the last query has no "next" token to find
+    return a[..., rows, rows - period + 1]
+
+
+@dataclass
+class Moments:
+    """Count, sum and sum of squares of one value per head: merge by adding; mean and spread at the end."""
+
+    count: int = 0
+    total: np.ndarray | float = 0.0  # [L, h]
+    squares: np.ndarray | float = 0.0  # [L, h]
+
+    def add(self, values: np.ndarray) -> None:  # [L, h, rows]
+        self.count += values.shape[-1]
+        self.total = self.total + values.sum(axis=-1)
+        self.squares = self.squares + (values * values).sum(axis=-1)
+
+    def merge(self, other: Moments) -> Moments:
+        return Moments(self.count + other.count, self.total + other.total, self.squares + other.squares)
+
+    def mean(self) -> np.ndarray | None:  # -> [L, h]
+        return None if not self.count else np.asarray(self.total) / self.count
+
+    def std(self) -> np.ndarray | None:  # -> [L, h], the population standard deviation over rows
+        mean = self.mean()
+        if mean is None:
+            return None
+        return np.sqrt(np.maximum(np.asarray(self.squares) / self.count - mean * mean, 0.0))
+
+
+@dataclass
+class CorpusStats:
+    """The moments of every statistic and detector over the texts seen so far (one partition, or all)."""
+
+    texts: int = 0
+    tokens: int = 0
+    moments: dict[str, Moments] = field(default_factory=dict)
+    skipped: int = 0  # texts the model could not take (too long, no tokens)
+
+    def add(self, name: str, values: np.ndarray) -> None:  # [L, h, rows]
+        self.moments.setdefault(name, Moments()).add(values)
+
+    def add_text(self, weights: np.ndarray, ids: np.ndarray, causal: bool) -> None:  # [L, h, n, n], [n]
+        self.texts += 1
+        self.tokens += len(ids)
+        for name, values in text_rows(weights, ids, causal).items():
+            self.add(name, values)
+
+    def merge(self, other: CorpusStats) -> CorpusStats:
+        names = self.moments.keys() | other.moments.keys()
+        return CorpusStats(
+            self.texts + other.texts,
+            self.tokens + other.tokens,
+            {k: self.moments.get(k, Moments()).merge(other.moments.get(k, Moments())) for k in sorted(names)},
+            self.skipped + other.skipped,
+        )

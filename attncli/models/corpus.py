@@ -1,0 +1,189 @@
+"""`attn heads --lines`: what every head of a model does over a corpus, streamed in bounded memory.
+
+The work is a map and a reduce (attncli.core.detectors): `partition_stats(path, texts)` is the
+map over one partition of the corpus (a `CorpusStats` of moments per layer and head), and
+`CorpusStats.merge` the reduce. `stream_stats` runs the map over chunks of lines on a pool of
+worker processes (each loads the model once) with a bounded number of chunks in flight, and
+yields the merged statistics after each chunk; `dask_stats` runs the same map on a Dask cluster:
+
+    import dask.bag as db
+    from attncli.models.corpus import merge_all, partition_stats
+    parts = db.read_text("corpus.txt").map_partitions(lambda lines: [partition_stats(MODEL, lines)])
+    stats = merge_all(parts.compute())
+
+Lines the model cannot take (longer than its positions, no tokens) are counted as skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.models.forward import forward
+from attncli.models.load import Model, ModelError, encode, load_model
+
+SCHEMA = "attncli.corpus/1"
+CHUNK = 32  # lines per task of the worker pool
+INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
+LABEL_SCORE = 0.4  # a head is labelled with its strongest detector when that score is at least this
+
+
+@functools.lru_cache(maxsize=2)
+def _model(path: str) -> Model:
+    """The model at `path`, loaded once per process (a worker of the pool or of a Dask cluster)."""
+    return load_model(path)
+
+
+def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
+    """The map: the moments of every statistic over `texts` (one partition of a corpus) for the model at `path`.
+    Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
+    model = _model(path)
+    stats = CorpusStats()
+    for text in texts:
+        text = text.strip("\r\n")
+        if not text.strip():
+            continue
+        try:
+            ids = np.asarray(encode(model, text).ids)
+        except ModelError:
+            stats.skipped += 1
+            continue
+        weights = np.stack(forward(model, ids).weights)  # [L, h, n, n]
+        stats.add_text(weights, ids, model.causal)
+    return stats
+
+
+def merge_all(parts: Iterable[CorpusStats]) -> CorpusStats:
+    """The reduce: every partial merged into one."""
+    return functools.reduce(CorpusStats.merge, parts, CorpusStats())
+
+
+def induction_stats(model: Model, sequences: int = INDUCTION_SEQUENCES, length: int = INDUCTION_LENGTH) -> Moments:
+    """The induction detector: `sequences` random token sequences r of `length` ids from the model's vocabulary
+    (seeded, never a special token), each run as r r between the tokenizer's own first and last special tokens."""
+    x = encode(model, "x")  # what the tokenizer puts around a text: [CLS] x [SEP], or nothing
+    inside = [i for i, (a, b) in enumerate(x.offsets) if b > a]
+    prefix, suffix = list(x.ids[: inside[0]]), list(x.ids[inside[-1] + 1 :])
+    special = set(prefix) | set(suffix) | set(model.tokenizer.get_added_tokens_decoder())
+    size = min(model.vocab_size, model.tokenizer.get_vocab_size(with_added_tokens=True))
+    vocab = [i for i in range(size) if i not in special]
+    length = max(2, min(length, (model.max_positions - len(prefix) - len(suffix)) // 2))
+    rng = np.random.default_rng(0)
+    moments = Moments()
+    for _ in range(sequences):
+        r = list(rng.choice(vocab, size=length))
+        ids = np.asarray(prefix + r + r + suffix)
+        weights = np.stack(forward(model, ids).weights)
+        moments.add(induction_rows(weights, len(prefix), length))
+    return moments
+
+
+def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    it = iter(lines)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
+
+
+def _worker_init() -> None:
+    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGTERM are the parent's to handle
+    (it stops the pool and reports what it has)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
+    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; `workers` processes
+    (fork) each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
+    total, read = CorpusStats(), 0
+    if workers <= 1:
+        for chunk in _chunks(lines, CHUNK):
+            read += len(chunk)
+            total = total.merge(partition_stats(path, chunk))
+            yield total, read
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_worker_init) as pool:
+        pending: list = []
+        for chunk in _chunks(lines, CHUNK):
+            pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
+            while len(pending) >= 2 * workers:
+                size, done = pending.pop(0)
+                read += size
+                total = total.merge(done.get())
+                yield total, read
+        for size, done in pending:
+            read += size
+            total = total.merge(done.get())
+            yield total, read
+
+
+def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:
+    """The same map and reduce on the Dask cluster at `address`: its workers read the corpus file and load the
+    model from their own disk (the same paths). Needs `pip install 'attncli[dask]'`."""
+    try:
+        import dask.bag as db
+        from dask.distributed import Client
+    except ImportError:
+        raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
+    with Client(address, timeout="30s") as client:
+        bag = db.read_text(corpus, blocksize="1MiB" if partitions is None else None)
+        if partitions is not None:
+            bag = bag.repartition(partitions)
+        parts = bag.map_partitions(lambda lines: [partition_stats(path, lines)]).compute(scheduler=client.get)
+    return merge_all(parts)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What `attn heads --lines` read: its name, and whether the run was stopped before the end."""
+
+    name: str
+    partial: bool = False
+
+
+def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus: Corpus) -> dict:
+    """`attn heads --lines -f json`: per layer and head, the mean and spread of every statistic and detector."""
+    names = [*DETECTORS, *STATISTICS]
+    means = {name: stats.moments.get(name, Moments()).mean() for name in names}
+    spreads = {name: stats.moments.get(name, Moments()).std() for name in names}
+    means["induction"], spreads["induction"] = induction.mean(), induction.std()
+    rows = []
+    for layer in range(model.n_layer):
+        for head in range(model.n_head):
+            row: dict = {"layer": layer, "head": head}
+            for name in names:
+                mean, std = means[name], spreads[name]
+                row[name] = None if mean is None else float(mean[layer, head])
+                row[f"{name}_std"] = None if std is None else float(std[layer, head])
+            scores = {d: row[d] for d in DETECTORS if row[d] is not None}
+            best = max(scores, key=lambda d: scores[d], default=None)
+            row["score"] = 0.0 if best is None else scores[best]
+            row["label"] = best if best is not None and scores[best] >= LABEL_SCORE else ""
+            rows.append(row)
+    return {
+        "schema": SCHEMA,
+        "model": model.name,
+        "model_type": model.model_type,
+        "n_layer": model.n_layer,
+        "n_head": model.n_head,
+        "causal": model.causal,
+        "corpus": corpus.name,
+        "partial": corpus.partial,
+        "texts": stats.texts,
+        "tokens": stats.tokens,
+        "skipped": stats.skipped,
+        "induction": {"sequences": INDUCTION_SEQUENCES, "length": INDUCTION_LENGTH, "seed": 0},
+        "label_score": LABEL_SCORE,
+        "definitions": {**DETECTORS, **STATISTICS},
+        "rows": rows,
+    }

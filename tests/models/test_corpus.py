@@ -1,0 +1,134 @@
+"""attn heads --lines: corpus statistics, on one core, on a worker pool and on a Dask cluster, all equal."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attncli.models.corpus import Corpus, corpus_document, induction_stats, merge_all, partition_stats, stream_stats
+from attncli.models.load import load_model
+from tests.conftest import ROOT, attn
+from tests.model_fixtures import make_bert, make_gpt2
+
+LINES = [
+    "time flies like an arrow",
+    "fruit flies like a banana",
+    "",
+    "the cat sat on the mat and the cat slept",
+    "a quick brown fox jumps over the lazy dog",
+] * 6
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    """A tiny BERT folder's path (the session fixture `bert` is the loaded model)."""
+    return make_bert(tmp_path_factory.mktemp("m") / "bert-tiny", n_layer=2, n_head=4)
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    return make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n".join(LINES) + "\n")
+    return path
+
+
+def _doc(*args) -> dict:
+    r = attn("heads", *args, "-f", "json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_the_corpus_document_has_every_head_and_counts_the_texts(bert, corpus):
+    doc = _doc("--model", bert, "--lines", "--file", corpus, "--workers", "1")
+    assert doc["schema"] == "attncli.corpus/1" and doc["texts"] == 24 and not doc["partial"]
+    assert len(doc["rows"]) == doc["n_layer"] * doc["n_head"]
+    for row in doc["rows"]:
+        for name in ("previous-token", "duplicate-token", "induction", "first-token", "diagonal"):
+            assert 0.0 <= row[name] <= 1.0 and row[f"{name}_std"] >= 0.0
+        assert row["label"] in ("", "previous-token", "duplicate-token", "induction", "first-token")
+
+
+def test_workers_and_one_process_agree_and_max_lines_cuts(bert, corpus):
+    one = _doc("--model", bert, "--lines", "--file", corpus, "--workers", "1")
+    two = _doc("--model", bert, "--lines", "--file", corpus, "--workers", "2")
+    for a, b in zip(one["rows"], two["rows"]):
+        for key, value in a.items():
+            assert value == pytest.approx(b[key], abs=1e-12), key
+    few = _doc("--model", bert, "--lines", "--file", corpus, "--max-lines", "5")
+    assert few["texts"] == 4  # the blank third line is passed over
+
+
+def test_the_map_and_reduce_equal_one_pass(bert):
+    model = load_model(bert)
+    texts = [t for t in LINES if t]
+    whole = partition_stats(str(bert), texts)
+    parts = merge_all([partition_stats(str(bert), texts[:7]), partition_stats(str(bert), texts[7:])])
+    assert (parts.texts, parts.tokens) == (whole.texts, whole.tokens)
+    for name, m in whole.moments.items():
+        assert np.allclose(parts.moments[name].mean(), m.mean()) and np.allclose(parts.moments[name].std(), m.std())
+    streamed = [s for s, _ in stream_stats(str(bert), texts, workers=1)][-1]
+    assert streamed.texts == whole.texts
+    doc = corpus_document(model, whole, induction_stats(model, sequences=2, length=5), Corpus("x"))
+    assert doc["induction"]["seed"] == 0 and doc["rows"][0]["induction"] is not None
+
+
+def test_the_table_shows_the_grid_and_the_top_heads(gpt2, corpus):
+    r = attn("heads", "--model", gpt2, "--lines", "--file", corpus, "--color", "never", "--width", "80")
+    assert r.exit_code == 0, r.output
+    assert "score of every head" in r.stdout and "induction (ind):" in r.stdout and "24 texts" in r.stdout
+
+
+def test_an_interrupted_run_reports_what_it_has_marked_partial(bert, corpus, monkeypatch):
+    from attncli.models import corpus as corpus_module
+
+    real = corpus_module.stream_stats
+
+    def interrupted(*args, **kwargs):
+        for n, item in enumerate(real(*args, **kwargs)):
+            yield item
+            if n == 0:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(corpus_module, "stream_stats", interrupted)
+    monkeypatch.setattr(corpus_module, "CHUNK", 4)
+    r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--workers", "1", "-f", "json")
+    assert r.exit_code == 130
+    doc = json.loads(r.stdout)
+    assert doc["partial"] and 0 < doc["texts"] < 24
+
+
+def test_options_of_a_corpus_need_lines(bert):
+    r = attn("heads", "time flies", "--model", bert, "--max-lines", "3")
+    assert r.exit_code == 2 and "go with --lines" in r.stderr
+    r = attn("heads", "--model", bert, "--lines", "-", "--dask", "tcp://nowhere:1")
+    assert r.exit_code == 2 and "--dask needs --file" in r.stderr
+
+
+def test_a_local_dask_cluster_gives_the_single_process_result(bert, corpus):
+    distributed = pytest.importorskip("distributed", reason="the dask extra: pip install 'attncli[dask]'")
+    from attncli.models.corpus import dask_stats
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+        stats = dask_stats(c.scheduler_address, str(bert), str(corpus), partitions=3)
+    whole = partition_stats(str(bert), LINES)
+    assert (stats.texts, stats.tokens) == (whole.texts, whole.tokens) == (24, whole.tokens)
+    for name, m in whole.moments.items():
+        assert np.allclose(stats.moments[name].mean(), m.mean(), atol=1e-12)
+
+
+def test_the_corpus_tool_writes_what_the_readme_says():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "make_corpus.py"), "50"], capture_output=True, text=True, check=True
+    )
+    lines = out.stdout.splitlines()
+    assert len(lines) == 50 and all(line.strip() for line in lines)
