@@ -20,6 +20,7 @@ import contextlib
 import errno
 import io
 import os
+import signal
 import stat
 import sys
 import tempfile
@@ -216,9 +217,10 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
             with f:
                 yield typing.cast(BinaryIO, Sink(f))
         return
-    with _writing(output):
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
+    tmp = None
     try:
+        with _signals_deferred(), _writing(output):  # a signal now would leave a temp file nobody knows of
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".attn-", suffix=".tmp")
         with _writing(output):
             if hasattr(os, "fchmod"):  # mkstemp makes 0600; the result should look like any new file
                 os.fchmod(fd, _mode_for(output))
@@ -226,8 +228,25 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
                 yield f
             os.replace(tmp, output)
     except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (the CLI turns those into exceptions)
-        os.unlink(tmp)
+        if tmp is not None:
+            os.unlink(tmp)
         raise
+
+
+_ENDING_SIGNALS = {getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)}
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGTERM, SIGHUP and SIGINT for the block; one that came meanwhile is handled right after it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM)
