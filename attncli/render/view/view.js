@@ -1,4 +1,4 @@
-/* attn view: the head, model, matrix and steps views of one attn document (schema attncli.view/1).
+/* attn view: the head, model, matrix and steps views of one view document (attn view -f json).
    Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data. */
 (function () {
   "use strict";
