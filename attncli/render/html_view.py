@@ -16,6 +16,7 @@ import html
 from importlib import resources
 
 from attncli.io.encode import dumps
+from attncli.io.escape import escape_text
 
 
 def _asset(name: str) -> str:
@@ -30,7 +31,7 @@ def embedded(doc: dict) -> str:
 
 def page(doc: dict) -> str:
     """The whole page: the document, the stylesheet and the script, in one string."""
-    title = html.escape(f"attn view · {doc.get('text') or ''}"[:120])
+    title = html.escape(escape_text(f"attn view · {doc.get('text') or ''}"[:120]))  # controls made visible
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -48,8 +48,9 @@
   var measure = document.createElement("canvas").getContext("2d");
   function textWidth(s, px) { measure.font = (px || 12) + "px system-ui, sans-serif"; return measure.measureText(s).width; }
   function shown(tok) {  // a token as drawn: controls and blanks visible, never acting
-    return String(tok).replace(/[\u0000-\u001f\u007f-\u009f]/g, function (c) {
-      return "\\x" + ("0" + c.charCodeAt(0).toString(16)).slice(-2);
+    return String(tok).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
+      var code = c.charCodeAt(0);
+      return code < 256 ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
     }).replace(/^ | $/g, "\u2423") || "\u2205";
   }
   function layerOf() { return D.layers[S.layer]; }
