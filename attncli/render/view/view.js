@@ -14,6 +14,7 @@
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
+  VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
   var stage, readout, layerSelect, headBox, tabs = {};
 
@@ -84,7 +85,9 @@
     var svg = newSvg(xk + wk + 10, h, "head view: lines from each query to its keys, opacity = weight");
     el("text", { x: xq - 6, y: 18, "text-anchor": "end", "font-weight": 600 }, svg, CROSS ? "text (queries)" : "queries");
     el("text", { x: xk + 6, y: 18, "font-weight": 600 }, svg, CROSS ? "context (keys)" : "keys");
-    el("text", { x: (xq + xk) / 2, y: 34, "text-anchor": "middle", fill: C.muted }, svg, where());
+    var names = S.heads.map(function (hi) { return headOf(hi).head; }).join(", ");
+    el("text", { x: (xq + xk) / 2, y: 34, "text-anchor": "middle", fill: C.muted }, svg,
+      (D.model ? "layer " + layerOf().layer + ", " : "") + (S.heads.length > 1 ? "heads " : "head ") + names);
     if (CROSS) el("line", { x1: (xq + xk) / 2, x2: (xq + xk) / 2, y1: top - 6, y2: h - 4, stroke: C.muted,
       "stroke-dasharray": "4 4" }, svg).setAttribute("class", "boundary");
     var lines = el("g", { "class": "lines", "stroke-width": 2, "stroke-linecap": "round" }, svg);
