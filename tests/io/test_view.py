@@ -72,7 +72,8 @@ def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
 
 def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir):
     model = load_model(bert_dir)
-    doc = json.loads(attn("view", "time flies", "--model", bert_dir, "--layer", "0", "--head", "1", "-f", "json").stdout)
+    args = ["time flies", "--model", bert_dir, "--layer", "0", "--head", "1"]
+    doc = json.loads(attn("view", *args, "-f", "json").stdout)
     assert doc["layer"] == 0 and doc["head"] == 1 and doc["masks"] == []
     command = shlex.split(doc["exact"]["command"].format(layer=0, head=1))
     assert command[:4] == ["attn", "show", "time flies", "--model"]

@@ -18,10 +18,16 @@ from tests.model_fixtures import make_gpt2
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
-FLAGS = (
-    "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
-    "--disable-component-update --disable-sync"
-).split()
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _browser():
@@ -31,7 +37,7 @@ def _browser():
     except ImportError:
         pytest.skip("no browser: selenium is not installed (pip install -e '.[test]')")
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("no browser: chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
+        pytest.skip("no browser: chromium or chromedriver is missing (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
@@ -66,6 +72,7 @@ def pages(tmp_path_factory):
         "text": ["time flies like an arrow", "--heads", "4", "--mask", "causal"],
         "model": ["time flies like an arrow", "--model", model],
         "cross": ["time flies", "--context", "like an arrow"],
+        "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
     }
     out = {}
     for name, args in runs.items():
@@ -242,3 +249,62 @@ def test_a_screenshot_is_not_blank(browser, pages, size):
             assert colours > 50 and width >= size[0] * 0.8  # text, lines and shades: not a blank page
     finally:
         browser.set_window_size(1200, 900)
+
+
+def test_hostile_tokens_are_drawn_visible_and_inert(browser, pages):
+    path, doc = pages["hostile"]
+    load(browser, path)
+    joined = "".join(doc["tokens"])
+    assert "\x1b" in joined and "\u202e" in joined and "<b>" in "".join(doc["tokens"][:5])
+    drawn = browser.execute_script(
+        "return [...document.querySelectorAll('.tok[data-side=\"q\"] text')].map(t => t.textContent)"
+    )
+    expected = [t.replace("\x1b", "\\x1b").replace("\u202e", "\\u202e") for t in doc["tokens"]]
+    assert drawn == expected  # the escape and the bidi override are shown as escapes, never acted on
+    assert count(browser, "b") == 0 and count(browser, "script") == 2  # the markup in a token stayed text
+
+
+def test_dark_when_the_system_prefers_it_and_plain_in_print(browser, pages):
+    path, _ = pages["text"]
+
+    def background():
+        return browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+
+    try:
+        load(browser, path)
+        assert background() == "rgb(255, 255, 255)"  # light by default
+        browser.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        )
+        load(browser, path)
+        assert background() == "rgb(23, 23, 27)"
+        assert browser.execute_script("return document.querySelector('#stage svg > rect').getAttribute('fill')") == (
+            "#17171b"  # the drawing follows the theme too
+        )
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        hidden = browser.execute_script(
+            "return ['nav', '.controls', '.help'].map(s => getComputedStyle(document.querySelector(s)).display)"
+        )
+        assert hidden == ["none", "none", "none"] and background() == "rgb(255, 255, 255)"
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+
+
+def test_the_svg_button_downloads_the_current_view(browser, pages, tmp_path):
+    import time
+    import xml.etree.ElementTree as ET
+
+    path, doc = pages["text"]
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    load(browser, path)
+    key(browser, "3")
+    browser.find_element("id", "save-svg").click()
+    saved = tmp_path / "attn-matrix.svg"
+    for _ in range(100):  # the download is written asynchronously: wait for it (at most 10 s), not for a time
+        if saved.exists() and saved.stat().st_size > 0:
+            break
+        time.sleep(0.1)
+    root = ET.fromstring(saved.read_text(encoding="utf-8"))
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    rects = root.findall(".//{http://www.w3.org/2000/svg}rect[@data-i]")
+    assert len(rects) == len(doc["tokens"]) ** 2
