@@ -8,8 +8,9 @@ jq path that print any weight exactly ("exact").
 
     >>> from attncli.pipeline.run import run
     >>> doc = result_view(run("a b a"), "attn view")
-    >>> doc["schema"], doc["tokens"], doc["layers"][0]["heads"][0]["weights"][0]
-    ('attncli.view/1', ['a', 'b', 'a'], [333, 333, 333])
+    >>> row = doc["layers"][0]["heads"][0]["weights"][0]  # query 0's weights, × 1000
+    >>> doc["schema"], doc["tokens"], row, sum(row)
+    ('attncli.view/1', ['a', 'b', 'a'], [193, 614, 193], 1000)
 """
 
 from __future__ import annotations
