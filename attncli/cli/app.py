@@ -71,6 +71,7 @@ from attncli.cli.options import (
     check_variant_options,
     options,
 )
+from attncli.cli.view import page_of
 from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io import documents
@@ -259,22 +260,25 @@ def show(
         if rollout:
             ro = model_run.model_rollout(load_model(model), _text(source), layer)
             return _emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
-        return _show(model_run.model_result(load_model(model), _text(source), layer, head), out, table, stats)
+        loaded = load_model(model)
+        result = model_run.model_result(loaded, _text(source), layer, head)
+        return _show(result, out, table, stats, page_of(result, "attn show", out.precision, loaded, model))
     config = run.config(dtype=dtype, weights=not no_weights)
     context = _context(run.context, source.errors)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
         return _show_lines(source, config, context, out, table, stats, limits, narrow)
-    _show(narrow(run_text(_text(source), config, context=context, limits=limits)), out, table, stats)
+    result = narrow(run_text(_text(source), config, context=context, limits=limits))
+    _show(result, out, table, stats, None if no_weights else page_of(result, "attn show", out.precision))
 
 
-def _show(result, out: Out, table, stats: bool) -> None:
+def _show(result, out: Out, table, stats: bool, view) -> None:
     from attncli.render.stats import stats_document
 
     _warn(result.tokens)
     extra = {"stats": stats_document(result, out.precision)} if stats else None
-    _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra), out)
+    _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
 
 
 def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
@@ -332,15 +336,57 @@ def steps(
     if model is not None:
         from attncli.models.run import model_result
 
-        result = model_result(load_model(model), text, layer, head)
+        loaded = load_model(model)
+        result = model_result(loaded, text, layer, head)
+        view = page_of(result, "attn steps", out.precision, loaded, model)
     else:
         config = run.config()
         context = _context(run.context, source.errors)
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
         result = run_text(text, config, context=context, trace=True, limits=limits)
+        view = page_of(result, "attn steps", out.precision)
     check_query(result, query)
     _warn(result.tokens)
-    _emit(documents.Steps("attn steps", lambda d, w: show_steps(result, d, w, query), result=result), out)
+    table = partial(show_steps, result, query=query)
+    _emit(documents.Steps("attn steps", table, result=result, view=view), out)
+
+
+@app.command()
+@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"))
+def view(
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+) -> None:
+    """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
+
+    -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
+    offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
+    document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head."""
+    from attncli.io.formats import JSON_LISTS
+    from attncli.pipeline.result import one_head
+    from attncli.pipeline.run import run as run_text
+
+    check_options(ctx, model, both=("head",))
+    text = _text(source)
+    if model is not None:
+        from attncli.models.run import model_result
+
+        loaded = load_model(model)
+        result = model_result(loaded, text, layer, head)
+        build = page_of(result, "attn view", out.precision, loaded, model)
+    else:
+        limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
+        result = run_text(text, run.config(), context=_context(run.context, source.errors), trace=True, limits=limits)
+        if head is not None:
+            one_head(result, head)  # checks that the run has it
+        build = page_of(result, "attn view", out.precision, head=head)
+    _warn(result.tokens)
+    _emit(build(), out)
 
 
 @app.command()
@@ -494,11 +540,16 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.models.run import heads_document
+    from attncli.models.run import heads_document, model_result
     from attncli.render.heads import heads_view
 
-    doc = heads_document(load_model(model), read_text(text, file))
-    _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc), out)
+    loaded, words = load_model(model), read_text(text, file)
+    doc = heads_document(loaded, words)
+
+    def view():  # the page opens at the last layer; its forward pass runs only when a page is written
+        return page_of(model_result(loaded, words), "attn heads", out.precision, loaded, model)()
+
+    _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:

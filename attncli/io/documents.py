@@ -7,7 +7,9 @@ document kinds they write and how. Each kind is a small frozen dataclass:
 - `Lines`: AttentionResults one per input line, written as they come (`attn show --lines`);
 - `Steps`: every stage of one run (`attn steps`);
 - `Records`: a small document whose rows are flat dicts (`attn tokens`, `compare`, `variants`, `heads`);
-- `Rollout`: a model's attention rollout (`attn show --model DIR --rollout`).
+- `Rollout`: a model's attention rollout (`attn show --model DIR --rollout`);
+- `View`: the interactive page's data (`attn view`); a document that can be drawn as that page says how in
+  its `view` (`--save-html`, `-f html`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Document:
     """`command` names it in messages and on the SVG's window bar."""
 
     command: str
+    view: Callable[[], View] | None = field(default=None, kw_only=True)  # its interactive page, if it has one
     default_format = "table"
 
     def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
@@ -102,6 +105,16 @@ class Rollout(Tabled):
 
     def not_available(self, fmt: str, choices: list[str]) -> str:
         return f"-f {fmt} is not available for --rollout: use {', '.join(choices)}"
+
+
+@dataclass(frozen=True)
+class View(Tabled):
+    """The page's data (`doc`, schema attncli.view/1, from attncli.io.view) and `page(doc)`, the renderer that
+    builds the self-contained HTML around it."""
+
+    doc: dict[str, Any] = field(kw_only=True)
+    page: Callable[[dict[str, Any]], str] = field(kw_only=True)
+    default_format = "html"
 
 
 def _either(names: list[str]) -> str:

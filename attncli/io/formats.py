@@ -2,7 +2,9 @@
 
 An entry carries all there is to know about its format: its extensions, whether it is binary,
 and which documents it writes and how (`writers`: document kind -> writer). The picture formats
-(`table`, `svg`, `html`) draw any document's table instead. Writers load on first use, so that
+(`table`, `svg`, `html`) draw any document's table instead; `html` writes a document that has an
+interactive page (`doc.view`: show, steps, heads, view) as that page, and pictures the table of the
+others. Writers load on first use, so that
 `attn --help` and `attn variants` start without NumPy:
 
     >>> [name for name, f in FORMATS.items() if Records in f.writers]
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
-from attncli.io.documents import Document, Lines, Records, Result, Rollout, Steps
+from attncli.io.documents import Document, Lines, Records, Result, Rollout, Steps, View
 from attncli.pipeline.limits import OutputCost
 
 if TYPE_CHECKING:  # the pictures take a Rich console; Rich loads only when a table is drawn
@@ -53,6 +55,7 @@ class Format:
     picture: bool = False  # drawn from the document's table, not written from its data
     export: Callable[[Console, str, str], str] | None = None  # a picture of what the console showed: title, theme
     memory: dict[type[Document], OutputCost] = field(default_factory=dict)  # what writing a document costs
+    interactive: bool = False  # a document with a view is written as that View (the page), never to a terminal
 
 
 THEMES = ("light", "dark")  # --theme: the pictures' background; light is what a slide or a paper wants
@@ -96,6 +99,7 @@ FORMATS: dict[str, Format] = {
                 Steps: _lazy("steps", "json_document"),
                 Records: _lazy("records", "write_json"),
                 Rollout: _lazy("rollout", "write_json"),
+                View: _lazy("view", "write_json"),
             },
             memory={Steps: JSON_LISTS},
         ),
@@ -143,7 +147,13 @@ FORMATS: dict[str, Format] = {
         ),
         Format("svg", (".svg",), "the table as an SVG picture, as the terminal shows it", picture=True, export=_svg),
         Format(
-            "html", (".html", ".htm"), "the table as an HTML page, as the terminal shows it", picture=True, export=_html
+            "html",
+            (".html", ".htm"),
+            "an interactive page, self-contained (show, steps, heads, view); else the table as the terminal shows it",
+            {View: _lazy("view", "write_page")},
+            picture=True,
+            export=_html,
+            interactive=True,
         ),
     ]
 }

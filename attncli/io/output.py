@@ -7,7 +7,8 @@
   flag wins over the environment.
 - `--save-svg`/`--save-html` record the console (Rich's `record=True`) and export
   exactly what was printed: the same text, layout and styles, in colour unless
-  colour is off by `--color never` or `NO_COLOR`.
+  colour is off by `--color never` or `NO_COLOR`. A document with an interactive page
+  (`doc.view`) is saved by `--save-html` (and `-f html`) as that page instead.
 - `--lines` streams one result per input line (the `Lines` document).
 
 Rich loads only when a table is drawn.
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 from attncli.errors import ConfigError, DataError
-from attncli.io.documents import Document
+from attncli.io.documents import Document, View
 from attncli.io.escape import escape_text
 from attncli.io.formats import FORMATS, Format, format_for_path, formats_for
 
@@ -336,12 +337,17 @@ def emit(
 
     The picture formats (table, svg, html) draw `doc.renderables` (tables print at 2 digits unless `precision` says
     otherwise); the data formats call their writer for the document's kind. `save_svg`/`save_html`
-    also save what the table showed, `width` columns wide (--width), in `theme` (--theme).
+    also save what the table showed, `width` columns wide (--width), in `theme` (--theme). A document
+    with a view (`doc.view`) is written by `-f html` and `--save-html` as its interactive page.
     """
     entry = FORMATS[resolve_format(fmt, output, doc.default_format)]
     check_precision(precision)
     check_width(width)
-    if not entry.picture:
+    if entry.interactive and doc.view is not None:
+        doc = doc.view()
+    if entry.interactive and type(doc) in entry.writers and output is None and sys.stdout.isatty():
+        raise ConfigError(f"-f {entry.name} is a page for a browser and stdout is a terminal: give -o FILE.html")
+    if not entry.picture or type(doc) in entry.writers:
         writer = entry.writers.get(type(doc))
         if writer is None:
             data = [name for name in formats_for(type(doc)) if not FORMATS[name].picture]
@@ -354,6 +360,10 @@ def emit(
             output, lambda stream: writer(doc, typing.cast(BinaryIO, Visible(stream)) if seen else stream, precision)
         )
         return
+    page, page_path = None, save_html
+    if save_html and doc.view is not None:  # the interactive page instead of the table's picture
+        check_target(save_html)
+        page, save_html = doc.view(), None
     pictures: list[tuple[Format, str | None]] = [
         (FORMATS[name], path) for name, path in (("svg", save_svg), ("html", save_html)) if path
     ]
@@ -363,6 +373,9 @@ def emit(
     with printer as (show, columns):
         for renderable in doc.renderables(2 if precision is None else precision, columns):
             show(renderable)
+    if page is not None:
+        write_page = FORMATS["html"].writers[View]
+        write_output(page_path, lambda stream: write_page(page, stream, precision))
 
 
 def regular_file_size(stream) -> int | None:

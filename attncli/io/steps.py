@@ -10,7 +10,7 @@ import numpy as np
 from attncli.io.documents import Steps
 from attncli.io.encode import dumps
 from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.steps import SCHEMA, params, steps
+from attncli.pipeline.steps import SCHEMA, Step, params, steps
 
 
 def _nested(a: np.ndarray, precision: int | None):
@@ -30,6 +30,20 @@ def _token_list(tokens) -> list[dict]:
     ]
 
 
+def step_record(step: Step, precision: int | None = None) -> dict:
+    """One stage as JSON: its name, formula, shape, axes and whole array (and its note, if any)."""
+    doc = {
+        "name": step.name,
+        "formula": step.formula,
+        "shape": list(step.shape),
+        "axes": list(step.axes),
+        "array": _nested(step.array, precision),
+    }
+    if step.note:
+        doc["note"] = step.note
+    return doc
+
+
 def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False) -> None:
     """Schema attncli.steps/1: text, tokens, config, then every step whole, one step per line."""
     nl = "" if lines else "\n"
@@ -44,16 +58,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     stream.write(dumps(head)[:-1].encode())
     stream.write(f', "steps": [{nl}'.encode())
     for i, step in enumerate(steps(result)):
-        doc = {
-            "name": step.name,
-            "formula": step.formula,
-            "shape": list(step.shape),
-            "axes": list(step.axes),
-            "array": _nested(step.array, precision),
-        }
-        if step.note:
-            doc["note"] = step.note
-        stream.write(((", " + nl if i else "") + dumps(doc, allow_nan=False)).encode())
+        stream.write(((", " + nl if i else "") + dumps(step_record(step, precision), allow_nan=False)).encode())
     stream.write(f'],{nl} "params": {{'.encode())
     for i, (name, a) in enumerate(params(result).items()):
         stream.write(f"{', ' if i else ''}{json.dumps(name)}: ".encode())

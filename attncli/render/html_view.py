@@ -1,0 +1,46 @@
+"""The interactive page of `attn view` (and `-f html`, `--save-html`): one self-contained HTML file.
+
+The page is the view document (schema attncli.view/1, attncli.io.view) embedded once as JSON, with the
+hand-written script and stylesheet of this package (`view/view.js`, `view/view.css`) inline: no framework,
+no CDN, no font, no request of any kind, so it opens from a file:// URL offline. The JSON sits in a
+`<script type="application/json">` with `<`, `>` and `&` escaped, so no token can close the element:
+
+    >>> html = page({"schema": "attncli.view/1", "text": "</script><b>", "tokens": []})
+    >>> html.count("</script>"), "\\\\u003c/script\\\\u003e" in html
+    (2, True)
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+
+from attncli.io.encode import dumps
+from attncli.io.escape import escape_text
+
+
+def _asset(name: str) -> str:
+    return resources.files("attncli.render").joinpath("view").joinpath(name).read_text(encoding="utf-8")
+
+
+def embedded(doc: dict) -> str:
+    """The document as JSON that is inert inside a <script> element (and the same JSON once parsed)."""
+    text = dumps(doc, allow_nan=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def page(doc: dict) -> str:
+    """The whole page: the document, the stylesheet and the script, in one string."""
+    title = html.escape(escape_text(f"attn view · {doc.get('text') or ''}"[:120]))  # controls made visible
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n"
+        f"<title>{title}</title>\n<style>\n{_asset('view.css')}</style>\n</head>\n<body>\n"
+        "<noscript>This page draws with JavaScript; its data is the JSON below "
+        "(attn view -f json writes the same).</noscript>\n"
+        f'<script type="application/json" id="attn-data">{embedded(doc)}</script>\n'
+        f"<script>\n{_asset('view.js')}</script>\n</body>\n</html>\n"
+    )

