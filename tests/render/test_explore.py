@@ -10,6 +10,7 @@ import re
 
 import pytest
 from rich.console import Console
+from textual.widgets import Input
 
 from attncli.models import load_model
 from attncli.pipeline.config import RunConfig
@@ -160,8 +161,11 @@ def test_j_writes_the_json_of_attn_show_and_s_the_screen(tmp_path):
     target, picture = tmp_path / "view.json", tmp_path / "view.svg"
 
     async def test(pilot, app):
-        await pilot.press("v", "j", "ctrl+u", *str(target), "enter")
-        await pilot.press("s", "ctrl+u", *str(picture), "enter")
+        await pilot.press("v")
+        for key, path in (("j", target), ("s", picture)):
+            await pilot.press(key)
+            app.screen.query_one(Input).value = str(path)  # what the user types in the prompt
+            await pilot.press("enter")
         await pilot.pause()
         await pilot.press("q")
 
