@@ -328,16 +328,16 @@ def explore(
     from attncli.render.explore.state import Explorer
 
     check_options(ctx, model, keep=("mean_heads", "query"), both=("head",))
+    context, limits = _context(run.context, source.errors), limits_for(source.max_tokens, "show")
+    loaded = None if model is None else load_model(model)
+    explorer = Explorer(_text(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads)
+    explorer.compute()  # a bad option or text fails here, before the screen is taken
+    explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))
+    _warn(explorer.result.tokens)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError(
             "attn explore is a full-screen app: it needs a terminal on stdin and stdout (attn show prints the tables)"
         )
-    loaded = None if model is None else load_model(model)
-    explorer = Explorer(_text(source), run.config(dtype=dtype), _context(run.context, source.errors), model=loaded)
-    explorer.limits, explorer.layer, explorer.mean = limits_for(source.max_tokens, "show"), layer, mean_heads
-    explorer.compute()  # a bad option or text fails here, before the screen is taken
-    explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))
-    _warn(explorer.result.tokens)
     from attncli.render.explore.app import run_explorer  # Textual loads for this command only
 
     raise typer.Exit(run_explorer(explorer, out.precision, out.color))

@@ -15,6 +15,12 @@ from tests.model_fixtures import make_bert
 SIZES = [(80, 24), (120, 40)]
 
 
+@pytest.fixture(autouse=True)
+def colour(monkeypatch):
+    """The pictures are in colour whatever the environment says (NO_COLOR is tested in tests/cli/test_explore.py)."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
 def text_app() -> ExploreApp:
     e = Explorer("time flies like an arrow", RunConfig(heads=2))
     e.compute()

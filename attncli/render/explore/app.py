@@ -162,7 +162,9 @@ class ExploreApp(App[int]):
     ]
 
     def __init__(self, explorer: Explorer, precision: int | None = None):
-        super().__init__()
+        # NO_COLOR: the terminal's own colours and Textual's NoColor filter, so not one colour code is sent
+        # (Textual alone would send its greys); bold, underline and reverse video still mark the cursor and ▸
+        super().__init__(ansi_color="NO_COLOR" in os.environ)
         self.e = explorer
         self.precision = 2 if precision is None else precision
         self.exact = precision  # the JSON is exact unless --precision was given, as with attn show -f json
