@@ -13,7 +13,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Container, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
@@ -24,10 +24,12 @@ from attncli.io.output import emit, write_output
 from attncli.render.explore.panels import matrix, row_panel, status
 from attncli.render.explore.state import Explorer
 from attncli.render.heads import SHORT, _shade, patterns
+from attncli.render.matrix import Matrix
 from attncli.render.show import caption
 from attncli.render.stats import show_view
 from attncli.render.style import shade
 
+SIDE = (30, 60)  # the focused row's panel: its fewest and most columns (its rule, padding and scrollbar: 4)
 DEBOUNCE = 0.03  # seconds of quiet typing before the edited text runs (a sentence then takes a few ms)
 
 # (what the key is called, its word on the key line, what the help says, its bindings (key, action)): the one
@@ -149,9 +151,11 @@ class ExploreApp(App[int]):
     AUTO_FOCUS = None  # the keys go to the app (the edit line takes them only while it is open)
     CSS = """
     #status { height: auto; padding: 0 1; }
-    #body { height: 1fr; }
-    #main { width: 1fr; padding: 0 1; }
-    #side { width: 42%; min-width: 36; max-width: 60; padding: 0 1; border-left: vkey $foreground 30%; }
+    #body { height: 1fr; layout: horizontal; }
+    #body.stacked { layout: vertical; overflow-y: auto; }
+    #main { width: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    #side { padding: 0 1; border-left: vkey $foreground 30%; scrollbar-size-vertical: 1; }
+    #body.stacked #main, #body.stacked #side { height: auto; width: 100%; border-left: none; }
     #message { height: auto; padding: 0 1; }
     #edit { display: none; }
     #keys { height: auto; padding: 0 1; background: $panel; }
@@ -172,7 +176,7 @@ class ExploreApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        with Horizontal(id="body"):
+        with Container(id="body"):
             with Pane(id="main"):
                 yield Static(id="matrix")
                 yield Static(id="caption")
@@ -191,9 +195,28 @@ class ExploreApp(App[int]):
         """Every panel from the explorer's state."""
         e = self.e
         self.query_one("#status", Static).update(status(e))
-        self.query_one("#matrix", Static).update(matrix(e, self.precision))
+        shown = matrix(e, self.precision)
+        self.fit(shown)
+        self.query_one("#matrix", Static).update(shown)
         self.query_one("#caption", Static).update(caption(e.result))
         self.query_one("#row", Static).update(row_panel(e, self.precision))
+
+    def fit(self, shown: Matrix) -> None:
+        """The matrix's room first: the side panel takes 2/5 of the width (SIDE), less when that leaves the
+        matrix too little for its full form or then its densest table; when even SIDE[0] does, it goes under the
+        matrix (a heatmap, which has no cursor, only for what `attn show` draws as one too)."""
+        total = self.size.width
+        side = min(SIDE[1], max(SIDE[0] + 6, total * 2 // 5))
+        for need in (shown.width(shown.forms()[0]), shown.narrowest()):
+            if total - side - 3 >= need:  # the matrix's padding and scrollbar: 3
+                break
+            side = max(SIDE[0], total - 3 - need)
+        stacked = total - side - 3 < shown.narrowest()
+        self.query_one("#body").set_class(stacked, "stacked")
+        self.query_one("#side").styles.width = None if stacked else side
+
+    def on_resize(self) -> None:
+        self.redraw()
 
     def say(self, message: str | None, error: bool = False) -> None:
         """The message line: what a key did, or why it did nothing."""
