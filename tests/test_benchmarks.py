@@ -11,12 +11,8 @@ from tests.conftest import ROOT
 TINY = [
     ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
     ["formats.py", "--chars", "60", "--lines", "3"],
-    ["bench_model.py", "--help"],
-    [
-        "explore.py",
-        "--runs",
-        "1",
-    ],  # the real program in tmux (without tmux it says so)  # needs transformers and a real model: only its arguments are checked here
+    ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
+    ["explore.py", "--runs", "1"],  # the real program in tmux (without tmux it says so)
 ]
 
 
