@@ -173,6 +173,7 @@ class ExploreApp(App[int]):
         self.precision = 2 if precision is None else precision
         self.exact = precision  # the JSON is exact unless --precision was given, as with attn show -f json
         self.pending: Timer | None = None
+        self.captioned: object = None  # the result the caption was drawn for
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -192,13 +193,15 @@ class ExploreApp(App[int]):
     # ---- drawing ----------------------------------------------------------------------------------------
 
     def redraw(self) -> None:
-        """Every panel from the explorer's state."""
+        """Every panel from the explorer's state (the caption only when the run changed: it says what was run)."""
         e = self.e
         self.query_one("#status", Static).update(status(e))
         shown = matrix(e, self.precision)
         self.fit(shown)
         self.query_one("#matrix", Static).update(shown)
-        self.query_one("#caption", Static).update(caption(e.result))
+        if self.captioned is not e.result:
+            self.query_one("#caption", Static).update(caption(e.result))
+            self.captioned = e.result
         self.query_one("#row", Static).update(row_panel(e, self.precision))
 
     def fit(self, shown: Matrix) -> None:
@@ -216,7 +219,7 @@ class ExploreApp(App[int]):
         self.query_one("#side").styles.width = None if stacked else side
 
     def on_resize(self) -> None:
-        self.redraw()
+        self.redraw()  # the room of the matrix and the side panel
 
     def say(self, message: str | None, error: bool = False) -> None:
         """The message line: what a key did, or why it did nothing."""
