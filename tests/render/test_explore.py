@@ -214,3 +214,16 @@ def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(
         assert (app.e.layer, app.e.head) == (1, 0)
 
     explore(test, e)
+
+
+def test_hostile_text_reaches_the_screen_escaped():
+    """A token or an error message that holds terminal controls is drawn as visible escapes."""
+
+    async def test(pilot, app):
+        text = "\n".join(screen(app))
+        assert "\x1b" not in text and "\\x1b" in text
+        await pilot.press("e", "ctrl+u")  # an empty text: the error line
+        await pilot.pause(DEBOUNCE * 4)
+        assert "✗" in said(app)
+
+    explore(test, text_run("time \x1b[2J flies", tokenizer="char"))

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 
 from attncli.errors import AttnError
 from attncli.io import documents
+from attncli.io.escape import escape_text
 from attncli.io.output import emit, write_output
 from attncli.render.explore.panels import matrix, row_panel, status
 from attncli.render.explore.state import Explorer
@@ -223,7 +224,8 @@ class ExploreApp(App[int]):
 
     def say(self, message: str | None, error: bool = False) -> None:
         """The message line: what a key did, or why it did nothing."""
-        text = Text("" if message is None else ("✗ " if error else "") + message, style="bold red" if error else "")
+        said = "" if message is None else ("✗ " if error else "") + escape_text(message)  # it may quote the text
+        text = Text(said, style="bold red" if error else "")
         self.query_one("#message", Static).update(text)
 
     def _do(self, change, *args) -> None:

@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from attncli.io.escape import escape_token
+from attncli.io.escape import escape_text, escape_token
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
 from attncli.render.matrix import HEATMAP_ABOVE, Form, Matrix, fmt
@@ -114,9 +114,9 @@ def status(e: Explorer) -> Text:
         c = e.config
         for name in ("tokenizer", "variant", "mask", "positional"):
             out.append(f"{name} ", style="dim")
-            out.append(shown_value(getattr(c, name)) + "  ", style="bold")
+            out.append(escape_text(shown_value(getattr(c, name))) + "  ", style="bold")  # a tokenizer.json path
     else:
-        out.append(f"{e.model.name} ", style="bold")
+        out.append(f"{escape_text(e.model.name)} ", style="bold")
     out.append(head_name(e), style="bold")
     out.append(f"  ·  {len(e.result.tokens)} tokens", style="dim")
     return out
