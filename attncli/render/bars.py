@@ -84,12 +84,12 @@ class Bars:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         weights, scores = self._numbers()
         labels = [f"{j} {k}" for j, k in enumerate(self.keys)]
-        label_w = max(cell_len(x) for x in labels)
+        label_w = max(cell_len(x) for x in [*labels, "key"])  # the header is a cell of the column too
         fixed = label_w + max(len(s) for s in [*scores, "score"]) + max(len(w) for w in [*weights, "weight"]) + 3
         keyed = fixed + 8 > options.max_width  # long tokens: index labels with a key underneath
         if keyed:
             labels = [str(j) for j in range(len(self.keys))]
-            fixed -= label_w - max(len(x) for x in labels)
+            fixed -= label_w - max(len(x) for x in [*labels, "key"])
         room = max(4, options.max_width - fixed)
         top = max((float(w) for j, w in enumerate(self.weights) if not self._hidden(j)), default=0.0)
         yield Text(self.title, style="bold")

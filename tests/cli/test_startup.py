@@ -28,6 +28,12 @@ def test_commands_without_maths_import_no_numpy(args):
     assert "numpy" not in modules
 
 
+@pytest.mark.parametrize("args", [["--help"], ["show", "time flies like an arrow"], ["explore", "-h"]])
+def test_only_attn_explore_imports_textual(args):
+    """Textual (a full-screen app framework) loads for `attn explore` alone, and only once it runs."""
+    assert not {m for m in imported(*args) if m == "textual" or m.startswith(("textual.", "attncli.render.explore"))}
+
+
 def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules

@@ -1,0 +1,358 @@
+"""The Textual app of `attn explore`: the matrix, the focused row, the keys, and the screens they open.
+
+Everything shown is a Rich renderable of `attncli.render` (the app only places them and handles keys); every
+number comes from the `Explorer` (state.py), which runs what `attn show` runs. `run_explorer` is the one entry.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Input, Static
+
+from attncli.errors import AttnError
+from attncli.io import documents
+from attncli.io.escape import escape_text
+from attncli.io.output import emit, write_output
+from attncli.render.explore.panels import matrix, row_panel, status
+from attncli.render.explore.state import Explorer
+from attncli.render.heads import SHORT, _shade, patterns
+from attncli.render.matrix import Matrix
+from attncli.render.show import caption
+from attncli.render.stats import show_view
+from attncli.render.style import shade
+
+SIDE = (30, 60)  # the focused row's panel: its fewest and most columns (its rule, padding and scrollbar: 4)
+DEBOUNCE = 0.03  # seconds of quiet typing before the edited text runs (a sentence then takes a few ms)
+
+# (what the key is called, its word on the key line, what the help says, its bindings (key, action)): the one
+# list the bindings, the key line and the help screen are made from.
+KEYS = [
+    ("←↑↓→", "move", "move the cursor over queries (rows) and keys (columns)", []),
+    ("[ ]", "head", "previous / next head", [("left_square_bracket", "head(-1)"), ("right_square_bracket", "head(1)")]),
+    (
+        "{ }",
+        "layer",
+        "previous / next layer (--model)",
+        [("left_curly_bracket", "layer(-1)"), ("right_curly_bracket", "layer(1)")],
+    ),
+    ("v", "variant", "next attention variant (recomputes)", [("v", "cycle('variant')")]),
+    ("m", "mask", "next mask: none, causal, window:2, topk:2", [("m", "cycle('mask')")]),
+    ("p", "pos", "next positional encoding", [("p", "cycle('positional')")]),
+    ("t", "tok", "next tokenizer: char, word, bpe", [("t", "cycle('tokenizer')")]),
+    ("a", "mean", "the mean over the heads, or back to one head", [("a", "mean")]),
+    ("h", "heads", "heads overview: layers × heads, pattern labels; Enter opens one", [("h", "heads")]),
+    ("e", "edit", "edit the text, recomputed as you type; Enter or Esc closes", [("e", "edit")]),
+    ("s", "svg", "save the screen as SVG to a file", [("s", "save('svg')")]),
+    ("j", "json", "write the JSON of attn show -f json for this run to a file", [("j", "save('json')")]),
+    ("?", "help", "this help", [("question_mark", "help")]),
+    ("q", "quit", "quit", [("q", "quit")]),
+]
+MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+
+
+class Pane(VerticalScroll, can_focus=False):
+    """A scrolling column that leaves the arrow keys to the app (they move the cursor)."""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key and what it does; any of Esc, q, ? closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "close")]
+    DEFAULT_CSS = "HelpScreen { align: center middle; } #help { width: auto; max-width: 90%; height: auto; "
+    DEFAULT_CSS += "max-height: 90%; border: round $accent; background: $surface; padding: 0 1; }"
+
+    def compose(self) -> ComposeResult:
+        text = Text("attn explore: the keys\n\n", style="bold")
+        for name, _, what, _ in KEYS:
+            text.append(f"{name:>5}  ", style="bold")
+            text.append(what + "\n")
+        text.append("\nEsc, q or ? closes this help", style="dim")
+        yield Static(text, id="help")
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """A one-line prompt for a file name: Enter gives it, Esc gives None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "cancel")]
+    DEFAULT_CSS = "PromptScreen { align: center bottom; } #prompt { height: auto; width: 100%; "
+    DEFAULT_CSS += "background: $surface; border-top: solid $accent; }"
+
+    def __init__(self, question: str, default: str):
+        super().__init__()
+        self.question, self.default = question, default
+
+    def compose(self) -> ComposeResult:
+        with Pane(id="prompt"):
+            yield Static(Text(self.question + " (Enter: write, Esc: cancel)", style="bold"))
+            yield Input(self.default, id="path")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip() or None)
+
+
+class HeadsScreen(Screen[tuple[int, int] | None]):
+    """`attn heads`' grid (entropy of each head, pattern label under it) with a cursor; Enter opens the head."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,h,q", "dismiss(None)", "back")]
+    DEFAULT_CSS = "#grid { height: auto; max-height: 70%; } #patterns { height: auto; }"
+
+    def __init__(self, doc: dict, at: tuple[int, int], system: str | None):
+        super().__init__()
+        self.doc, self.at, self.system = doc, at, system
+
+    def compose(self) -> ComposeResult:
+        doc = self.doc
+        yield Static(
+            Text(
+                f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
+                "pattern label (prev, diag, sink, brd). Enter opens the head, Esc goes back.",
+                style="bold",
+            )
+        )
+        table: DataTable = DataTable(id="grid", cursor_type="cell", zebra_stripes=False)
+        table.add_columns(*(f"H{h}" for h in range(doc["n_head"])))
+        cells = {(r["layer"], r["head"]): r for r in doc["rows"]}
+        for layer in range(doc["n_layer"]):
+            row = []
+            for h in range(doc["n_head"]):
+                r = cells[(layer, h)]
+                text = Text(f"{r['entropy']:.2f}", style=shade(_shade("entropy", r), self.system))
+                text.append("\n" + SHORT.get(r["label"], ""), style="dim")
+                row.append(text)
+            table.add_row(*row, height=2, label=f"L{layer}")
+        yield table
+        yield Pane(Static(patterns(doc)), id="patterns")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.move_cursor(row=self.at[0], column=self.at[1])
+        table.focus()
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        self.dismiss((event.coordinate.row, event.coordinate.column))
+
+
+class ExploreApp(App[int]):
+    """The main screen: a status line, the matrix (left) and the focused row (right), a message line, the keys."""
+
+    TITLE = "attn explore"
+    AUTO_FOCUS = None  # the keys go to the app (the edit line takes them only while it is open)
+    CSS = """
+    #status { height: auto; padding: 0 1; }
+    #body { height: 1fr; layout: horizontal; }
+    #body.stacked { layout: vertical; overflow-y: auto; }
+    #main { width: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    #side { padding: 0 1; border-left: vkey $foreground 30%; scrollbar-size-vertical: 1; }
+    #body.stacked #main, #body.stacked #side { height: auto; width: 100%; border-left: none; }
+    #message { height: auto; padding: 0 1; }
+    #edit { display: none; }
+    #keys { height: auto; padding: 0 1; background: $panel; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(key, f"move({dq}, {dk})", show=False) for key, (dq, dk) in MOVES.items()),
+        *(Binding(key, action, show=False) for *_, bindings in KEYS for key, action in bindings),
+    ]
+
+    def __init__(self, explorer: Explorer, precision: int | None = None):
+        # NO_COLOR: the terminal's own colours and Textual's NoColor filter, so not one colour code is sent
+        # (Textual alone would send its greys); bold, underline and reverse video still mark the cursor and ▸
+        super().__init__(ansi_color="NO_COLOR" in os.environ)
+        self.e = explorer
+        self.precision = 2 if precision is None else precision
+        self.exact = precision  # the JSON is exact unless --precision was given, as with attn show -f json
+        self.pending: Timer | None = None
+        self.captioned: object = None  # the result the caption was drawn for
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Container(id="body"):
+            with Pane(id="main"):
+                yield Static(id="matrix")
+                yield Static(id="caption")
+            with Pane(id="side"):
+                yield Static(id="row")
+        yield Static(id="message")
+        yield Input(self.e.text, id="edit", placeholder="the text", select_on_focus=False)
+        yield Static(Text("  ".join(f"{name} {word}" for name, word, _, _ in KEYS)), id="keys")
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    # ---- drawing ----------------------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        """Every panel from the explorer's state (the caption only when the run changed: it says what was run)."""
+        e = self.e
+        self.query_one("#status", Static).update(status(e))
+        shown = matrix(e, self.precision)
+        self.fit(shown)
+        self.query_one("#matrix", Static).update(shown)
+        if self.captioned is not e.result:
+            self.query_one("#caption", Static).update(caption(e.result))
+            self.captioned = e.result
+        self.query_one("#row", Static).update(row_panel(e, self.precision))
+
+    def fit(self, shown: Matrix) -> None:
+        """The matrix's room first: the side panel takes 2/5 of the width (SIDE), less when that leaves the
+        matrix too little for its full form or then its densest table; when even SIDE[0] does, it goes under the
+        matrix (a heatmap, which has no cursor, only for what `attn show` draws as one too)."""
+        total = self.size.width
+        side = min(SIDE[1], max(SIDE[0] + 6, total * 2 // 5))
+        for need in (shown.width(shown.forms()[0]), shown.narrowest()):
+            if total - side - 3 >= need:  # the matrix's padding and scrollbar: 3
+                break
+            side = max(SIDE[0], total - 3 - need)
+        stacked = total - side - 3 < shown.narrowest()
+        self.query_one("#body").set_class(stacked, "stacked")
+        self.query_one("#side").styles.width = None if stacked else side
+
+    def on_resize(self) -> None:
+        self.redraw()  # the room of the matrix and the side panel
+
+    def say(self, message: str | None, error: bool = False) -> None:
+        """The message line: what a key did, or why it did nothing."""
+        said = "" if message is None else ("✗ " if error else "") + escape_text(message)  # it may quote the text
+        text = Text(said, style="bold red" if error else "")
+        self.query_one("#message", Static).update(text)
+
+    def _do(self, change, *args) -> None:
+        """Run one switch of the explorer; its message, or its error, goes to the message line."""
+        try:
+            self.say(change(*args))
+        except AttnError as err:
+            self.say(str(err), error=True)
+            return
+        self.redraw()
+
+    # ---- the keys -----------------------------------------------------------------------------------------
+
+    def action_move(self, d_query: int, d_key: int) -> None:
+        self.e.move(d_query, d_key)
+        self.redraw()
+
+    def action_head(self, step: int) -> None:
+        self._do(self.e.switch_head, step)
+
+    def action_layer(self, step: int) -> None:
+        self._do(self.e.switch_layer, step)
+
+    def action_cycle(self, name: str) -> None:
+        self._do(self.e.cycle, name)
+
+    def action_mean(self) -> None:
+        self._do(self.e.toggle_mean)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def action_heads(self) -> None:
+        try:
+            doc = self.e.heads_document()
+        except AttnError as err:
+            self.say(str(err), error=True)
+            return
+        at = ((self.e.layer or 0) if self.e.model is not None else 0, self.e.head)
+        self.push_screen(HeadsScreen(doc, at, self.console.color_system), self._open_head)
+
+    def _open_head(self, chosen: tuple[int, int] | None) -> None:
+        if chosen is not None:
+            self._do(self.e.open_head, *chosen)
+
+    # ---- editing the text ---------------------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        edit = self.query_one("#edit", Input)
+        edit.value = self.e.text
+        edit.display = True
+        edit.focus()
+        self.say("editing: the view follows as you type; Enter or Esc closes the line")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "edit" or not event.input.display:
+            return
+        if self.pending is not None:
+            self.pending.stop()
+        self.pending = self.set_timer(DEBOUNCE, partial(self.recompute, event.value))
+
+    def recompute(self, text: str) -> None:
+        """Run the edited text; an error (an empty text, an unknown byte) is said and the last view stays."""
+        self.pending = None
+        try:
+            self.e.compute(text=text)
+        except AttnError as err:
+            self.say(str(err), error=True)
+            return
+        self.say(None)
+        self.redraw()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "edit":
+            self._close_edit()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.query_one("#edit", Input).display:
+            self._close_edit()
+
+    def _close_edit(self) -> None:
+        edit = self.query_one("#edit", Input)
+        if self.pending is not None:  # what was typed last counts
+            self.pending.stop()
+            self.recompute(edit.value)
+        edit.display = False
+        self.set_focus(None)
+
+    # ---- saving ---------------------------------------------------------------------------------------------
+
+    def action_save(self, kind: str) -> None:
+        question = "Save the screen as SVG to" if kind == "svg" else "Write the JSON of attn show -f json to"
+        self.push_screen(PromptScreen(question, f"attn-explore.{kind}"), partial(self._save, kind))
+
+    def _save(self, kind: str, path: str | None) -> None:
+        if path is None:
+            self.say("not saved")
+            return
+        if kind == "svg":  # after the prompt has gone from the screen
+            self.call_after_refresh(self._write_svg, path)
+            return
+        result = self.e.result
+        doc = documents.Result("attn show", partial(show_view, result), result=result)
+        try:
+            emit(doc, "json", path, self.exact, "never")
+        except AttnError as err:
+            self.say(str(err), error=True)
+            return
+        self.say(f"wrote {path}: the JSON attn show -f json writes for this run (every head)")
+
+    def _write_svg(self, path: str) -> None:
+        svg = self.export_screenshot()
+        try:
+            write_output(path, lambda stream: stream.write(svg.encode("utf-8")))
+        except AttnError as err:
+            self.say(str(err), error=True)
+            return
+        self.say(f"saved {path}")
+
+
+def run_explorer(explorer: Explorer, precision: int | None, color: str) -> int:
+    """Run the app full-screen until `q`; its exit code. --color never draws without colour (as NO_COLOR does)."""
+    if color == "never":
+        os.environ["NO_COLOR"] = "1"  # read by Textual when the app is made; this process ends with the app
+    app = ExploreApp(explorer, precision)
+    app.run()
+    return app.return_code or 0

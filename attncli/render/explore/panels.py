@@ -1,0 +1,122 @@
+"""The Rich renderables of `attn explore`: the matrix with its cursor, the focused row, the status line.
+
+The matrix is `attn show`'s own (`attncli.render.matrix.Matrix`: laid out for the room it gets, compact when
+it must be, never a cut number) with one cell in reverse video and its row underlined, so the cursor reads
+without colour. The side panel is `attn show --query`'s bars of the focused row, then the focused weight
+worked out from its scores: A[i,j] = exp(S[i,j] − max) / Σ_k exp(S[i,k] − max).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.text import Text
+
+from attncli.io.escape import escape_text, escape_token
+from attncli.render.bars import Bars
+from attncli.render.explore.state import Explorer, shown_value
+from attncli.render.matrix import HEATMAP_ABOVE, Form, Matrix, fmt
+
+CURSOR = Style(reverse=True, bold=True)
+FOCUSED_ROW = Style(underline=True)
+
+
+class CursorMatrix(Matrix):
+    """A weights Matrix with the cell (query, key) in reverse video and the rest of its row underlined."""
+
+    def __init__(self, *args, cursor: tuple[int, int] = (0, 0), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cursor = cursor
+
+    def _styled(self, i: int, j: int | None, form: Form, system: str | None) -> Text:
+        text = super()._styled(i, j, form, system)
+        if i == self.cursor[0]:
+            text.stylize(CURSOR if j == self.cursor[1] else FOCUSED_ROW)
+        return text
+
+
+def head_name(e: Explorer) -> str:
+    """`head 2 of 0..3 · layer 5 of 0..5`, or `mean of the 4 heads`."""
+    heads = f"mean of the {e.n_head} heads" if e.mean else f"head {e.head} of 0..{e.n_head - 1}"
+    return heads + ("" if e.model is None else f" · layer {e.layer} of 0..{e.n_layer - 1}")
+
+
+def matrix(e: Explorer, precision: int) -> CursorMatrix:
+    """The weights of the head in focus (or the heads' mean), the cursor on the focused cell."""
+    result = e.result
+    masked = result.masked
+    if e.mean:
+        array, cells = e.weights.mean(axis=0), None if masked is None else masked.all(axis=0)
+    else:
+        array, cells = e.weights[e.head], None if masked is None else masked[e.head]
+    return CursorMatrix(
+        array,
+        result.tokens.strings,
+        result.key_tokens.strings,
+        f"Attention weights A = softmax(S) · {head_name(e)}",
+        precision,
+        "weights",
+        cells,
+        max_rows=HEATMAP_ABOVE,
+        cursor=(e.query, e.key),
+    )
+
+
+def weight_formula(e: Explorer, precision: int) -> Text:
+    """The focused weight from its row's scores: the score, the row maximum, the sum, and the quotient."""
+    weights, scores, masked = e.row()
+    i, j = e.query, e.key
+    q_token, k_token = escape_token(e.result.tokens.strings[i]), escape_token(e.result.key_tokens.strings[j])
+    out = Text(f"A[{i},{j}]: '{q_token}' → '{k_token}'\n", style="bold")
+    if masked is not None and masked[j]:
+        out.append(f"key {j} is masked: A[{i},{j}] = 0, and it is left out of the row's max and Σ")
+        return out
+    if scores is None:  # the mean of the heads
+        each = e.weights[:, i, j]
+        terms = " + ".join(fmt(float(w), precision) for w in each[:4]) + (" + …" if len(each) > 4 else "")
+        out.append(f"mean of the heads' A_h[{i},{j}]:\n({terms}) / {len(each)} = {fmt(float(weights[j]), precision)}")
+        return out
+    keep = np.ones(len(scores), bool) if masked is None else ~masked  # [n]
+    top = float(scores[keep].max())
+    total = float(np.exp(scores[keep] - top).sum())
+    s, f = float(scores[j]), partial(fmt, precision=precision)
+    out.append("A = exp(S − max) / Σ_k exp(S_k − max)\n", style="dim")
+    out.append(f"S[{i},{j}] = {f(s)}\n")
+    out.append(f"max    = {f(top)}")
+    out.append(f" (row {i})\n", style="dim")
+    out.append(f"Σ      = {f(total)}")
+    out.append(f" ({int(keep.sum())} keys)\n", style="dim")
+    out.append(f"A[{i},{j}] = exp({f(s)} − {f(top)}) / {f(total)}\n       = ")
+    out.append(f(math.exp(s - top) / total), style="bold")
+    return out
+
+
+def row_panel(e: Explorer, precision: int) -> RenderableType:
+    """The focused query's row as bars with its scores and weights, then the focused weight's formula."""
+    weights, scores, masked = e.row()
+    i = e.query
+    title = f"query {i} '{escape_token(e.result.tokens.strings[i])}' → every key"
+    return Group(
+        Bars(title, e.result.key_tokens.strings, weights, scores, masked, precision),
+        Text(""),
+        weight_formula(e, precision),
+    )
+
+
+def status(e: Explorer) -> Text:
+    """One line: what runs (the switches' values, or the model) and which head is in focus."""
+    out = Text()
+    if e.model is None:
+        c = e.config
+        for name in ("tokenizer", "variant", "mask", "positional"):
+            out.append(f"{name} ", style="dim")
+            out.append(escape_text(shown_value(getattr(c, name))) + "  ", style="bold")  # a tokenizer.json path
+    else:
+        out.append(f"{escape_text(e.model.name)} ", style="bold")
+    out.append(head_name(e), style="bold")
+    out.append(f"  ·  {len(e.result.tokens)} tokens", style="dim")
+    return out

@@ -1,0 +1,217 @@
+"""What `attn explore` looks at, and the switches its keys make: no screen here, only the run and its cursor.
+
+An `Explorer` holds one run (a text run through the pipeline, or a layer of a real model) and which of its
+heads and cells is in focus. Every switch recomputes through the same code `attn show` runs, and changes
+the state only when the new run succeeds: an option that does not go with the others (a variant that takes
+no mask, an empty text) leaves the view as it was and says why.
+
+>>> from attncli.pipeline.config import RunConfig
+>>> e = Explorer("time flies like an arrow", RunConfig(heads=2))
+>>> e.compute(); e.move(1, 3); e.switch_head(1); e.focus()
+(1, 1, 3)
+>>> e.cycle("variant"), e.result.config.variant
+('variant: cosine', 'cosine')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from attncli.core.masks import MASKS
+from attncli.core.stats import HEAD_STATS, head_stats, label_heads
+from attncli.core.variants import VARIANTS
+from attncli.errors import AttnError, ConfigError
+from attncli.pipeline.config import RunConfig
+from attncli.pipeline.embed import POSITIONAL
+from attncli.pipeline.limits import Limits
+from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.tokenize import TOKENIZERS
+
+MASK_ARG = 2  # the W of window:W and the K of topk:K that the `m` key offers (--mask sets any other)
+
+
+def mask_choices() -> list[tuple[str, ...]]:
+    """No mask, then one of each kind in MASKS: `(), ('causal',), ('window:2',), ('topk:2',)`."""
+    return [(), *((k.name if not k.needs_arg else f"{k.name}:{max(k.min_arg, MASK_ARG)}",) for k in MASKS.values())]
+
+
+# The text-run options a key cycles through: the RunConfig field and its choices (the registries' keys).
+SWITCHES: dict[str, Callable[[], list[Any]]] = {
+    "variant": lambda: list(VARIANTS),
+    "mask": mask_choices,
+    "positional": lambda: list(POSITIONAL),
+    "tokenizer": lambda: list(TOKENIZERS),
+}
+
+
+def shown_value(value: Any) -> str:
+    """A switch's value as the status line says it: a mask tuple as `causal,window:2`, no mask as `none`."""
+    if isinstance(value, tuple):
+        return ",".join(value) or "none"
+    return str(value)
+
+
+@dataclass
+class Explorer:
+    """One run and its focus: head `head` (or the `mean` of the heads), query row `query`, key column `key`.
+
+    `model` (a loaded `attncli.models.Model`) makes it a model run at `layer` (None: the last); otherwise a
+    text run of `config` (with `context`: cross-attention) within `limits`.
+    """
+
+    text: str
+    config: RunConfig
+    context: str | None = None
+    limits: Limits | None = None
+    model: Any = None
+    layer: int | None = None
+    head: int = 0
+    mean: bool = False
+    query: int = 0
+    key: int = 0
+    result: AttentionResult = field(init=False)
+
+    # ---- computing ----------------------------------------------------------------------------------
+
+    def _run(self, text: str, config: RunConfig, layer: int | None) -> AttentionResult:
+        if self.model is not None:
+            from attncli.models.run import model_result  # the model code loads only for a --model run
+
+            return model_result(self.model, text, layer)
+        from attncli.pipeline.run import run
+
+        return run(text, config, context=self.context, limits=self.limits)
+
+    def compute(self, text: str | None = None, config: RunConfig | None = None, layer: int | None = None) -> None:
+        """Run again with a new text, config or layer; AttnError leaves everything as it was."""
+        text = self.text if text is None else text
+        config = self.config if config is None else config
+        layer = self.layer if layer is None else layer
+        result = self._run(text, config, layer)
+        if result.weights is None:
+            raise AttnError("attn explore shows the weights: run without --no-weights")
+        self.text, self.config, self.result = text, config, result
+        if self.model is not None:
+            self.layer = result.source.layer  # type: ignore[attr-defined]  # ModelLayer: the layer it resolved
+        n_head, n_q, n_k = result.weights.shape
+        self.head = min(self.head, n_head - 1)
+        self.query, self.key = min(self.query, n_q - 1), min(self.key, n_k - 1)
+
+    @property
+    def weights(self) -> np.ndarray:  # -> [h, m, n]
+        return self.result.attention()[1]
+
+    @property
+    def n_head(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def n_layer(self) -> int:
+        return 1 if self.model is None else self.model.n_layer
+
+    def focus(self) -> tuple[int, int, int]:
+        """(head, query, key) of the cell in focus."""
+        return self.head, self.query, self.key
+
+    def pick(self, head: int | None, query: int | None) -> None:
+        """The head and query row to start on (--head, --query); ConfigError for a head the run has not."""
+        if head is not None:
+            if not 0 <= head < self.n_head:
+                raise ConfigError(
+                    f"--head {head} is out of range: the run has {self.n_head} head{'s' * (self.n_head > 1)}, "
+                    f"0..{self.n_head - 1}"
+                )
+            self.head = head
+        if query is not None:
+            self.query = query
+
+    # ---- the keys -------------------------------------------------------------------------------------
+
+    def move(self, d_query: int, d_key: int) -> None:
+        """The cursor one step (or more) over the queries and keys, stopping at the edges."""
+        _, n_q, n_k = self.weights.shape
+        self.query = max(0, min(n_q - 1, self.query + d_query))
+        self.key = max(0, min(n_k - 1, self.key + d_key))
+
+    def switch_head(self, step: int) -> str | None:
+        """The next (step 1) or previous (-1) head, round; a message when there is only one."""
+        if self.n_head == 1:
+            return "one head: --heads N runs more" if self.model is None else "this layer has one head"
+        self.mean = False
+        self.head = (self.head + step) % self.n_head
+        return None
+
+    def switch_layer(self, step: int) -> str | None:
+        """The next or previous layer of the model, round; a message for a text run (it has one layer)."""
+        if self.model is None:
+            return "a text run has one layer: --model DIR explores a real model's layers"
+        assert self.layer is not None
+        self.compute(layer=(self.layer + step) % self.n_layer)
+        return None
+
+    def toggle_mean(self) -> str | None:
+        if self.n_head == 1:
+            return "one head: its mean is itself (--heads N runs more)"
+        self.mean = not self.mean
+        return None
+
+    def cycle(self, name: str) -> str:
+        """The next choice of SWITCHES[name] that runs; says which it is, and which were skipped and why."""
+        if self.model is not None:
+            return f"--model uses the model's own {name}: run without --model to switch it"
+        current = getattr(self.config, name)
+        choices = SWITCHES[name]()
+        if current not in choices:  # a tokenizer.json, a window:5 from the command line: first in the round
+            choices.insert(0, current)
+        start = choices.index(current)
+        skipped = []
+        for step in range(1, len(choices)):
+            value = choices[(start + step) % len(choices)]
+            try:
+                self.compute(config=replace(self.config, **{name: value}))
+            except AttnError as e:
+                skipped.append(f"{shown_value(value)} ({e})")
+                continue
+            return f"{name}: {shown_value(value)}" + (f"; skipped {'; '.join(skipped)}" if skipped else "")
+        return f"{name}: no other choice runs with these options" + (f": {'; '.join(skipped)}" if skipped else "")
+
+    # ---- what the panels read ---------------------------------------------------------------------------
+
+    def row(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        # -> weights [n], scores [n] or None, masked [n] or None
+        """The focused query's row of weights, scores and mask: of the head in focus, or the mean of the heads
+        (which has no scores; a key is masked when every head masks it)."""
+        scores, weights = self.result.attention()
+        masked = self.result.masked
+        if self.mean:
+            every = None if masked is None else np.asarray(masked[:, self.query].all(axis=0))
+            return weights[:, self.query].mean(axis=0), None, every
+        h, i = self.head, self.query
+        return weights[h, i], scores[h, i], None if masked is None else masked[h, i]
+
+    def heads_document(self) -> dict:
+        """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
+        the one layer of a text run."""
+        if self.model is not None:
+            from attncli.models.run import heads_document
+
+            return heads_document(self.model, self.text)
+        causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)
+        stats = head_stats(self.weights[None], causal=causal)
+        labels = label_heads(stats)
+        rows = [
+            {"layer": 0, "head": h, **{k: float(stats[k][0, h]) for k in HEAD_STATS}, "label": labels[0][h]}
+            for h in range(self.n_head)
+        ]
+        tokens = list(self.result.tokens.strings)
+        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows}
+
+    def open_head(self, layer: int, head: int) -> None:
+        """The heads overview's Enter: that layer's run, that head in focus."""
+        if self.model is not None and layer != self.layer:
+            self.compute(layer=layer)
+        self.head, self.mean = head, False

@@ -1,0 +1,229 @@
+"""`attn explore` driven by Textual's Pilot: keys move the cursor and switch what runs, and every number on the
+screen is the one `attn show -f json` gives for the same options (read from the screen, as a user reads it)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+from textual.widgets import Input
+
+from attncli.models import load_model
+from attncli.pipeline.config import RunConfig
+from attncli.render.explore.app import DEBOUNCE, ExploreApp
+from attncli.render.explore.state import Explorer
+from attncli.render.matrix import fmt
+from tests.conftest import attn
+from tests.model_fixtures import make_bert
+
+TEXT = "time flies like an arrow"
+BAR_ROW = re.compile(r"^(\d+)(?: (\S+))?\s+(-?\d+\.\d\d|masked)\s+▸?(\d\.\d\d|·)")
+
+
+def screen(app: ExploreApp) -> list[str]:
+    """The screen as plain text lines, as a terminal shows it."""
+    console = Console(width=app.size.width, file=io.StringIO(), record=True, color_system=None)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()
+
+
+def said(app: ExploreApp) -> str:
+    """The screen's words in one line (what wraps at the edge of the screen joins again)."""
+    return " ".join(" ".join(screen(app)).split())
+
+
+def panels(app: ExploreApp) -> tuple[list[str], list[str]]:
+    """The left (matrix) and right (focused row) panels' lines, split at the rule between them."""
+    lines = [line for line in screen(app) if "▏" in line]
+    halves = [line.split("▏", 1) for line in lines]  # the first ▏ is the rule (a bar may end in another)
+    return [left.strip() for left, _ in halves], [right.strip() for _, right in halves]
+
+
+def show_json(*args) -> dict:
+    r = attn("show", *args, "-f", "json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def bars(app: ExploreApp) -> dict[int, tuple[str, str, str]]:
+    """The side panel's rows: key index -> (token, score, weight) as drawn (token None: a narrow panel keys
+    them by index, with the key under the bars)."""
+    rows = [BAR_ROW.match(line) for line in panels(app)[1]]
+    return {int(m[1]): (m[2], m[3], m[4]) for m in rows if m}
+
+
+def explore(test, explorer: Explorer, size=(80, 24)):
+    """Run `test(pilot, app)` on the app of `explorer` in a headless terminal of `size`."""
+
+    async def run():
+        app = ExploreApp(explorer)
+        async with app.run_test(size=size) as pilot:
+            await test(pilot, app)
+        return app
+
+    return asyncio.run(run())
+
+
+def text_run(text: str = TEXT, **config) -> Explorer:
+    e = Explorer(text, RunConfig(**config))
+    e.compute()
+    return e
+
+
+def test_arrows_move_the_cursor_and_brackets_switch_the_head():
+    async def test(pilot, app):
+        await pilot.press("down", "down", "right", "up")
+        assert app.e.focus() == (0, 1, 1)
+        await pilot.press("left", "left", "left")  # stops at the edge
+        assert app.e.focus() == (0, 1, 0)
+        await pilot.press("right_square_bracket")
+        assert app.e.focus() == (1, 1, 0)
+        assert "head 1 of 0..1" in said(app)
+        await pilot.press("right_square_bracket")  # round to head 0
+        assert app.e.head == 0
+        await pilot.press("a")
+        assert app.e.mean and "mean of the 2 heads" in said(app)
+
+    explore(test, text_run(heads=2))
+
+
+@pytest.mark.parametrize("keys, options", [((), []), (("v",), ["-v", "cosine"]), (("m",), ["--mask", "causal"])])
+def test_the_numbers_on_the_screen_are_attn_shows(keys, options):
+    """The focused row's scores and weights, and the matrix's row, as `attn show -f json` has them."""
+
+    async def test(pilot, app):
+        await pilot.press("down", "right_square_bracket", *keys)
+        doc = show_json(TEXT, "--heads", "2", *options)
+        head = doc["heads"][1]
+        drawn = bars(app)
+        assert sorted(drawn) == list(range(5))
+        masked = [options == ["--mask", "causal"] and j > 1 for j in range(5)]  # query 1 sees keys 0 and 1
+        expected = ["·" if m else fmt(w, 2) for w, m in zip(head["weights"][1], masked)]
+        for j, (token, score, weight) in drawn.items():
+            assert token in (doc["tokens"][j], None)
+            assert weight == expected[j]
+            assert score == ("masked" if masked[j] else fmt(head["scores"][1][j], 2))
+        row = next(line for line in panels(app)[0] if line.startswith("flies "))
+        assert row.replace("▸", " ").split()[1:] == expected
+
+    explore(test, text_run(heads=2))
+
+
+def test_the_formula_works_out_the_focused_weight():
+    async def test(pilot, app):
+        await pilot.press("down", "right", "right", "right")
+        side = "\n".join(panels(app)[1])
+        weights, scores, _ = app.e.row()
+        assert f"S[1,3] = {fmt(float(scores[3]), 2)}" in side
+        assert f"max    = {fmt(float(scores.max()), 2)}" in side
+        assert f"= {fmt(float(weights[3]), 2)}" in side
+
+    explore(test, text_run())
+
+
+def test_the_switch_keys_run_what_attn_show_runs():
+    async def test(pilot, app):
+        await pilot.press("p", "t")
+        assert app.e.config.positional == "sinusoidal" and app.e.config.tokenizer == "bpe"
+        doc = show_json(TEXT, "--positional", "sinusoidal", "-t", "bpe")
+        assert list(app.e.result.tokens.strings) == doc["tokens"]
+        assert app.e.weights.tolist() == [h["weights"] for h in doc["heads"]]
+        await pilot.press("left_curly_bracket")  # a text run has one layer: said, nothing changes
+        assert "has one layer" in said(app)
+
+    explore(test, text_run())
+
+
+def test_editing_the_text_recomputes_as_you_type():
+    async def test(pilot, app):
+        await pilot.press("e", *" today")
+        await pilot.pause(DEBOUNCE * 4)
+        assert app.e.text == TEXT + " today"  # before Enter: the view follows the typing
+        assert "today" in said(app)
+        await pilot.press("backspace", "backspace", "backspace", "backspace", "backspace", "backspace", "enter")
+        assert app.e.text == TEXT
+        await pilot.press("e", "ctrl+u")  # an empty text is said, and the last view stays
+        await pilot.pause(DEBOUNCE * 4)
+        assert app.e.text == TEXT and "✗" in said(app)
+        await pilot.press("escape", "down")  # the edit line is closed: the arrows move the cursor again
+        assert app.e.query == 1
+
+    explore(test, text_run())
+    doc = show_json(TEXT + " today")
+    e = text_run(TEXT + " today")
+    assert e.weights.tolist() == [h["weights"] for h in doc["heads"]]
+
+
+def test_j_writes_the_json_of_attn_show_and_s_the_screen(tmp_path):
+    target, picture = tmp_path / "view.json", tmp_path / "view.svg"
+
+    async def test(pilot, app):
+        await pilot.press("v")
+        for key, path in (("j", target), ("s", picture)):
+            await pilot.press(key)
+            app.screen.query_one(Input).value = str(path)  # what the user types in the prompt
+            await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("q")
+
+    app = explore(test, text_run(heads=2))
+    assert json.loads(target.read_text()) == show_json(TEXT, "--heads", "2", "-v", "cosine")
+    assert picture.read_text().startswith("<svg") and "cosine" in picture.read_text()
+    assert app.return_code == 0
+
+
+def test_help_and_escape():
+    async def test(pilot, app):
+        await pilot.press("question_mark")
+        assert "attn explore: the keys" in said(app)
+        await pilot.press("escape")
+        assert "attn explore: the keys" not in said(app)
+
+    explore(test, text_run())
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    return make_bert(tmp_path_factory.mktemp("m") / "bert-tiny")
+
+
+def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(bert_dir):
+    model = load_model(bert_dir)
+    e = Explorer(TEXT, RunConfig(), model=model)
+    e.compute()
+
+    async def test(pilot, app):
+        last = model.n_layer - 1
+        assert app.e.layer == last
+        await pilot.press("right_curly_bracket")  # round to layer 0
+        assert app.e.layer == 0
+        await pilot.press("right_square_bracket", "down")
+        doc = show_json(TEXT, "--model", bert_dir, "--layer", "0")
+        assert app.e.weights.tolist() == [h["weights"] for h in doc["heads"]]
+        drawn = bars(app)
+        assert [w for _, _, w in drawn.values()] == [fmt(w, 2) for w in doc["heads"][1]["weights"][1]]
+        await pilot.press("v")
+        assert "own variant" in said(app)
+        await pilot.press("h")
+        assert "pattern label" in said(app)
+        await pilot.press("down", "left", "enter")  # layer 1, head 0
+        assert (app.e.layer, app.e.head) == (1, 0)
+
+    explore(test, e)
+
+
+def test_hostile_text_reaches_the_screen_escaped():
+    """A token or an error message that holds terminal controls is drawn as visible escapes."""
+
+    async def test(pilot, app):
+        text = "\n".join(screen(app))
+        assert "\x1b" not in text and "\\x1b" in text
+        await pilot.press("e", "ctrl+u")  # an empty text: the error line
+        await pilot.pause(DEBOUNCE * 4)
+        assert "✗" in said(app)
+
+    explore(test, text_run("time \x1b[2J flies", tokenizer="char"))

@@ -1,0 +1,48 @@
+"""Snapshots of `attn explore`'s screens at 80 × 24 and 120 × 40 (pytest-textual-snapshot; the SVGs are committed
+under __snapshots__/). After a deliberate change of the screens: `pytest tests/render/test_explore_snapshots.py
+--snapshot-update`, and look at the new pictures before committing them."""
+
+from __future__ import annotations
+
+import pytest
+
+from attncli.models import load_model
+from attncli.pipeline.config import RunConfig
+from attncli.render.explore.app import ExploreApp
+from attncli.render.explore.state import Explorer
+from tests.model_fixtures import make_bert
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture(autouse=True)
+def colour(monkeypatch):
+    """The pictures are in colour whatever the environment says (NO_COLOR is tested in tests/cli/test_explore.py)."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def text_app() -> ExploreApp:
+    e = Explorer("time flies like an arrow", RunConfig(heads=2))
+    e.compute()
+    return ExploreApp(e)
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    return load_model(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_main_screen(snap_compare, size):
+    assert snap_compare(text_app(), press=["down", "right", "right"], terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_model_heads_overview(snap_compare, bert, size):
+    e = Explorer("time flies like an arrow", RunConfig(), model=bert)
+    e.compute()
+    assert snap_compare(ExploreApp(e), press=["h", "right"], terminal_size=size)
+
+
+def test_help(snap_compare):
+    assert snap_compare(text_app(), press=["question_mark"], terminal_size=(80, 24))
