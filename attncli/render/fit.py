@@ -75,8 +75,8 @@ class Fitted:
                     return
         finally:
             table.padding = padding
-            for column, width in zip(table.columns, fixed):
-                column.width = width
+            for column, was in zip(table.columns, fixed):
+                column.width = was
         yield from self._paragraphs(console, options)
 
     def _paragraphs(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -71,7 +71,9 @@ class Heatmap:
         r_edges = np.linspace(0, m, rows + 1).round().astype(int)
         c_edges = np.linspace(0, n, cols + 1).round().astype(int)
         pooled = (rows, cols) != (m, n)
-        yield Text(f"{self.title}  [{m}, {n}]" + (f" pooled to {rows}×{cols} blocks" if pooled else ""), style="italic")
+        shape = f"[{m}, {n}]"
+        title = self.title if self.title.endswith(shape) else f"{self.title}  {shape}"  # said once
+        yield Text(title + (f" pooled to {rows}×{cols} blocks" if pooled else ""), style="italic")
         yield from self._axis(c_edges, cols)
         step = 2 if colour else 1
         for i in range(0, rows, step):
