@@ -9,6 +9,7 @@ tables at W is a word of the same tables at 1000 columns.
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -108,3 +109,30 @@ def test_tables_never_fold_a_word_or_a_number(name):
     for width in WIDTHS:
         folded = sorted(set(_words(args, width, start, end)) - whole - {"—", "·"})
         assert not folded, (name, width, folded)
+
+
+def _svg_lines(svg: str) -> list[str]:
+    """The SVG's text as lines, each piece at its column (Rich places it at x = column × 12.2)."""
+    rows: dict[float, dict[int, str]] = {}
+    for x, y, text in re.findall(r'<text[^>]*? x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', svg):
+        rows.setdefault(float(y), {})[round(float(x) / 12.2)] = html.unescape(text).replace("\xa0", " ")
+    lines = []
+    for pieces in (rows[y] for y in sorted(rows)):
+        line = ""
+        for column, text in sorted(pieces.items()):
+            line = line.ljust(column) + text
+        lines.append(line.rstrip())
+    return lines
+
+
+def test_pictures_are_drawn_at_the_width_asked(tmp_path):
+    svg, page = tmp_path / "a.svg", tmp_path / "a.html"
+    r = attn("show", SENTENCE, "--width", 60, "--color", "never", "--save-svg", svg, "--save-html", page)
+    assert r.exit_code == 0, r.output
+    shown = [line.rstrip() for line in r.stdout.splitlines()]
+    assert shown[1].split() == [str(i) for i in range(11)]  # the 60-column form: index headers, "0 time" rows
+    lines = [line for line in _svg_lines(svg.read_text()) if line.strip() != "attn show"]  # its window title
+    assert lines == shown  # what was printed, as it was laid out
+    assert max(cell_len(line) for line in lines) <= 60
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text().split("<pre", 1)[1].split(">", 1)[1]))
+    assert [line.rstrip() for line in text.splitlines()][: len(shown)] == shown
