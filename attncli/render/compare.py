@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.pipeline.result import AttentionResult
+from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix
 from attncli.render.show import Multiples, escape_token
 
@@ -173,5 +174,9 @@ def compare_view(
         )
     maps = [heatmap(res, _name(r, several_v, several_t), precision) for res, r in zip(results, rows)]
     return Group(
-        summary_table(rows, precision), tokens_line(rows, width), Text(note, style="dim"), Text(""), Multiples(maps)
+        Fitted(summary_table(rows, precision)),
+        Fitted(tokens_line(rows, width)),
+        Text(note, style="dim"),
+        Text(""),
+        Multiples(maps),
     )

@@ -14,6 +14,7 @@ The exact numbers stay available through `-f json|csv|npy`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -25,6 +26,7 @@ from attncli.render.style import shade, system_of
 
 SHADES = " ░▒▓█"
 LABEL_WIDTH = 12  # "1024–2047 " fits
+KEYED = 48  # up to this many tokens on an axis of single tokens, a key of them is said under the map
 
 
 def pool(a: np.ndarray, rows: int, cols: int) -> np.ndarray:  # [m, n] -> [rows, cols]
@@ -45,10 +47,17 @@ def _range(edges, i: int) -> str:
 class Heatmap:
     """A Rich renderable: one attention matrix [m, n] pooled to fit the console width."""
 
-    def __init__(self, weights: np.ndarray, title: str, max_lines: int = 32):
+    def __init__(
+        self,
+        weights: np.ndarray,
+        title: str,
+        max_lines: int = 32,
+        tokens: tuple[Sequence[str], Sequence[str]] | None = None,
+    ):
         self.weights = weights  # [m, n]
         self.title = title
         self.max_lines = max_lines
+        self.tokens = tokens  # (queries, keys), escaped: keyed under the map when each row or column is one token
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         m, n = self.weights.shape
@@ -61,7 +70,10 @@ class Heatmap:
         top = float(grid.max()) or 1.0
         r_edges = np.linspace(0, m, rows + 1).round().astype(int)
         c_edges = np.linspace(0, n, cols + 1).round().astype(int)
-        yield Text(f"{self.title}  [{m}, {n}] pooled to {rows}×{cols} blocks", style="italic")
+        pooled = (rows, cols) != (m, n)
+        shape = f"[{m}, {n}]"
+        title = self.title if self.title.endswith(shape) else f"{self.title}  {shape}"  # said once
+        yield Text(title + (f" pooled to {rows}×{cols} blocks" if pooled else ""), style="italic")
         yield from self._axis(c_edges, cols)
         step = 2 if colour else 1
         for i in range(0, rows, step):
@@ -79,12 +91,31 @@ class Heatmap:
                     yield Segment(SHADES[min(len(SHADES) - 1, int(math.sqrt(a) * len(SHADES)))])
             yield Segment.line()
         legend = (
-            f"rows: query index ranges; columns: key index ranges, left to right. Shade: mean weight of "
-            f"each block on a √ scale, darkest = {top:.3g}"
+            (
+                "rows: query index ranges; columns: key index ranges, left to right. Shade: mean weight of each block"
+                if pooled
+                else "rows: queries; columns: keys, left to right. Shade: the weight"
+            )
+            + f" on a √ scale, darkest = {top:.3g}"
             + ("" if colour else f"; shades '{SHADES}' low→high")
             + ". Exact numbers: -f json, csv or npy."
         )
-        yield Text(legend, style="dim")
+        yield Text(legend + self._key(rows == m, cols == n), style="dim")
+
+    def _key(self, each_row: bool, each_col: bool) -> str:
+        """The tokens of the indices, when a row (or a column) of the map is one token and there are few."""
+        if self.tokens is None:
+            return ""
+        queries, keys = self.tokens
+        key = ""
+        if each_row and len(queries) <= KEYED:
+            name = "tokens" if each_col and list(queries) == list(keys) else "queries"
+            key += f"\n{name}: " + " · ".join(f"{i} {t}" for i, t in enumerate(queries))
+            if name == "tokens":
+                return key
+        if each_col and len(keys) <= KEYED:
+            key += "\nkeys: " + " · ".join(f"{j} {t}" for j, t in enumerate(keys))
+        return key
 
     def _axis(self, c_edges, cols: int):
         """Key index ticks every ~10 columns above the map."""

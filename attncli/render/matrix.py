@@ -220,13 +220,14 @@ class Matrix:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         form = self.choose(options.max_width)
         if form is None:
-            yield Heatmap(self.array, self.title or "attention weights")
+            yield Heatmap(self.array, self.title or "attention weights", tokens=(self.rows, self.cols or []))
             return
         if self.title:
             yield Text(self.title, style="bold")
         yield self.table(form, system_of(console))
-        if not self.quiet:
-            yield from self.notes(form)
+        notes = [] if self.quiet else self.notes(form)
+        if notes:
+            yield Text(" · ".join(notes), style="dim")
 
     def table(self, form: Form, system: str | None) -> Table:
         widths = self._widths(form)
@@ -262,7 +263,7 @@ class Matrix:
             return Text(text, style=shade(v, system, bold=top))
         return Text(text, style="bold" if top else "")
 
-    def notes(self, form: Form) -> list[Text]:
+    def notes(self, form: Form) -> list[str]:
         """What the reader needs to read this form: compact cells, the key of indices, what is hidden."""
         out = []
         if form.compact and (self.kind == "weights" or (np.abs(self.array[np.isfinite(self.array)]) < 1).any()):
@@ -287,4 +288,4 @@ class Matrix:
         if rows_elided:
             hidden = [i for i in range(len(self.rows)) if i not in self.shown_rows]
             out.append(f"{ELIDED_ROW} {len(hidden)} {self.names[0]} ({_span(hidden)}) hidden: -f json has all")
-        return [Text(" · ".join(out), style="dim")] if out else []
+        return out

@@ -37,31 +37,38 @@ class Multiples:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
         k = self.per_row(width)
-        if k == 1:
-            for n, item in enumerate(self.items):
-                if n:
-                    yield Text("")
-                item.quiet = False  # alone on its row: it says its own notes
-                yield item
-            return
-        cell = (width - self.gap * (k - 1)) // k
-        notes: list[str] = []  # the notes under the tables, each said once under the rows
+        cell = width if k == 1 else (width - self.gap * (k - 1)) // k
+        said = [_notes(item, cell) for item in self.items]
+        # a note every matrix would say (the key of the tokens, the % cells) is said once, under them all
+        shared = [n for n in said[0] if len(said) > 1 and all(n in s for s in said[1:])]
+        own: list[str] = []  # in a row of matrices, the other notes are said once each under the rows
         for start in range(0, len(self.items), k):
             if start:
                 yield Text("")
-            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
             row = self.items[start : start + k]
             for item in row:
-                grid.add_column(width=cell)  # a title wraps; the table is never wider than its cell
                 item.quiet = True
-                form = item.choose(cell)
-                for note in [] if form is None else item.notes(form):
-                    if note.plain not in notes:
-                        notes.append(note.plain)
+            if k == 1:  # alone on its row: it says its own notes under it
+                yield row[0]
+                mine = [n for n in said[start] if n not in shared]
+                if mine:
+                    yield Text(" · ".join(mine), style="dim")
+                continue
+            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
+            for n in range(len(row)):
+                grid.add_column(width=cell)  # a title wraps; the table is never wider than its cell
+                own += [note for note in said[start + n] if note not in shared and note not in own]
             grid.add_row(*row)
             yield grid
-        for line in notes:
-            yield Text(line, style="dim")
+        notes = own + shared
+        if notes:
+            yield Text(" · ".join(notes), style="dim")
+
+
+def _notes(item: Matrix, width: int) -> list[str]:
+    """The notes `item` says under its table at `width` (none under a heatmap, which has its legend)."""
+    form = item.choose(width)
+    return [] if form is None else item.notes(form)
 
 
 def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:

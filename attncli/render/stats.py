@@ -10,6 +10,7 @@ from rich.text import Text
 from attncli.core.stats import head_summaries
 from attncli.pipeline.result import AttentionResult
 from attncli.render.bars import query_bars
+from attncli.render.fit import Fitted
 from attncli.render.matrix import columns_shown
 from attncli.render.show import caption, escape_token, show
 
@@ -108,7 +109,11 @@ def stats_view(result: AttentionResult, precision: int = 2, width: int = 100) ->
     ]
     if result.context is not None:
         notes.append("cross-attention: no diagonal; |i − j| compares positions in two texts")
-    return Group(stats_table(result, precision), top_table(result, precision), Text("\n".join(notes), style="dim"))
+    return Group(
+        Fitted(stats_table(result, precision)),
+        Fitted(top_table(result, precision)),
+        Text("\n".join(notes), style="dim"),
+    )
 
 
 def show_view(

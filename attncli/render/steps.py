@@ -19,6 +19,7 @@ from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import Step, steps
+from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix, columns_shown, fmt
 from attncli.render.show import Multiples, caption, escape_lines, escape_token
 
@@ -111,7 +112,7 @@ def tokens_summary(text: str, tokens) -> Text:
 
 def tokens_view(text: str, tokens, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn tokens`: the table and its summary."""
-    return Group(tokens_table(text, tokens), tokens_summary(text, tokens))
+    return Group(Fitted(tokens_table(text, tokens)), tokens_summary(text, tokens))
 
 
 # ---- steps ----------------------------------------------------------------------------------------
@@ -207,17 +208,21 @@ def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, qu
     """`attn steps`: tokens, then every stage of the pipeline as its own table, formula and shape in the title."""
     parts: list[RenderableType] = [caption(result), Rule("1 · tokenize", align="left", style="dim")]
     parts.append(
-        tokens_table(
-            result.text or "", result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS
+        Fitted(
+            tokens_table(
+                result.text or "", result.tokens, title=f"tokens of the text  [{len(result.tokens)}]", max_rows=MAX_ROWS
+            )
         )
     )
     if result.context_tokens is not None:
         parts.append(
-            tokens_table(
-                result.context or "",
-                result.context_tokens,
-                max_rows=MAX_ROWS,
-                title=f"tokens of --context (keys and values)  [{len(result.context_tokens)}]",
+            Fitted(
+                tokens_table(
+                    result.context or "",
+                    result.context_tokens,
+                    max_rows=MAX_ROWS,
+                    title=f"tokens of --context (keys and values)  [{len(result.context_tokens)}]",
+                )
             )
         )
     stage, number = "tokenize", 1

@@ -7,6 +7,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attncli.render.fit import Fitted
+
 
 def variants(rows: list[dict], width: int = 100) -> RenderableType:
     """`attn variants`: one line per registered variant, then what each one means (from `Variant.record()`)."""
@@ -20,7 +22,7 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
             Text("equal" if row["equal_width"] else "any"),
             Text(row["paper"]),
         )
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [Fitted(table)]
     for row in rows:
         params = [f"{p} {shape}" for p, shape in row["parameters"].items()] + [
             f"--{o} {o[0].upper()} ({d})" for o, d in row.get("options", {}).items()
@@ -32,7 +34,7 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
             notes.add_row(" •", Text("parameters: " + ", ".join(params)))
         for note in row["notes"]:
             notes.add_row(" •", Text(note))
-        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), notes, Text("")]
+        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), Fitted(notes), Text("")]
     parts.append(
         Text(
             "widths: equal when d_q must be d_k. Shapes: h heads, d_q query width, d_k key width, "

@@ -46,7 +46,14 @@ def test_show_fits_an_80_by_24_terminal():
         assert marker in lines, screen
         shown = lines[: lines.index(marker)]
         assert shown[0] == "Attention weights A = softmax(S)", screen  # nothing scrolled off the 24 lines
-        assert any(line.startswith("flies ") and "▸" in line for line in shown)
+        assert shown[1].split() == ["time", "flies", "like", "an", "arrow"], screen  # tokens as headers
+        rows = {line.split()[0]: line.split()[1:] for line in shown[3:8]}
+        assert list(rows) == ["time", "flies", "like", "an", "arrow"], screen
+        for cells in rows.values():  # five whole numbers, the largest marked (no colour needed to find it)
+            assert len(cells) == 5 and sum(c.startswith("▸") for c in cells) >= 1, screen
+            assert all(len(c.lstrip("▸")) == 4 and float(c.lstrip("▸")) <= 1 for c in cells), screen
+        assert any(line.startswith("rows: queries, columns: keys") for line in shown), screen  # the caption fits
+        assert any(line.startswith("Output O = ") for line in shown), screen
         assert all(cell_len(line) <= 80 and "…" not in line.replace("… ", "") for line in shown), screen
     finally:
         subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)

@@ -2,11 +2,14 @@
 
 Each command runs through the CLI with `--width W --color never` (what NO_COLOR and a pipe get); no line may
 be wider than W, and no `…` may be glued to text: Rich's own truncation ends a cut cell in `word…`, while
-attn's declared elision markers stand alone (`…` columns, `… 3 keys (7–9) hidden`, `… 980 more`).
+attn's declared elision markers stand alone (`…` columns, `… 3 keys (7–9) hidden`, `… 980 more`). Nor may a
+table fold a word or a number onto two lines (`0.3` over `1`, `vocabula` over `ry size`): every word of its
+tables at W is a word of the same tables at 1000 columns.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -39,14 +42,30 @@ COMMANDS = {
     "show --mean-heads": ["show", SENTENCE, "--heads", "4", "--mean-heads"],
     "show long": ["show", LONG],
     "show --precision 6": ["show", SENTENCE, "--precision", "6"],
+    "show --head --theme light": ["show", SENTENCE, "--heads", "4", "--head", "2", "--theme", "light"],
+    "show --mask causal": ["show", SENTENCE, "--mask", "causal"],
+    "show stdin --keep-newline": ["show", "-", "-t", "char", "--keep-newline"],
     "steps": ["steps", "time flies like", "--heads", "2", "-v", "additive", "--mask", "causal"],
     "tokens": ["tokens", SENTENCE, "-t", "bpe"],
     "compare": ["compare", SENTENCE, "--variants", "scaled,cosine,performer"],
+    "compare tokenizers": ["compare", SENTENCE],
+    "compare scaled,cosine": ["compare", SENTENCE, "--variants", "scaled,cosine"],
     "compute": ["compute", "--input", ROOT / "docs" / "two_by_two.json"],
     "variants": ["variants"],
     "show --model": ["show", SENTENCE, "--model", "{bert}"],
     "show --model gpt2 --rollout": ["show", SENTENCE, "--model", "{gpt2}", "--rollout"],
     "heads --model": ["heads", SENTENCE, "--model", "{bert}"],
+    "heads --model --lines": [
+        "heads",
+        "--model",
+        "{bert}",
+        "--lines",
+        "--file",
+        ROOT / "sample_texts" / "ambiguity.txt",
+        "--workers",
+        "1",  # in-process: a pool forked from a test process with threads may hang
+    ],
+    "show --model --query": ["show", SENTENCE, "--model", "{bert}", "--query", "flies", "--head", "3"],
     "steps --model": ["steps", "time flies", "--model", "{gpt2}"],
 }
 
@@ -55,7 +74,7 @@ COMMANDS = {
 def test_every_command_fits_every_width_without_a_cut(name, models):
     args = [str(a).format(**models) for a in COMMANDS[name]]
     for width in WIDTHS:
-        r = attn(*args, "--width", width, "--color", "never")
+        r = attn(*args, "--width", width, "--color", "never", input="ab\n")
         assert r.exit_code == 0, (name, width, r.output)
         for line in r.stdout.splitlines():
             assert cell_len(line) <= width, (name, width, line)
@@ -65,3 +84,55 @@ def test_every_command_fits_every_width_without_a_cut(name, models):
 def test_the_width_is_checked():
     r = attn("show", "a b", "--width", "5")
     assert r.exit_code == 2 and "--width must be between 20 and 10000 columns, got 5" in r.stderr
+
+
+TABLES = {  # the tables of words and numbers (matrices have their own forms): from a title to the next part
+    "show --stats": (["show", SENTENCE, "--stats", "--heads", "2"], "Head statistics", "entropy −Σ"),
+    "tokens": (["tokens", SENTENCE, "-t", "bpe"], "", "11 tokens (bpe)"),
+    "compare": (["compare", SENTENCE], "Tokenizers compared", "d_model"),
+    "variants": (["variants"], "", "widths: equal"),
+}
+RULE = re.compile(r"^[─━]+$")
+
+
+def _words(args, width, start, end) -> list[str]:
+    r = attn(*args, "--width", width, "--color", "never")
+    assert r.exit_code == 0, r.output
+    text = r.stdout[r.stdout.index(start) : r.stdout.index(end)]
+    return [w for w in text.split() if not RULE.match(w)]
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_tables_never_fold_a_word_or_a_number(name):
+    args, start, end = TABLES[name]
+    whole = set(_words(args, 1000, start, end))
+    for width in WIDTHS:
+        folded = sorted(set(_words(args, width, start, end)) - whole - {"—", "·"})
+        assert not folded, (name, width, folded)
+
+
+def _svg_lines(svg: str) -> list[str]:
+    """The SVG's text as lines, each piece at its column (Rich places it at x = column × 12.2)."""
+    rows: dict[float, dict[int, str]] = {}
+    for x, y, text in re.findall(r'<text[^>]*? x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', svg):
+        rows.setdefault(float(y), {})[round(float(x) / 12.2)] = html.unescape(text).replace("\xa0", " ")
+    lines = []
+    for pieces in (rows[y] for y in sorted(rows)):
+        line = ""
+        for column, text in sorted(pieces.items()):
+            line = line.ljust(column) + text
+        lines.append(line.rstrip())
+    return lines
+
+
+def test_pictures_are_drawn_at_the_width_asked(tmp_path):
+    svg, page = tmp_path / "a.svg", tmp_path / "a.html"
+    r = attn("show", SENTENCE, "--width", 60, "--color", "never", "--save-svg", svg, "--save-html", page)
+    assert r.exit_code == 0, r.output
+    shown = [line.rstrip() for line in r.stdout.splitlines()]
+    assert shown[1].split() == [str(i) for i in range(11)]  # the 60-column form: index headers, "0 time" rows
+    lines = [line for line in _svg_lines(svg.read_text()) if line.strip() != "attn show"]  # its window title
+    assert lines == shown  # what was printed, as it was laid out
+    assert max(cell_len(line) for line in lines) <= 60
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text().split("<pre", 1)[1].split(">", 1)[1]))
+    assert [line.rstrip() for line in text.splitlines()][: len(shown)] == shown

@@ -47,3 +47,17 @@ def test_show_switches_to_the_heatmap_for_long_inputs():
     assert out.count("pooled to") == 2 and "⋮" in out  # one map per head; the output table elides rows
     short = _render(show(run("time flies like an arrow")), width=100)
     assert "pooled to" not in short
+
+
+def test_a_map_of_one_token_a_row_keys_its_tokens_and_says_its_shape_once():
+    out = _render(Heatmap(np.eye(3), "A [3, 3]", tokens=(["time", "flies", "like"], ["time", "flies", "like"])))
+    lines = out.splitlines()
+    assert lines[0] == "A [3, 3]" and "pooled" not in out  # no block is more than one cell
+    assert lines[-1] == "tokens: 0 time · 1 flies · 2 like"
+    cross = _render(Heatmap(np.full((2, 3), 1 / 3), "cross", tokens=(["a", "b"], ["x", "y", "z"])))
+    assert cross.splitlines()[0] == "cross  [2, 3]" and cross.splitlines()[-2:] == [
+        "queries: 0 a · 1 b",
+        "keys: 0 x · 1 y · 2 z",
+    ]
+    pooled = _render(Heatmap(np.eye(100), "eye", tokens=([str(i) for i in range(100)],) * 2))
+    assert "tokens:" not in pooled and "queries:" not in pooled  # a block of rows has no one token
