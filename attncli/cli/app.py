@@ -12,7 +12,7 @@ import sys
 import warnings
 from dataclasses import replace
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
     # Before NumPy loads: attn's matrices are small, and a --model pass on a sentence takes 60 ms on one BLAS
@@ -20,10 +20,9 @@ if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import typer
-from typer.core import TyperGroup
 
 from attncli import __version__
-from attncli.cli.hints import HEAD_STATISTICS, limits_for
+from attncli.cli.lazy import LazyGroup, LazyTyper
 from attncli.cli.model import (
     CorpusLines,
     DaskAddress,
@@ -71,14 +70,13 @@ from attncli.cli.options import (
     check_variant_options,
     options,
 )
-from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
-from attncli.io import documents
 from attncli.io.escape import escape_text
-from attncli.io.formats import FORMATS
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
-from attncli.io.output import WRITE_ERRORS, columns, emit, line_progress, resolve_format
-from attncli.pipeline.limits import OutputCost
+
+if TYPE_CHECKING:  # the output machinery (formats, documents, emit) loads in the commands that write one
+    from attncli.io.documents import Document
+    from attncli.pipeline.limits import OutputCost
 
 
 def fail(error: AttnError):
@@ -101,7 +99,7 @@ def _escaped(error):
     return error
 
 
-class AttnGroup(TyperGroup):
+class AttnGroup(LazyGroup):
     """Translates the core's errors, and unexpected ones, into one line and an exit code."""
 
     def make_context(self, *args, **kwargs):
@@ -127,6 +125,8 @@ class AttnGroup(TyperGroup):
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except OSError as e:
+            from attncli.io.output import WRITE_ERRORS
+
             if e.errno not in WRITE_ERRORS:
                 raise
             fail(DataError(f"cannot write the output: {e.strerror}"))  # stdout on a full disk, say
@@ -136,7 +136,7 @@ class AttnGroup(TyperGroup):
             fail(AttnError(f"internal error: {type(e).__name__}: {e} (run with ATTN_DEBUG=1 for the traceback)"))
 
 
-app = typer.Typer(
+app = LazyTyper(
     cls=AttnGroup,
     help="Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible.",
     no_args_is_help=True,
@@ -160,6 +160,8 @@ def _root(
     ] = False,
 ) -> None:
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
+    from attncli.io.output import columns
+
     problem = columns(os.environ)[1]
     if problem:
         _say(problem)
@@ -184,7 +186,9 @@ def _context(context: str | None, errors: str) -> str | None:
     return None if context is None else decode_arg(context, "--context", errors, _say)
 
 
-def _emit(doc: documents.Document, out: Out) -> None:
+def _emit(doc: Document, out: Out) -> None:
+    from attncli.io.output import emit
+
     emit(
         doc,
         out.fmt,
@@ -200,20 +204,26 @@ def _emit(doc: documents.Document, out: Out) -> None:
 
 def _table_only(out: Out, **chosen: bool) -> None:
     """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
     fmt = resolve_format(out.fmt, out.output)
     given = [f"--{name.replace('_', '-')}" for name, on in chosen.items() if on]
     if given and not FORMATS[fmt].picture:
         raise ConfigError(f"{', '.join(given)} only change what the table draws; -f {fmt} has every number")
 
 
-def _writing(kind: type[documents.Document], out: Out) -> OutputCost | None:
+def _writing(kind: type[Document], out: Out) -> OutputCost | None:
     """What writing a document of this kind in the chosen format holds on top of its run."""
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
     return FORMATS[resolve_format(out.fmt, out.output)].memory.get(kind)
 
 
 # ---- commands ------------------------------------------------------------------------------------
-# Each command imports the machinery of its run (NumPy, the pipeline, the renderers; the models layer only
-# with --model) in its body: `attn --help` and `attn variants` load none of it.
+# Each command imports the machinery of its run (NumPy, the pipeline, the output, the renderers; the models
+# layer only with --model) in its body: `attn --help` loads none of it, and `attn variants` no NumPy.
 
 
 @app.command()
@@ -241,6 +251,8 @@ def show(
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
     or with --rollout the attention rollout through layers 0..--layer.
     """
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.io import documents
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
@@ -270,6 +282,7 @@ def show(
 
 
 def _show(result, out: Out, table, stats: bool) -> None:
+    from attncli.io import documents
     from attncli.render.stats import stats_document
 
     _warn(result.tokens)
@@ -279,6 +292,8 @@ def _show(result, out: Out, table, stats: bool) -> None:
 
 def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
     """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+    from attncli.io import documents
+    from attncli.io.output import line_progress
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
 
@@ -323,6 +338,8 @@ def steps(
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
+    from attncli.cli.hints import limits_for
+    from attncli.io import documents
     from attncli.pipeline.run import run as run_text
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
@@ -351,6 +368,8 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
     whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
+    from attncli.cli.hints import limits_for
+    from attncli.io import documents
     from attncli.pipeline.compare import tokens_document
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
     from attncli.render.steps import tokens_view
@@ -395,6 +414,8 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.io import documents
     from attncli.pipeline.compare import compare_document, compare_runs, split_names
     from attncli.render.compare import compare_view
 
@@ -439,7 +460,11 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.core.masks import parse_masks
+    from attncli.io import documents
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
     from attncli.pipeline import given, matrices
     from attncli.pipeline.config import check_options as check_long
     from attncli.render.show import show as show_table
@@ -462,6 +487,8 @@ def compute(
 @options(out=Out, skip=("fmt", "precision"))
 def variants(out: Out, fmt: RecordFormat = None) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
+    from attncli.core.variants import VARIANTS
+    from attncli.io import documents
     from attncli.render.variants import variants as variants_table
 
     rows = [v.record() for v in VARIANTS.values()]
@@ -494,6 +521,7 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
+    from attncli.io import documents
     from attncli.models.run import heads_document
     from attncli.render.heads import heads_view
 
@@ -506,6 +534,8 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
     import itertools
 
+    from attncli.io import documents
+    from attncli.io.output import line_progress
     from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
     from attncli.render.heads import corpus_view
 
@@ -572,6 +602,8 @@ def main() -> None:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)
     except OSError as e:  # the last flush of stdout failed: a full disk behind a redirect
+        from attncli.io.output import WRITE_ERRORS
+
         if e.errno not in WRITE_ERRORS:
             raise
         typer.echo(f"Error: cannot write the output: {e.strerror}", err=True)

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from attncli.core.masks import acts_on_scores
 from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
-from attncli.pipeline.read import human_bytes
+from attncli.pipeline.read import MAX_TOKENS, human_bytes
 from attncli.pipeline.tokenize import TooManyTokens
 
-MAX_TOKENS = 4096  # --max-tokens: 4096² float64 cells are 128 MiB per array and head
 MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
 ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64

@@ -1,4 +1,5 @@
-"""Start-up follows from the layout: the commands that need no maths load no NumPy, a text run no model code."""
+"""Start-up follows from the layout: the commands that need no maths load no NumPy, a text run no model code,
+and a command builds (and imports the registries for) its own options only."""
 
 import subprocess
 import sys
@@ -26,6 +27,41 @@ def test_commands_without_maths_import_no_numpy(args):
     modules = imported(*args)
     assert "attncli.cli.app" in modules
     assert "numpy" not in modules
+
+
+# What `attn --help` and `--version` used to load (about 40 ms): every command's options built at start-up, and
+# with them the registries behind their choices, the output machinery and the memory guard.
+NOT_FOR_HELP = [
+    "attncli.core.variants",
+    "attncli.io.formats",
+    "attncli.io.documents",
+    "attncli.io.output",
+    "attncli.pipeline.limits",
+    "attncli.pipeline.config",
+    "attncli.pipeline.tokenize",
+    "attncli.cli.hints",
+    "rich",
+    "tempfile",
+    "json",
+]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_no_registry_and_no_output_machinery(args):
+    assert not imported(*args) & set(NOT_FOR_HELP)
+
+
+def test_help_lists_every_command_without_building_one():
+    from typer.main import get_command
+
+    from attncli.cli.app import app
+
+    group = get_command(app)
+    listed = group.list_commands(None)  # type: ignore[arg-type]
+    assert listed[:3] == ["show", "steps", "tokens"] and "variants" in listed
+    assert not group.commands  # type: ignore[attr-defined]
+    assert group.get_command(None, "variants").name == "variants"  # type: ignore[arg-type]
+    assert list(group.commands) == ["variants"]  # type: ignore[attr-defined]
 
 
 def test_a_text_run_imports_no_model_code():
