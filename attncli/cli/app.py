@@ -202,6 +202,15 @@ def _emit(doc: Document, out: Out) -> None:
     )
 
 
+def _workers(workers: int | None) -> int:
+    """--workers, checked; by default the cores this process may use, at most 4."""
+    if workers is None:
+        return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if not 1 <= workers <= 64:
+        raise ConfigError(f"--workers must be between 1 and 64, got {workers}")
+    return workers
+
+
 def _table_only(out: Out, **chosen: bool) -> None:
     """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
     from attncli.io.formats import FORMATS
@@ -244,6 +253,7 @@ def show(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
+    workers: Workers = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -262,6 +272,8 @@ def show(
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
     if head is not None and mean_heads:
         raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    if workers is not None and not lines:
+        raise ConfigError("--workers goes with --lines (each line its own text)")
     _table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:
@@ -277,7 +289,7 @@ def show(
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        return _show_lines(source, config, context, out, table, stats, limits, narrow)
+        return _show_lines(source, config, context, out, table, stats, limits, narrow, _workers(workers))
     _show(narrow(run_text(_text(source), config, context=context, limits=limits)), out, table, stats)
 
 
@@ -290,33 +302,56 @@ def _show(result, out: Out, table, stats: bool) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra), out)
 
 
-def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
-    """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow, workers: int) -> None:
+    """`attn show --lines`: run each non-blank line as it is read (past the first few hundred, on `workers`
+    processes); its number goes into the output, in the input's order."""
     from attncli.io import documents
     from attncli.io.output import line_progress
+    from attncli.pipeline.lines import ordered_map
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
 
-    config.resolve()  # a bad option fails before the first line is read
+    config = config.resolve()  # a bad option fails before the first line is read
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 
-        def results():
+        def run_line(number: int, text: str):  # here, or in a worker process
+            try:
+                return narrow(run_text(text, config, context=context, limits=limits))
+            except AttnError as e:
+                raise type(e)(f"{name} line {number}: {e}") from None
+
+        def done(work, processes: int):
+            """work((i, (number, text))) -> (warnings, value) over the non-blank lines: the values, in order."""
+            texts = ((n, line) for n, line in iter_lines(counted, name, source.errors, _say) if line.strip())
             found = False
-            for number, line in iter_lines(counted, name, source.errors, _say):
-                if line.strip():
-                    found = True
-                    try:
-                        result = narrow(run_text(line, config, context=context, limits=limits))
-                    except AttnError as e:
-                        raise type(e)(f"{name} line {number}: {e}") from None
-                    _warn(result.tokens)
-                    yield number, result
+            for outcome in ordered_map(work, enumerate(texts), processes):
+                if isinstance(outcome, AttnError):
+                    raise outcome
+                found = True
+                warnings, value = outcome
+                for warning in warnings:
+                    _say(warning)
+                yield value
             if not found:
                 raise DataError(f"no text: every line of {name} is blank")
 
+        def result(item):
+            _, (number, text) = item
+            r = run_line(number, text)
+            return r.tokens.warnings, (number, r)
+
+        def written(write):  # write(i, number, result) -> bytes, done with the run where the line runs
+            def work(item):
+                i, (number, text) = item
+                r = run_line(number, text)
+                return r.tokens.warnings, write(i, number, r)
+
+            return done(work, workers)
+
         extra = (lambda r: {"stats": stats_document(r, out.precision)}) if stats else None
-        _emit(documents.Lines("attn show", results=results(), line_table=table, extra=extra), out)
+        lines = documents.Lines("attn show", results=done(result, 1), line_table=table, extra=extra, each=written)
+        _emit(lines, out)
 
 
 @app.command()
@@ -541,9 +576,7 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
 
     if max_lines is not None and max_lines < 1:
         raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if not 1 <= workers <= 64:
-        raise ConfigError(f"--workers must be between 1 and 64, got {workers}")
+    workers = _workers(workers)
     if dask is not None and file is None:
         raise ConfigError("--dask needs --file: the cluster's workers read the corpus from that path")
     model = load_model(path)
