@@ -12,6 +12,7 @@ TINY = [
     ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
     ["formats.py", "--chars", "60", "--lines", "3"],
     ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
+    ["speed.py", "--tiny"],  # every row of the speed table (a row whose floor cannot run here says so)
 ]
 
 
