@@ -68,3 +68,29 @@ def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules
     assert not {m for m in modules if m.startswith("attncli.models") or m.startswith("safetensors")}
+
+
+# What a word-tokenized text run used to load besides: the sandbox of tokenizer files (faulthandler, json,
+# select), the package-data lookup of -t bpe (importlib.resources, and tempfile through it), the BLAS-thread
+# control of long inputs and of models, and the worker pool of long --lines inputs.
+NOT_FOR_A_SENTENCE = [
+    "attncli.pipeline.contain",
+    "attncli.pipeline.lines",
+    "attncli.core.kernels",
+    "attncli.core.threads",
+    "faulthandler",
+    "importlib.resources",
+    "tempfile",
+    "json",
+    "threadpoolctl",
+    "multiprocessing",
+]
+
+
+def test_a_sentence_loads_only_what_its_run_uses():
+    assert not imported("show", "time flies like an arrow") & set(NOT_FOR_A_SENTENCE)
+
+
+def test_variants_loads_no_tokenizer():
+    modules = imported("variants")
+    assert not modules & {"attncli.pipeline.tokenize", "attncli.pipeline.contain", "tempfile", "json"}
