@@ -2,8 +2,13 @@
 
 `attn` starts with BLAS on one thread (set before NumPy loads: its idle threads cost start-up and
 busy-wait on a shared machine), and a sentence's matrices are too small to share out anyway. A
-model's forward pass on a long text is not: `blas_threads(threads_for(work))` lifts the limit
-while it runs and puts it back after (process-wide, through threadpoolctl, imported only then).
+model's forward pass on a long text is not: `blas_threads(threads_for(work, ceiling=2))` lifts the
+limit while it runs and puts it back after (process-wide, through threadpoolctl, imported only then).
+
+Only a caller that asks for more than one thread gets them (`forward(..., threads=2)`): the commands do
+not, because once OpenBLAS has started its threads a process forked later (the contained tokenizer, the
+worker pools of `--lines` and `attn heads --lines`) can hang on a lock those threads held (a test run hung
+so), and because on a busy machine the threads spin against each other (below).
 
     >>> [threads_for(n * 384 * 1536, cores=2, busy=0.5) for n in (10, 128)], threads_for(128 * 384 * 1536, 2, busy=3)
     ([1, 2], 1)
@@ -41,7 +46,11 @@ def threads_for(work: int, cores: int | None = None, ceiling: int | None = None,
 
 @contextlib.contextmanager
 def blas_threads(n: int) -> Iterator[None]:
-    """BLAS on `n` threads inside the block (as it was, after). Without threadpoolctl, BLAS is left alone."""
+    """BLAS on `n` threads inside the block (as it was, after). n = 1, or no threadpoolctl: BLAS is left alone
+    (attn sets it to one thread before NumPy loads, unless the environment says otherwise)."""
+    if n <= 1:
+        yield
+        return
     try:
         from threadpoolctl import threadpool_limits  # ~10 ms to import: only for a model's forward pass
     except ImportError:

@@ -30,7 +30,7 @@ class Forward:
 
 
 def forward(
-    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, threads: int | None = None
+    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, threads: int = 1
 ) -> Forward:
     # [n] token ids -> Forward (weights: layers x [n_head, n, n])
     """Run the model on `ids` (from `encode`), through the attention of `upto_layer` (default: all layers).
@@ -38,7 +38,7 @@ def forward(
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
     read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
     Layers may be negative (counted from the end). BLAS runs on as many threads as the size of the
-    products pays for (`attncli.core.threads`), at most `threads`.
+    products pays for (`attncli.core.threads`), at most `threads` (one unless asked: see there why).
     """
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
