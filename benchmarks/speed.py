@@ -114,7 +114,7 @@ def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
         if n in weights:
             runs["weights"] = lambda q=q, k=k, v=v: kernels.attention_weights(q, k, v, D**-0.5)
         with torch.no_grad():
-            t = interleaved(runs, reps if n < 8192 else max(1, reps // 3))
+            t = interleaved(runs, reps if n < 8192 else max(1, reps // 3))  # 8192: ~10 s a round on 2 cores
         if "outputs" in runs:
             rows.append((f"kernel outputs-only, n = {n}", "torch SDPA", t["outputs"], t["torch"], 1.1, ""))
         if "weights" in runs:
@@ -222,6 +222,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, help="runs per figure (default 11; --tiny 1)")
     ap.add_argument("--attn-python", default=sys.executable, help="the interpreter attn is installed in (start-up)")
     ap.add_argument("--only", default="startup,kernels,lines,model", help="comma-separated sections")
+    ap.add_argument("--outputs", type=int, nargs="*", default=[1024, 2048, 4096], help="n of the outputs-only rows")
+    ap.add_argument("--weights", type=int, nargs="*", default=[2048, 8192], help="n of the weights rows")
+    ap.add_argument("--lines", type=int, default=20000, help="short lines of the --lines rows")
+    ap.add_argument("--tokens", type=int, nargs="*", default=[10, 128, 512], help="token counts of the model rows")
     args = ap.parse_args(argv)
     reps = args.reps or (1 if args.tiny else 11)
     only = set(args.only.split(","))
@@ -230,11 +234,11 @@ def main(argv: list[str] | None = None) -> None:
     if "startup" in only:
         rows += startup_rows(args.attn_python, reps)
     if "kernels" in only:
-        rows += kernel_rows([64] if args.tiny else [1024, 2048, 4096], [64] if args.tiny else [2048, 8192], reps)
+        rows += kernel_rows([64] if args.tiny else args.outputs, [64] if args.tiny else args.weights, reps)
     if "lines" in only:
-        rows += lines_rows(args.attn_python, 300 if args.tiny else 20000, reps)
+        rows += lines_rows(args.attn_python, 300 if args.tiny else args.lines, reps)
     if "model" in only:
-        rows += model_rows([10, 32] if args.tiny else [10, 128, 512], reps)
+        rows += model_rows([10, 32] if args.tiny else args.tokens, reps)
     print("| figure | floor | ms | floor ms | ratio | target | met | note |")
     print("|---|---|---:|---:|---:|---:|---|---|")
     for figure, floor, t, t_floor, target, note in rows:
