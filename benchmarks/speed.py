@@ -216,6 +216,14 @@ def machine() -> list[str]:
     ]
 
 
+def table_row(figure: str, floor: str, t: float | None, t_floor: float | None, target: float, note: str) -> str:
+    if t is None or t_floor is None:
+        return f"| {figure} | {floor} | - | - | - | ≤ {target} | - | {note} |"
+    ratio = t / t_floor
+    met = "yes" if ratio <= target else f"no (+{ratio - target:.2f})"
+    return f"| {figure} | {floor} | {t * 1e3:.1f} | {t_floor * 1e3:.1f} | {ratio:.2f} | ≤ {target} | {met} | {note} |"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", action="store_true", help="every row at a tiny size (seconds): what CI runs")
@@ -230,26 +238,21 @@ def main(argv: list[str] | None = None) -> None:
     reps = args.reps or (1 if args.tiny else 11)
     only = set(args.only.split(","))
     load = os.getloadavg()
-    rows: list[Row] = []
-    if "startup" in only:
-        rows += startup_rows(args.attn_python, reps)
-    if "kernels" in only:
-        rows += kernel_rows([64] if args.tiny else args.outputs, [64] if args.tiny else args.weights, reps)
-    if "lines" in only:
-        rows += lines_rows(args.attn_python, 300 if args.tiny else args.lines, reps)
-    if "model" in only:
-        rows += model_rows([10, 32] if args.tiny else args.tokens, reps)
     print("| figure | floor | ms | floor ms | ratio | target | met | note |")
-    print("|---|---|---:|---:|---:|---:|---|---|")
-    for figure, floor, t, t_floor, target, note in rows:
-        if t is None or t_floor is None:
-            print(f"| {figure} | {floor} | - | - | - | ≤ {target} | - | {note} |")
-            continue
-        ratio = t / t_floor
-        met = "yes" if ratio <= target else f"no (+{ratio - target:.2f})"
-        print(
-            f"| {figure} | {floor} | {t * 1e3:.1f} | {t_floor * 1e3:.1f} | {ratio:.2f} | ≤ {target} | {met} | {note} |"
-        )
+    print("|---|---|---:|---:|---:|---:|---|---|", flush=True)
+    sections: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("startup", lambda: startup_rows(args.attn_python, reps)),
+        (
+            "kernels",
+            lambda: kernel_rows([64] if args.tiny else args.outputs, [64] if args.tiny else args.weights, reps),
+        ),
+        ("lines", lambda: lines_rows(args.attn_python, 300 if args.tiny else args.lines, reps)),
+        ("model", lambda: model_rows([10, 32] if args.tiny else args.tokens, reps)),
+    ]
+    for name, rows in sections:
+        if name in only:
+            for row in rows():  # each section's rows as soon as it is measured: a long run shows its progress
+                print(table_row(*row), flush=True)
     print()
     for line in machine():
         print(line)
