@@ -14,6 +14,7 @@ TINY = [
     ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
     ["view_page.py", "--help"],  # needs a real model and a browser: only its arguments are checked here
     ["explore.py", "--runs", "1"],  # the real program in tmux (without tmux it says so)
+    ["speed.py", "--tiny"],  # every row of the speed table (a row whose floor cannot run here says so)
 ]
 
 

@@ -12,7 +12,7 @@ import sys
 import warnings
 from dataclasses import replace
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
     # Before NumPy loads: attn's matrices are small, and a --model pass on a sentence takes 60 ms on one BLAS
@@ -20,10 +20,9 @@ if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import typer
-from typer.core import TyperGroup
 
 from attncli import __version__
-from attncli.cli.hints import HEAD_STATISTICS, limits_for
+from attncli.cli.lazy import LazyGroup, LazyTyper
 from attncli.cli.model import (
     CorpusLines,
     DaskAddress,
@@ -71,15 +70,13 @@ from attncli.cli.options import (
     check_variant_options,
     options,
 )
-from attncli.cli.view import page_of
-from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError, DataError
-from attncli.io import documents
 from attncli.io.escape import escape_text
-from attncli.io.formats import FORMATS
 from attncli.io.inputs import decode_arg, iter_lines, open_lines, read_text
-from attncli.io.output import WRITE_ERRORS, columns, emit, line_progress, resolve_format
-from attncli.pipeline.limits import OutputCost
+
+if TYPE_CHECKING:  # the output machinery (formats, documents, emit) loads in the commands that write one
+    from attncli.io.documents import Document
+    from attncli.pipeline.limits import OutputCost
 
 
 def fail(error: AttnError):
@@ -102,7 +99,7 @@ def _escaped(error):
     return error
 
 
-class AttnGroup(TyperGroup):
+class AttnGroup(LazyGroup):
     """Translates the core's errors, and unexpected ones, into one line and an exit code."""
 
     def make_context(self, *args, **kwargs):
@@ -128,6 +125,8 @@ class AttnGroup(TyperGroup):
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except OSError as e:
+            from attncli.io.output import WRITE_ERRORS
+
             if e.errno not in WRITE_ERRORS:
                 raise
             fail(DataError(f"cannot write the output: {e.strerror}"))  # stdout on a full disk, say
@@ -137,7 +136,7 @@ class AttnGroup(TyperGroup):
             fail(AttnError(f"internal error: {type(e).__name__}: {e} (run with ATTN_DEBUG=1 for the traceback)"))
 
 
-app = typer.Typer(
+app = LazyTyper(
     cls=AttnGroup,
     help="Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible.",
     no_args_is_help=True,
@@ -161,6 +160,8 @@ def _root(
     ] = False,
 ) -> None:
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
+    from attncli.io.output import columns
+
     problem = columns(os.environ)[1]
     if problem:
         _say(problem)
@@ -185,7 +186,9 @@ def _context(context: str | None, errors: str) -> str | None:
     return None if context is None else decode_arg(context, "--context", errors, _say)
 
 
-def _emit(doc: documents.Document, out: Out) -> None:
+def _emit(doc: Document, out: Out) -> None:
+    from attncli.io.output import emit
+
     emit(
         doc,
         out.fmt,
@@ -199,22 +202,37 @@ def _emit(doc: documents.Document, out: Out) -> None:
     )
 
 
+def _workers(workers: int | None) -> int:
+    """--workers, checked; by default the cores this process may use, at most 4."""
+    if workers is None:
+        return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if not 1 <= workers <= 64:
+        raise ConfigError(f"--workers must be between 1 and 64, got {workers}")
+    return workers
+
+
 def _table_only(out: Out, **chosen: bool) -> None:
     """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
     fmt = resolve_format(out.fmt, out.output)
     given = [f"--{name.replace('_', '-')}" for name, on in chosen.items() if on]
     if given and not FORMATS[fmt].picture:
         raise ConfigError(f"{', '.join(given)} only change what the table draws; -f {fmt} has every number")
 
 
-def _writing(kind: type[documents.Document], out: Out) -> OutputCost | None:
+def _writing(kind: type[Document], out: Out) -> OutputCost | None:
     """What writing a document of this kind in the chosen format holds on top of its run."""
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
     return FORMATS[resolve_format(out.fmt, out.output)].memory.get(kind)
 
 
 # ---- commands ------------------------------------------------------------------------------------
-# Each command imports the machinery of its run (NumPy, the pipeline, the renderers; the models layer only
-# with --model) in its body: `attn --help` and `attn variants` load none of it.
+# Each command imports the machinery of its run (NumPy, the pipeline, the output, the renderers; the models
+# layer only with --model) in its body: `attn --help` loads none of it, and `attn variants` no NumPy.
 
 
 @app.command()
@@ -235,6 +253,7 @@ def show(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
+    workers: Workers = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -242,6 +261,9 @@ def show(
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
     or with --rollout the attention rollout through layers 0..--layer.
     """
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.cli.view import page_of
+    from attncli.io import documents
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
@@ -251,6 +273,8 @@ def show(
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
     if head is not None and mean_heads:
         raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    if workers is not None and not lines:
+        raise ConfigError("--workers goes with --lines (each line its own text)")
     _table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:
@@ -268,12 +292,13 @@ def show(
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        return _show_lines(source, config, context, out, table, stats, limits, narrow)
+        return _show_lines(source, config, context, out, table, stats, limits, narrow, _workers(workers))
     result = narrow(run_text(_text(source), config, context=context, limits=limits))
     _show(result, out, table, stats, None if no_weights else page_of(result, "attn show", out.precision))
 
 
 def _show(result, out: Out, table, stats: bool, view) -> None:
+    from attncli.io import documents
     from attncli.render.stats import stats_document
 
     _warn(result.tokens)
@@ -281,31 +306,56 @@ def _show(result, out: Out, table, stats: bool, view) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
 
 
-def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
-    """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
+def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow, workers: int) -> None:
+    """`attn show --lines`: run each non-blank line as it is read (past the first few hundred, on `workers`
+    processes); its number goes into the output, in the input's order."""
+    from attncli.io import documents
+    from attncli.io.output import line_progress
+    from attncli.pipeline.lines import ordered_map
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
 
-    config.resolve()  # a bad option fails before the first line is read
+    config = config.resolve()  # a bad option fails before the first line is read
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 
-        def results():
+        def run_line(number: int, text: str):  # here, or in a worker process
+            try:
+                return narrow(run_text(text, config, context=context, limits=limits))
+            except AttnError as e:
+                raise type(e)(f"{name} line {number}: {e}") from None
+
+        def done(work, processes: int):
+            """work((i, (number, text))) -> (warnings, value) over the non-blank lines: the values, in order."""
+            texts = ((n, line) for n, line in iter_lines(counted, name, source.errors, _say) if line.strip())
             found = False
-            for number, line in iter_lines(counted, name, source.errors, _say):
-                if line.strip():
-                    found = True
-                    try:
-                        result = narrow(run_text(line, config, context=context, limits=limits))
-                    except AttnError as e:
-                        raise type(e)(f"{name} line {number}: {e}") from None
-                    _warn(result.tokens)
-                    yield number, result
+            for outcome in ordered_map(work, enumerate(texts), processes):
+                if isinstance(outcome, AttnError):
+                    raise outcome
+                found = True
+                warnings, value = outcome
+                for warning in warnings:
+                    _say(warning)
+                yield value
             if not found:
                 raise DataError(f"no text: every line of {name} is blank")
 
+        def result(item):
+            _, (number, text) = item
+            r = run_line(number, text)
+            return r.tokens.warnings, (number, r)
+
+        def written(write):  # write(i, number, result) -> bytes, done with the run where the line runs
+            def work(item):
+                i, (number, text) = item
+                r = run_line(number, text)
+                return r.tokens.warnings, write(i, number, r)
+
+            return done(work, workers)
+
         extra = (lambda r: {"stats": stats_document(r, out.precision)}) if stats else None
-        _emit(documents.Lines("attn show", results=results(), line_table=table, extra=extra), out)
+        lines = documents.Lines("attn show", results=done(result, 1), line_table=table, extra=extra, each=written)
+        _emit(lines, out)
 
 
 @app.command()
@@ -328,6 +378,7 @@ def explore(
     its weights; [ ] head, { } layer (--model), v variant, m mask, p positional, t tokenizer, a mean over
     heads, h heads overview, e edit the text, s save SVG, j write JSON. The options are `attn show`'s.
     """
+    from attncli.cli.hints import limits_for
     from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
@@ -366,6 +417,9 @@ def steps(
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
     """
+    from attncli.cli.hints import limits_for
+    from attncli.cli.view import page_of
+    from attncli.io import documents
     from attncli.pipeline.run import run as run_text
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
@@ -406,6 +460,8 @@ def view(
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
     offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head."""
+    from attncli.cli.hints import limits_for
+    from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
@@ -436,6 +492,8 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
     whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
+    from attncli.cli.hints import limits_for
+    from attncli.io import documents
     from attncli.pipeline.compare import tokens_document
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
     from attncli.render.steps import tokens_view
@@ -480,6 +538,8 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.io import documents
     from attncli.pipeline.compare import compare_document, compare_runs, split_names
     from attncli.render.compare import compare_view
 
@@ -524,7 +584,11 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.core.masks import parse_masks
+    from attncli.io import documents
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
     from attncli.pipeline import given, matrices
     from attncli.pipeline.config import check_options as check_long
     from attncli.render.show import show as show_table
@@ -547,6 +611,8 @@ def compute(
 @options(out=Out, skip=("fmt", "precision"))
 def variants(out: Out, fmt: RecordFormat = None) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
+    from attncli.core.variants import VARIANTS
+    from attncli.io import documents
     from attncli.render.variants import variants as variants_table
 
     rows = [v.record() for v in VARIANTS.values()]
@@ -579,6 +645,8 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
+    from attncli.cli.view import page_of
+    from attncli.io import documents
     from attncli.models.run import heads_document, model_result
     from attncli.render.heads import heads_view
 
@@ -596,14 +664,14 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
     import itertools
 
+    from attncli.io import documents
+    from attncli.io.output import line_progress
     from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
     from attncli.render.heads import corpus_view
 
     if max_lines is not None and max_lines < 1:
         raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if not 1 <= workers <= 64:
-        raise ConfigError(f"--workers must be between 1 and 64, got {workers}")
+    workers = _workers(workers)
     if dask is not None and file is None:
         raise ConfigError("--dask needs --file: the cluster's workers read the corpus from that path")
     model = load_model(path)
@@ -662,6 +730,8 @@ def main() -> None:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)
     except OSError as e:  # the last flush of stdout failed: a full disk behind a redirect
+        from attncli.io.output import WRITE_ERRORS
+
         if e.errno not in WRITE_ERRORS:
             raise
         typer.echo(f"Error: cannot write the output: {e.strerror}", err=True)

@@ -7,12 +7,11 @@ meaning for a real model (its tokenizer, width, heads, variant and weights are i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+from typing import Annotated, Any
 
 import typer
 
 from attncli.cli.options import choice
-from attncli.core.variants import DEFAULT_VARIANT
 from attncli.errors import ConfigError
 
 # attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
@@ -49,14 +48,12 @@ Rollout = Annotated[
         help="With --model: attention rollout (Abnar & Zuidema 2020), token to token through layers 0..--layer.",
     ),
 ]
-if TYPE_CHECKING:
-    StatName: TypeAlias = str  # what a command receives: the plain name
-else:
-    StatName = choice("StatName", STATS)
 Stat = Annotated[
-    StatName,
-    typer.Option(
-        "--stat", help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness."
+    str,
+    choice(
+        "--stat",
+        names=lambda: STATS,
+        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness.",
     ),
 ]
 CorpusLines = Annotated[
@@ -146,7 +143,9 @@ def check_options(
         raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
     if every:
         return
-    variant = getattr(ctx.params.get("variant"), "value", ctx.params.get("variant"))
+    from attncli.core.variants import DEFAULT_VARIANT
+
+    variant = ctx.params.get("variant")
     clash = [
         p
         for p in params

@@ -7,57 +7,83 @@ variant or format is offered on the command line without a change here.
 
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer._types import TyperChoice
 
-from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
-from attncli.io.documents import Records
-from attncli.io.formats import FORMATS, THEMES, formats_for
-from attncli.pipeline.config import DTYPES, PROJECTIONS, RunConfig
-from attncli.pipeline.embed import POSITIONAL
-from attncli.pipeline.limits import MAX_TOKENS
-from attncli.pipeline.read import ERRORS
+from attncli.pipeline.read import ERRORS, MAX_TOKENS
+
+if TYPE_CHECKING:  # the registries load when a command that offers their names is built (see Choice)
+    from attncli.pipeline.config import RunConfig
 
 Text = Annotated[str | None, typer.Argument(help="The text; - reads stdin.", show_default=False)]
 File = Annotated[str | None, typer.Option("--file", help="Read the text from this file.")]
 Tokenizer = Annotated[str, typer.Option("-t", "--tokenizer", help="char, word, bpe, or a path to a tokenizer.json.")]
 
 
-def choice(name: str, names) -> Any:
-    """An Enum of registry names, so Typer offers them as choices; `@options` hands the command the name."""
-    return enum.Enum(name, {n: n for n in names}, type=str)
+class Choice(TyperChoice):
+    """One of a registry's names, read from the registry when the command that offers it is built (a choice
+    of variants loads the variants for `attn show`, not for `attn --help`). The command receives the name."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]):
+        self.names = names
+        self.case_sensitive = True
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.names())
 
 
-if TYPE_CHECKING:  # what a command receives: the plain name
-    VariantName: TypeAlias = str
-    PositionalName: TypeAlias = str
-    ProjectionName: TypeAlias = str
-    FormatName: TypeAlias = str
-    DtypeName: TypeAlias = str
-    ColorName: TypeAlias = str
-    ErrorsName: TypeAlias = str
-    RecordFormatName: TypeAlias = str
-    ThemeName: TypeAlias = str
-else:
-    VariantName = choice("VariantName", VARIANTS)
-    PositionalName = choice("PositionalName", POSITIONAL)
-    ProjectionName = choice("ProjectionName", PROJECTIONS)
-    FormatName = choice("FormatName", FORMATS)
-    DtypeName = choice("DtypeName", DTYPES)
-    ColorName = choice("ColorName", ["auto", "always", "never"])
-    ErrorsName = choice("ErrorsName", ERRORS)
-    RecordFormatName = choice("RecordFormatName", formats_for(Records))
-    ThemeName = choice("ThemeName", THEMES)
+def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs: Any) -> Any:
+    """A `typer.Option` whose value is one of `names()` (a registry's keys), offered as choices in --help."""
+    return typer.Option(*flags, click_type=Choice(names), help=help, **kwargs)
 
-Variant = Annotated[VariantName, typer.Option("-v", "--variant", help="Score function (see `attn variants`).")]
+
+def _variants() -> Iterable[str]:
+    from attncli.core.variants import VARIANTS
+
+    return VARIANTS
+
+
+def _formats(kind: str | None = None) -> Callable[[], Iterable[str]]:
+    def names() -> Iterable[str]:
+        from attncli.io import documents
+        from attncli.io.formats import FORMATS, formats_for
+
+        return FORMATS if kind is None else formats_for(getattr(documents, kind))
+
+    return names
+
+
+def _themes() -> Iterable[str]:
+    from attncli.io.formats import THEMES
+
+    return THEMES
+
+
+def _positional() -> Iterable[str]:
+    from attncli.pipeline.embed import POSITIONAL
+
+    return POSITIONAL
+
+
+def _config(name: str) -> Callable[[], Iterable[str]]:
+    def names() -> Iterable[str]:
+        from attncli.pipeline import config
+
+        return getattr(config, name)
+
+    return names
+
+
+Variant = Annotated[str, choice("-v", "--variant", names=_variants, help="Score function (see `attn variants`).")]
 Heads = Annotated[int, typer.Option("--heads", help="Number of heads.")]
 Dim = Annotated[int, typer.Option("-d", "--dim", help="Embedding width d_model.")]
 Dk = Annotated[int | None, typer.Option("--dk", help="Per-head query/key width (default dim/heads).")]
@@ -65,24 +91,34 @@ Dv = Annotated[int | None, typer.Option("--dv", help="Per-head value width (defa
 Da = Annotated[int | None, typer.Option("--d-a", help="Hidden width of the additive variant (default d_k).")]
 MaskOpt = Annotated[str | None, typer.Option("--mask", help="causal, window:W, topk:K, comma-separated.")]
 Positional = Annotated[
-    PositionalName, typer.Option("--positional", help="Positional encoding added to the embeddings.")
+    str, choice("--positional", names=_positional, help="Positional encoding added to the embeddings.")
 ]
 Projection = Annotated[
-    ProjectionName, typer.Option("--projection", help="random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.")
+    str,
+    choice(
+        "--projection",
+        names=_config("PROJECTIONS"),
+        help="random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.",
+    ),
 ]
 Context = Annotated[str | None, typer.Option("--context", help="Cross-attention: keys and values from this text.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of embeddings and weights.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Scores are divided by T.")]
 Format = Annotated[
-    FormatName | None,
-    typer.Option("-f", "--format", help="Output format (default table, or from the -o extension)."),
+    str | None,
+    choice("-f", "--format", names=_formats(), help="Output format (default table, or from the -o extension)."),
 ]
 Output = Annotated[str | None, typer.Option("-o", "--output", help="Write to this file (atomically).")]
 Precision = Annotated[
     int | None, typer.Option("--precision", help="Digits: tables default 2; formats exact unless given.")
 ]
 Color = Annotated[
-    ColorName, typer.Option("--color", help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.")
+    str,
+    choice(
+        "--color",
+        names=lambda: ("auto", "always", "never"),
+        help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.",
+    ),
 ]
 Width = Annotated[
     int | None,
@@ -93,7 +129,7 @@ Width = Annotated[
     ),
 ]
 Theme = Annotated[
-    ThemeName, typer.Option("--theme", help="Pictures (svg, html): light (for slides and paper) or dark.")
+    str, choice("--theme", names=_themes, help="Pictures (svg, html): light (for slides and paper) or dark.")
 ]
 KeepNewline = Annotated[
     bool,
@@ -114,9 +150,10 @@ MatrixOnly = Annotated[
 SaveSvg = Annotated[str | None, typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
 SaveHtml = Annotated[str | None, typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
 Errors = Annotated[
-    ErrorsName,
-    typer.Option(
+    str,
+    choice(
         "--errors",
+        names=lambda: ERRORS,
         help="Input that is not UTF-8: strict (an error naming "
         "the byte offset) or replace (read as U+FFFD, with a warning).",
     ),
@@ -149,9 +186,11 @@ NoWeights = Annotated[
     ),
 ]
 Dtype = Annotated[
-    DtypeName,
-    typer.Option(
-        "--dtype", help="float64 (exact, the default) or float32 (Q, K, V, scores, weights, outputs: half the memory)."
+    str,
+    choice(
+        "--dtype",
+        names=_config("DTYPES"),
+        help="float64 (exact, the default) or float32 (Q, K, V, scores, weights, outputs: half the memory).",
     ),
 ]
 Rank = Annotated[
@@ -163,7 +202,7 @@ Features = Annotated[
     typer.Option("--features", help="-v performer: the number of random features F (default 64).", show_default=False),
 ]
 RecordFormat = Annotated[
-    RecordFormatName | None, typer.Option("-f", "--format", help="Output format (default table, or from -o).")
+    str | None, choice("-f", "--format", names=_formats("Records"), help="Output format (default table, or from -o).")
 ]
 
 
@@ -238,6 +277,8 @@ class Run:
     def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
         """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
         of the `variants` run (default: -v)."""
+        from attncli.pipeline.config import RunConfig
+
         check_variant_options(variants or [self.variant], self.rank, self.features)
         mask = tuple(self.mask.split(",")) if self.mask else ()
         return RunConfig(
@@ -275,6 +316,8 @@ class Out:
 
 def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
     """--rank and --features belong to the variants that take them: ConfigError when no chosen variant does."""
+    from attncli.core.variants import VARIANTS
+
     for name, value in (("rank", rank), ("features", features)):
         takers = [v for v, spec in VARIANTS.items() if name in spec.options]
         if value is not None and not any(v in takers for v in variants):
@@ -308,14 +351,13 @@ def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
-            plain = {k: v.value if isinstance(v, enum.Enum) else v for k, v in kwargs.items()}
             built = {
                 name: group(
-                    **{f.name: plain.pop(f.name) for f in fields(group) if f.name in plain and f.name not in skip}
+                    **{f.name: kwargs.pop(f.name) for f in fields(group) if f.name in kwargs and f.name not in skip}
                 )
                 for name, group in groups.items()
             }
-            return command(**plain, **built)
+            return command(**kwargs, **built)
 
         params = [*context, *flat, *(p for p in own if p not in context)]  # in --help: the groups, then its own
         run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

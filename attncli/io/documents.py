@@ -70,7 +70,18 @@ class Lines(Document):
     results: Iterable[tuple[int, AttentionResult]] = field(kw_only=True)
     line_table: Callable[[AttentionResult, int, int], RenderableType] = field(kw_only=True)
     extra: Callable[[AttentionResult], dict[str, Any]] | None = field(default=None, kw_only=True)
+    # each(write) does write(i, number, result) -> bytes for every line where its run is done (several processes):
+    # instead of `results`, when the output is data
+    each: Callable[[Callable[[int, int, AttentionResult], bytes]], Iterable[bytes]] | None = field(
+        default=None, kw_only=True
+    )
     default_format = "jsonl"
+
+    def written(self, write: Callable[[int, int, AttentionResult], bytes]) -> Iterable[bytes]:
+        """write(i, line number, result) for the i-th result, in order: through `each` if given."""
+        if self.each is not None:
+            return self.each(write)
+        return (write(i, number, result) for i, (number, result) in enumerate(self.results))
 
     def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
         from rich.rule import Rule  # Rich loads only when a table is drawn

@@ -24,7 +24,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
@@ -218,6 +217,8 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
             with f:
                 yield typing.cast(BinaryIO, Sink(f))
         return
+    import tempfile  # (and through it `random`): only when a file is written
+
     tmp = None
     try:
         with _signals_deferred(), _writing(output):  # a signal now would leave a temp file nobody knows of

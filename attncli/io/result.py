@@ -12,6 +12,7 @@ never built as one big string or list.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import BinaryIO
 
@@ -224,14 +225,25 @@ def npz_document(doc: Result, stream: BinaryIO, precision: int | None = None) ->
 
 def jsonl_lines(doc: Lines, stream: BinaryIO, precision: int | None = None) -> None:
     """One object per input line, with its "line" number (and `doc.extra`'s keys at the end), as each is done."""
-    for number, result in doc.results:
-        extra = doc.extra(result) if doc.extra else None
-        write_json(result, stream, precision, lines=True, extra=extra, line=number)
+
+    def line(i: int, number: int, result: AttentionResult) -> bytes:
+        out = io.BytesIO()
+        write_json(result, out, precision, lines=True, extra=doc.extra(result) if doc.extra else None, line=number)
+        return out.getvalue()
+
+    for data in doc.written(line):
+        stream.write(data)
         stream.flush()  # a reader downstream sees each line as soon as it is done
 
 
 def csv_lines(doc: Lines, stream: BinaryIO, precision: int | None = None) -> None:
     """The tidy rows of every line under one header, with a first column `line`."""
-    for i, (number, result) in enumerate(doc.results):
-        write_csv(result, stream, precision, header=i == 0, line=number)
+
+    def rows(i: int, number: int, result: AttentionResult) -> bytes:
+        out = io.BytesIO()
+        write_csv(result, out, precision, header=i == 0, line=number)
+        return out.getvalue()
+
+    for data in doc.written(rows):
+        stream.write(data)
         stream.flush()

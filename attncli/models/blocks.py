@@ -13,31 +13,49 @@ import numpy as np
 # ---- elementwise ----------------------------------------------------------------------------------
 
 
+# Numerical Recipes (2nd ed., section 6.2, `erfcc`): erfc(z) = t·exp(-z² + P(t)), t = 1 / (1 + z/2), z >= 0,
+# P(t) = c0 + c1 t + ... + c9 t⁹ (a Chebyshev fit), relative error < 1.2e-7 for every z.
+_ERFC = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+_CHUNK = 8192  # values per pass of `gelu`: its five float64 scratch arrays (320 KiB) stay in a core's L2 cache
+
+
+def _erfc_nonnegative(z, t, out):  # [m] float64 >= 0, scratch [m], out [m] -> out = erfc(z); z becomes z²
+    """The Chebyshev fit in place (Horner), no temporary arrays: every pass reads and writes cached scratch."""
+    np.multiply(z, 0.5, out=t)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    np.multiply(t, _ERFC[9], out=out)
+    for c in _ERFC[8:0:-1]:
+        out += c
+        out *= t
+    out += _ERFC[0]
+    z *= z
+    out -= z
+    np.exp(out, out=out)
+    out *= t
+    return out
+
+
 def erfc(x):  # [...] -> [...] float64
     """Complementary error function; relative error < 1.2e-7 for every real x (measured 1.05e-7).
 
     The Chebyshev fit of Numerical Recipes (2nd ed., section 6.2, `erfcc`), evaluated in float64.
     """
-    z = np.abs(np.asarray(x, dtype=np.float64))
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = -1.26551223 + t * (
-        1.00002368
-        + t
-        * (
-            0.37409196
-            + t
-            * (
-                0.09678418
-                + t
-                * (
-                    -0.18628806
-                    + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))
-                )
-            )
-        )
-    )
-    r = t * np.exp(-z * z + poly)
-    return np.where(np.asarray(x) >= 0, r, 2.0 - r)
+    x = np.asarray(x, dtype=np.float64)
+    z = np.abs(x).reshape(-1)
+    r = _erfc_nonnegative(z, np.empty_like(z), np.empty_like(z)).reshape(x.shape)
+    return np.where(x >= 0, r, 2.0 - r)
 
 
 _ERF_TAYLOR = [(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(10)]
@@ -57,10 +75,27 @@ def erf(x):  # [...] -> [...] float64
 def gelu(x):  # [...] float32 -> [...] float32
     """Exact GELU, x·Φ(x) = ½x(1 + erf(x/√2)) = ½x·erfc(-x/√2).
 
-    Relative error < 1.7e-7 (≤ 2.5 float32 ulp) for every float32 x, tails included.
+    Relative error < 1.7e-7 (≤ 2.5 float32 ulp) for every float32 x, tails included. Computed in float64,
+    `_CHUNK` values at a time in place: a BERT MLP's [n, d_ff] in one pass each of its ~25 operations
+    took 3x as long (MiniLM at 128 tokens: 55% of the forward pass before, as the profile showed).
     """
-    z = np.asarray(x, dtype=np.float64)
-    return (0.5 * z * erfc(-z / math.sqrt(2.0))).astype(np.float32)
+    x = np.asarray(x, dtype=np.float32)
+    flat, out = x.reshape(-1), np.empty(x.size, np.float32)
+    z, a, t, p = (np.empty(min(_CHUNK, x.size)) for _ in range(4))
+    inside = np.empty(len(z), bool)
+    for s in range(0, x.size, _CHUNK):
+        m = min(_CHUNK, x.size - s)
+        zs, a_s, ps, inner = z[:m], a[:m], p[:m], inside[:m]
+        zs[...] = flat[s : s + m]
+        np.multiply(zs, -1 / math.sqrt(2.0), out=a_s)  # u = -x/√2, and Φ(x) = erfc(u) / 2
+        np.less(a_s, 0, out=inner)
+        np.abs(a_s, out=a_s)
+        _erfc_nonnegative(a_s, t[:m], ps)  # erfc(|u|)
+        np.subtract(2.0, ps, out=ps, where=inner)  # erfc(u) = 2 - erfc(|u|) for u < 0
+        ps *= zs
+        ps *= 0.5
+        out[s : s + m] = ps
+    return out.reshape(x.shape)
 
 
 def gelu_tanh(x):  # [...] float32 -> [...] float32

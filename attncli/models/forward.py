@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.threads import blas_threads, threads_for
+
 from .attention import LayerSteps
 from .load import Model, ModelError, check_layer
 
@@ -27,15 +29,24 @@ class Forward:
     final: np.ndarray | None  # [n, d_model] after the last layer (GPT-2: after ln_f); None if stopped early
 
 
-def forward(model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None) -> Forward:
+def forward(
+    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, threads: int = 1
+) -> Forward:
     # [n] token ids -> Forward (weights: layers x [n_head, n, n])
     """Run the model on `ids` (from `encode`), through the attention of `upto_layer` (default: all layers).
 
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
     read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
-    Layers may be negative (counted from the end).
+    Layers may be negative (counted from the end). BLAS runs on as many threads as the size of the
+    products pays for (`attncli.core.threads`), at most `threads` (one unless asked: see there why).
     """
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
+    with blas_threads(threads_for(work, ceiling=threads)):
+        return _forward(model, ids, upto_layer, steps_layer)
+
+
+def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None) -> Forward:
     if ids.size == 0:
         raise ModelError("no token ids to run")
     if ids.size > model.max_positions:

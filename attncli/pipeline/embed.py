@@ -15,6 +15,7 @@ tokenizer: its vector is drawn from a generator seeded by a BLAKE2b hash of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,14 +31,23 @@ def token_seed(token: str, seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
+@functools.lru_cache(maxsize=2048)  # `attn show --lines` meets the same words again and again: at most 64 MiB
+def token_vector(token: str, d_model: int, seed: int) -> np.ndarray:  # -> [d_model], read-only
+    """The standard-normal vector of one string, from its own hash-seeded generator (made once, then shared)."""
+    import numpy as np
+
+    x = np.random.default_rng(token_seed(token, seed)).standard_normal(d_model)
+    x.flags.writeable = False
+    return x
+
+
 def embed(strings: Sequence[str], d_model: int, seed: int) -> np.ndarray:  # n strings -> [n, d_model]
     """Each distinct string gets a standard-normal vector from its own hash-seeded generator."""
     import numpy as np
 
-    table = {s: np.random.default_rng(token_seed(s, seed)).standard_normal(d_model) for s in dict.fromkeys(strings)}
     x = np.empty((len(strings), d_model))
     for i, s in enumerate(strings):
-        x[i] = table[s]
+        x[i] = token_vector(s, d_model, seed)
     return x
 
 

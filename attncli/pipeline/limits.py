@@ -24,14 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attncli.core.masks import acts_on_scores
 from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
-from attncli.pipeline.read import human_bytes
-from attncli.pipeline.tokenize import TooManyTokens
+from attncli.pipeline.read import MAX_TOKENS, human_bytes
 
-MAX_TOKENS = 4096  # --max-tokens: 4096² float64 cells are 128 MiB per array and head
+if TYPE_CHECKING:  # `attn variants` reads the formats, and through them these limits, but tokenizes nothing
+    from attncli.pipeline.tokenize import TooManyTokens
+
 MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
 ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64

@@ -23,6 +23,7 @@ from attncli.errors import ConfigError, DataError
 
 ERRORS = ("strict", "replace")
 MAX_INPUT_BYTES = 64 * 2**20  # one text, one line of --lines, or one JSON of attn compute
+MAX_TOKENS = 4096  # --max-tokens: 4096² float64 cells are 128 MiB per array and head
 
 Warn = Callable[[str], None]
 

@@ -12,11 +12,12 @@ Imports numpy and the core modules only: no rich, typer or click.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.attention import identity_projections, multi_head, random_projections
+from attncli.core.attention import Projections, identity_projections, multi_head, random_projections
 from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, variant_params
 from attncli.errors import DataError
@@ -81,6 +82,15 @@ def embed_tokens(tokens: Tokens, config: RunConfig) -> np.ndarray:  # -> [n, d_m
     """Token vectors plus the positional encoding."""
     n = len(tokens)
     return embed(tokens.strings, config.dim, config.seed) + POSITIONAL[config.positional].encode(n, config.dim)
+
+
+@functools.lru_cache(maxsize=4)  # the same for every line of `attn show --lines`
+def seeded_projections(seed: int, d_model: int, n_head: int, d_k: int, d_v: int) -> Projections:
+    """The random W_Q, W_K, W_V, W_O of a seed (read-only: one set is shared by the runs that use it)."""
+    proj = random_projections(np.random.default_rng([seed, 1]), d_model, n_head, d_k, d_v)
+    for w in (proj.w_q, proj.w_k, proj.w_v, proj.w_o):
+        w.flags.writeable = False
+    return proj
 
 
 def _check_text(text: str, what: str) -> None:
@@ -155,9 +165,7 @@ def run(
     if config.projection == "identity":
         proj = identity_projections(config.dim)
     else:
-        proj = random_projections(
-            np.random.default_rng([config.seed, 1]), config.dim, config.heads, config.d_k, config.d_v
-        )
+        proj = seeded_projections(config.seed, config.dim, config.heads, config.d_k, config.d_v)
     n_keys = len(tokens) if context_tokens is None else len(context_tokens)
     params = variant_params(
         variant,

@@ -22,10 +22,8 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 
 from attncli.errors import ConfigError, DataError
-from attncli.pipeline.contain import contained
 from attncli.pipeline.read import decode, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
@@ -171,6 +169,7 @@ def from_tokenizer_json(path: str, name: str | None = None, trusted: bool = Fals
 def _contained_tokenizer(path: str, label: str) -> Tokenizer:
     """An untrusted tokenizer.json, loaded once in a contained child to check it (a bad file fails here, before
     any text is read), then loaded and run there again for each text."""
+    from attncli.pipeline.contain import contained  # (faulthandler, json, select): only for a tokenizer file
     from attncli.pipeline.limits import max_bytes_from
 
     def run(fn: Callable, *args: object):
@@ -189,6 +188,8 @@ def _check_file(path: str) -> int:
 
 def shipped_bpe_path() -> str:
     """Path of the byte-level BPE shipped in the package (see tools/train_bpe.py)."""
+    from importlib import resources  # (and through it tempfile): only for -t bpe
+
     return str(resources.files("attncli") / "data" / "tokenizer.json")
 
 

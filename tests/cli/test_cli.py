@@ -414,3 +414,36 @@ def test_markup_in_a_tokenizer_path_is_shown_literally(wordpiece_json, tmp_path)
     r = attn("compare", "time flies", "--tokenizers", f"word,{hostile}", "--color", "never", env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
     assert r.stdout.count("[bold]x.json") >= 3  # column, tokens line, heatmap title
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_show_lines_on_two_processes_writes_the_same_bytes_as_on_one(tmp_path, fmt):
+    from attncli.pipeline.lines import CHUNK, INLINE
+
+    words = ["time", "flies", "like", "an", "arrow", "fruit", "a", "banana", "the", "cat", "sat"]
+    text = "\n".join(" ".join(words[(i + j) % len(words)] for j in range(2 + i % 5)) for i in range(INLINE + 3 * CHUNK))
+    path = tmp_path / "many.txt"
+    path.write_text(text + "\n\n  \nlast line\n")
+    one = attn("show", "--lines", "--file", path, "-f", fmt, "--workers", "1")
+    two = attn("show", "--lines", "--file", path, "-f", fmt, "--workers", "2")
+    assert one.exit_code == 0 and two.exit_code == 0, two.output
+    assert one.stdout_bytes == two.stdout_bytes
+    if fmt == "jsonl":
+        numbers = [json.loads(line)["line"] for line in one.stdout.splitlines()]
+        assert numbers == [*range(1, INLINE + 3 * CHUNK + 1), INLINE + 3 * CHUNK + 3]
+
+
+def test_show_lines_names_the_line_a_worker_refused(tmp_path):
+    from attncli.pipeline.lines import INLINE
+
+    path = tmp_path / "long.txt"
+    bad = INLINE + 40
+    path.write_text("".join("a b c\n" if i != bad else ("w " * 50) + "\n" for i in range(1, INLINE + 100)))
+    r = attn("show", "--lines", "--file", path, "--max-tokens", "20", "--workers", "2")
+    assert r.exit_code != 0
+    assert f"line {bad}:" in r.stderr
+
+
+def test_workers_go_with_lines():
+    r = attn("show", "time flies", "--workers", "2")
+    assert r.exit_code == 2 and "--workers goes with --lines" in r.stderr

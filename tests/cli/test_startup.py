@@ -1,4 +1,5 @@
-"""Start-up follows from the layout: the commands that need no maths load no NumPy, a text run no model code."""
+"""Start-up follows from the layout: the commands that need no maths load no NumPy, a text run no model code,
+and a command builds (and imports the registries for) its own options only."""
 
 import subprocess
 import sys
@@ -32,9 +33,68 @@ def test_commands_without_maths_import_no_numpy(args):
 def test_only_attn_explore_imports_textual(args):
     """Textual (a full-screen app framework) loads for `attn explore` alone, and only once it runs."""
     assert not {m for m in imported(*args) if m == "textual" or m.startswith(("textual.", "attncli.render.explore"))}
+# What `attn --help` and `--version` used to load (about 40 ms): every command's options built at start-up, and
+# with them the registries behind their choices, the output machinery and the memory guard.
+NOT_FOR_HELP = [
+    "attncli.core.variants",
+    "attncli.io.formats",
+    "attncli.io.documents",
+    "attncli.io.output",
+    "attncli.pipeline.limits",
+    "attncli.pipeline.config",
+    "attncli.pipeline.tokenize",
+    "attncli.cli.hints",
+    "rich",
+    "tempfile",
+    "json",
+]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_no_registry_and_no_output_machinery(args):
+    assert not imported(*args) & set(NOT_FOR_HELP)
+
+
+def test_help_lists_every_command_without_building_one():
+    from typer.main import get_command
+
+    from attncli.cli.app import app
+
+    group = get_command(app)
+    listed = group.list_commands(None)  # type: ignore[arg-type]
+    assert listed[:3] == ["show", "steps", "tokens"] and "variants" in listed
+    assert not group.commands  # type: ignore[attr-defined]
+    assert group.get_command(None, "variants").name == "variants"  # type: ignore[arg-type]
+    assert list(group.commands) == ["variants"]  # type: ignore[attr-defined]
 
 
 def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules
     assert not {m for m in modules if m.startswith("attncli.models") or m.startswith("safetensors")}
+
+
+# What a word-tokenized text run used to load besides: the sandbox of tokenizer files (faulthandler, json,
+# select), the package-data lookup of -t bpe (importlib.resources, and tempfile through it), the BLAS-thread
+# control of long inputs and of models, and the worker pool of long --lines inputs.
+NOT_FOR_A_SENTENCE = [
+    "attncli.pipeline.contain",
+    "attncli.pipeline.lines",
+    "attncli.core.kernels",
+    "attncli.core.threads",
+    "faulthandler",
+    "importlib.resources",
+    "tempfile",
+    "json",
+    "threadpoolctl",
+    "multiprocessing",
+]
+
+
+def test_a_sentence_loads_only_what_its_run_uses():
+    assert not imported("show", "time flies like an arrow") & set(NOT_FOR_A_SENTENCE)
+
+
+def test_variants_loads_no_tokenizer():
+    modules = imported("variants")
+    assert not modules & {"attncli.pipeline.tokenize", "attncli.pipeline.contain", "tempfile", "json"}

