@@ -57,6 +57,9 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
             stats.skipped += 1
             continue
         weights = np.stack(forward(model, ids).weights)  # [L, h, n, n]
+        if not np.isfinite(weights).all():  # finite weights that overflow float32 on this text
+            stats.skipped += 1
+            continue
         stats.add_text(weights, ids, model.causal)
     return stats
 
@@ -93,10 +96,11 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def _worker_init() -> None:
-    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGTERM are the parent's to handle
-    (it stops the pool and reports what it has)."""
+    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGHUP, which reach the whole process
+    group, are the parent's to handle (it stops the pool and reports what it has). SIGTERM stays: the pool's
+    terminate() sends it, and a worker that ignored it would be waited for forever."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
 

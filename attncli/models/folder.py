@@ -6,7 +6,7 @@ A folder from anywhere is data that can lie. Everything here is checked before t
   its cap of bytes (MAX_BYTES) and refused when it nests deeper than MAX_JSON_DEPTH, before it is parsed;
 - a file the folder names (a shard of the index) and every file read from it stays inside the folder: no
   absolute path, no `..`, no symlink out (a Hugging Face cache snapshot may link into its own `blobs/`);
-- the sizes config.json declares (layers, hidden size, heads, positions, vocabulary) are checked against
+- the sizes config.json declares (layers, hidden size, heads, vocabulary) are checked against
   the tensors the checkpoint holds, read from the safetensors headers only, before anything is built
   for them; then the tensors a run reads, as float32, against ATTN_MAX_MEMORY;
 - a tensor is checked finite when it is read, and named when it is not;
@@ -25,16 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from attncli.errors import DataError
+from attncli.models.hparams import ModelError
 from attncli.pipeline.contain import contained
 from attncli.pipeline.limits import ENV, max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
 from attncli.pipeline.tokenize import MAX_TOKENIZER_BYTES
-
-
-class ModelError(DataError):
-    """A model folder, text, layer or head that cannot be used; the message is one line naming the bad value."""
-
 
 MAX_BYTES = {  # the largest real ones are a few KB (config), about 1 MB (index, tokenizer_config), tens of MB
     "config.json": 4 * 2**20,
@@ -100,15 +95,20 @@ def read_bytes(folder: Path, name: str, limit: int) -> bytes:
         raise ModelError(f"cannot read {path}: {e.strerror or e}") from None
 
 
-def read_json(folder: Path, name: str) -> Any:
-    """`folder/name` parsed, after its size (MAX_BYTES) and its nesting (MAX_JSON_DEPTH) were checked."""
-    import json
-
+def json_text(folder: Path, name: str) -> str:
+    """The text of the JSON `folder/name`, unparsed, once its size (MAX_BYTES) and nesting (MAX_JSON_DEPTH) passed."""
     data = read_bytes(folder, name, MAX_BYTES.get(name, MAX_BYTES["config.json"]))
     depth = json_depth(data)
     if depth > MAX_JSON_DEPTH:
         raise ModelError(f"{folder / name} nests {depth} levels deep, more than the {MAX_JSON_DEPTH} attn reads")
-    text = decode(data, str(folder / name))
+    return decode(data, str(folder / name))
+
+
+def read_json(folder: Path, name: str) -> Any:
+    """`folder/name` parsed, after its size and nesting were checked (`json_text`)."""
+    import json
+
+    text = json_text(folder, name)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:
@@ -136,7 +136,7 @@ def _header(path: Path, names: set[str] | None = None) -> Header:
     try:
         with safe_open(str(path), framework="np") as f:
             out = {}
-            for key in f.keys():
+            for key in f.keys():  # noqa: SIM118  (safe_open is not a dict)
                 if names is None or key in names:
                     s = f.get_slice(key)
                     out[key] = (path, s.get_dtype(), tuple(int(n) for n in s.get_shape()))
@@ -174,20 +174,22 @@ def checkpoint(folder: Path) -> Header:
 
 # ---- declared sizes against what is there -----------------------------------------------------------------
 
-# The names Hugging Face configs give each size (transformers' attribute_map: BERT's, GPT-2's and the like).
+# The names Hugging Face configs give each size (transformers' attribute_map: BERT's, GPT-2's, Llama's and the
+# like). Positions are not here: a learned table bounds them (Model.max_positions), rotary ones cost nothing
+# until a text is priced by its tokens (check_run).
 DECLARED = {
     "layers": ("num_hidden_layers", "n_layer", "num_layers"),
     "hidden size": ("hidden_size", "n_embd", "d_model"),
-    "heads": ("num_attention_heads", "n_head"),
-    "positions": ("max_position_embeddings", "n_positions"),
+    "heads": ("num_attention_heads", "n_head", "num_key_value_heads"),
     "vocabulary": ("vocab_size",),
     "intermediate size": ("intermediate_size", "n_inner"),
 }
 
 
 def check_declared(config: dict, tensors: Header, source: str) -> None:
-    """Each size config.json declares must be one the tensors could hold: at most as many layers as the
-    tensor names number, no size above the largest dimension of a tensor. Run before anything is built for them.
+    """Each size config.json declares must be one the tensors could hold: no more layers than there are tensors,
+    no size above the largest dimension of a tensor. Run before anything is built for them (a family's reader
+    then names a tensor that is missing or has the wrong shape).
     """
     layers = {int(m) for name in tensors for m in _INDEX.findall(name)}
     largest = max((n for _, _, shape in tensors.values() for n in shape), default=0)
@@ -196,10 +198,10 @@ def check_declared(config: dict, tensors: Header, source: str) -> None:
             value = config.get(key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 continue  # absent, or wrong: the family's own reader names it
-            if size == "layers" and value > len(layers):
+            if size == "layers" and value > len(tensors):
                 raise ModelError(
-                    f"{source} declares {value:,} layers ({key}), but the weights hold {len(layers)}: "
-                    "a wrong config.json, or weights of another model"
+                    f"{source} declares {value:,} layers ({key}), but the weights hold {len(tensors):,} tensors "
+                    f"numbering {len(layers)} layers: a wrong config.json, or weights of another model"
                 )
             if value > largest:
                 raise ModelError(
@@ -255,7 +257,7 @@ class ContainedTokenizer:
 
     def __init__(self, build: Callable[[], Any], what: str):
         self.what = what
-        contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ))
+        contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))
         self.tokenizer = build()
 
     def encode(self, texts: list[str]) -> list[dict | str]:
