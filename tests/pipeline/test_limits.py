@@ -128,7 +128,8 @@ def test_the_4000_character_json_of_issue_5_fits_the_defaults():
 
 
 def test_memory_past_the_limit_is_refused_with_the_estimate_and_what_fits():
-    r, peak = traced_peak(lambda: attn("show", "a b", "--heads", "256", "--dim", "4096", "--dk", "4096", "--dv", "4096"))
+    huge = ["--heads", "256", "--dim", "4096", "--dk", "4096", "--dv", "4096"]
+    r, peak = traced_peak(lambda: attn("show", "a b", *huge))
     assert peak < 16 * 2**20, f"{peak:,} bytes: the projections were drawn before the refusal"
     message = refused(
         r,
