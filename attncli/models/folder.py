@@ -100,7 +100,7 @@ def json_text(folder: Path, name: str) -> str:
     data = read_bytes(folder, name, MAX_BYTES.get(name, MAX_BYTES["config.json"]))
     depth = json_depth(data)
     if depth > MAX_JSON_DEPTH:
-        raise ModelError(f"{folder / name} nests {depth} levels deep, more than the {MAX_JSON_DEPTH} attn reads")
+        raise ModelError(f"{folder / name} nests {depth:,} levels deep, more than the {MAX_JSON_DEPTH} attn reads")
     return decode(data, str(folder / name))
 
 
