@@ -256,6 +256,8 @@ class ContainedTokenizer:
     """
 
     def __init__(self, build: Callable[[], Any], what: str):
+        import tokenizers  # noqa: F401  (mapped here, so the child's memory is the tokenizer's alone)
+
         self.what = what
         contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))
         self.tokenizer = build()
