@@ -326,21 +326,21 @@ class ModelTokens:
 PROBE_CHARS_PER_POSITION = 16  # a long text is first tokenized as a prefix of 16 characters per position
 
 
-def _encoded(model: Model, text: str) -> dict:
-    """`text` through the model's tokenizer, run contained: {"ids", "tokens", "offsets"}."""
-    enc = model.tokenizer.encode([text])[0]
+def _answer(model: Model, enc: dict | str) -> dict:
+    """One answer of the contained tokenizer: the encoding, or ModelError with the tokenizer's reason."""
     if isinstance(enc, str):
         raise ModelError(f"the tokenizer of {model.name} cannot encode this text: {enc}")
     return enc
 
 
-def encode(model: Model, text: str) -> ModelTokens:
-    """Tokenize `text` with the model's tokenizer; an error if it is empty or longer than the positions.
+def _encoded(model: Model, text: str) -> dict:
+    """`text` through the model's tokenizer, run contained: {"ids", "tokens", "offsets"}."""
+    return _answer(model, model.tokenizer.encode([text])[0])
 
-    A text longer than PROBE_CHARS_PER_POSITION characters per position is first counted on such a
-    prefix (cut where a word ends): more tokens there than positions, and the rest is never tokenized.
-    Then the run it makes is priced (`check_run`) before the forward pass allocates.
-    """
+
+def _counted(model: Model, text: str) -> None:
+    """A text longer than PROBE_CHARS_PER_POSITION characters per position is first counted on such a prefix
+    (cut where a word ends): more tokens there than positions, and the rest is never tokenized."""
     probe = PROBE_CHARS_PER_POSITION * model.max_positions
     if len(text) > probe:
         space = text.rfind(" ", probe // 2, probe)
@@ -352,7 +352,10 @@ def encode(model: Model, text: str) -> ModelTokens:
                 f"{len(text):,} characters make {count}), but {model.name} takes at most {model.max_positions} "
                 f"({model.hp['positions_key']})"
             )
-    enc = _encoded(model, text)
+
+
+def _tokens(model: Model, enc: dict) -> ModelTokens:
+    """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
     n = len(enc["ids"])
     if n == 0:
         raise ModelError(f"the text gives no tokens for {model.name}")
@@ -366,6 +369,29 @@ def encode(model: Model, text: str) -> ModelTokens:
         raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
     check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, n, model.name)
     return ModelTokens(tuple(enc["tokens"]), tuple(enc["ids"]), tuple((int(a), int(b)) for a, b in enc["offsets"]))
+
+
+def encode(model: Model, text: str) -> ModelTokens:
+    """Tokenize `text` with the model's tokenizer (contained); an error if it is empty or longer than the
+    positions. A long text is counted on a prefix first (`_counted`), and the run is priced (`check_run`)
+    before the forward pass allocates."""
+    _counted(model, text)
+    return _tokens(model, _encoded(model, text))
+
+
+def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:
+    """`encode` for many texts, the short ones in one contained child (a corpus chunk; a long one is counted
+    on its prefix first, alone): each its tokens or its ModelError."""
+    probe = PROBE_CHARS_PER_POSITION * model.max_positions
+    short = [t for t in texts if len(t) <= probe]
+    answers = iter(model.tokenizer.encode(short) if short else [])
+    out: list[ModelTokens | ModelError] = []
+    for text in texts:
+        try:
+            out.append(_tokens(model, _answer(model, next(answers))) if len(text) <= probe else encode(model, text))
+        except ModelError as e:
+            out.append(e)
+    return out
 
 
 def check_layer(model: Model, layer: int) -> int:
