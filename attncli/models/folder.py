@@ -64,7 +64,7 @@ def inside(folder: Path, name: str, what: str) -> Path:
 
     >>> inside(Path("."), "../x.safetensors", "shard")
     Traceback (most recent call last):
-    attncli.models.folder.ModelError: shard '../x.safetensors' leaves the model folder: no '..' in a path
+    attncli.models.hparams.ModelError: shard '../x.safetensors' leaves the model folder: no '..' in a path
     """
     if not isinstance(name, str) or not name or "\x00" in name:
         raise ModelError(f"{what} {name!r} is not a file name")
