@@ -27,6 +27,7 @@ from tests.cli.test_fuzz import (
     invoke,
     opt,
     output_options,
+    precision_of,
     strict_json,
 )
 from tests.cli.test_fuzz import (
@@ -260,7 +261,7 @@ def test_fuzz_model_folders(bases, tmp_path_factory, out_dir, data, text):
     if r.exit_code == 0 and fmt_of(args) == "json":
         doc = strict_json(r.stdout)  # never NaN or Infinity
         if "heads" in doc and "config" in doc:
-            check_attention_json(doc, None)
+            check_attention_json(doc, precision_of(args))
     shutil.rmtree(folder)
 
 
@@ -335,7 +336,7 @@ def test_fuzz_compute_json(out_dir, data, doc, shape):
     args = ["compute", *data.draw(output_options(("table", "json", "csv")))]
     r, _ = invoke(args, out_dir, input=text)
     if r.exit_code == 0 and fmt_of(args) == "json":
-        check_attention_json(strict_json(r.stdout), None)
+        check_attention_json(strict_json(r.stdout), precision_of(args))
 
 
 ENV_VALUES = st.one_of(
