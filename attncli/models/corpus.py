@@ -28,7 +28,7 @@ import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
 from attncli.models.forward import forward
-from attncli.models.load import Model, ModelError, encode, load_model
+from attncli.models.load import Model, ModelError, encode, encode_many, load_model
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 32  # lines per task of the worker pool
@@ -47,16 +47,16 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
     Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
     model = _model(path)
     stats = CorpusStats()
-    for text in texts:
-        text = text.strip("\r\n")
-        if not text.strip():
-            continue
-        try:
-            ids = np.asarray(encode(model, text).ids)
-        except ModelError:
+    lines = [t for t in (text.strip("\r\n") for text in texts) if t.strip()]
+    for tokens in encode_many(model, lines):  # one contained tokenizer run for the partition
+        if isinstance(tokens, ModelError):
             stats.skipped += 1
             continue
+        ids = np.asarray(tokens.ids)
         weights = np.stack(forward(model, ids).weights)  # [L, h, n, n]
+        if not np.isfinite(weights).all():  # finite weights that overflow float32 on this text
+            stats.skipped += 1
+            continue
         stats.add_text(weights, ids, model.causal)
     return stats
 
@@ -93,10 +93,11 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def _worker_init() -> None:
-    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGTERM are the parent's to handle
-    (it stops the pool and reports what it has)."""
+    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGHUP, which reach the whole process
+    group, are the parent's to handle (it stops the pool and reports what it has). SIGTERM stays: the pool's
+    terminate() sends it, and a worker that ignored it would be waited for forever."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
 

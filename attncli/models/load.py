@@ -8,7 +8,6 @@ the functions that need them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,18 @@ import numpy as np
 
 from .blocks import ACTIVATION_FNS
 from .families import Family, family_of, model_types
+from .folder import (
+    ContainedTokenizer,
+    Header,
+    check_budget,
+    check_declared,
+    check_run,
+    checkpoint,
+    finite,
+    inside,
+    json_object,
+    json_text,
+)
 from .hparams import ModelError
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
@@ -32,14 +43,15 @@ class Weights:
     embedding table is read row by row (`rows`), so a short text never reads the whole table.
     """
 
-    def __init__(self, sources: dict[str, tuple[Any, str]]):
+    def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
         self._sources = sources  # name -> (open safe_open handle, name stored in the file)
+        self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
         self._cache: dict[str, np.ndarray] = {}
 
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
         if name not in self._cache:
             handle, stored = self._sources[name]
-            self._cache[name] = _float32(handle.get_tensor(stored))
+            self._cache[name] = finite(_float32(handle.get_tensor(stored)), stored, "the weights")
         return self._cache[name]
 
     def shape(self, name: str) -> tuple[int, ...]:
@@ -53,7 +65,7 @@ class Weights:
             return self._cache[name][ids]
         handle, stored = self._sources[name]
         table = handle.get_slice(stored)
-        return np.concatenate([_float32(table[int(i) : int(i) + 1]) for i in ids])
+        return finite(np.concatenate([_float32(table[int(i) : int(i) + 1]) for i in ids]), stored, "the weights")
 
 
 def _why(e: Exception) -> str:  # an exception as one line
@@ -65,33 +77,7 @@ def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no cop
     return a.astype(np.float32, copy=False)
 
 
-def _checkpoint_files(folder: Path) -> dict[str, Path]:
-    """Map each stored tensor name to its file: model.safetensors, or the shards of an index."""
-    from safetensors import SafetensorError, safe_open
-
-    single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
-    if single.is_file():
-        try:
-            with safe_open(str(single), framework="np") as f:
-                return dict.fromkeys(f.keys(), single)
-        except (OSError, SafetensorError) as e:
-            raise ModelError(f"cannot read {single}: {_why(e)}") from None
-    if index.is_file():
-        try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-            files = {name: folder / shard for name, shard in weight_map.items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ModelError(f"cannot read {index}: {e}") from None
-        missing = sorted({str(p.name) for p in files.values() if not p.is_file()})
-        if missing:
-            raise ModelError(f"{index.name} names shard {missing[0]}, which is not in {folder}")
-        return files
-    found = [p.name for p in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.h5"))]
-    hint = f" (found {found[0]}: convert it to safetensors, PyTorch is not used)" if found else ""
-    raise ModelError(f"no weights in {folder}: need model.safetensors or model.safetensors.index.json{hint}")
-
-
-def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
+def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
     """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
 
     Names are matched after removing the prefix found in front of `anchor` (`bert.`,
@@ -100,7 +86,7 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
     """
     from safetensors import SafetensorError, safe_open
 
-    files = _checkpoint_files(folder)
+    files = {name: path for name, (path, _, _) in tensors.items()}
     prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
     if not prefixes:
         raise ModelError(f"the weights in {folder} have no {anchor}: not a checkpoint of this model type")
@@ -127,7 +113,7 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
             want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
             raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
         sources[name] = (handles[path], names[name])
-    return Weights(sources)
+    return Weights(sources, check_budget(tensors, [names[n] for n in wanted], str(folder)))
 
 
 # ---- the model ------------------------------------------------------------------------------------
@@ -181,16 +167,13 @@ def load_model(path: str | Path) -> Model:
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise ModelError(f"no config.json in {folder}: not a Hugging Face model folder")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelError(f"cannot read {config_path}: {e}") from None
-    if not isinstance(config, dict):
-        raise ModelError(f"{config_path} is not a JSON object")
+    config = json_object(folder, config_path.name)
     model_type = config.get("model_type")
     family = family_of(model_type) if isinstance(model_type, str) else None
     if family is None or not isinstance(model_type, str):
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
+    tensors = checkpoint(folder)
+    check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     if hp["activation"] not in ACTIVATION_FNS:
         raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
@@ -199,7 +182,7 @@ def load_model(path: str | Path) -> Model:
     n_kv_head = hp.get("n_kv_head", hp["n_head"])
     if hp["n_head"] % n_kv_head:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
-    weights = _open_weights(folder, wanted, family.word)
+    weights = _open_weights(folder, tensors, wanted, family.word)
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
@@ -229,11 +212,7 @@ def load_model(path: str | Path) -> Model:
 
 
 def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelError(f"cannot read {path}: {e}") from None
-    return data if isinstance(data, dict) else {}
+    return json_object(path.parent, path.name) if path.is_file() else {}
 
 
 def _special(tok_config: dict, key: str, default: str) -> str:
@@ -300,22 +279,36 @@ def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
     than the model's positions is an error in `encode` (transformers does not apply a
     tokenizer.json's own truncation either unless asked).
     """
-    from tokenizers import Tokenizer
-
     path = folder / "tokenizer.json"
     if path.is_file():
-        try:
-            tok = Tokenizer.from_file(str(path))
-        except Exception as e:
-            raise ModelError(f"cannot read {path}: {_why(e)}") from None
+        text = json_text(folder, path.name)
+
+        def build() -> Any:
+            from tokenizers import Tokenizer
+
+            try:
+                tok = Tokenizer.from_str(text)
+            except Exception as e:
+                raise ModelError(f"cannot read {path}: {_why(e)}") from None
+            tok.no_padding()
+            tok.no_truncation()
+            return tok
+
     elif family.vocab_files and all((folder / f).is_file() for f in _VOCAB_FILES[family.vocab_files][0]):
-        tok = _VOCAB_FILES[family.vocab_files][1](folder, config)
+        files, make = _VOCAB_FILES[family.vocab_files]
+        for name in files:
+            inside(folder, name, "tokenizer file")
+
+        def build() -> Any:
+            tok = make(folder, config)
+            tok.no_padding()
+            tok.no_truncation()
+            return tok
+
     else:
         other = f" or {family.vocab_files}" if family.vocab_files else ""
         raise ModelError(f"no tokenizer in {folder}: need tokenizer.json{other}")
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
+    return ContainedTokenizer(build, f"the tokenizer of {folder}")
 
 
 @dataclass(frozen=True)
@@ -330,10 +323,40 @@ class ModelTokens:
         return len(self.ids)
 
 
-def encode(model: Model, text: str) -> ModelTokens:
-    """Tokenize `text` with the model's tokenizer; an error if it is empty or longer than the positions."""
-    enc = model.tokenizer.encode(text)
-    n = len(enc.ids)
+PROBE_CHARS_PER_POSITION = 16  # a long text is first tokenized as a prefix of 16 characters per position
+
+
+def _answer(model: Model, enc: dict | str) -> dict:
+    """One answer of the contained tokenizer: the encoding, or ModelError with the tokenizer's reason."""
+    if isinstance(enc, str):
+        raise ModelError(f"the tokenizer of {model.name} cannot encode this text: {enc}")
+    return enc
+
+
+def _encoded(model: Model, text: str) -> dict:
+    """`text` through the model's tokenizer, run contained: {"ids", "tokens", "offsets"}."""
+    return _answer(model, model.tokenizer.encode([text])[0])
+
+
+def _counted(model: Model, text: str) -> None:
+    """A text longer than PROBE_CHARS_PER_POSITION characters per position is first counted on such a prefix
+    (cut where a word ends): more tokens there than positions, and the rest is never tokenized."""
+    probe = PROBE_CHARS_PER_POSITION * model.max_positions
+    if len(text) > probe:
+        space = text.rfind(" ", probe // 2, probe)
+        prefix = text[: space if space > 0 else probe]
+        count = len(_encoded(model, prefix)["ids"])
+        if count > model.max_positions + 1:  # + 1: a word cut in two may make one token more
+            raise ModelError(
+                f"the text is more than {model.max_positions} tokens long (its first {len(prefix):,} of "
+                f"{len(text):,} characters make {count}), but {model.name} takes at most {model.max_positions} "
+                f"({model.hp['positions_key']})"
+            )
+
+
+def _tokens(model: Model, enc: dict) -> ModelTokens:
+    """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
+    n = len(enc["ids"])
     if n == 0:
         raise ModelError(f"the text gives no tokens for {model.name}")
     if n > model.max_positions:
@@ -341,10 +364,34 @@ def encode(model: Model, text: str) -> ModelTokens:
             f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
             f"({model.hp['positions_key']})"
         )
-    bad = [i for i in enc.ids if i >= model.vocab_size]
+    bad = [i for i in enc["ids"] if i >= model.vocab_size]
     if bad:
         raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
-    return ModelTokens(tuple(enc.tokens), tuple(enc.ids), tuple(tuple(o) for o in enc.offsets))
+    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, n, model.name)
+    return ModelTokens(tuple(enc["tokens"]), tuple(enc["ids"]), tuple((int(a), int(b)) for a, b in enc["offsets"]))
+
+
+def encode(model: Model, text: str) -> ModelTokens:
+    """Tokenize `text` with the model's tokenizer (contained); an error if it is empty or longer than the
+    positions. A long text is counted on a prefix first (`_counted`), and the run is priced (`check_run`)
+    before the forward pass allocates."""
+    _counted(model, text)
+    return _tokens(model, _encoded(model, text))
+
+
+def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:
+    """`encode` for many texts, the short ones in one contained child (a corpus chunk; a long one is counted
+    on its prefix first, alone): each its tokens or its ModelError."""
+    probe = PROBE_CHARS_PER_POSITION * model.max_positions
+    short = [t for t in texts if len(t) <= probe]
+    answers = iter(model.tokenizer.encode(short) if short else [])
+    out: list[ModelTokens | ModelError] = []
+    for text in texts:
+        try:
+            out.append(_tokens(model, _answer(model, next(answers))) if len(text) <= probe else encode(model, text))
+        except ModelError as e:
+            out.append(e)
+    return out
 
 
 def check_layer(model: Model, layer: int) -> int:

@@ -18,7 +18,18 @@ import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.core.variants import VARIANTS
-from attncli.models import HEAD_STATS, Model, check_head, check_layer, encode, forward, head_stats, label_heads, rollout
+from attncli.models import (
+    HEAD_STATS,
+    Model,
+    ModelError,
+    check_head,
+    check_layer,
+    encode,
+    forward,
+    head_stats,
+    label_heads,
+    rollout,
+)
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
@@ -49,6 +60,17 @@ def model_tokens(model: Model, text: str) -> Tokens:
     )
 
 
+def _check_finite(model: Model, what: str, *arrays: np.ndarray) -> None:
+    """ModelError when any of `arrays` holds NaN or an infinity: finite weights can still overflow float32, and
+    nothing that is not a number is ever written (a table, a rollout, JSON or CSV)."""
+    for a in arrays:
+        if not np.isfinite(a).all():
+            raise ModelError(
+                f"{what} of {model.name} is not finite (NaN or infinity: its weights overflow float32 on this "
+                "text); nothing was written"
+            )
+
+
 def _score(model: Model, layer: int) -> tuple[str, float]:
     """The model's score as a variant and a temperature: BERT qᵀk/√d_k; GPT-2 may drop the √d_k
     (scale_attn_weights false) or also divide by layer + 1 (scale_attn_by_inverse_layer_idx)."""
@@ -67,6 +89,7 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
     tokens = model_tokens(model, text)
     s = forward(model, tokens.ids, upto_layer=layer, steps_layer=layer).steps
     assert s is not None  # steps_layer asks for them
+    _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
     pick = slice(None) if chosen is None else slice(chosen, chosen + 1)
     variant, temperature = _score(model, layer)
     config = RunConfig(
@@ -202,6 +225,7 @@ def heads_document(model: Model, text: str) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer."""
     tokens = model_tokens(model, text)
     weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
+    _check_finite(model, "the attention", weights)
     stats = head_stats(weights, causal=model.causal)
     labels = label_heads(stats)
     rows = [
@@ -244,7 +268,9 @@ def model_rollout(model: Model, text: str, layer: int | None = None) -> Rollout:
     layer = check_layer(model, -1 if layer is None else layer)
     tokens = model_tokens(model, text)
     weights = forward(model, tokens.ids, upto_layer=layer).weights
-    return Rollout(text, tokens, model, layer, rollout(weights, upto_layer=layer), np.stack(weights))
+    matrix = rollout(weights, upto_layer=layer)
+    _check_finite(model, "the rollout", matrix, *weights)
+    return Rollout(text, tokens, model, layer, matrix, np.stack(weights))
 
 
 # ---- attn compare --model -------------------------------------------------------------------------

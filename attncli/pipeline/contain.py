@@ -90,11 +90,16 @@ def _child(write: int, fn: Callable[..., Any], args: tuple, memory: int | None) 
 
 
 def contained(
-    fn: Callable[..., Any], *args: Any, what: str, seconds: float | None = None, memory: int | None = None
+    fn: Callable[..., Any],
+    *args: Any,
+    what: str,
+    seconds: float | None = None,
+    memory: int | None = None,
+    errors: tuple[type[AttnError], ...] = (),
 ) -> Any:
-    """`fn(*args)` run in a child process: its JSON-able value, or the AttnError it raised (other errors become
-    DataError naming `what`), or DataError when it runs past `seconds`, dies (a panic, an abort, a signal) or
-    would take more than `memory` bytes."""
+    """`fn(*args)` run in a child process: its JSON-able value, or the AttnError it raised (AttnError, ConfigError,
+    DataError or one of `errors`; other errors become DataError naming `what`), or DataError when it runs past
+    `seconds`, dies (a panic, an abort, a signal) or would take more than `memory` bytes."""
     if not hasattr(os, "fork"):
         return fn(*args)
     seconds = seconds_from(os.environ) if seconds is None else seconds
@@ -133,7 +138,7 @@ def contained(
         raise DataError(f"{what} crashed ({died}): it may be malformed or hostile{limit}")
     answer = json.loads(b"".join(chunks))
     if "error" in answer:
-        error = ERRORS.get(answer["error"])
+        error = (ERRORS | {cls.__name__: cls for cls in errors}).get(answer["error"])
         if error is not None:
             raise error(answer["message"])
         if answer["error"] == "MemoryError":

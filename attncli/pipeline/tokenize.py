@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attncli.errors import ConfigError, DataError
-from attncli.pipeline.read import decode, read_bounded
+from attncli.pipeline.read import MAX_JSON_DEPTH, decode, json_depth, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
 
@@ -99,6 +99,9 @@ def _load_hf(path: str):
             data = read_bounded(f, f"tokenizer {path}", "is it a tokenizer.json?", MAX_TOKENIZER_BYTES)
     except OSError as e:
         raise DataError(f"cannot read tokenizer {path}: {e.strerror or e}") from None
+    depth = json_depth(data)
+    if depth > MAX_JSON_DEPTH:
+        raise DataError(f"not a valid tokenizer.json: {path}: nests {depth:,} levels deep, more than {MAX_JSON_DEPTH}")
     text = decode(data, f"tokenizer {path}")
     from tokenizers import Tokenizer as HFTokenizer
 

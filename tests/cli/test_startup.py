@@ -33,6 +33,8 @@ def test_commands_without_maths_import_no_numpy(args):
 def test_only_attn_explore_imports_textual(args):
     """Textual (a full-screen app framework) loads for `attn explore` alone, and only once it runs."""
     assert not {m for m in imported(*args) if m == "textual" or m.startswith(("textual.", "attncli.render.explore"))}
+
+
 # What `attn --help` and `--version` used to load (about 40 ms): every command's options built at start-up, and
 # with them the registries behind their choices, the output machinery and the memory guard.
 NOT_FOR_HELP = [

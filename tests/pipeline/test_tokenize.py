@@ -4,6 +4,7 @@ import pytest
 
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.tokenize import TOKENIZERS, char, get_tokenizer, tokenize, word
+from tests.conftest import attn
 
 TEXT = "time flies like an arrow"
 
@@ -115,3 +116,11 @@ def test_unknown_name_missing_file_and_corrupt_file(tmp_path):
 def test_no_tokens_is_an_error():
     with pytest.raises(DataError, match="no tokens"):
         tokenize("   ", "word")
+
+
+def test_a_tokenizer_json_nested_too_deep_is_refused_before_it_is_parsed(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"version": "1.0", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    r = attn("show", "time flies", "-t", path)
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"Error: not a valid tokenizer.json: {path}: nests 100,001 levels deep, more than 64")

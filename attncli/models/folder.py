@@ -1,0 +1,286 @@
+"""A model folder read as untrusted: bounded JSON, paths kept inside, sizes priced before they are allocated.
+
+A folder from anywhere is data that can lie. Everything here is checked before the work it would cause:
+
+- every JSON (config.json, tokenizer.json, tokenizer_config.json, the safetensors index) is read at most
+  its cap of bytes (MAX_BYTES) and refused when it nests deeper than MAX_JSON_DEPTH, before it is parsed;
+- a file the folder names (a shard of the index) and every file read from it stays inside the folder: no
+  absolute path, no `..`, no symlink out (a Hugging Face cache snapshot may link into its own `blobs/`);
+- the sizes config.json declares (layers, hidden size, heads, vocabulary) are checked against
+  the tensors the checkpoint holds, read from the safetensors headers only, before anything is built
+  for them; then the tensors a run reads, as float32, against ATTN_MAX_MEMORY;
+- a tensor is checked finite when it is read, and named when it is not;
+- the model's own tokenizer is loaded and run in a contained child (`attncli.pipeline.contain`), as a
+  tokenizer.json given with `-t` is.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncli.models.hparams import ModelError
+from attncli.pipeline.contain import contained
+from attncli.pipeline.limits import ENV, max_bytes_from
+from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
+from attncli.pipeline.tokenize import MAX_TOKENIZER_BYTES
+
+MAX_BYTES = {  # the largest real ones are a few KB (config), about 1 MB (index, tokenizer_config), tens of MB
+    "config.json": 4 * 2**20,
+    "tokenizer_config.json": 16 * 2**20,
+    "model.safetensors.index.json": 16 * 2**20,
+    "tokenizer.json": MAX_TOKENIZER_BYTES,
+}
+FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")  # the tensors counted as weights (F16 and BF16 become float32)
+_INDEX = re.compile(r"(?:^|\.)(\d+)(?=\.)")  # a layer index in a tensor name: encoder.layer.3.…, h.3.…
+
+
+def why(e: BaseException) -> str:
+    """An exception as one line."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+# ---- paths ------------------------------------------------------------------------------------------------
+
+
+def _roots(folder: Path) -> list[Path]:
+    """Where a file of `folder` may resolve to: the folder, and for a Hugging Face cache snapshot its blobs."""
+    real = folder.resolve()
+    roots = [real]
+    if real.parent.name == "snapshots" and real.parent.parent.name.startswith("models--"):
+        roots.append(real.parent.parent / "blobs")
+    return roots
+
+
+def inside(folder: Path, name: str, what: str) -> Path:
+    """`folder / name` when `name` is a plain relative path that stays inside the folder (symlinks resolved).
+
+    >>> inside(Path("."), "../x.safetensors", "shard")
+    Traceback (most recent call last):
+    attncli.models.hparams.ModelError: shard '../x.safetensors' leaves the model folder: no '..' in a path
+    """
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise ModelError(f"{what} {name!r} is not a file name")
+    parts = Path(name).parts
+    if Path(name).is_absolute() or name.startswith("\\") or ":" in parts[0]:
+        raise ModelError(f"{what} {name!r} is an absolute path; a model folder names its files relative to itself")
+    if ".." in parts:
+        raise ModelError(f"{what} {name!r} leaves the model folder: no '..' in a path")
+    path = folder / name
+    real = path.resolve()
+    if not any(real == root or root in real.parents for root in _roots(folder)):
+        raise ModelError(f"{what} {name!r} in {folder} is a link to {real}, outside the model folder")
+    return path
+
+
+# ---- JSON -------------------------------------------------------------------------------------------------
+
+
+def read_bytes(folder: Path, name: str, limit: int) -> bytes:
+    """The bytes of `folder/name`, at most `limit` (a bigger file, a FIFO or /dev/zero ends here)."""
+    path = inside(folder, name, "file")
+    if not path.is_file():
+        raise ModelError(f"{path} is not a regular file")
+    try:
+        with open(path, "rb") as f:
+            return read_bounded(f, str(path), f"a {name} is never this large", limit)
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def json_text(folder: Path, name: str) -> str:
+    """The text of the JSON `folder/name`, unparsed, once its size (MAX_BYTES) and nesting (MAX_JSON_DEPTH) passed."""
+    data = read_bytes(folder, name, MAX_BYTES.get(name, MAX_BYTES["config.json"]))
+    depth = json_depth(data)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelError(f"{folder / name} nests {depth:,} levels deep, more than the {MAX_JSON_DEPTH} attn reads")
+    return decode(data, str(folder / name))
+
+
+def read_json(folder: Path, name: str) -> Any:
+    """`folder/name` parsed, after its size and nesting were checked (`json_text`)."""
+    import json
+
+    text = json_text(folder, name)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ModelError(f"cannot read {folder / name}: {why(e)}") from None
+
+
+def json_object(folder: Path, name: str) -> dict:
+    """`read_json` that must give an object."""
+    data = read_json(folder, name)
+    if not isinstance(data, dict):
+        raise ModelError(f"{folder / name} is not a JSON object")
+    return data
+
+
+# ---- the checkpoint: names, files, dtypes and shapes from the headers ------------------------------------
+
+
+Header = dict[str, tuple[Path, str, tuple[int, ...]]]  # stored name -> (file, dtype, shape)
+
+
+def _header(path: Path, names: set[str] | None = None) -> Header:
+    """The tensors of one safetensors file from its header (nothing else is read), or those of `names`."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="np") as f:
+            out = {}
+            for key in f.keys():  # noqa: SIM118  (safe_open is not a dict)
+                if names is None or key in names:
+                    s = f.get_slice(key)
+                    out[key] = (path, s.get_dtype(), tuple(int(n) for n in s.get_shape()))
+            return out
+    except (OSError, SafetensorError, ValueError) as e:
+        raise ModelError(f"cannot read {path}: {why(e)}") from None
+
+
+def checkpoint(folder: Path) -> Header:
+    """Every stored tensor of model.safetensors, or of the shards model.safetensors.index.json names."""
+    single, index = folder / "model.safetensors", "model.safetensors.index.json"
+    if single.is_file():
+        return _header(inside(folder, single.name, "weights file"))
+    if (folder / index).is_file():
+        weight_map = json_object(folder, index).get("weight_map")
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+            raise ModelError(f"{folder / index} has no weight_map of tensor names to shard files")
+        shards: dict[str, set[str]] = {}
+        for name, shard in weight_map.items():
+            shards.setdefault(shard, set()).add(name)
+        found: Header = {}
+        for shard, names in shards.items():
+            path = inside(folder, shard, f"{index} names shard")
+            if not path.is_file():
+                raise ModelError(f"{index} names shard {shard}, which is not in {folder}")
+            found |= _header(path, names)
+        lost = sorted(set(weight_map) - set(found))
+        if lost:
+            raise ModelError(f"{index} puts {lost[0]} in {weight_map[lost[0]]}, which does not hold it")
+        return found
+    found_other = [p.name for p in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.h5"))]
+    hint = f" (found {found_other[0]}: convert it to safetensors, PyTorch is not used)" if found_other else ""
+    raise ModelError(f"no weights in {folder}: need model.safetensors or model.safetensors.index.json{hint}")
+
+
+# ---- declared sizes against what is there -----------------------------------------------------------------
+
+# The names Hugging Face configs give each size (transformers' attribute_map: BERT's, GPT-2's, Llama's and the
+# like). Positions are not here: a learned table bounds them (Model.max_positions), rotary ones cost nothing
+# until a text is priced by its tokens (check_run).
+DECLARED = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "hidden size": ("hidden_size", "n_embd", "d_model"),
+    "heads": ("num_attention_heads", "n_head", "num_key_value_heads"),
+    "vocabulary": ("vocab_size",),
+    "intermediate size": ("intermediate_size", "n_inner"),
+}
+
+
+def check_declared(config: dict, tensors: Header, source: str) -> None:
+    """Each size config.json declares must be one the tensors could hold: no more layers than there are tensors,
+    no size above the largest dimension of a tensor. Run before anything is built for them (a family's reader
+    then names a tensor that is missing or has the wrong shape).
+    """
+    layers = {int(m) for name in tensors for m in _INDEX.findall(name)}
+    largest = max((n for _, _, shape in tensors.values() for n in shape), default=0)
+    for size, keys in DECLARED.items():
+        for key in keys:
+            value = config.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                continue  # absent, or wrong: the family's own reader names it
+            if size == "layers" and value > len(tensors):
+                raise ModelError(
+                    f"{source} declares {value:,} layers ({key}), but the weights hold {len(tensors):,} tensors "
+                    f"numbering {len(layers)} layers: a wrong config.json, or weights of another model"
+                )
+            if value > largest:
+                raise ModelError(
+                    f"{source} declares {size} {value:,} ({key}), but no tensor in the weights has a dimension "
+                    f"that large (the largest is {largest:,})"
+                )
+
+
+def check_budget(tensors: Header, names: list[str], what: str) -> int:
+    """The bytes of the tensors `names` as float32, checked against ATTN_MAX_MEMORY; the bytes."""
+    need = sum(4 * math.prod(tensors[n][2]) for n in names if n in tensors)
+    budget = max_bytes_from(os.environ)
+    if budget is not None and need > budget:
+        raise ModelError(
+            f"{what} needs {human_bytes(need)} for its weights as float32, more than {ENV} "
+            f"({human_bytes(budget)}): raise {ENV} if the machine has the memory"
+        )
+    return need
+
+
+def check_run(weights_bytes: int, n_layer: int, n_head: int, d_model: int, n: int, what: str) -> None:
+    """A forward pass over `n` tokens against ATTN_MAX_MEMORY: the weights, and per layer the scores, the
+    weights and the masked scores of every head ([n_head, n, n] float32 each) and a few [n, 4 d_model] arrays."""
+    need = weights_bytes + n_layer * (3 * n_head * n * n + 8 * n * d_model) * 4
+    budget = max_bytes_from(os.environ)
+    if budget is not None and need > budget:
+        raise ModelError(
+            f"{what} on {n:,} tokens needs about {human_bytes(need)}, more than {ENV} ({human_bytes(budget)}): "
+            f"a shorter text, or raise {ENV}"
+        )
+
+
+def finite(array: np.ndarray, name: str, where: str) -> np.ndarray:
+    """`array` itself, or ModelError naming the tensor when it holds NaN or an infinity."""
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        bad = np.argwhere(~np.isfinite(array))[0]
+        raise ModelError(
+            f"{name} in {where} holds {array[tuple(bad)]} at {list(bad.tolist())}: the weights are damaged"
+        )
+    return array
+
+
+# ---- the tokenizer, contained -----------------------------------------------------------------------------
+
+
+class ContainedTokenizer:
+    """A model's tokenizer (a `tokenizers.Tokenizer`, built by `build()`) that runs in a contained child.
+
+    Built once in a child first: a file that panics, aborts, runs away or needs more than ATTN_MAX_MEMORY
+    while it is loaded ends there as one line. Then it is built here too (for its vocabulary and special
+    tokens), and every `encode` runs in a child forked from this process, under the same limits.
+    """
+
+    def __init__(self, build: Callable[[], Any], what: str):
+        import tokenizers  # noqa: F401  (mapped here, so the child's memory is the tokenizer's alone)
+
+        self.what = what
+        contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))
+        self.tokenizer = build()
+
+    def encode(self, texts: list[str]) -> list[dict | str]:
+        """Each text's `{"ids", "tokens", "offsets"}`, or the one line of why the tokenizer could not encode it."""
+        return contained(_encode_all, self.tokenizer, texts, what=self.what, memory=max_bytes_from(os.environ))
+
+    def __getattr__(self, name: str) -> Any:  # vocabulary, special tokens, the model: the tokenizer's own
+        return getattr(self.__dict__["tokenizer"], name)
+
+
+def _vocab_size(build: Callable[[], Any]) -> int:  # in the child
+    return build().get_vocab_size(with_added_tokens=True)
+
+
+def _encode_all(tok: Any, texts: list[str]) -> list[dict | str]:  # in the child
+    out: list[dict | str] = []
+    for text in texts:
+        try:
+            enc = tok.encode(text)
+        except Exception as e:  # a model without [UNK] meets an unknown character, and the like
+            out.append(why(e))
+            continue
+        out.append({"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets]})
+    return out
