@@ -144,7 +144,7 @@ class TensorFile:
         out = np.empty(count, dtype=np_dtype)
         with open(self.path, "rb") as fh:
             fh.seek(self._data + begin + first * np_dtype.itemsize)
-            got = fh.readinto(memoryview(out).cast("B"))
+            got = fh.readinto(out.data.cast("B"))
         if got != out.nbytes:
             raise TensorFileError(f"{self.path.name} is cut short")
         return bf16_to_float32(out) if dtype == "BF16" else out
