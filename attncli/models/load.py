@@ -18,6 +18,7 @@ import numpy as np
 from .blocks import ACTIVATION_FNS
 from .families import Family, family_of, model_types
 from .hparams import ModelError
+from .hub import resolve_model
 from .tensorfile import TensorFile, TensorFileError
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
@@ -181,8 +182,9 @@ def _display_name(folder: Path) -> str:
 
 
 def load_model(path: str | Path) -> Model:
-    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer)."""
-    folder = Path(path).expanduser()
+    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
+    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
+    folder = resolve_model(path)
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
     config_path = folder / "config.json"
