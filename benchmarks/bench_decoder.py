@@ -115,9 +115,10 @@ def text_of(tokens: int) -> str:
     return text
 
 
-def measure(args: list[str], runs: int) -> tuple[float, float]:
-    """Median seconds and the largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`."""
-    times, peaks = [], []
+def measure(args: list[str], runs: int) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds (user + system: what a busy machine changes least) and the
+    largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`."""
+    times, cpus, peaks = [], [], []
     for _ in range(runs):
         start = time.perf_counter()
         p = subprocess.Popen(
@@ -128,7 +129,8 @@ def measure(args: list[str], runs: int) -> tuple[float, float]:
         if status != 0:
             raise SystemExit(f"attn {' '.join(args[:1])} failed: {p.stderr.read().decode()[-500:] if p.stderr else ''}")
         peaks.append(usage.ru_maxrss / 1024)
-    return statistics.median(times), max(peaks)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(times), statistics.median(cpus), max(peaks)
 
 
 def f32_read(table: dict, upto: int, n: int, mlp_of_last: bool) -> float:
@@ -155,6 +157,11 @@ def main() -> None:
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--intermediate", type=int, default=4864)
     ap.add_argument("--vocab", type=int, default=16384)
+    ap.add_argument(
+        "--all-heads-on-screen",
+        action="store_true",
+        help="also time every head of layer 0 drawn as tables (minutes at 128 tokens: the layout, not the model)",
+    )
     ap.add_argument("--keep", type=Path, help="write the model here and keep it (default: a temporary folder)")
     a = ap.parse_args()
     tmp = None if a.keep else tempfile.mkdtemp(prefix="attn-bench-decoder-")
@@ -163,28 +170,37 @@ def main() -> None:
         start = time.perf_counter()
         table = write_model(folder, a)
         size = (folder / "model.safetensors").stat().st_size / 2**20
-        print(f"model: {folder} ({size:,.0f} MiB BF16, written in {time.perf_counter() - start:.1f} s)")
+        print(f"model: {folder} ({size:,.0f} MiB BF16, written in {time.perf_counter() - start:.1f} s)", flush=True)
         text = text_of(a.tokens)
         last, middle = a.layers - 1, a.layers // 2
+        model = ["--model", str(folder)]
         rows = [
-            ("start-up: attn show TEXT (no model)", ["show", text, "--color", "never"], None),
-            ("show --layer 0 (all heads)", ["show", text, "--model", str(folder), "--layer", "0"], (0, False)),
-            (f"show --layer {middle}", ["show", text, "--model", str(folder), "--layer", str(middle)], (middle, False)),
-            (f"show (last layer, {last})", ["show", text, "--model", str(folder)], (last, False)),
-            ("heads (every layer)", ["heads", text, "--model", str(folder)], (last, True)),
+            ("start-up: attn show TEXT (no model)", ["show", text], None),
+            ("show --layer 0 --head 0 (on screen)", ["show", text, *model, "--layer", "0", "--head", "0"], (0, False)),
+            ("show --layer 0 -f json (all heads)", ["show", text, *model, "--layer", "0", "-f", "json"], (0, False)),
+            (
+                f"show --layer {middle} -f json",
+                ["show", text, *model, "--layer", str(middle), "-f", "json"],
+                (middle, False),
+            ),
+            (f"show -f json (last layer, {last})", ["show", text, *model, "-f", "json"], (last, False)),
+            ("heads (every layer, on screen)", ["heads", text, *model], (last, True)),
         ]
-        print(f"{a.tokens} tokens, median of {a.runs} fresh processes, peak = max resident set")
-        heading = ("command", "time s", "peak MiB", "f32 read", "peak/read", "(peak-start)/read")
-        print("{:38s} {:>7s} {:>9s} {:>9s} {:>9s} {:>18s}".format(*heading))
+        if a.all_heads_on_screen:
+            rows.append(("show --layer 0 (all heads, on screen)", ["show", text, *model, "--layer", "0"], (0, False)))
+        print(f"{a.tokens} tokens, median of {a.runs} fresh processes, peak = max resident set", flush=True)
+        heading = ("command", "wall s", "cpu s", "peak MiB", "f32 read", "peak/read", "(peak-start)/read")
+        print("{:38s} {:>7s} {:>7s} {:>9s} {:>9s} {:>9s} {:>18s}".format(*heading))
         base = 0.0
         for label, args, reads in rows:
-            seconds, peak = measure([*args, "--color", "never", "--width", "120"], a.runs)
+            seconds, cpu, peak = measure([*args, "--color", "never", "--width", "120"], a.runs)
             if reads is None:
                 base = peak
-                print(f"{label:38s} {seconds:7.2f} {peak:9.0f}")
+                print(f"{label:38s} {seconds:7.2f} {cpu:7.2f} {peak:9.0f}", flush=True)
                 continue
             read = f32_read(table, reads[0], a.tokens, reads[1])
-            print(f"{label:38s} {seconds:7.2f} {peak:9.0f} {read:9.0f} {peak / read:9.2f} {(peak - base) / read:18.2f}")
+            ratios = f"{peak / read:9.2f} {(peak - base) / read:18.2f}"
+            print(f"{label:38s} {seconds:7.2f} {cpu:7.2f} {peak:9.0f} {read:9.0f} {ratios}", flush=True)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
