@@ -8,8 +8,8 @@ intermediate 4864 — into a temporary folder, and a text of exactly --tokens to
 vocabulary is shrunk (--vocab, default 16384 instead of 151936) to keep the file small: only the
 rows of the text's tokens are ever read, so its size changes neither time nor memory.
 
-Each row is a fresh process (`python -m attncli ...`, the table as a user sees it), the median
-of --runs; peak memory is that process's maximum resident set (os.wait4). "f32 read" is the
+Each row is a fresh process (`python -m attncli ...`), the median of --runs, as GNU time
+(/usr/bin/time) reports it: wall and CPU seconds and the maximum resident set. "f32 read" is the
 float32 size of the tensors the command reads (the layers up to the one shown, the last one
 without its MLP, which cannot change its attention); the start-up row (a text run, no model) is
 the part of the peak that is Python, NumPy, Rich and tokenizers. Run by hand, not in CI (CI runs
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import struct
@@ -34,6 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "tests" / "models" / "golden" / "qwen2" / "tokenizer.json"
+TIME = "/usr/bin/time"  # GNU time: the wall, CPU and peak memory of one process
 
 
 def shapes(a: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -117,19 +117,25 @@ def text_of(tokens: int) -> str:
 
 def measure(args: list[str], runs: int) -> tuple[float, float, float]:
     """Median wall seconds, median CPU seconds (user + system: what a busy machine changes least) and the
-    largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`."""
+    largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`.
+
+    The process is started by /usr/bin/time, whose own report is read: a child forked straight from
+    this (large) process would count this process's resident pages in its peak (Linux keeps the
+    high-water mark across exec)."""
     times, cpus, peaks = [], [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        p = subprocess.Popen(
-            [sys.executable, "-m", "attncli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        p = subprocess.run(
+            [TIME, "-f", "%e %U %S %M", sys.executable, "-m", "attncli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        _, status, usage = os.wait4(p.pid, 0)
-        times.append(time.perf_counter() - start)
-        if status != 0:
-            raise SystemExit(f"attn {' '.join(args[:1])} failed: {p.stderr.read().decode()[-500:] if p.stderr else ''}")
-        peaks.append(usage.ru_maxrss / 1024)
-        cpus.append(usage.ru_utime + usage.ru_stime)
+        if p.returncode != 0:
+            raise SystemExit(f"attn {args[0]} failed: {p.stderr[-500:]}")
+        wall, user, system, peak_kib = p.stderr.split()[-4:]
+        times.append(float(wall))
+        cpus.append(float(user) + float(system))
+        peaks.append(int(peak_kib) / 1024)
     return statistics.median(times), statistics.median(cpus), max(peaks)
 
 
