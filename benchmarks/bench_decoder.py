@@ -164,9 +164,9 @@ def main() -> None:
     ap.add_argument("--intermediate", type=int, default=4864)
     ap.add_argument("--vocab", type=int, default=16384)
     ap.add_argument(
-        "--all-heads-on-screen",
+        "--on-screen",
         action="store_true",
-        help="also time every head of layer 0 drawn as tables (minutes at 128 tokens: the layout, not the model)",
+        help="also time layer 0's matrices drawn as tables (minutes at 128 tokens: the layout, not the model)",
     )
     ap.add_argument("--keep", type=Path, help="write the model here and keep it (default: a temporary folder)")
     a = ap.parse_args()
@@ -182,7 +182,6 @@ def main() -> None:
         model = ["--model", str(folder)]
         rows = [
             ("start-up: attn show TEXT (no model)", ["show", text], None),
-            ("show --layer 0 --head 0 (on screen)", ["show", text, *model, "--layer", "0", "--head", "0"], (0, False)),
             ("show --layer 0 -f json (all heads)", ["show", text, *model, "--layer", "0", "-f", "json"], (0, False)),
             (
                 f"show --layer {middle} -f json",
@@ -192,7 +191,14 @@ def main() -> None:
             (f"show -f json (last layer, {last})", ["show", text, *model, "-f", "json"], (last, False)),
             ("heads (every layer, on screen)", ["heads", text, *model], (last, True)),
         ]
-        if a.all_heads_on_screen:
+        if a.on_screen:
+            rows.append(
+                (
+                    "show --layer 0 --head 0 (on screen)",
+                    ["show", text, *model, "--layer", "0", "--head", "0"],
+                    (0, False),
+                )
+            )
             rows.append(("show --layer 0 (all heads, on screen)", ["show", text, *model, "--layer", "0"], (0, False)))
         print(f"{a.tokens} tokens, median of {a.runs} fresh processes, peak = max resident set", flush=True)
         heading = ("command", "wall s", "cpu s", "peak MiB", "f32 read", "peak/read", "(peak-start)/read")
