@@ -8,6 +8,22 @@ import pytest
 
 from tests.conftest import ROOT
 
+DECODER = [
+    "--runs",
+    "1",
+    "--layers",
+    "2",
+    "--hidden",
+    "32",
+    "--heads",
+    "4",
+    "--intermediate",
+    "64",
+    "--vocab",
+    "400",
+    "--tokens",
+    "16",
+]  # not 0.5B
 TINY = [
     ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
     ["formats.py", "--chars", "60", "--lines", "3"],
@@ -15,6 +31,7 @@ TINY = [
     ["view_page.py", "--help"],  # needs a real model and a browser: only its arguments are checked here
     ["explore.py", "--runs", "1"],  # the real program in tmux (without tmux it says so)
     ["speed.py", "--tiny"],  # every row of the speed table (a row whose floor cannot run here says so)
+    ["bench_decoder.py", *DECODER],
 ]
 
 

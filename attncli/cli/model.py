@@ -22,7 +22,8 @@ ModelDir = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="A Hugging Face model folder (BERT or GPT-2: config.json, model.safetensors, tokenizer.json): "
+        help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
+        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -84,7 +85,7 @@ DaskAddress = Annotated[
     ),
 ]
 ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face model folder (BERT or GPT-2).", show_default=False)
+    str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
 ]
 
 MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model (but `attn show --head` takes a text run's)

@@ -126,6 +126,14 @@ def json_object(folder: Path, name: str) -> dict:
 # ---- the checkpoint: names, files, dtypes and shapes from the headers ------------------------------------
 
 
+BIN_TO_SAFETENSORS = (  # the conversion, run where the model and torch already are: nothing is downloaded
+    'convert it in that folder, where torch is installed: python -c "import torch; '
+    "from safetensors.torch import save_file; "
+    "sd = torch.load('pytorch_model.bin', map_location='cpu', weights_only=True); "
+    "save_file({k: v.clone().contiguous() for k, v in sd.items()}, 'model.safetensors', metadata={'format': 'pt'})\""
+)
+
+
 Header = dict[str, tuple[Path, str, tuple[int, ...]]]  # stored name -> (file, dtype, shape)
 
 
@@ -169,6 +177,8 @@ def checkpoint(folder: Path) -> Header:
         return found
     found_other = [p.name for p in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.h5"))]
     hint = f" (found {found_other[0]}: convert it to safetensors, PyTorch is not used)" if found_other else ""
+    if "pytorch_model.bin" in found_other:
+        hint = f" (found pytorch_model.bin, which attn does not read: {BIN_TO_SAFETENSORS})"
     raise ModelError(f"no weights in {folder}: need model.safetensors or model.safetensors.index.json{hint}")
 
 

@@ -1,9 +1,9 @@
 """Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
 
-A folder is a `Model`: its hyper-parameters, its weights (read lazily from the safetensors
-files through the library's NumPy API, one tensor at a time, kept once read) and its
-tokenizer. Nothing here imports PyTorch; `safetensors` and `tokenizers` are imported inside
-the functions that need them.
+A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its
+weights (read lazily from the safetensors files by tensorfile.py, one tensor at a time, kept
+once read; F32, F16, BF16 and F64 all become float32) and its tokenizer. Nothing here imports
+PyTorch; `tokenizers` is imported inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from .folder import (
     json_text,
 )
 from .hparams import ModelError
+from .hub import resolve_model
+from .tensorfile import TensorFile, TensorFileError
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
 
@@ -44,7 +46,7 @@ class Weights:
     """
 
     def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
-        self._sources = sources  # name -> (open safe_open handle, name stored in the file)
+        self._sources = sources  # name -> (its TensorFile, name stored in the file)
         self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
         self._cache: dict[str, np.ndarray] = {}
 
@@ -84,8 +86,6 @@ def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | N
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
     GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
     """
-    from safetensors import SafetensorError, safe_open
-
     files = {name: path for name, (path, _, _) in tensors.items()}
     prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
     if not prefixes:
@@ -102,13 +102,13 @@ def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | N
         path = files[names[name]]
         if path not in handles:
             try:
-                handles[path] = safe_open(str(path), framework="np")
-            except (OSError, SafetensorError) as e:
+                handles[path] = TensorFile(path)
+            except (OSError, TensorFileError) as e:
                 raise ModelError(f"cannot read {path}: {_why(e)}") from None
         sliced = handles[path].get_slice(names[name])
         dtype, got = sliced.get_dtype(), tuple(sliced.get_shape())
-        if dtype not in ("F32", "F16", "F64"):
-            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16 and F64 weights are supported")
+        if dtype not in ("F32", "F16", "BF16", "F64"):
+            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16, BF16 and F64 weights are supported")
         if len(got) != len(shape) or any(w is not None and w != g for w, g in zip(shape, got)):
             want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
             raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
@@ -160,8 +160,9 @@ def _display_name(folder: Path) -> str:
 
 
 def load_model(path: str | Path) -> Model:
-    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer)."""
-    folder = Path(path).expanduser()
+    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
+    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
+    folder = resolve_model(path)
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
     config_path = folder / "config.json"

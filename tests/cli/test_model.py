@@ -253,7 +253,7 @@ def test_bad_folders(tmp_path):
     (folder / "model.safetensors").unlink()
     one_line_error(["show", TEXT, "--model", folder], 1, "no weights in")
     folder = make_bert(tmp_path / "t5", config={"model_type": "t5"})
-    one_line_error(["show", TEXT, "--model", folder], 1, "supported: bert, gpt2")
+    one_line_error(["show", TEXT, "--model", folder], 1, "unsupported model_type 't5'")
     folder = make_bert(tmp_path / "broken", shards=2)
     next(folder.glob("model-00002-*.safetensors")).unlink()
     one_line_error(["heads", TEXT, "--model", folder], 1, "names shard")

@@ -60,6 +60,18 @@ def model_types() -> list[str]:
     return sorted(t for f in FAMILIES.values() for t in f.model_types)
 
 
-from . import bert, gpt2  # noqa: E402  (each module registers its families)
+from . import bert, gemma, gpt2, llama, neox, qwen  # noqa: E402  (each module registers its families)
 
-__all__ = ["FAMILIES", "Family", "bert", "family_of", "gpt2", "model_types", "register"]
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "bert",
+    "family_of",
+    "gemma",
+    "gpt2",
+    "llama",
+    "model_types",
+    "neox",
+    "qwen",
+    "register",
+]

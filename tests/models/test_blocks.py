@@ -1,0 +1,94 @@
+"""The shared blocks and the hand-written safetensors reader: RoPE scaling, RMSNorm, BF16, laziness, bad files."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from attncli.models import ModelError, encode, forward, load_model, rms_norm
+from attncli.models.blocks import apply_rope, rope_frequencies, rope_tables
+from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
+from tests.models.test_golden import GOLDEN
+
+
+def test_rope_scaling_kinds():
+    base = rope_frequencies(8, 10000.0, None)
+    assert np.allclose(base, 10000.0 ** (-np.arange(0, 8, 2) / 8), rtol=1e-6)
+    assert np.array_equal(rope_frequencies(8, 10000.0, {"rope_type": "linear", "factor": 4.0}), base / np.float32(4))
+    assert np.array_equal(rope_frequencies(8, 10000.0, {"rope_type": "dynamic", "factor": 4.0}), base)
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 48}
+    got = rope_frequencies(8, 10000.0, {**llama3, "high_freq_factor": 4.0})  # wavelengths 6.3 | 12..48 | 63, 628, ...
+    assert got[0] == base[0] and got[1:].tolist() == (base[1:] / np.float32(8)).tolist()  # high kept, low divided
+    got = rope_frequencies(8, 10000.0, {**llama3, "high_freq_factor": 8.0})  # 6 < 6.3 < 48: the middle band
+    assert base[0] / 8 < got[0] < base[0]  # blended
+
+
+def test_rope_rotates_pairs_and_keeps_norms():
+    q = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
+    cos, sin = rope_tables(5, rope_frequencies(4, 10000.0, None))
+    out = apply_rope(q, cos, sin)  # the first 4 dims rotate in pairs (i, i + 2), the last 4 pass
+    assert np.array_equal(out[..., 4:], q[..., 4:]) and np.array_equal(out[:, 0], q[:, 0])
+    pairs = lambda a: np.hypot(a[..., :2], a[..., 2:4])  # noqa: E731
+    assert np.allclose(pairs(out), pairs(q), atol=1e-6)
+
+
+def test_rms_norm_and_gemma_offset():
+    x = np.array([[3.0, 4.0]], dtype=np.float32)
+    assert np.allclose(rms_norm(x, np.ones(2, np.float32), 0.0), x / np.sqrt(12.5))
+    assert np.allclose(rms_norm(x, np.zeros(2, np.float32), 0.0, offset=1.0), x / np.sqrt(12.5))
+
+
+def test_bf16_is_the_top_half_of_float32():
+    f = np.array([1.0, -2.5, 3.140625, np.inf, -0.0, 2.0**-133], dtype=np.float32)  # 2^-133: a BF16 subnormal
+    assert np.array_equal(bf16_to_float32((f.view(np.uint32) >> 16).astype(np.uint16)), f)
+
+
+def test_only_the_layers_asked_for_are_read():
+    model = load_model(GOLDEN / "llama")
+    forward(model, encode(model, "time flies").ids, upto_layer=0)
+    read = set(model.weights._cache)
+    assert read and not any(name.startswith("layers.1.") for name in read)
+    assert "layers.0.mlp.gate_proj.weight" not in read  # the last layer's MLP cannot change its attention
+
+
+def _write(path, header: dict, data: bytes) -> None:
+    blob = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + data)
+
+
+def test_bad_safetensors_files_say_what_is_wrong(tmp_path):
+    f = tmp_path / "a.safetensors"
+    _write(f, {"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 8)
+    with pytest.raises(TensorFileError, match="offsets do not fit"):
+        TensorFile(f)
+    _write(f, {"t": {"dtype": "Q4", "shape": [4], "data_offsets": [0, 2]}}, b"\0" * 2)
+    with pytest.raises(TensorFileError, match="unknown dtype Q4"):
+        TensorFile(f)
+    _write(f, {"t": {"dtype": "F32", "shape": ["4"], "data_offsets": [0, 16]}}, b"\0" * 16)
+    with pytest.raises(TensorFileError, match="malformed"):
+        TensorFile(f)
+    f.write_bytes(b"\x01")
+    with pytest.raises(TensorFileError, match="too short"):
+        TensorFile(f)
+    _write(f, {"t": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}, b"\x80\x3f" * 4)
+    t = TensorFile(f)
+    assert t.get_tensor("t").tolist() == [[1.0, 1.0], [1.0, 1.0]] and t.get_slice("t")[1:2].shape == (1, 2)
+
+
+def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
+    import shutil
+
+    folder = tmp_path / "m"
+    shutil.copytree(GOLDEN / "llama", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="rope type 'yarn' is not supported; supported: default, linear"):
+        load_model(folder)
+    config["rope_parameters"], config["num_key_value_heads"] = {"rope_theta": 10000.0}, 3
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="4 attention heads are not divisible by 3 key/value heads"):
+        load_model(folder)
