@@ -104,6 +104,8 @@ def write_json(
         "text": result.text,
         "context": result.context,
         "tokens": list(result.tokens.strings),
+        **({"special": list(result.tokens.special)} if result.tokens.special else {}),
+        **({} if result.tokens.second is None else {"second_segment": result.tokens.second}),
         "context_tokens": ctx,
         "config": result.source.config_record(result),
     }
