@@ -5,9 +5,10 @@ Run with the reference environment (PyTorch and transformers; attn itself never 
     /work/refvenv/bin/python tools/golden_encoders.py            # writes tests/models/golden/<family>/
 
 Each folder is what `save_pretrained` writes (config.json, model.safetensors) plus a tokenizer.json
-built with `tokenizers` and reference.npz: for each case (a short text, a ~40-token text, a sentence
-pair) the token ids, the token type ids and transformers' eager `output_attentions`, every layer
-and head, as float32 [n_layer, n_head, n, n]. The tests compare attn's forward pass against them.
+built with `tokenizers`, the texts (texts.json: "short" and "long", about 40 tokens; pair.json: a
+sentence pair) and reference.npz, the layout of tools/golden_decoders.py: for each case its token ids
+(`<case>_ids`, and for the pair `pair_type_ids`) and transformers' eager `output_attentions`, every
+layer and head, as float32 [n_layer, n_head, n, n] (`<case>`). The tests compare attn against them.
 """
 
 from __future__ import annotations
@@ -159,8 +160,9 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         with torch.no_grad():
             attentions = model(input_ids=ids, output_attentions=True, **kwargs).attentions
         out[f"{name}_ids"] = np.array(enc.ids, dtype=np.int64)
-        out[f"{name}_type_ids"] = np.array(enc.type_ids, dtype=np.int64)
-        out[f"{name}_attentions"] = torch.stack([t[0] for t in attentions]).numpy().astype(np.float32)
+        if b is not None:
+            out[f"{name}_type_ids"] = np.array(enc.type_ids, dtype=np.int64)
+        out[name] = torch.stack([t[0] for t in attentions]).numpy().astype(np.float32)
     return out
 
 
@@ -176,6 +178,9 @@ def main() -> None:
         folder = args.out / family
         model.save_pretrained(folder, safe_serialization=True)
         tok.save(str(folder / "tokenizer.json"))
+        texts = {"short": SHORT, "long": LONG}
+        (folder / "texts.json").write_text(json.dumps(texts, indent=2) + "\n", encoding="utf-8")
+        (folder / "pair.json").write_text(json.dumps(list(PAIR)) + "\n", encoding="utf-8")
         np.savez_compressed(folder / "reference.npz", **reference(model, tok))
         config = json.loads((folder / "config.json").read_text())
         size = sum(p.stat().st_size for p in folder.iterdir())
