@@ -70,7 +70,9 @@ def byte_bpe():
         vocab_size=400, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
     tok.train_from_iterator([*CORPUS, LONG], trainer)
-    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True, add_prefix_space=False)
+    tok.post_processor = processors.RobertaProcessing(
+        ("</s>", 2), ("<s>", 0), trim_offsets=True, add_prefix_space=False
+    )
     return tok
 
 
@@ -110,27 +112,46 @@ def build(family: str):
     torch.manual_seed(0)
     h, layers, heads, ff, pos = (SIZES[k] for k in ("hidden", "layers", "heads", "ff", "positions"))
     common = dict(
-        hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=ff,
-        max_position_embeddings=pos, initializer_range=0.4,
+        hidden_size=h,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=ff,
+        max_position_embeddings=pos,
+        initializer_range=0.4,
     )
     if family == "distilbert":
         tok = wordpiece()
         config = tf.DistilBertConfig(
-            vocab_size=tok.get_vocab_size(), dim=h, n_layers=layers, n_heads=heads, hidden_dim=ff,
-            max_position_embeddings=pos, sinusoidal_pos_embds=True, pad_token_id=0, initializer_range=0.4,
+            vocab_size=tok.get_vocab_size(),
+            dim=h,
+            n_layers=layers,
+            n_heads=heads,
+            hidden_dim=ff,
+            max_position_embeddings=pos,
+            sinusoidal_pos_embds=True,
+            pad_token_id=0,
+            initializer_range=0.4,
         )
         return tf.DistilBertForMaskedLM(config), tok
     if family == "roberta":
         tok = byte_bpe()
         config = tf.RobertaConfig(
-            vocab_size=tok.get_vocab_size(), type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+            vocab_size=tok.get_vocab_size(),
+            type_vocab_size=1,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
             **common,
         )
         return tf.RobertaForMaskedLM(config), tok
     if family == "xlm-roberta":
         tok = unigram("<s>", "</s>", "</s> </s>", ["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "")
         config = tf.XLMRobertaConfig(
-            vocab_size=tok.get_vocab_size(), type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+            vocab_size=tok.get_vocab_size(),
+            type_vocab_size=1,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
             **common,
         )
         return tf.XLMRobertaForMaskedLM(config), tok

@@ -1,9 +1,9 @@
 """Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
 
-A folder is a `Model`: its hyper-parameters, its weights (read lazily from the safetensors
-files through the library's NumPy API, one tensor at a time, kept once read) and its
-tokenizer. Nothing here imports PyTorch; `safetensors` and `tokenizers` are imported inside
-the functions that need them.
+A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its
+weights (read lazily from the safetensors files by tensorfile.py, one tensor at a time, kept
+once read; F32, F16, BF16 and F64 all become float32) and its tokenizer. Nothing here imports
+PyTorch; `tokenizers` is imported inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -18,11 +18,21 @@ import numpy as np
 from .blocks import ACTIVATION_FNS
 from .families import Family, architecture_type, family_of, model_types
 from .hparams import ModelError
+from .hub import resolve_model
+from .tensorfile import TensorFile, TensorFileError
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
 
 
 # ---- weights --------------------------------------------------------------------------------------
+
+
+BIN_TO_SAFETENSORS = (  # the conversion, run where the model and torch already are: nothing is downloaded
+    'convert it in that folder, where torch is installed: python -c "import torch; '
+    "from safetensors.torch import save_file; "
+    "sd = torch.load('pytorch_model.bin', map_location='cpu', weights_only=True); "
+    "save_file({k: v.clone().contiguous() for k, v in sd.items()}, 'model.safetensors', metadata={'format': 'pt'})\""
+)
 
 
 class Weights:
@@ -33,7 +43,7 @@ class Weights:
     """
 
     def __init__(self, sources: dict[str, tuple[Any, str]]):
-        self._sources = sources  # name -> (open safe_open handle, name stored in the file)
+        self._sources = sources  # name -> (its TensorFile, name stored in the file)
         self._cache: dict[str, np.ndarray] = {}
 
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
@@ -67,14 +77,12 @@ def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no cop
 
 def _checkpoint_files(folder: Path) -> dict[str, Path]:
     """Map each stored tensor name to its file: model.safetensors, or the shards of an index."""
-    from safetensors import SafetensorError, safe_open
-
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
     if single.is_file():
         try:
-            with safe_open(str(single), framework="np") as f:
+            with TensorFile(single) as f:
                 return dict.fromkeys(f.keys(), single)
-        except (OSError, SafetensorError) as e:
+        except (OSError, TensorFileError) as e:
             raise ModelError(f"cannot read {single}: {_why(e)}") from None
     if index.is_file():
         try:
@@ -88,6 +96,8 @@ def _checkpoint_files(folder: Path) -> dict[str, Path]:
         return files
     found = [p.name for p in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.h5"))]
     hint = f" (found {found[0]}: convert it to safetensors, PyTorch is not used)" if found else ""
+    if "pytorch_model.bin" in found:
+        hint = f" (found pytorch_model.bin, which attn does not read: {BIN_TO_SAFETENSORS})"
     raise ModelError(f"no weights in {folder}: need model.safetensors or model.safetensors.index.json{hint}")
 
 
@@ -98,8 +108,6 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
     GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
     """
-    from safetensors import SafetensorError, safe_open
-
     files = _checkpoint_files(folder)
     prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
     if not prefixes:
@@ -116,13 +124,13 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
         path = files[names[name]]
         if path not in handles:
             try:
-                handles[path] = safe_open(str(path), framework="np")
-            except (OSError, SafetensorError) as e:
+                handles[path] = TensorFile(path)
+            except (OSError, TensorFileError) as e:
                 raise ModelError(f"cannot read {path}: {_why(e)}") from None
         sliced = handles[path].get_slice(names[name])
         dtype, got = sliced.get_dtype(), tuple(sliced.get_shape())
-        if dtype not in ("F32", "F16", "F64"):
-            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16 and F64 weights are supported")
+        if dtype not in ("F32", "F16", "BF16", "F64"):
+            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16, BF16 and F64 weights are supported")
         if len(got) != len(shape) or any(w is not None and w != g for w, g in zip(shape, got)):
             want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
             raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
@@ -174,8 +182,9 @@ def _display_name(folder: Path) -> str:
 
 
 def load_model(path: str | Path) -> Model:
-    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer)."""
-    folder = Path(path).expanduser()
+    """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
+    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
+    folder = resolve_model(path)
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
     config_path = folder / "config.json"

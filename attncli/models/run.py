@@ -80,9 +80,23 @@ def _run(model: Model, text: str, pair: str | None, **kwargs) -> tuple[Tokens, F
 
 def _score(model: Model, layer: int) -> tuple[str, float]:
     """The model's score as a variant and a temperature: BERT qᵀk/√d_k; GPT-2 may drop the √d_k
-    (scale_attn_weights false) or also divide by layer + 1 (scale_attn_by_inverse_layer_idx)."""
+    (scale_attn_weights false) or also divide by layer + 1 (scale_attn_by_inverse_layer_idx);
+    Gemma 2 scales by 1/√query_pre_attn_scalar (`hp["scale"]`) instead of 1/√d_k."""
     variant = "scaled" if model.hp.get("scale_attn_weights", True) else "dot"
-    return variant, float(layer + 1) if model.hp.get("scale_by_layer") else 1.0
+    temperature = float(layer + 1) if model.hp.get("scale_by_layer") else 1.0
+    if "scale" in model.hp:
+        temperature *= model.d_k**-0.5 / model.hp["scale"]
+    return variant, temperature
+
+
+def _window(model: Model, layer: int) -> int | None:
+    """The sliding window of `layer` (a query sees itself and the window - 1 tokens before it), if any."""
+    return model.hp.get("windows", [None] * model.n_layer)[layer]
+
+
+def kv_head(model: Model, head: int) -> int:
+    """The key/value head that query head `head` reads (grouped-query attention; itself otherwise)."""
+    return head // (model.n_head // model.n_kv_head)
 
 
 def model_result(
@@ -110,7 +124,8 @@ def model_result(
         d_k=model.d_k,
         d_v=model.d_k,
         d_a=model.d_k,
-        mask=("causal",) if s.masked is not None else (),
+        mask=(("causal",) if s.masked is not None else ())
+        + ((f"window:{window - 1}",) if (window := _window(model, layer)) is not None else ()),
         temperature=temperature,
     )
     masked = None if s.masked is None else np.ascontiguousarray(s.masked[pick])
@@ -151,15 +166,20 @@ def token_marks(tokens: Tokens) -> list[str]:
 
 
 def score_formula(result: AttentionResult) -> str:
-    """`S = qᵀk / √d_k`, with the temperature when the model divides by more."""
+    """`S = qᵀk / √d_k`, with the temperature when the model divides by more, and Gemma 2's soft-cap."""
     c = result.config
     formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
-    return formula if c.temperature == 1 else f"S = ({formula[4:]}) / {c.temperature:g}"
+    formula = formula if c.temperature == 1 else f"S = ({formula[4:]}) / {c.temperature:g}"
+    cap = cast(ModelLayer, result.source).model.hp.get("softcap")
+    return formula if cap is None else f"S = {cap:g} · tanh(({formula[4:]}) / {cap:g})  (soft-capped)"
 
 
 def describe(model: Model) -> str:
-    """One line: `name: bert, 6 layers × 12 heads, d_model 384`."""
-    return f"{model.name}: {model.model_type}, {model.n_layer} layers × {model.n_head} heads, d_model {model.d_model}"
+    """One line: `name: bert, 6 layers × 12 heads, d_model 384` (and the key/value heads they share, if fewer)."""
+    kv = f" sharing {model.n_kv_head} key/value heads" if model.n_kv_head != model.n_head else ""
+    return (
+        f"{model.name}: {model.model_type}, {model.n_layer} layers × {model.n_head} heads{kv}, d_model {model.d_model}"
+    )
 
 
 @dataclass(frozen=True)
@@ -177,6 +197,31 @@ class ModelLayer:
         n = self.model.n_head
         return f"head {self.head} of {n}" if self.head is not None else f"all {n} heads"
 
+    def _projection(self, name: str) -> str:
+        """`X W_Q + b_Q`; for rotary families `RoPE(...)` on Q and K (Qwen 3: of the RMSNormed heads)."""
+        hp, base = self.model.hp, f"X W_{name} + b_{name}"
+        if name == "V" or "rope" not in hp:
+            return base
+        if hp.get("qk_norm"):
+            base = f"RMSNorm_head({base})"
+        d_rot = hp["rope"]["d_rot"]
+        part = f" on the first {d_rot} of {self.model.d_k} dims" if d_rot < self.model.d_k else ""
+        return f"RoPE({base}) (rotated by position{part}, θ = {hp['rope']['theta']:g})"
+
+    def _kv_phrase(self) -> str | None:
+        """Grouped-query attention: which key/value head the shown query head(s) read."""
+        m = self.model
+        if m.n_kv_head == m.n_head:
+            return None
+        group = m.n_head // m.n_kv_head
+        if self.head is not None:
+            kv = kv_head(m, self.head)
+            return (
+                f"grouped-query: head {self.head} reads key/value head {kv}, shared by query heads "
+                f"{kv * group}..{kv * group + group - 1}"
+            )
+        return f"grouped-query: query head h reads key/value head h // {group} ({m.n_kv_head} key/value heads)"
+
     def caption(self, result: AttentionResult) -> list[str]:
         """What `attn show --model` says under the matrix: which model, layer and head, and that it is trained."""
         m = self.model
@@ -187,32 +232,51 @@ class ModelLayer:
             f"trained weights, not random: {score_formula(result)}, as transformers' output_attentions",
         ]
         lines += token_marks(result.tokens)
-        if result.config.mask:
+        window = _window(m, self.layer)
+        if window is not None:
+            lines.append(
+                f"mask: causal and sliding window {window}: each token sees itself and the {window - 1} before it "
+                "(· = masked, weight 0)"
+            )
+        elif result.config.mask:
             lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
+        if (kv := self._kv_phrase()) is not None:
+            lines.append(kv)
         lines.append("rows: queries, columns: keys; each row sums to 1; ▸ = row maximum")
         lines.append(f"output: the layer's attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
         return lines
 
     def config_record(self, result: AttentionResult) -> dict:
         """Learned positions, trained projections, no seed; then the model, the layer and the head if one was chosen."""
-        chosen = {"model": self.model.name, "layer": self.layer, **({} if self.head is None else {"head": self.head})}
+        m = self.model
+        chosen = {"model": m.name, "layer": self.layer, **({} if self.head is None else {"head": self.head})}
+        if m.n_kv_head != m.n_head:
+            chosen["n_kv_head"] = m.n_kv_head
+            if self.head is not None:
+                chosen["kv_head"] = kv_head(m, self.head)
         chosen |= {} if self.pair is None else {"pair": self.pair}
-        return config_record(result.config, self.model.name, "learned", "trained", None, chosen)
+        positional = "rope" if "rope" in m.hp else "learned"  # rotary families rotate q and k by position
+        return config_record(result.config, m.name, positional, "trained", None, chosen)
 
     def steps(self, result: AttentionResult) -> list[Step]:
         """`attn steps --model`: the stages of one layer's attention, the model's own numbers and formulas."""
         m, layer = self.model, self.layer
         x = m.family.input_note(layer)
         split = f", split into heads ({self._heads_phrase()})"
+        shared = ", each query head's key/value head" if m.n_kv_head != m.n_head else ""
         scores = shown(result)[0]
         out = [
             Step("x", x, result.x, ("query", "dim")),
-            Step("q", f"Q = X W_Q + b_Q{split}", result.q, ("head", "query", "dim")),
-            Step("k", f"K = X W_K + b_K{split}", result.k, ("head", "key", "dim")),
-            Step("v", f"V = X W_V + b_V{split}", result.v, ("head", "key", "dim")),
+            Step("q", f"Q = {self._projection('Q')}{split}", result.q, ("head", "query", "dim")),
+            Step("k", f"K = {self._projection('K')}{split}{shared}", result.k, ("head", "key", "dim")),
+            Step("v", f"V = {self._projection('V')}{split}{shared}", result.v, ("head", "key", "dim")),
             Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
         ]
-        out += mask_softmax_mix(result, "causal: keys after the query")
+        window = _window(m, layer)
+        out += mask_softmax_mix(
+            result,
+            "causal: keys after the query" + (f"; and keys {window} or more before it" if window is not None else ""),
+        )
         out.append(
             Step(
                 "output",
@@ -254,8 +318,15 @@ def heads_document(model: Model, text: str) -> dict:
     weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
     stats = head_stats(weights, causal=model.causal)
     labels = label_heads(stats)
+    shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
     rows = [
-        {"layer": l, "head": h, **{k: float(stats[k][l, h]) for k in HEAD_STATS}, "label": labels[l][h]}
+        {
+            "layer": l,
+            "head": h,
+            **{key: f(model, h) for key, f in shared.items()},
+            **{k: float(stats[k][l, h]) for k in HEAD_STATS},
+            "label": labels[l][h],
+        }
         for l in range(model.n_layer)
         for h in range(model.n_head)
     ]
@@ -268,6 +339,7 @@ def heads_document(model: Model, text: str) -> dict:
         "model_type": model.model_type,
         "n_layer": model.n_layer,
         "n_head": model.n_head,
+        **({"n_kv_head": model.n_kv_head} if shared else {}),
         "causal": model.causal,
         "stats": dict(HEAD_STATS),
         "rows": rows,

@@ -132,6 +132,10 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
     ]
     if doc["causal"]:
         notes.append("causal model: row 0 is left out of the means (it can only see itself)")
+    if "n_kv_head" in doc:
+        group = doc["n_head"] // doc["n_kv_head"]
+        shares = ", ".join(f"H{g * group}–H{g * group + group - 1} key/value head {g}" for g in range(doc["n_kv_head"]))
+        notes.append(f"grouped-query, heads sharing keys and values: {shares}")
     return Group(HeadsGrid(doc, stat, precision), patterns(doc, precision), Text("\n".join(notes), style="dim"))
 
 

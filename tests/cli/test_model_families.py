@@ -1,5 +1,5 @@
-"""The encoder families through the command line (show, heads, steps, --rollout), sentence pairs with
---context, --lines with --model and the marks of special tokens, on the golden folders of tests/models/golden/."""
+"""Every registered family through the command line: `attn show`, `heads`, `steps` and `--rollout`
+on the golden folders of tests/models/golden/ (tiny random models saved by transformers)."""
 
 from __future__ import annotations
 
@@ -10,104 +10,52 @@ import pytest
 
 from attncli.models import encode, forward, load_model
 from tests.conftest import attn
-from tests.models.test_golden import FAMILIES, GOLDEN
+from tests.models.test_golden import FOLDERS, GOLDEN
 
-TEXT, PAIR = "time flies like an arrow", "fruit flies like a banana"
+TEXT = "time flies like an arrow"
 
 
-def ok(*args, input=None) -> str:
-    r = attn(*args, input=input)
+def run(*args) -> str:
+    r = attn(*args)
     assert r.exit_code == 0, r.output
     return r.stdout
 
 
-def fails(*args) -> str:
-    r = attn(*args)
-    assert r.exit_code != 0 and "Traceback" not in r.output, r.output
-    return r.output
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-def test_every_family_through_show_heads_steps_and_rollout(family):
-    folder = GOLDEN / family
+@pytest.mark.parametrize("name", FOLDERS)
+def test_show_heads_steps_and_rollout_work_for_every_family(name):
+    folder = GOLDEN / name
     model = load_model(folder)
-    doc = json.loads(ok("show", TEXT, "--model", folder, "--layer", "0", "-f", "json"))
-    weights = np.array([h["weights"] for h in doc["heads"]])
-    assert np.array_equal(weights, forward(model, encode(model, TEXT).ids).weights[0].astype(float))
-    heads = json.loads(ok("heads", TEXT, "--model", folder, "-f", "json"))
-    assert (heads["model_type"], len(heads["rows"])) == (model.model_type, model.n_layer * model.n_head)
-    steps = json.loads(ok("steps", TEXT, "--model", folder, "--head", "1", "-f", "json"))
-    assert [s["name"] for s in steps["steps"]][:2] == ["x", "q"]
-    rolled = json.loads(ok("show", TEXT, "--model", folder, "--rollout", "-f", "json"))
-    assert np.allclose(np.array(rolled["rollout"]).sum(axis=1), 1)
-    screen = ok("show", TEXT, "--model", folder, "--head", "0", "--color", "never", "--width", "120")
-    assert f"{family}: {model.model_type}, 2 layers × 4 heads" in screen
+    ids = encode(model, TEXT).ids
+    expected = forward(model, ids).weights
+    doc = json.loads(run("show", TEXT, "--model", folder, "--layer", 1, "-f", "json"))
+    assert np.array_equal(np.array([h["weights"] for h in doc["heads"]]), expected[1].astype(float))
+    assert name.split("-")[0] in run("show", TEXT, "--model", folder, "--color", "never")
+    heads = json.loads(run("heads", TEXT, "--model", folder, "-f", "json"))
+    assert len(heads["rows"]) == model.n_layer * model.n_head
+    steps = json.loads(run("steps", TEXT, "--model", folder, "--layer", 0, "--head", 1, "-f", "json"))
+    outputs = next(s for s in steps["steps"] if s["name"] == "head_outputs")
+    layer0 = forward(model, ids, upto_layer=0, steps_layer=0).steps
+    assert layer0 is not None and np.array_equal(np.array(outputs["array"])[0], layer0.out[1].astype(float))
+    rollout = json.loads(run("show", TEXT, "--model", folder, "--rollout", "-f", "json"))
+    assert np.allclose(np.array(rollout["rollout"]).sum(-1), 1)
 
 
-def test_special_tokens_are_marked_in_the_table_and_the_json():
-    folder = GOLDEN / "roberta"
-    doc = json.loads(ok("show", TEXT, "--model", folder, "-f", "json"))
-    assert doc["tokens"][0] == "<s>" and doc["tokens"][-1] == "</s>"
-    assert doc["special"] == [True] + [False] * (len(doc["tokens"]) - 2) + [True]
-    screen = ok("show", TEXT, "--model", folder, "--head", "0", "--color", "never", "--width", "120")
-    assert "◇<s>" in screen and "◇</s>" in screen and "Ġflies" in screen and "◇Ġflies" not in screen
-    assert "◇ = added by the tokenizer, not cut from the text: <s> </s>" in screen
+def test_grouped_query_heads_name_their_key_value_head():
+    folder = GOLDEN / "qwen2"
+    doc = json.loads(run("show", TEXT, "--model", folder, "--layer", 1, "--head", 3, "-f", "json"))
+    assert (doc["config"]["n_kv_head"], doc["config"]["kv_head"]) == (2, 1)
+    assert doc["config"]["mask"] == ["causal", "window:7"] and doc["config"]["positional"] == "rope"
+    heads = json.loads(run("heads", TEXT, "--model", folder, "-f", "json"))
+    assert [r["kv_head"] for r in heads["rows"][:4]] == [0, 0, 1, 1]
+    caption = run("show", TEXT, "--model", folder, "--layer", 1, "--head", 3, "--color", "never", "--width", 200)
+    assert "head 3 reads key/value head 1, shared by query heads 2..3" in caption
+    assert "sliding window 8" in caption
+    assert "H0–H1 key/value head 0" in run("heads", TEXT, "--model", folder, "--color", "never", "--width", 200)
 
 
-@pytest.mark.parametrize("family", ["distilbert", "albert", "roberta"])
-def test_context_makes_a_sentence_pair_with_its_boundary_shown(family):
-    folder = GOLDEN / family
-    model = load_model(folder)
-    ref = np.load(folder / "reference.npz")  # transformers on the same pair
-    doc = json.loads(ok("show", TEXT, "--context", PAIR, "--model", folder, "--layer", "1", "-f", "json"))
-    assert doc["tokens"] == list(encode(model, TEXT, PAIR).strings)
-    second = doc["second_segment"]
-    assert doc["tokens"][second : second + 2] in (["fruit", "flies"], ["▁fruit", "▁flies"], ["fruit", "Ġflies"])
-    assert doc["config"]["pair"] == PAIR and doc["context"] is None  # one sequence, not cross-attention
-    weights = np.array([h["weights"] for h in doc["heads"]])
-    assert np.abs(weights - ref["pair_attentions"][1]).max() <= 1e-5
-    screen = ok("show", TEXT, "--context", PAIR, "--model", folder, "--head", "0", "--color", "never", "--width", "60")
-    assert f"‖{second}" in screen  # the narrow form's index headers keep the divider
-    wide = ok("show", TEXT, "--context", PAIR, "--model", folder, "--head", "0", "--color", "never", "--width", "200")
-    assert f"‖{doc['tokens'][second]}" in wide
-    assert f"sentence pair: ‖ = the second text (--context) starts at token {second}" in " ".join(wide.split())
-
-
-def test_context_with_steps_and_rollout():
-    folder = GOLDEN / "electra"
-    steps = json.loads(ok("steps", TEXT, "--context", PAIR, "--model", folder, "-f", "json"))
-    assert steps["config"]["pair"] == PAIR
-    screen = ok("show", TEXT, "--context", PAIR, "--model", folder, "--rollout", "--color", "never", "--width", "200")
-    assert "‖fruit" in screen
-
-
-def test_a_decoder_refuses_context_in_one_line(tmp_path):
-    from tests.model_fixtures import make_gpt2
-
-    folder = make_gpt2(tmp_path / "gpt2-tiny")
-    out = fails("show", TEXT, "--context", PAIR, "--model", folder)
-    assert out.strip() == (
-        "Error: --context makes a sentence pair, which only an encoder (BERT-like) model takes; "
-        "gpt2-tiny is a decoder (gpt2)"
-    )
-
-
-def test_lines_with_a_model_streams_one_result_per_line():
-    folder = GOLDEN / "distilbert"
-    model = load_model(folder)
-    text = "time flies like an arrow\n\nfruit flies like a banana\nthe cat sat on the mat\n"
-    out = ok("show", "--lines", "-", "--model", folder, "--layer", "0", "--head", "2", "-f", "jsonl", input=text)
-    docs = [json.loads(line) for line in out.splitlines()]
-    assert [d["line"] for d in docs] == [1, 3, 4]
-    for d in docs:
-        want = forward(model, encode(model, d["text"]).ids).weights[0][2]
-        assert d["config"]["head"] == 2 and np.array_equal(np.array(d["heads"][0]["weights"]), want.astype(float))
-    table = ok("show", "--lines", "-", "--model", folder, "--head", "0", "-f", "table", "--color", "never", input=text)
-    assert table.count("distilbert: distilbert, 2 layers") == 3
-
-
-def test_lines_with_a_model_names_the_bad_line_and_rollout_refuses_lines():
-    folder = GOLDEN / "roberta"
-    out = fails("show", "--lines", "time flies\n" + "flies " * 200, "--model", folder)
-    assert "line 2: the text is" in out and "takes at most 128" in out
-    assert "--rollout draws one text's rollout" in fails("show", "--lines", TEXT, "--model", folder, "--rollout")
+def test_gemma2_caption_names_the_soft_cap_and_the_steps_name_rope():
+    folder = GOLDEN / "gemma2"
+    caption = run("show", TEXT, "--model", folder, "--layer", 0, "--color", "never", "--width", 200)
+    assert "2 · tanh(" in caption and "sliding window 8" in caption
+    steps = run("steps", TEXT, "--model", folder, "--layer", 1, "--head", 0, "--color", "never", "--width", 200)
+    assert "Q = RoPE(X W_Q + b_Q)" in steps and "sliding window" not in steps.split("Q = RoPE")[0]

@@ -284,13 +284,14 @@ def test_no_weights_names_the_bin_file(tmp_path):
         load_model(folder)
     _one_line(e)
     (folder / "pytorch_model.bin").write_bytes(b"")
-    with pytest.raises(ModelError, match=r"pytorch_model.bin"):
+    with pytest.raises(ModelError, match=r"pytorch_model.bin, which attn does not read: convert it .*save_file") as e:
         load_model(folder)
+    _one_line(e)
 
 
 def test_unsupported_model_type_names_the_supported(tmp_path):
-    folder = make_bert(tmp_path / "m", config={"model_type": "llama"})
-    with pytest.raises(ModelError, match=r"unsupported model_type 'llama'.*supported: bert, gpt2") as e:
+    folder = make_bert(tmp_path / "m", config={"model_type": "t5"})
+    with pytest.raises(ModelError, match=r"unsupported model_type 't5'.*supported: albert, bert, distilbert, electra, gemma, .*gpt2, .*qwen3, roberta, xlm-roberta") as e:
         load_model(folder)
     _one_line(e)
 
@@ -315,23 +316,40 @@ def test_corrupt_weights_and_bad_config_numbers(tmp_path):
         load_model(make_bert(tmp_path / "c", config={"num_attention_heads": 3}))
 
 
-def test_bfloat16_weights_are_refused_clearly(tmp_path):
+def _write_bf16(folder: Path) -> dict[str, np.ndarray]:
+    """Rewrite folder's model.safetensors as BF16 by hand (NumPy has no bfloat16); -> the rounded float32 tensors."""
     import struct
 
     from safetensors.numpy import load_file
 
-    folder = make_gpt2(tmp_path / "bf16", prefix="")
-    tensors, header, data = load_file(str(folder / "model.safetensors")), {}, b""
-    for name, a in tensors.items():  # write the safetensors format by hand: NumPy has no bfloat16
-        raw = (a.view(np.uint32) >> 16).astype(np.uint16).tobytes() if a.dtype == np.float32 else a.tobytes()
+    tensors, header, data, rounded = load_file(str(folder / "model.safetensors")), {}, b"", {}
+    for name, a in tensors.items():
+        if a.dtype == np.float32:  # round to nearest even, as torch's .to(torch.bfloat16)
+            bits = a.view(np.uint32).astype(np.uint64)
+            top = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+            raw, rounded[name] = top.tobytes(), np.asarray(top.astype(np.uint32) << 16).view(np.float32)
+        else:
+            raw, rounded[name] = a.tobytes(), a
         dtype = "BF16" if a.dtype == np.float32 else {np.dtype(np.int64): "I64"}[a.dtype]
         header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
     blob = json.dumps(header).encode()
     blob += b" " * (-len(blob) % 8)
     (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + data)
-    with pytest.raises(ModelError, match=r"wte\.weight is BF16; only F32, F16 and F64 weights are supported"):
-        load_model(folder)
+    return rounded
+
+
+def test_bfloat16_weights_are_read_exactly(tmp_path):
+    from safetensors.numpy import save_file
+
+    folder = make_gpt2(tmp_path / "bf16", prefix="")
+    rounded = _write_bf16(folder)
+    same = make_gpt2(tmp_path / "f32", prefix="")
+    save_file(rounded, str(same / "model.safetensors"))
+    bf16, f32 = load_model(folder), load_model(same)
+    assert np.array_equal(bf16.weights["h.0.attn.c_attn.weight"], rounded["h.0.attn.c_attn.weight"])
+    ids = encode(bf16, TEXT).ids
+    assert all(np.array_equal(a, b) for a, b in zip(forward(bf16, ids).weights, forward(f32, ids).weights))
 
 
 def test_shard_missing(tmp_path):

@@ -73,7 +73,18 @@ def model_types() -> list[str]:
     return sorted(t for f in FAMILIES.values() for t in f.model_types)
 
 
-from . import albert, bert, distilbert, electra, gpt2, roberta  # noqa: E402  (each module registers its families)
+from . import (  # noqa: E402  (each module registers its families)
+    albert,
+    bert,
+    distilbert,
+    electra,
+    gemma,
+    gpt2,
+    llama,
+    neox,
+    qwen,
+    roberta,
+)
 
 __all__ = [
     "FAMILIES",
@@ -84,8 +95,12 @@ __all__ = [
     "distilbert",
     "electra",
     "family_of",
+    "gemma",
     "gpt2",
+    "llama",
     "model_types",
+    "neox",
+    "qwen",
     "register",
     "roberta",
 ]

@@ -1,0 +1,150 @@
+"""A safetensors file read by hand: its header parsed once, each tensor read on demand into NumPy.
+
+safetensors' own NumPy API cannot give BF16 tensors (NumPy has no bfloat16). The format is a
+little-endian u64 header length, a JSON header {name: {dtype, shape, data_offsets}}, then the
+bytes; so a tensor is one seek and one read of exactly its bytes, and nothing else of the file
+is touched (a layer's tensors are read when that layer runs, never the whole checkpoint).
+BF16 is the top 16 bits of a float32: widening is a 16-bit shift, exact.
+
+    f = TensorFile("model.safetensors")
+    f.get_slice("model.embed_tokens.weight").get_shape()     # [vocab, d_model], nothing read
+    f.get_tensor("model.norm.weight")                        # float32 (BF16 widened exactly)
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+
+_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "BF16": "<u2",  # widened to float32 when read
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
+MAX_HEADER = 100 * 2**20  # the safetensors format's own limit on its JSON header
+
+
+class TensorFileError(ValueError):
+    """A file that is not a readable safetensors file; the message says what is wrong."""
+
+
+def bf16_to_float32(raw):  # [...] uint16 -> [...] float32
+    """BF16 bit patterns to float32, exactly: each is the upper half of a float32.
+
+    >>> bf16_to_float32(np.array([0x3F80, 0xC040, 0x7F80], dtype=np.uint16)).tolist()
+    [1.0, -3.0, inf]
+    """
+    return (np.asarray(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+class TensorSlice:
+    """One tensor's dtype and shape, and its leading-axis rows read on demand (`table[i : i + 1]`)."""
+
+    def __init__(self, file: TensorFile, name: str):
+        entry = file.entries[name]
+        self._file, self._dtype, self._shape = file, entry["dtype"], tuple(entry["shape"])
+        self._begin, self._end = entry["data_offsets"]
+
+    def get_dtype(self) -> str:
+        return self._dtype
+
+    def get_shape(self) -> list[int]:
+        return list(self._shape)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:  # rows [a:b] of [n, ...] -> [b - a, ...]
+        start, stop, step = rows.indices(self._shape[0] if self._shape else 1)
+        if step != 1 or not self._shape:
+            raise TensorFileError("only contiguous row ranges of a tensor are read")
+        row = int(np.prod(self._shape[1:], dtype=np.int64))
+        stop = max(start, stop)
+        return self._file.read(self._dtype, self._begin, start * row, (stop - start) * row).reshape(
+            (stop - start, *self._shape[1:])
+        )
+
+    def read(self) -> np.ndarray:  # -> the whole tensor, its shape
+        count = int(np.prod(self._shape, dtype=np.int64))
+        return self._file.read(self._dtype, self._begin, 0, count).reshape(self._shape)
+
+
+class TensorFile:
+    """A safetensors file: `keys()`, `get_slice(name)`, `get_tensor(name)` (float32 for BF16)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        with open(self.path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise TensorFileError("too short for a safetensors header")
+            (size,) = struct.unpack("<Q", head)
+            if size > MAX_HEADER:
+                raise TensorFileError(f"header of {size} bytes is larger than safetensors allows")
+            blob = fh.read(size)
+            fh.seek(0, 2)
+            file_size = fh.tell()
+        if len(blob) < size:
+            raise TensorFileError("the header is cut short")
+        try:
+            header = json.loads(blob.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise TensorFileError(f"the header is not JSON: {e}") from None
+        if not isinstance(header, dict):
+            raise TensorFileError("the header is not a JSON object")
+        self._data = 8 + size
+        self.entries: dict[str, dict] = {}
+        for name, entry in header.items():
+            if name == "__metadata__":
+                continue
+            self.entries[name] = self._checked(name, entry, file_size - self._data)
+
+    @staticmethod
+    def _checked(name: str, entry, data_size: int) -> dict:
+        """The entry if it is a known dtype, an integer shape and offsets inside the file that fit it."""
+        try:
+            dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+            ok = all(isinstance(v, int) and v >= 0 for v in (*shape, begin, end))
+        except (TypeError, KeyError, ValueError):
+            ok = False
+        if not ok:
+            raise TensorFileError(f"tensor {name} has a malformed entry in the header")
+        if dtype not in _DTYPES:
+            raise TensorFileError(f"tensor {name} has unknown dtype {dtype}")
+        itemsize = np.dtype(_DTYPES[dtype]).itemsize
+        if end - begin != int(np.prod(shape, dtype=np.int64)) * itemsize or end > data_size:
+            raise TensorFileError(f"tensor {name}: its offsets do not fit its shape or the file")
+        return entry
+
+    def __enter__(self) -> TensorFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
+    def get_slice(self, name: str) -> TensorSlice:
+        return TensorSlice(self, name)
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        return self.get_slice(name).read()
+
+    def read(self, dtype: str, begin: int, first: int, count: int) -> np.ndarray:  # -> [count]
+        """`count` elements from element `first` of the tensor whose bytes start at `begin`; BF16 widened."""
+        np_dtype = np.dtype(_DTYPES[dtype])
+        out = np.empty(count, dtype=np_dtype)
+        with open(self.path, "rb") as fh:
+            fh.seek(self._data + begin + first * np_dtype.itemsize)
+            got = fh.readinto(out.data.cast("B"))
+        if got != out.nbytes:
+            raise TensorFileError(f"{self.path.name} is cut short")
+        return bf16_to_float32(out) if dtype == "BF16" else out

@@ -1,0 +1,163 @@
+"""Build the golden decoder folders of tests/models/golden/ with transformers, and their reference attentions.
+
+    /work/refvenv/bin/python tools/golden_decoders.py [OUT_DIR]     (default tests/models/golden)
+
+Needs torch, transformers and tokenizers (never attncli's dependencies). For each family it makes a
+tiny random model (hidden 32, 2 layers, 4 query heads sharing 2 key/value heads where the family
+has grouped-query attention, a sliding window of 8 tokens where it has one), saves it with
+`save_pretrained` as safetensors next to a small byte-level BPE tokenizer.json trained on the
+project's sample_texts/bpe_corpus.txt (with a BOS token for the Llama-style tokenizers), and writes
+reference.npz: transformers' eager `output_attentions` for a short text and a ~40-token text
+(longer than the window), [layers, heads, n, n] float32, plus the token ids. One folder
+(qwen2-bf16) stores BF16 weights; its reference is transformers run in float32 on those weights.
+GPT-2 and BERT (no causal mask, BOS as its only added token) get folders too, so that every
+registered family is checked in CI without torch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXTS = {
+    "short": "time flies like an arrow",
+    "long": "attention is all you need, said the paper; the heads agreed.",
+}
+COMMON = {
+    "vocab_size": 320,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "max_position_embeddings": 64,
+    "initializer_range": 0.2,
+    "tie_word_embeddings": True,
+}
+GQA = {"num_key_value_heads": 2, "head_dim": 8}
+
+
+def families() -> dict[str, tuple[str, dict, bool]]:
+    """name -> (transformers config class, its arguments, whether the tokenizer adds BOS)."""
+    return {
+        "llama": (
+            "LlamaConfig",
+            {
+                **COMMON,
+                **GQA,
+                "rope_scaling": {
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 8.0,
+                    "original_max_position_embeddings": 48,
+                },
+                "rope_theta": 10000.0,
+            },
+            True,
+        ),
+        "mistral": ("MistralConfig", {**COMMON, **GQA, "sliding_window": 8}, True),
+        "qwen2": (
+            "Qwen2Config",
+            {**COMMON, **GQA, "use_sliding_window": True, "sliding_window": 8, "max_window_layers": 1},
+            False,
+        ),
+        "qwen3": ("Qwen3Config", {**COMMON, **GQA, "rope_theta": 1000000.0}, False),
+        "gemma": ("GemmaConfig", {**COMMON, **GQA}, True),
+        "gemma2": (
+            "Gemma2Config",
+            {
+                **COMMON,
+                **GQA,
+                "sliding_window": 8,
+                "query_pre_attn_scalar": 16,
+                "attn_logit_softcapping": 2.0,
+            },
+            True,
+        ),
+        "gpt_neox": (
+            "GPTNeoXConfig",
+            {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
+            False,
+        ),
+        "qwen2-bf16": ("Qwen2Config", {**COMMON, **GQA}, False),
+        "gpt2": (
+            "GPT2Config",
+            {"vocab_size": 320, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "initializer_range": 0.2},
+            False,
+        ),
+        "bert": (
+            "BertConfig",
+            {k: v for k, v in COMMON.items() if k != "tie_word_embeddings"} | {"initializer_range": 0.2},
+            True,
+        ),
+    }
+
+
+def tokenizer(bos: bool):
+    """A byte-level BPE of 320 tokens trained on the project's corpus; `bos` puts <s> before every text."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors, trainers
+    from tokenizers.models import BPE
+
+    tok = Tokenizer(BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=COMMON["vocab_size"],
+        special_tokens=["<s>", "</s>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    corpus = (ROOT / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8").splitlines()
+    tok.train_from_iterator(corpus, trainer=trainer)
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    else:
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok
+
+
+def build(out: Path, name: str, config_class: str, kwargs: dict, bos: bool) -> int:
+    """One folder and its reference.npz; -> the longest text's token count."""
+    import numpy as np
+    import torch
+    import transformers
+
+    torch.manual_seed(sum(map(ord, name)))
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    config = getattr(transformers, config_class)(**kwargs)
+    config._attn_implementation = "eager"
+    auto = transformers.AutoModel if config_class == "BertConfig" else transformers.AutoModelForCausalLM
+    model = auto.from_config(config, attn_implementation="eager")
+    if name.endswith("-bf16"):
+        model = model.to(torch.bfloat16)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    for extra in ("generation_config.json",):
+        (folder / extra).unlink(missing_ok=True)
+    tok = tokenizer(bos)
+    tok.save(str(folder / "tokenizer.json"))
+    ref = auto.from_pretrained(str(folder), attn_implementation="eager", dtype=torch.float32).eval()
+    arrays = {}
+    for key, text in TEXTS.items():
+        ids = tok.encode(text).ids
+        with torch.no_grad():
+            att = ref(torch.tensor([ids]), output_attentions=True).attentions
+        arrays[key] = np.stack([a[0].float().numpy() for a in att]).astype(np.float32)  # [L, h, n, n]
+        arrays[key + "_ids"] = np.asarray(ids, dtype=np.int64)
+    np.savez_compressed(folder / "reference.npz", **arrays)
+    (folder / "texts.json").write_text(json.dumps(TEXTS, indent=2) + "\n")
+    return max(len(arrays[k + "_ids"]) for k in TEXTS)
+
+
+def main(argv: list[str]) -> None:
+    out = Path(argv[0]) if argv else ROOT / "tests" / "models" / "golden"
+    for name, (config_class, kwargs, bos) in families().items():
+        n = build(out, name, config_class, kwargs, bos)
+        size = sum(p.stat().st_size for p in (out / name).iterdir())
+        print(f"{name:12s} longest text {n} tokens, folder {size / 1024:.0f} KiB")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
