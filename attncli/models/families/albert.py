@@ -95,7 +95,7 @@ def read_config(c: dict) -> tuple[dict, dict]:
     }
     if hp["groups"] > hp["n_layer"]:
         raise ModelError(f"config.json: num_hidden_groups {hp['groups']} exceeds num_hidden_layers {hp['n_layer']}")
-    wanted = {
+    wanted: dict[str, tuple[int | None, ...]] = {
         f"embeddings.{t}.weight": (None, e) for t in ("word_embeddings", "position_embeddings", "token_type_embeddings")
     }
     wanted |= {"embeddings.LayerNorm.weight": (e,), "embeddings.LayerNorm.bias": (e,)}
