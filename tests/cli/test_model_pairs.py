@@ -94,3 +94,14 @@ def test_lines_with_a_model_names_the_bad_line_and_rollout_refuses_lines():
     out = fails("show", "--lines", "time flies\n" + "flies " * 200, "--model", folder)
     assert "line 2: the text is" in out and "takes at most 128" in out
     assert "--rollout draws one text's rollout" in fails("show", "--lines", TEXT, "--model", folder, "--rollout")
+
+
+@pytest.mark.parametrize("width", [40, 60, 90, 140, 200])
+def test_a_pair_fits_every_width(width):
+    from rich.cells import cell_len
+
+    args = ("show", TEXT, "--context", PAIR, "--model", GOLDEN / "roberta", "--color", "never", "--width", width)
+    lines = ok(*args).splitlines()
+    assert max(cell_len(line) for line in lines) <= width
+    matrix = lines[: next(i for i, line in enumerate(lines) if line.startswith("roberta: roberta"))]
+    assert any("‖" in line for line in matrix) == (width >= 60)  # a heatmap (the narrowest form) pools tokens
