@@ -359,6 +359,7 @@ class Rollout:
     layer: int
     matrix: np.ndarray  # [n, n] float64, rows sum to 1
     weights: np.ndarray  # [layer + 1, n_head, n, n] the model's attention, layer by layer
+    pair: str | None = None  # --context: the second text of a sentence pair
 
 
 def model_rollout(model: Model, text: str, layer: int | None = None, pair: str | None = None) -> Rollout:
@@ -366,7 +367,7 @@ def model_rollout(model: Model, text: str, layer: int | None = None, pair: str |
     layer = check_layer(model, -1 if layer is None else layer)
     tokens, run = _run(model, text, pair, upto_layer=layer)
     weights = run.weights
-    return Rollout(text, tokens, model, layer, rollout(weights, upto_layer=layer), np.stack(weights))
+    return Rollout(text, tokens, model, layer, rollout(weights, upto_layer=layer), np.stack(weights), pair)
 
 
 # ---- attn compare --model -------------------------------------------------------------------------

@@ -59,7 +59,10 @@ def test_context_makes_a_sentence_pair_with_its_boundary_shown(family):
 def test_context_with_steps_and_rollout():
     folder = GOLDEN / "electra"
     steps = json.loads(ok("steps", TEXT, "--context", PAIR, "--model", folder, "-f", "json"))
-    assert steps["config"]["pair"] == PAIR
+    assert steps["config"]["pair"] == PAIR and steps["tokens"][steps["second_segment"]]["token"] == "fruit"
+    assert steps["special"][0] and not steps["special"][1]
+    rolled = json.loads(ok("show", TEXT, "--context", PAIR, "--model", folder, "--rollout", "-f", "json"))
+    assert rolled["config"]["pair"] == PAIR and rolled["tokens"][rolled["second_segment"]] == "fruit"
     screen = ok("show", TEXT, "--context", PAIR, "--model", folder, "--rollout", "--color", "never", "--width", "200")
     assert "‖fruit" in screen
 
