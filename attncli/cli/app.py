@@ -245,27 +245,37 @@ def show(
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
 
-    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only"), both=("head",))
+    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
     if head is not None and mean_heads:
         raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    if rollout and lines:
+        raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     _table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    context = _context(run.context, source.errors)
     if model is not None:
         from attncli.models import run as model_run
         from attncli.render.heads import rollout_view
 
+        loaded = load_model(model)  # once, also for every line of --lines
         if rollout:
-            ro = model_run.model_rollout(load_model(model), _text(source), layer)
+            ro = model_run.model_rollout(loaded, _text(source), layer, context)
             return _emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
-        return _show(model_run.model_result(load_model(model), _text(source), layer, head), out, table, stats)
+        if lines:
+            return _show_lines(
+                source, out, table, stats, lambda line: model_run.model_result(loaded, line, layer, head, context)
+            )
+        return _show(model_run.model_result(loaded, _text(source), layer, head, context), out, table, stats)
     config = run.config(dtype=dtype, weights=not no_weights)
-    context = _context(run.context, source.errors)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        return _show_lines(source, config, context, out, table, stats, limits, narrow)
+        config.resolve()  # a bad option fails before the first line is read
+        return _show_lines(
+            source, out, table, stats, lambda line: narrow(run_text(line, config, context=context, limits=limits))
+        )
     _show(narrow(run_text(_text(source), config, context=context, limits=limits)), out, table, stats)
 
 
@@ -277,12 +287,10 @@ def _show(result, out: Out, table, stats: bool) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra), out)
 
 
-def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow) -> None:
-    """`attn show --lines`: run each non-blank line as it is read; its number goes into the output."""
-    from attncli.pipeline.run import run as run_text
+def _show_lines(source: Source, out: Out, table, stats: bool, run_line) -> None:
+    """`attn show --lines`: `run_line` each non-blank line as it is read; its number goes into the output."""
     from attncli.render.stats import stats_document
 
-    config.resolve()  # a bad option fails before the first line is read
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 
@@ -292,7 +300,7 @@ def _show_lines(source: Source, config, context, out: Out, table, stats: bool, l
                 if line.strip():
                     found = True
                     try:
-                        result = narrow(run_text(line, config, context=context, limits=limits))
+                        result = run_line(line)
                     except AttnError as e:
                         raise type(e)(f"{name} line {number}: {e}") from None
                     _warn(result.tokens)
@@ -327,15 +335,15 @@ def steps(
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
-    check_options(ctx, model, keep=("query",))
+    check_options(ctx, model, keep=("query", "context"))
     text = _text(source)
+    context = _context(run.context, source.errors)
     if model is not None:
         from attncli.models.run import model_result
 
-        result = model_result(load_model(model), text, layer, head)
+        result = model_result(load_model(model), text, layer, head, context)
     else:
         config = run.config()
-        context = _context(run.context, source.errors)
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
         result = run_text(text, config, context=context, trace=True, limits=limits)
     check_query(result, query)

@@ -27,9 +27,11 @@ class Forward:
     final: np.ndarray | None  # [n, d_model] after the last layer (GPT-2: after ln_f); None if stopped early
 
 
-def forward(model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None) -> Forward:
-    # [n] token ids -> Forward (weights: layers x [n_head, n, n])
+def forward(model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, types=None) -> Forward:
+    # [n] token ids, [n] token types (a pair's) -> Forward (weights: layers x [n_head, n, n])
     """Run the model on `ids` (from `encode`), through the attention of `upto_layer` (default: all layers).
+
+    `types` are a sentence pair's token type ids (encoders only; None: every token type 0).
 
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
     read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
@@ -49,7 +51,7 @@ def forward(model: Model, ids, upto_layer: int | None = None, steps_layer: int |
         last = max(last, steps_layer)
     f = model.family
     embed, attention, mlp, final = f.embed, f.attention, f.mlp, f.final
-    x = embed(model, ids)  # [n, d_model]
+    x = embed(model, ids) if types is None else embed(model, ids, types)  # [n, d_model]
     weights, hidden, steps = [], [], None
     for l in range(last + 1):
         hidden.append(x)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .blocks import ACTIVATION_FNS
-from .families import Family, family_of, model_types
+from .families import Family, architecture_type, family_of, model_types
 from .hparams import ModelError
 from .hub import resolve_model
 from .tensorfile import TensorFile, TensorFileError
@@ -200,6 +200,7 @@ def load_model(path: str | Path) -> Model:
     family = family_of(model_type) if isinstance(model_type, str) else None
     if family is None or not isinstance(model_type, str):
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
+    _check_architectures(config, model_type, config_path)
     hp, wanted = family.read_config(config)
     if hp["activation"] not in ACTIVATION_FNS:
         raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
@@ -232,6 +233,21 @@ def load_model(path: str | Path) -> Model:
         tokenizer=_load_tokenizer(folder, family, config),
         vocab_size=weights.shape(family.word)[0],
     )
+
+
+def _check_architectures(config: dict, model_type: str, config_path: Path) -> None:
+    """A config whose `architectures` belong to another model_type than its own: ModelError naming both.
+
+    (A RoBERTa checkpoint labelled bert would run with BERT's positions and be silently wrong.)
+    """
+    names = config.get("architectures") or []
+    for name in names if isinstance(names, list) else [names]:
+        other = architecture_type(name) if isinstance(name, str) else None
+        if other is not None and other != model_type:
+            raise ModelError(
+                f"{config_path} says model_type {model_type!r} but architectures {name!r}, a {other} model: "
+                "refusing to guess which is right (fix one of the two)"
+            )
 
 
 # ---- tokenizer ------------------------------------------------------------------------------------
@@ -329,31 +345,50 @@ def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
 
 @dataclass(frozen=True)
 class ModelTokens:
-    """A text as the model's tokenizer cuts it: parallel tuples, special tokens included."""
+    """A text (or a pair) as the model's tokenizer cuts it: parallel tuples, special tokens included."""
 
     strings: tuple[str, ...]  # the tokenizer's own strings: "[CLS]", "##s", "Ġtime"
     ids: tuple[int, ...]
-    offsets: tuple[tuple[int, int], ...]  # character offsets into the text; (0, 0) for added tokens
+    offsets: tuple[tuple[int, int], ...]  # character offsets into the text (or the pair's second text)
+    types: tuple[int, ...]  # token type ids: 0, and 1 for a pair's second segment where the model has types
+    special: tuple[bool, ...]  # added by the tokenizer ([CLS], [SEP], <s>, BOS), not cut from the text
+    second: int | None = None  # a pair: the index of the second segment's first token
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
-def encode(model: Model, text: str) -> ModelTokens:
-    """Tokenize `text` with the model's tokenizer; an error if it is empty or longer than the positions."""
-    enc = model.tokenizer.encode(text)
+def encode(model: Model, text: str, pair: str | None = None) -> ModelTokens:
+    """Tokenize `text` (and a second text `pair`, with the tokenizer's pair template) with the model's tokenizer.
+
+    An error if it gives no tokens or more than the model's positions.
+    """
+    enc = model.tokenizer.encode(text) if pair is None else model.tokenizer.encode(text, pair)
     n = len(enc.ids)
     if n == 0:
         raise ModelError(f"the text gives no tokens for {model.name}")
     if n > model.max_positions:
+        what = "text" if pair is None else "pair"
         raise ModelError(
-            f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
+            f"the {what} is {n} tokens long, but {model.name} takes at most {model.max_positions} "
             f"({model.hp['positions_key']})"
         )
     bad = [i for i in enc.ids if i >= model.vocab_size]
     if bad:
         raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
-    return ModelTokens(tuple(enc.tokens), tuple(enc.ids), tuple(tuple(o) for o in enc.offsets))
+    second = None
+    if pair is not None:
+        second = next((i for i, s in enumerate(enc.sequence_ids) if s == 1), None)
+        if second is None:
+            raise ModelError(f"the context gives no tokens for {model.name}")
+    return ModelTokens(
+        tuple(enc.tokens),
+        tuple(enc.ids),
+        tuple(tuple(o) for o in enc.offsets),
+        tuple(enc.type_ids),
+        tuple(bool(m) for m in enc.special_tokens_mask),
+        second,
+    )
 
 
 def check_layer(model: Model, layer: int) -> int:
