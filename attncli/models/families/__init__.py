@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Family:
     # config.json `architectures` class-name prefixes -> the model_type they belong to ("XLMRoberta": "xlm-roberta"),
     # so that a folder whose architectures name another model_type is refused (architecture_type)
     architectures: dict[str, str] = field(default_factory=dict)
+    # an encoder–decoder's decoder blocks (attncli.models.encdec.Decoder); the blocks above are its encoder's
+    decoder: Any = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -75,6 +78,7 @@ def model_types() -> list[str]:
 
 from . import (  # noqa: E402  (each module registers its families)
     albert,
+    bart,
     bert,
     distilbert,
     electra,
@@ -84,6 +88,7 @@ from . import (  # noqa: E402  (each module registers its families)
     neox,
     qwen,
     roberta,
+    t5,
 )
 
 __all__ = [
@@ -91,6 +96,7 @@ __all__ = [
     "Family",
     "albert",
     "architecture_type",
+    "bart",
     "bert",
     "distilbert",
     "electra",
@@ -103,4 +109,5 @@ __all__ = [
     "qwen",
     "register",
     "roberta",
+    "t5",
 ]
