@@ -6,12 +6,13 @@ Run with the reference environment (PyTorch and transformers; attn itself never 
 
 Each folder is what `save_pretrained` writes (config.json, model.safetensors) plus a word-level
 tokenizer.json built with `tokenizers` (with the family's special tokens: BART <s> A </s>, T5 and
-Marian A </s>), pairs.json (two source/target sentence pairs) and reference.npz: for each pair
-`<case>_source_ids`, `<case>_labels` (the tokenizer's ids of the target), `<case>_decoder_ids` (what
-transformers feeds the decoder when given labels: the decoder start token, then the labels without
-their last) and transformers' eager attentions, every layer and head, float32:
-`<case>_encoder` [L_enc, h, n_src, n_src], `<case>_decoder` [L_dec, h, n_tgt, n_tgt] and
-`<case>_cross` [L_dec, h, n_tgt, n_src]. The tests compare attn against them.
+Marian A </s>), pairs.json (two source/target sentence pairs, "short" and "long"), texts.json (their
+sources, the layout of tools/golden_decoders.py, so the encoder is checked like every family) and
+reference.npz: for each case the source's ids `<case>_ids`, `<case>_labels` (the tokenizer's ids of
+the target), `<case>_decoder_ids` (what transformers feeds the decoder when given labels: the
+decoder start token, then the labels without their last) and transformers' eager attentions, every
+layer and head, float32: `<case>` (the encoder's) [L_enc, h, n_src, n_src], `<case>_decoder`
+[L_dec, h, n_tgt, n_tgt] and `<case>_cross` [L_dec, h, n_tgt, n_src]. The tests compare attn against them.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from pathlib import Path
 import numpy as np
 
 PAIRS = {
-    "cat": ("the cat sat on the mat", "le chat est assis sur le tapis"),
-    "arrow": ("time flies like an arrow", "le temps file comme une flèche"),
+    "short": ("the cat sat on the mat", "le chat est assis sur le tapis"),
+    "long": (
+        "the quick brown fox jumps over the lazy dog while time flies like an arrow",
+        "le renard brun rapide saute par-dessus le chien paresseux pendant que le temps file comme une flèche",
+    ),
 }
 SIZES = dict(d_model=32, layers=2, heads=4, ff=64, positions=64)
 
@@ -111,11 +115,11 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         with torch.no_grad():
             r = model(input_ids=src, labels=labels, output_attentions=True)
         start = model.config.decoder_start_token_id
-        out[f"{name}_source_ids"] = src[0].numpy()
+        out[f"{name}_ids"] = src[0].numpy()
         out[f"{name}_labels"] = labels[0].numpy()
         out[f"{name}_decoder_ids"] = np.array([start, *labels[0].tolist()[:-1]], dtype=np.int64)
-        for part in ("encoder", "decoder", "cross"):
-            out[f"{name}_{part}"] = torch.stack([t[0] for t in getattr(r, f"{part}_attentions")]).numpy()
+        for part, key in (("encoder", name), ("decoder", f"{name}_decoder"), ("cross", f"{name}_cross")):
+            out[key] = torch.stack([t[0] for t in getattr(r, f"{part}_attentions")]).numpy()
     return out
 
 
@@ -134,6 +138,8 @@ def main() -> None:
         tok.save(str(folder / "tokenizer.json"))
         pairs = {name: {"source": s, "target": t} for name, (s, t) in PAIRS.items()}
         (folder / "pairs.json").write_text(json.dumps(pairs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        texts = {name: source for name, (source, _) in PAIRS.items()}
+        (folder / "texts.json").write_text(json.dumps(texts, indent=2) + "\n", encoding="utf-8")
         np.savez_compressed(folder / "reference.npz", **reference(model, tok))
         print(folder, sorted(p.name for p in folder.iterdir()))
 

@@ -28,10 +28,12 @@ from attncli.cli.model import (
     CorpusLines,
     DaskAddress,
     Head,
+    HeadsContext,
     Layer,
     MaxLines,
     ModelDir,
     ModelRequired,
+    Part,
     Rollout,
     Stat,
     Workers,
@@ -234,12 +236,14 @@ def show(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
+    part: Part = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
     Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
-    or with --rollout the attention rollout through layers 0..--layer.
+    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, T5, Marian):
+    TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
@@ -256,18 +260,18 @@ def show(
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     context = _context(run.context, source.errors)
     if model is not None:
-        from attncli.models import run as model_run
+        from attncli.models import seq2seq
         from attncli.render.heads import rollout_view
 
         loaded = load_model(model)  # once, also for every line of --lines
         if rollout:
-            ro = model_run.model_rollout(loaded, _text(source), layer, context)
+            ro = seq2seq.part_rollout(loaded, _text(source), layer, context, part)
             return _emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
         if lines:
             return _show_lines(
-                source, out, table, stats, lambda line: model_run.model_result(loaded, line, layer, head, context)
+                source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part)
             )
-        return _show(model_run.model_result(loaded, _text(source), layer, head, context), out, table, stats)
+        return _show(seq2seq.part_result(loaded, _text(source), layer, head, context, part), out, table, stats)
     config = run.config(dtype=dtype, weights=not no_weights)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
@@ -323,13 +327,15 @@ def steps(
     model: ModelDir = None,
     layer: Layer = None,
     head: Head = None,
+    part: Part = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
     Each stage of the pipeline is its own table, with its formula and shape in the title:
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
-    With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
+    With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
+    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
     """
     from attncli.pipeline.run import run as run_text
     from attncli.pipeline.steps import check_query
@@ -339,9 +345,9 @@ def steps(
     text = _text(source)
     context = _context(run.context, source.errors)
     if model is not None:
-        from attncli.models.run import model_result
+        from attncli.models.seq2seq import part_result
 
-        result = model_result(load_model(model), text, layer, head, context)
+        result = part_result(load_model(model), text, layer, head, context, part)
     else:
         config = run.config()
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
@@ -493,19 +499,23 @@ def heads(
     max_lines: MaxLines = None,
     workers: Workers = None,
     dask: DaskAddress = None,
+    part: Part = None,
+    context: HeadsContext = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line."""
     if lines:
+        if part is not None or context is not None:
+            raise ConfigError("--lines runs a model's own attention over a corpus: drop --part and --context")
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.models.run import heads_document
+    from attncli.models.seq2seq import part_heads_document
     from attncli.render.heads import heads_view
 
-    doc = heads_document(load_model(model), read_text(text, file))
+    doc = part_heads_document(load_model(model), read_text(text, file), context, part)
     _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc), out)
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 import typer
 
 from attncli.cli.options import choice
+from attncli.core.parts import PARTS
 from attncli.core.variants import DEFAULT_VARIANT
 from attncli.errors import ConfigError
 
@@ -24,7 +25,7 @@ ModelDir = Annotated[
     typer.Option(
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
-        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia): "
+        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia; BART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -52,8 +53,24 @@ Rollout = Annotated[
 ]
 if TYPE_CHECKING:
     StatName: TypeAlias = str  # what a command receives: the plain name
+    PartName: TypeAlias = str
 else:
     StatName = choice("StatName", STATS)
+    PartName = choice("PartName", PARTS)
+Part = Annotated[
+    PartName | None,
+    typer.Option(
+        "--part",
+        help="With an encoder–decoder --model (BART, T5, Marian): cross (default; TEXT is the target, --context "
+        "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
+        "encoder (the source's self-attention: --context, or TEXT without it).",
+        show_default=False,
+    ),
+]
+HeadsContext = Annotated[
+    str | None,
+    typer.Option("--context", help="With an encoder–decoder --model and --part decoder: the source the decoder reads."),
+]
 Stat = Annotated[
     StatName,
     typer.Option(
@@ -91,7 +108,12 @@ ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
 ]
 
-MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model (but `attn show --head` takes a text run's)
+MODEL_ONLY = (
+    "layer",
+    "head",
+    "rollout",
+    "part",
+)  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
     "file",

@@ -315,8 +315,12 @@ class ModelLayer:
 def heads_document(model: Model, text: str) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer."""
     tokens = model_tokens(model, text)
-    weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
-    stats = head_stats(weights, causal=model.causal)
+    return heads_rows(model, text, tokens, np.stack(forward(model, tokens.ids).weights), model.causal)
+
+
+def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]
+    """The `attn heads` document of these weights (a model's, or one part of an encoder–decoder's)."""
+    stats = head_stats(weights, causal=causal)
     labels = label_heads(stats)
     shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
     rows = [
@@ -327,7 +331,7 @@ def heads_document(model: Model, text: str) -> dict:
             **{k: float(stats[k][l, h]) for k in HEAD_STATS},
             "label": labels[l][h],
         }
-        for l in range(model.n_layer)
+        for l in range(weights.shape[0])
         for h in range(model.n_head)
     ]
     return {
@@ -337,10 +341,10 @@ def heads_document(model: Model, text: str) -> dict:
         "model": model.name,
         "summary": describe(model),
         "model_type": model.model_type,
-        "n_layer": model.n_layer,
+        "n_layer": weights.shape[0],
         "n_head": model.n_head,
         **({"n_kv_head": model.n_kv_head} if shared else {}),
-        "causal": model.causal,
+        "causal": causal,
         "stats": dict(HEAD_STATS),
         "rows": rows,
     }

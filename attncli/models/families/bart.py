@@ -32,7 +32,7 @@ def sinusoids(n_pos: int, dim: int) -> np.ndarray:  # -> [n_pos, dim] float32
     """Marian's position table: sin(pos / 10000^(2i/dim)) in the first half, cos in the second (float64, then float32).
 
     >>> sinusoids(2, 4).tolist()
-    [[0.0, 0.0, 1.0, 1.0], [0.8414709568023682, 0.009999833069741726, 0.5403023362159729, 0.9999500513076782]]
+    [[0.0, 0.0, 1.0, 1.0], [0.8414709568023682, 0.009999833069741726, 0.5403022766113281, 0.9999499917030334]]
     """
     pos = np.arange(n_pos, dtype=np.float64)[:, None]
     angles = pos / np.power(10000.0, 2 * (np.arange(dim) // 2) / dim)[None, :]  # [n_pos, dim]

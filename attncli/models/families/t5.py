@@ -31,7 +31,7 @@ def position_buckets(n_q: int, n_k: int, bidirectional: bool, n_buckets: int, ma
     """T5's bucket of each key–query offset j - i: exact for small offsets, logarithmic up to max_distance.
 
     >>> position_buckets(1, 5, True, 8, 16).tolist()
-    [[0, 5, 6, 7, 7]]
+    [[0, 5, 6, 6, 6]]
     >>> position_buckets(3, 3, False, 8, 16)[2].tolist()
     [2, 1, 0]
     """
@@ -155,6 +155,10 @@ def read_config(c: dict) -> tuple[dict, dict]:
     """T5 hyper-parameters (transformers' T5Config defaults) and wanted tensor shapes."""
     d, d_kv, ff = positive_int(c, "d_model", 512), positive_int(c, "d_kv", 64), positive_int(c, "d_ff", 2048)
     heads, layers = positive_int(c, "num_heads", 8), positive_int(c, "num_layers", 6)
+    dec_layers, n_buckets = (
+        positive_int(c, "num_decoder_layers", layers),
+        positive_int(c, "relative_attention_num_buckets", 32),
+    )
     proj = c.get("feed_forward_proj", "relu")
     act = proj.split("-")[-1] if isinstance(proj, str) else None
     if not isinstance(proj, str) or proj not in (act, f"gated-{act}"):
@@ -164,7 +168,7 @@ def read_config(c: dict) -> tuple[dict, dict]:
         "d_k": d_kv,
         "n_head": heads,
         "n_layer": layers,
-        "n_dec_layer": positive_int(c, "num_decoder_layers", layers),
+        "n_dec_layer": dec_layers,
         "max_positions": positive_int(c, "n_positions", 512),
         "eps": fraction(c, "layer_norm_epsilon", 1e-6),
         "activation": "gelu_new" if act == "gelu" else act,  # T5Config's dense_act_fn for "gelu"
@@ -172,14 +176,14 @@ def read_config(c: dict) -> tuple[dict, dict]:
         "causal": False,
         "positions_key": "n_positions",
         "scale_attn_weights": False,  # T5 does not divide its scores by √d_k
-        "n_buckets": positive_int(c, "relative_attention_num_buckets", 32),
+        "n_buckets": n_buckets,
         "max_distance": positive_int(c, "relative_attention_max_distance", 128),
         "decoder_start": token_id(c, "decoder_start_token_id", 0),
     }
     inner = heads * d_kv
     wanted: dict = {"shared.weight": (None, d)}
-    for side, n in (("encoder", layers), ("decoder", hp["n_dec_layer"])):
-        wanted |= {f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight": (hp["n_buckets"], heads)}
+    for side, n in (("encoder", layers), ("decoder", dec_layers)):
+        wanted |= {f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight": (n_buckets, heads)}
         wanted |= {f"{side}.final_layer_norm.weight": (d,)}
         for l in range(n):
             pre = f"{side}.block.{l}.layer."
