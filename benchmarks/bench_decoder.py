@@ -8,8 +8,8 @@ intermediate 4864 — into a temporary folder, and a text of exactly --tokens to
 vocabulary is shrunk (--vocab, default 16384 instead of 151936) to keep the file small: only the
 rows of the text's tokens are ever read, so its size changes neither time nor memory.
 
-Each row is a fresh process (`python -m attncli ...`, the table as a user sees it), the median
-of --runs; peak memory is that process's maximum resident set (os.wait4). "f32 read" is the
+Each row is a fresh process (`python -m attncli ...`), the median of --runs, as GNU time
+(/usr/bin/time) reports it: wall and CPU seconds and the maximum resident set. "f32 read" is the
 float32 size of the tensors the command reads (the layers up to the one shown, the last one
 without its MLP, which cannot change its attention); the start-up row (a text run, no model) is
 the part of the peak that is Python, NumPy, Rich and tokenizers. Run by hand, not in CI (CI runs
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import struct
@@ -34,6 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "tests" / "models" / "golden" / "qwen2" / "tokenizer.json"
+TIME = "/usr/bin/time"  # GNU time: the wall, CPU and peak memory of one process
 
 
 def shapes(a: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -115,20 +115,28 @@ def text_of(tokens: int) -> str:
     return text
 
 
-def measure(args: list[str], runs: int) -> tuple[float, float]:
-    """Median seconds and the largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`."""
-    times, peaks = [], []
+def measure(args: list[str], runs: int) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds (user + system: what a busy machine changes least) and the
+    largest peak RSS (MiB) of `runs` fresh processes of `python -m attncli ARGS`.
+
+    The process is started by /usr/bin/time, whose own report is read: a child forked straight from
+    this (large) process would count this process's resident pages in its peak (Linux keeps the
+    high-water mark across exec)."""
+    times, cpus, peaks = [], [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        p = subprocess.Popen(
-            [sys.executable, "-m", "attncli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        p = subprocess.run(
+            [TIME, "-f", "%e %U %S %M", sys.executable, "-m", "attncli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        _, status, usage = os.wait4(p.pid, 0)
-        times.append(time.perf_counter() - start)
-        if status != 0:
-            raise SystemExit(f"attn {' '.join(args[:1])} failed: {p.stderr.read().decode()[-500:] if p.stderr else ''}")
-        peaks.append(usage.ru_maxrss / 1024)
-    return statistics.median(times), max(peaks)
+        if p.returncode != 0:
+            raise SystemExit(f"attn {args[0]} failed: {p.stderr[-500:]}")
+        wall, user, system, peak_kib = p.stderr.split()[-4:]
+        times.append(float(wall))
+        cpus.append(float(user) + float(system))
+        peaks.append(int(peak_kib) / 1024)
+    return statistics.median(times), statistics.median(cpus), max(peaks)
 
 
 def f32_read(table: dict, upto: int, n: int, mlp_of_last: bool) -> float:
@@ -155,6 +163,11 @@ def main() -> None:
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--intermediate", type=int, default=4864)
     ap.add_argument("--vocab", type=int, default=16384)
+    ap.add_argument(
+        "--on-screen",
+        action="store_true",
+        help="also time layer 0's matrices drawn as tables (minutes at 128 tokens: the layout, not the model)",
+    )
     ap.add_argument("--keep", type=Path, help="write the model here and keep it (default: a temporary folder)")
     a = ap.parse_args()
     tmp = None if a.keep else tempfile.mkdtemp(prefix="attn-bench-decoder-")
@@ -163,28 +176,43 @@ def main() -> None:
         start = time.perf_counter()
         table = write_model(folder, a)
         size = (folder / "model.safetensors").stat().st_size / 2**20
-        print(f"model: {folder} ({size:,.0f} MiB BF16, written in {time.perf_counter() - start:.1f} s)")
+        print(f"model: {folder} ({size:,.0f} MiB BF16, written in {time.perf_counter() - start:.1f} s)", flush=True)
         text = text_of(a.tokens)
         last, middle = a.layers - 1, a.layers // 2
+        model = ["--model", str(folder)]
         rows = [
-            ("start-up: attn show TEXT (no model)", ["show", text, "--color", "never"], None),
-            ("show --layer 0 (all heads)", ["show", text, "--model", str(folder), "--layer", "0"], (0, False)),
-            (f"show --layer {middle}", ["show", text, "--model", str(folder), "--layer", str(middle)], (middle, False)),
-            (f"show (last layer, {last})", ["show", text, "--model", str(folder)], (last, False)),
-            ("heads (every layer)", ["heads", text, "--model", str(folder)], (last, True)),
+            ("start-up: attn show TEXT (no model)", ["show", text], None),
+            ("show --layer 0 -f json (all heads)", ["show", text, *model, "--layer", "0", "-f", "json"], (0, False)),
+            (
+                f"show --layer {middle} -f json",
+                ["show", text, *model, "--layer", str(middle), "-f", "json"],
+                (middle, False),
+            ),
+            (f"show -f json (last layer, {last})", ["show", text, *model, "-f", "json"], (last, False)),
+            ("heads (every layer, on screen)", ["heads", text, *model], (last, True)),
         ]
-        print(f"{a.tokens} tokens, median of {a.runs} fresh processes, peak = max resident set")
-        heading = ("command", "time s", "peak MiB", "f32 read", "peak/read", "(peak-start)/read")
-        print("{:38s} {:>7s} {:>9s} {:>9s} {:>9s} {:>18s}".format(*heading))
+        if a.on_screen:
+            rows.append(
+                (
+                    "show --layer 0 --head 0 (on screen)",
+                    ["show", text, *model, "--layer", "0", "--head", "0"],
+                    (0, False),
+                )
+            )
+            rows.append(("show --layer 0 (all heads, on screen)", ["show", text, *model, "--layer", "0"], (0, False)))
+        print(f"{a.tokens} tokens, median of {a.runs} fresh processes, peak = max resident set", flush=True)
+        heading = ("command", "wall s", "cpu s", "peak MiB", "f32 read", "peak/read", "(peak-start)/read")
+        print("{:38s} {:>7s} {:>7s} {:>9s} {:>9s} {:>9s} {:>18s}".format(*heading))
         base = 0.0
         for label, args, reads in rows:
-            seconds, peak = measure([*args, "--color", "never", "--width", "120"], a.runs)
+            seconds, cpu, peak = measure([*args, "--color", "never", "--width", "120"], a.runs)
             if reads is None:
                 base = peak
-                print(f"{label:38s} {seconds:7.2f} {peak:9.0f}")
+                print(f"{label:38s} {seconds:7.2f} {cpu:7.2f} {peak:9.0f}", flush=True)
                 continue
             read = f32_read(table, reads[0], a.tokens, reads[1])
-            print(f"{label:38s} {seconds:7.2f} {peak:9.0f} {read:9.0f} {peak / read:9.2f} {(peak - base) / read:18.2f}")
+            ratios = f"{peak / read:9.2f} {(peak - base) / read:18.2f}"
+            print(f"{label:38s} {seconds:7.2f} {cpu:7.2f} {peak:9.0f} {read:9.0f} {ratios}", flush=True)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

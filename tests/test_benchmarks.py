@@ -8,23 +8,27 @@ import pytest
 
 from tests.conftest import ROOT
 
+DECODER = [
+    "--runs",
+    "1",
+    "--layers",
+    "2",
+    "--hidden",
+    "32",
+    "--heads",
+    "4",
+    "--intermediate",
+    "64",
+    "--vocab",
+    "400",
+    "--tokens",
+    "16",
+]  # not 0.5B
 TINY = [
     ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
     ["formats.py", "--chars", "60", "--lines", "3"],
-    ["bench_model.py", "--help"],
-    [
-        "bench_decoder.py",
-        "--runs",
-        "1",
-        "--layers",
-        "2",
-        "--hidden",
-        "32",
-        "--intermediate",
-        "64",
-        "--vocab",
-        "400",
-    ],  # needs transformers and a real model: only its arguments are checked here
+    ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
+    ["bench_decoder.py", *DECODER],
 ]
 
 
