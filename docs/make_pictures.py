@@ -39,6 +39,8 @@ PICTURES = {
     "compare.svg": 'attn compare "time flies like an arrow"',
     "variants.svg": "attn variants",
     "compute.svg": "attn compute --input docs/two_by_two.json -v dot",
+    "alignment.svg": 'attn show "le chat est assis sur le tapis" --context "the cat sat on the mat" '
+    "--model tests/models/golden/bart --mean-heads",
 }
 MODEL_PICTURES = {  # $MINILM is the all-MiniLM-L6-v2 folder
     "model-show.svg": 'attn show "time flies like an arrow" --model $MINILM --layer 5 --head 3',

@@ -27,10 +27,12 @@ from attncli.cli.model import (
     CorpusLines,
     DaskAddress,
     Head,
+    HeadsContext,
     Layer,
     MaxLines,
     ModelDir,
     ModelRequired,
+    Part,
     Rollout,
     Stat,
     Workers,
@@ -254,12 +256,14 @@ def show(
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
     workers: Workers = None,
+    part: Part = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
     Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
-    or with --rollout the attention rollout through layers 0..--layer.
+    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, T5, Marian):
+    TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
     from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.cli.view import page_of
@@ -268,31 +272,45 @@ def show(
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
 
-    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only"), both=("head",))
+    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
     if head is not None and mean_heads:
         raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
-    if workers is not None and not lines:
-        raise ConfigError("--workers goes with --lines (each line its own text)")
+    if workers is not None and (not lines or model is not None):
+        raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
+    if rollout and lines:
+        raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     _table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    context = _context(run.context, source.errors)
     if model is not None:
-        from attncli.models import run as model_run
+        from attncli.models import seq2seq
         from attncli.render.heads import rollout_view
 
+        loaded = load_model(model)  # once, also for every line of --lines
         if rollout:
-            ro = model_run.model_rollout(load_model(model), _text(source), layer)
+            ro = seq2seq.part_rollout(loaded, _text(source), layer, context, part)
             return _emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
-        loaded = load_model(model)
-        result = model_run.model_result(loaded, _text(source), layer, head)
-        return _show(result, out, table, stats, page_of(result, "attn show", out.precision, loaded, model))
+        if lines:
+            return _show_lines(
+                source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
+            )
+        result = seq2seq.part_result(loaded, _text(source), layer, head, context, part)
+        return _show(result, out, table, stats, _model_page(result, "attn show", out, loaded, model))
     config = run.config(dtype=dtype, weights=not no_weights)
-    context = _context(run.context, source.errors)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        return _show_lines(source, config, context, out, table, stats, limits, narrow, _workers(workers))
+        config = config.resolve()  # a bad option fails before the first line is read
+        return _show_lines(
+            source,
+            out,
+            table,
+            stats,
+            lambda line: narrow(run_text(line, config, context=context, limits=limits)),
+            _workers(workers),
+        )
     result = narrow(run_text(_text(source), config, context=context, limits=limits))
     _show(result, out, table, stats, None if no_weights else page_of(result, "attn show", out.precision))
 
@@ -306,22 +324,29 @@ def _show(result, out: Out, table, stats: bool, view) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
 
 
-def _show_lines(source: Source, config, context, out: Out, table, stats: bool, limits, narrow, workers: int) -> None:
-    """`attn show --lines`: run each non-blank line as it is read (past the first few hundred, on `workers`
+def _model_page(result, command: str, out: Out, loaded, model: str):
+    """The interactive page of a model's result (every layer and head), or None for an encoder–decoder, whose
+    parts the page does not draw yet (-f html then pictures the table)."""
+    from attncli.cli.view import page_of
+    from attncli.models.encdec import is_seq2seq
+
+    return None if is_seq2seq(loaded) else page_of(result, command, out.precision, loaded, model)
+
+
+def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
+    """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
     processes); its number goes into the output, in the input's order."""
     from attncli.io import documents
     from attncli.io.output import line_progress
     from attncli.pipeline.lines import ordered_map
-    from attncli.pipeline.run import run as run_text
     from attncli.render.stats import stats_document
 
-    config = config.resolve()  # a bad option fails before the first line is read
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 
         def run_line(number: int, text: str):  # here, or in a worker process
             try:
-                return narrow(run_text(text, config, context=context, limits=limits))
+                return run_one(text)
             except AttnError as e:
                 raise type(e)(f"{name} line {number}: {e}") from None
 
@@ -369,13 +394,15 @@ def steps(
     model: ModelDir = None,
     layer: Layer = None,
     head: Head = None,
+    part: Part = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
     Each stage of the pipeline is its own table, with its formula and shape in the title:
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
-    With --model DIR: the stages of one layer's attention in a real model (--layer, --head).
+    With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
+    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
     """
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
@@ -384,17 +411,17 @@ def steps(
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
-    check_options(ctx, model, keep=("query",))
+    check_options(ctx, model, keep=("query", "context"))
     text = _text(source)
+    context = _context(run.context, source.errors)
     if model is not None:
-        from attncli.models.run import model_result
+        from attncli.models.seq2seq import part_result
 
         loaded = load_model(model)
-        result = model_result(loaded, text, layer, head)
-        view = page_of(result, "attn steps", out.precision, loaded, model)
+        result = part_result(loaded, text, layer, head, context, part)
+        view = _model_page(result, "attn steps", out, loaded, model)
     else:
         config = run.config()
-        context = _context(run.context, source.errors)
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
         result = run_text(text, config, context=context, trace=True, limits=limits)
         view = page_of(result, "attn steps", out.precision)
@@ -636,27 +663,38 @@ def heads(
     max_lines: MaxLines = None,
     workers: Workers = None,
     dask: DaskAddress = None,
+    part: Part = None,
+    context: HeadsContext = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line."""
     if lines:
+        if part is not None or context is not None:
+            raise ConfigError("--lines runs a model's own attention over a corpus: drop --part and --context")
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.cli.view import page_of
     from attncli.io import documents
-    from attncli.models.run import heads_document, model_result
+    from attncli.models.run import model_result
+    from attncli.models.seq2seq import part_heads_document
     from attncli.render.heads import heads_view
 
     loaded, words = load_model(model), read_text(text, file)
-    doc = heads_document(loaded, words)
+    doc = part_heads_document(loaded, words, context, part)
 
     def view():  # the page opens at the last layer; its forward pass runs only when a page is written
-        return page_of(model_result(loaded, words), "attn heads", out.precision, loaded, model)()
+        page = _model_page(model_result(loaded, words), "attn heads", out, loaded, model)
+        assert page is not None  # the view is offered only for models the page draws
+        return page()
 
-    _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
+    from attncli.models.encdec import is_seq2seq
+
+    records = documents.Records(
+        "attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=None if is_seq2seq(loaded) else view
+    )
+    _emit(records, out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:

@@ -23,7 +23,7 @@ ModelDir = Annotated[
     typer.Option(
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
-        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia): "
+        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia; BART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -48,6 +48,29 @@ Rollout = Annotated[
         "--rollout",
         help="With --model: attention rollout (Abnar & Zuidema 2020), token to token through layers 0..--layer.",
     ),
+]
+
+
+def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
+    from attncli.core.parts import PARTS
+
+    return PARTS
+
+
+Part = Annotated[
+    str | None,
+    choice(
+        "--part",
+        names=_parts,
+        help="With an encoder–decoder --model (BART, T5, Marian): cross (default; TEXT is the target, --context "
+        "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
+        "encoder (the source's self-attention: --context, or TEXT without it).",
+        show_default=False,
+    ),
+]
+HeadsContext = Annotated[
+    str | None,
+    typer.Option("--context", help="With an encoder–decoder --model and --part decoder: the source the decoder reads."),
 ]
 Stat = Annotated[
     str,
@@ -88,7 +111,12 @@ ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
 ]
 
-MODEL_ONLY = ("layer", "head", "rollout")  # meaningless without --model (but `attn show --head` takes a text run's)
+MODEL_ONLY = (
+    "layer",
+    "head",
+    "rollout",
+    "part",
+)  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
     "file",

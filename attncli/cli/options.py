@@ -101,7 +101,14 @@ Projection = Annotated[
         help="random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.",
     ),
 ]
-Context = Annotated[str | None, typer.Option("--context", help="Cross-attention: keys and values from this text.")]
+Context = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="Cross-attention: keys and values from this text. With an encoder --model: the second text of a "
+        "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]).",
+    ),
+]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of embeddings and weights.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Scores are divided by T.")]
 Format = Annotated[

@@ -45,3 +45,12 @@ def csv_field(value: str) -> str:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\r\n").writerow([value])  # a field holding \r or \n is quoted
     return buf.getvalue()[:-2]
+
+
+def token_marks(tokens) -> dict:
+    """The JSON fields a model's tokens add: "special" (one boolean per token: added by the tokenizer) and,
+    for a sentence pair, "second_segment" (the index of the second text's first token); {} for a text run."""
+    return {
+        **({"special": list(tokens.special)} if tokens.special else {}),
+        **({} if tokens.second is None else {"second_segment": tokens.second}),
+    }

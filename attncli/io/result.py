@@ -21,7 +21,7 @@ import orjson
 
 from attncli.errors import DataError
 from attncli.io.documents import Lines, Result
-from attncli.io.encode import csv_field, dumps
+from attncli.io.encode import csv_field, dumps, token_marks
 from attncli.pipeline.result import AttentionResult
 
 SCHEMA = "attncli.attention/1"
@@ -105,6 +105,7 @@ def write_json(
         "text": result.text,
         "context": result.context,
         "tokens": list(result.tokens.strings),
+        **token_marks(result.tokens),
         "context_tokens": ctx,
         "config": result.source.config_record(result),
     }

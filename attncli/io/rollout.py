@@ -13,7 +13,7 @@ from typing import BinaryIO
 import numpy as np
 
 from attncli.io.documents import Rollout
-from attncli.io.encode import dumps
+from attncli.io.encode import dumps, token_marks
 from attncli.models.run import ROLLOUT_METHOD, ROLLOUT_SCHEMA
 
 
@@ -28,7 +28,14 @@ def write_json(doc: Rollout, stream: BinaryIO, precision: int | None = None, lin
         "schema": ROLLOUT_SCHEMA,
         "text": r.text,
         "tokens": list(r.tokens.strings),
-        "config": {"model": r.model.name, "layer": r.layer, "layers": [0, r.layer], "method": ROLLOUT_METHOD},
+        **token_marks(r.tokens),
+        "config": {
+            "model": r.model.name,
+            "layer": r.layer,
+            "layers": [0, r.layer],
+            "method": ROLLOUT_METHOD,
+            **({} if r.pair is None else {"pair": r.pair}),
+        },
     }
     stream.write(dumps(head)[:-1].encode() + f', "rollout": [{nl}'.encode())
     rows = [dumps(row, allow_nan=False) for row in _rows(r.matrix, precision)]

@@ -8,7 +8,7 @@ from typing import BinaryIO
 import numpy as np
 
 from attncli.io.documents import Steps
-from attncli.io.encode import dumps
+from attncli.io.encode import dumps, token_marks
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.steps import SCHEMA, Step, params, steps
 
@@ -52,6 +52,7 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
         "text": result.text,
         "context": result.context,
         "tokens": _token_list(result.tokens),
+        **token_marks(result.tokens),
         "context_tokens": None if result.context_tokens is None else _token_list(result.context_tokens),
         "config": result.source.config_record(result),
     }

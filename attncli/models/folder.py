@@ -272,8 +272,9 @@ class ContainedTokenizer:
         contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))
         self.tokenizer = build()
 
-    def encode(self, texts: list[str]) -> list[dict | str]:
-        """Each text's `{"ids", "tokens", "offsets"}`, or the one line of why the tokenizer could not encode it."""
+    def encode(self, texts: list[str | tuple[str, str]]) -> list[dict | str]:
+        """Each text's (or `(text, pair)`'s) `{"ids", "tokens", "offsets", "types", "special", "second"}`, or the
+        one line of why the tokenizer could not encode it."""
         return contained(_encode_all, self.tokenizer, texts, what=self.what, memory=max_bytes_from(os.environ))
 
     def __getattr__(self, name: str) -> Any:  # vocabulary, special tokens, the model: the tokenizer's own
@@ -284,13 +285,23 @@ def _vocab_size(build: Callable[[], Any]) -> int:  # in the child
     return build().get_vocab_size(with_added_tokens=True)
 
 
-def _encode_all(tok: Any, texts: list[str]) -> list[dict | str]:  # in the child
+def _encode_all(tok: Any, texts: list[str | tuple[str, str]]) -> list[dict | str]:  # in the child
     out: list[dict | str] = []
     for text in texts:
         try:
-            enc = tok.encode(text)
+            enc = tok.encode(text) if isinstance(text, str) else tok.encode(*text)
         except Exception as e:  # a model without [UNK] meets an unknown character, and the like
             out.append(why(e))
             continue
-        out.append({"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets]})
+        second = None if isinstance(text, str) else next((i for i, s in enumerate(enc.sequence_ids) if s == 1), None)
+        out.append(
+            {
+                "ids": enc.ids,
+                "tokens": enc.tokens,
+                "offsets": [list(o) for o in enc.offsets],
+                "types": enc.type_ids,
+                "special": [bool(m) for m in enc.special_tokens_mask],
+                "second": second,  # a pair: the index of its second segment's first token
+            }
+        )
     return out

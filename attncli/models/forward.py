@@ -30,10 +30,12 @@ class Forward:
 
 
 def forward(
-    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, threads: int = 1
+    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, types=None, threads: int = 1
 ) -> Forward:
-    # [n] token ids -> Forward (weights: layers x [n_head, n, n])
+    # [n] token ids, [n] token types (a pair's) -> Forward (weights: layers x [n_head, n, n])
     """Run the model on `ids` (from `encode`), through the attention of `upto_layer` (default: all layers).
+
+    `types` are a sentence pair's token type ids (encoders only; None: every token type 0).
 
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
     read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
@@ -43,10 +45,10 @@ def forward(
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
     with blas_threads(threads_for(work, ceiling=threads)):
-        return _forward(model, ids, upto_layer, steps_layer)
+        return _forward(model, ids, upto_layer, steps_layer, types)
 
 
-def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None) -> Forward:
+def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None, types) -> Forward:
     if ids.size == 0:
         raise ModelError("no token ids to run")
     if ids.size > model.max_positions:
@@ -60,7 +62,7 @@ def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None)
         last = max(last, steps_layer)
     f = model.family
     embed, attention, mlp, final = f.embed, f.attention, f.mlp, f.final
-    x = embed(model, ids)  # [n, d_model]
+    x = embed(model, ids) if types is None else embed(model, ids, types)  # [n, d_model]
     weights, hidden, steps = [], [], None
     for l in range(last + 1):
         hidden.append(x)

@@ -37,3 +37,11 @@ def positive_number(c: dict, key: str, default: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ModelError(f"config.json: {key} must be a positive number, not {value!r}")
     return float(value)
+
+
+def token_id(c: dict, key: str, default: int) -> int:
+    """A token id (an integer ≥ 0) from config.json, such as decoder_start_token_id, or ModelError naming the key."""
+    value = c.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ModelError(f"config.json: {key} must be a token id (an integer ≥ 0), not {value!r}")
+    return value

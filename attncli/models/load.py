@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .blocks import ACTIVATION_FNS
-from .families import Family, family_of, model_types
+from .families import Family, architecture_type, family_of, model_types
 from .folder import (
     ContainedTokenizer,
     Header,
@@ -173,6 +173,7 @@ def load_model(path: str | Path) -> Model:
     family = family_of(model_type) if isinstance(model_type, str) else None
     if family is None or not isinstance(model_type, str):
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
+    _check_architectures(config, model_type, config_path)
     tensors = checkpoint(folder)
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
@@ -207,6 +208,21 @@ def load_model(path: str | Path) -> Model:
         tokenizer=_load_tokenizer(folder, family, config),
         vocab_size=weights.shape(family.word)[0],
     )
+
+
+def _check_architectures(config: dict, model_type: str, config_path: Path) -> None:
+    """A config whose `architectures` belong to another model_type than its own: ModelError naming both.
+
+    (A RoBERTa checkpoint labelled bert would run with BERT's positions and be silently wrong.)
+    """
+    names = config.get("architectures") or []
+    for name in names if isinstance(names, list) else [names]:
+        other = architecture_type(name) if isinstance(name, str) else None
+        if other is not None and other != model_type:
+            raise ModelError(
+                f"{config_path} says model_type {model_type!r} but architectures {name!r}, a {other} model: "
+                "refusing to guess which is right (fix one of the two)"
+            )
 
 
 # ---- tokenizer ------------------------------------------------------------------------------------
@@ -314,11 +330,14 @@ def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
 
 @dataclass(frozen=True)
 class ModelTokens:
-    """A text as the model's tokenizer cuts it: parallel tuples, special tokens included."""
+    """A text (or a pair) as the model's tokenizer cuts it: parallel tuples, special tokens included."""
 
     strings: tuple[str, ...]  # the tokenizer's own strings: "[CLS]", "##s", "Ġtime"
     ids: tuple[int, ...]
-    offsets: tuple[tuple[int, int], ...]  # character offsets into the text; (0, 0) for added tokens
+    offsets: tuple[tuple[int, int], ...]  # character offsets into the text (or the pair's second text)
+    types: tuple[int, ...]  # token type ids: 0, and 1 for a pair's second segment where the model has types
+    special: tuple[bool, ...]  # added by the tokenizer ([CLS], [SEP], <s>, BOS), not cut from the text
+    second: int | None = None  # a pair: the index of the second segment's first token
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -334,9 +353,10 @@ def _answer(model: Model, enc: dict | str) -> dict:
     return enc
 
 
-def _encoded(model: Model, text: str) -> dict:
-    """`text` through the model's tokenizer, run contained: {"ids", "tokens", "offsets"}."""
-    return _answer(model, model.tokenizer.encode([text])[0])
+def _encoded(model: Model, text: str, pair: str | None = None) -> dict:
+    """`text` (and a second text `pair`, with the tokenizer's pair template) through the model's tokenizer, run
+    contained: {"ids", "tokens", "offsets", "types", "special", "second"}."""
+    return _answer(model, model.tokenizer.encode([text if pair is None else (text, pair)])[0])
 
 
 def _counted(model: Model, text: str) -> None:
@@ -355,36 +375,51 @@ def _counted(model: Model, text: str) -> None:
             )
 
 
-def _tokens(model: Model, enc: dict) -> ModelTokens:
+def _tokens(model: Model, enc: dict, pair: str | None = None) -> ModelTokens:
     """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
     n = len(enc["ids"])
     if n == 0:
         raise ModelError(f"the text gives no tokens for {model.name}")
     if n > model.max_positions:
+        what = "text" if pair is None else "pair"
         raise ModelError(
-            f"the text is {n} tokens long, but {model.name} takes at most {model.max_positions} "
+            f"the {what} is {n} tokens long, but {model.name} takes at most {model.max_positions} "
             f"({model.hp['positions_key']})"
         )
     bad = [i for i in enc["ids"] if i >= model.vocab_size]
     if bad:
         raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
+    second = None
+    if pair is not None:
+        second = enc["second"]
+        if second is None:
+            raise ModelError(f"the context gives no tokens for {model.name}")
     check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, n, model.name)
-    return ModelTokens(tuple(enc["tokens"]), tuple(enc["ids"]), tuple((int(a), int(b)) for a, b in enc["offsets"]))
+    return ModelTokens(
+        tuple(enc["tokens"]),
+        tuple(enc["ids"]),
+        tuple((int(a), int(b)) for a, b in enc["offsets"]),
+        tuple(enc["types"]),
+        tuple(bool(m) for m in enc["special"]),
+        second,
+    )
 
 
-def encode(model: Model, text: str) -> ModelTokens:
-    """Tokenize `text` with the model's tokenizer (contained); an error if it is empty or longer than the
-    positions. A long text is counted on a prefix first (`_counted`), and the run is priced (`check_run`)
-    before the forward pass allocates."""
+def encode(model: Model, text: str, pair: str | None = None) -> ModelTokens:
+    """Tokenize `text` (and a second text `pair`) with the model's tokenizer (contained); an error if it gives
+    no tokens or more than the positions. A long text is counted on a prefix first (`_counted`), and the run is
+    priced (`check_run`) before the forward pass allocates."""
     _counted(model, text)
-    return _tokens(model, _encoded(model, text))
+    if pair is not None:
+        _counted(model, pair)
+    return _tokens(model, _encoded(model, text, pair), pair)
 
 
 def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:
     """`encode` for many texts, the short ones in one contained child (a corpus chunk; a long one is counted
     on its prefix first, alone): each its tokens or its ModelError."""
     probe = PROBE_CHARS_PER_POSITION * model.max_positions
-    short = [t for t in texts if len(t) <= probe]
+    short: list[str | tuple[str, str]] = [t for t in texts if len(t) <= probe]
     answers = iter(model.tokenizer.encode(short) if short else [])
     out: list[ModelTokens | ModelError] = []
     for text in texts:

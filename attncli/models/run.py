@@ -20,8 +20,10 @@ from attncli.core.attention import Projections
 from attncli.core.variants import VARIANTS
 from attncli.models import (
     HEAD_STATS,
+    Forward,
     Model,
     ModelError,
+    ModelTokens,
     check_head,
     check_layer,
     encode,
@@ -35,7 +37,7 @@ from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
 from attncli.pipeline.steps import Step, mask_softmax_mix, shown
-from attncli.pipeline.tokenize import Tokens
+from attncli.pipeline.tokenize import SECOND_MARK, SPECIAL_MARK, Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
 HEADS_SCHEMA = "attncli.heads/1"
@@ -45,19 +47,35 @@ ROLLOUT_METHOD = (
 )
 
 
-def model_tokens(model: Model, text: str) -> Tokens:
-    """The text as the model's own tokenizer cuts it ([CLS] ... [SEP] for BERT), as `Tokens`."""
+def _encode(model: Model, text: str, pair: str | None) -> tuple[Tokens, ModelTokens]:
+    """The text (and a second text `pair`) as the model's own tokenizer cuts it, as `Tokens` and as encoded.
+
+    Its special tokens are marked, and a pair's second segment start is kept; only an encoder takes a pair.
+    """
     _check_text(text, "text")
-    t = encode(model, text)
+    if pair is not None:
+        _check_text(pair, "context")
+        if model.causal:
+            raise ModelError(
+                f"--context makes a sentence pair, which only an encoder (BERT-like) model takes; "
+                f"{model.name} is a decoder ({model.model_type})"
+            )
+    t = encode(model, text, pair)
     unk = getattr(model.tokenizer.model, "unk_token", None)
-    return Tokens(
-        t.strings,
-        t.ids,
-        t.offsets,
-        tokenizer=model.name,
-        vocab_size=model.tokenizer.get_vocab_size(with_added_tokens=True),
-        unk_token=unk,
-    )
+    size = model.tokenizer.get_vocab_size(with_added_tokens=True)
+    tokens = Tokens(t.strings, t.ids, t.offsets, model.name, size, unk_token=unk, special=t.special, second=t.second)
+    return tokens, t
+
+
+def model_tokens(model: Model, text: str, pair: str | None = None) -> Tokens:
+    """The text (and a pair's second text) as the model's own tokenizer cuts it ([CLS] ... [SEP] for BERT)."""
+    return _encode(model, text, pair)[0]
+
+
+def _run(model: Model, text: str, pair: str | None, **kwargs) -> tuple[Tokens, Forward]:
+    """Tokenize and run the model: a pair with its token types."""
+    tokens, t = _encode(model, text, pair)
+    return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
 
 def _check_finite(model: Model, what: str, *arrays: np.ndarray) -> None:
@@ -92,16 +110,20 @@ def kv_head(model: Model, head: int) -> int:
     return head // (model.n_head // model.n_kv_head)
 
 
-def model_result(model: Model, text: str, layer: int | None = None, head: int | None = None) -> AttentionResult:
+def model_result(
+    model: Model, text: str, layer: int | None = None, head: int | None = None, pair: str | None = None
+) -> AttentionResult:
     """One layer's self-attention (default the last layer), every head or the one `head`, as an AttentionResult.
+
+    `pair`: a second text, run with `text` as a sentence pair (the tokenizer's pair template, token types 0/1).
 
     x is that attention's input; q, k, v, scores, weights and head_outputs are the heads shown;
     output is the attention output of the layer, all heads merged (concat(O_h) W_O + b_O).
     """
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
-    tokens = model_tokens(model, text)
-    s = forward(model, tokens.ids, upto_layer=layer, steps_layer=layer).steps
+    tokens, run = _run(model, text, pair, upto_layer=layer, steps_layer=layer)
+    s = run.steps
     assert s is not None  # steps_layer asks for them
     _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
     pick = slice(None) if chosen is None else slice(chosen, chosen + 1)
@@ -135,10 +157,24 @@ def model_result(model: Model, text: str, layer: int | None = None, head: int | 
         weights=s.weights[pick],
         head_outputs=s.out[pick],
         output=s.output,
-        source=ModelLayer(model, layer, chosen),
+        source=ModelLayer(model, layer, chosen, pair),
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
     )
+
+
+def token_marks(tokens: Tokens) -> list[str]:
+    """The caption's key to the token labels: which special tokens the tokenizer added, where a pair splits."""
+    lines = []
+    added = list(dict.fromkeys(t for t, special in zip(tokens.strings, tokens.special) if special))
+    if added:
+        lines.append(f"{SPECIAL_MARK} = added by the tokenizer, not cut from the text: {' '.join(added)}")
+    if tokens.second is not None:
+        lines.append(
+            f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
+            "the model sees both as one sequence, segment 2 with token type 1 where it has token types"
+        )
+    return lines
 
 
 def score_formula(result: AttentionResult) -> str:
@@ -165,6 +201,7 @@ class ModelLayer:
     model: Model
     layer: int
     head: int | None  # --head H: the result holds that one head (index 0 of its arrays)
+    pair: str | None = None  # --context: the second text of a sentence pair
 
     output_formula = "concat(A_h V_h) W_O"
 
@@ -206,6 +243,7 @@ class ModelLayer:
             f"{len(result.tokens)} tokens (the model's tokenizer)",
             f"trained weights, not random: {score_formula(result)}, as transformers' output_attentions",
         ]
+        lines += token_marks(result.tokens)
         window = _window(m, self.layer)
         if window is not None:
             lines.append(
@@ -228,6 +266,7 @@ class ModelLayer:
             chosen["n_kv_head"] = m.n_kv_head
             if self.head is not None:
                 chosen["kv_head"] = kv_head(m, self.head)
+        chosen |= {} if self.pair is None else {"pair": self.pair}
         positional = "rope" if "rope" in m.hp else "learned"  # rotary families rotate q and k by position
         return config_record(result.config, m.name, positional, "trained", None, chosen)
 
@@ -290,7 +329,12 @@ def heads_document(model: Model, text: str) -> dict:
     tokens = model_tokens(model, text)
     weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
-    stats = head_stats(weights, causal=model.causal)
+    return heads_rows(model, text, tokens, weights, model.causal)
+
+
+def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]
+    """The `attn heads` document of these weights (a model's, or one part of an encoder–decoder's)."""
+    stats = head_stats(weights, causal=causal)
     labels = label_heads(stats)
     shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
     rows = [
@@ -301,7 +345,7 @@ def heads_document(model: Model, text: str) -> dict:
             **{k: float(stats[k][l, h]) for k in HEAD_STATS},
             "label": labels[l][h],
         }
-        for l in range(model.n_layer)
+        for l in range(weights.shape[0])
         for h in range(model.n_head)
     ]
     return {
@@ -311,10 +355,10 @@ def heads_document(model: Model, text: str) -> dict:
         "model": model.name,
         "summary": describe(model),
         "model_type": model.model_type,
-        "n_layer": model.n_layer,
+        "n_layer": weights.shape[0],
         "n_head": model.n_head,
         **({"n_kv_head": model.n_kv_head} if shared else {}),
-        "causal": model.causal,
+        "causal": causal,
         "stats": dict(HEAD_STATS),
         "rows": rows,
     }
@@ -333,16 +377,17 @@ class Rollout:
     layer: int
     matrix: np.ndarray  # [n, n] float64, rows sum to 1
     weights: np.ndarray  # [layer + 1, n_head, n, n] the model's attention, layer by layer
+    pair: str | None = None  # --context: the second text of a sentence pair
 
 
-def model_rollout(model: Model, text: str, layer: int | None = None) -> Rollout:
-    """Attention rollout through layers 0..layer (default all), from one forward pass."""
+def model_rollout(model: Model, text: str, layer: int | None = None, pair: str | None = None) -> Rollout:
+    """Attention rollout through layers 0..layer (default all), from one forward pass (of a pair with `pair`)."""
     layer = check_layer(model, -1 if layer is None else layer)
-    tokens = model_tokens(model, text)
-    weights = forward(model, tokens.ids, upto_layer=layer).weights
+    tokens, run = _run(model, text, pair, upto_layer=layer)
+    weights = run.weights
     matrix = rollout(weights, upto_layer=layer)
     _check_finite(model, "the rollout", matrix, *weights)
-    return Rollout(text, tokens, model, layer, matrix, np.stack(weights))
+    return Rollout(text, tokens, model, layer, matrix, np.stack(weights), pair)
 
 
 # ---- attn compare --model -------------------------------------------------------------------------

@@ -29,6 +29,10 @@ from attncli.pipeline.read import MAX_JSON_DEPTH, decode, json_depth, read_bound
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
 
 
+SPECIAL_MARK = "◇"  # before a special token's label in a table ([CLS], <s>): added by the tokenizer
+SECOND_MARK = "‖"  # before the label of a sentence pair's second segment's first token: the pair's boundary
+
+
 @dataclass(frozen=True)
 class Tokens:
     """A tokenized text: parallel tuples of strings, ids and (start, end) offsets."""
@@ -40,9 +44,24 @@ class Tokens:
     vocab_size: int | None = None  # None: open vocabulary (char, word)
     warnings: tuple[str, ...] = ()  # things the user must be told (e.g. truncation)
     unk_token: str | None = None  # the tokenizer's unknown token ([UNK]), if it has one
+    special: tuple[bool, ...] = ()  # per token: added by the tokenizer ([CLS], <s>, BOS), not cut from the text
+    second: int | None = None  # a sentence pair: the index of the second segment's first token
 
     def __len__(self) -> int:
         return len(self.strings)
+
+    def labels(self) -> list[str]:
+        """The strings as a table labels them: ◇ before a special token, ‖ where a pair's second segment starts.
+
+        >>> marks = dict(special=(True, False, True, False), second=3)
+        >>> Tokens(("[CLS]", "a", "[SEP]", "b"), (0, 1, 2, 3), ((0, 0),) * 4, "t", **marks).labels()
+        ['◇[CLS]', 'a', '◇[SEP]', '‖b']
+        """
+        special = self.special or (False,) * len(self.strings)
+        return [
+            (SECOND_MARK if i == self.second else "") + (SPECIAL_MARK if s else "") + t
+            for i, (t, s) in enumerate(zip(self.strings, special))
+        ]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from attncli.core.detectors import DETECTORS
 from attncli.models import BROAD, HEAD_STATS, LABELS, PATTERN_MASS
-from attncli.models.run import describe
+from attncli.models.run import describe, token_marks
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
 from attncli.render.show import escape_token
 from attncli.render.style import shade, system_of
@@ -142,18 +142,29 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
 def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn show --rollout`: the rolled-out matrix and what it is."""
     n = len(r.tokens)
-    strings = r.tokens.strings
+    labels = r.tokens.labels()
     title = f"Attention rollout R, layers 0..{r.layer}  [{n}, {n}]"
     caption = [
         describe(r.model) + ", trained weights",
         f"attention rollout, Abnar & Zuidema 2020, layers 0..{r.layer}: per layer Â = ½ (mean of the "
         f"{r.model.n_head} heads) + ½ I for the residual, R = Â_{r.layer} ⋯ Â_0",
         "row i: how much of each input token (column) has flowed into position i; each row sums to 1; ▸ = row maximum",
+        *token_marks(r.tokens),
     ]
     if r.model.causal:
         caption.append("causal model: no token receives anything from a later one (0 above the diagonal)")
     return Group(
-        Matrix(r.matrix, strings, strings, title, precision, "weights", row_sum=True, max_rows=HEATMAP_ABOVE),
+        Matrix(
+            r.matrix,
+            labels,
+            labels,
+            title,
+            precision,
+            "weights",
+            row_sum=True,
+            max_rows=HEATMAP_ABOVE,
+            divider=r.tokens.second,
+        ),
         Text("\n".join(caption), style="dim"),
     )
 

@@ -37,6 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_token
+from attncli.pipeline.tokenize import SECOND_MARK
 from attncli.render.heatmap import Heatmap
 from attncli.render.style import shade, system_of
 
@@ -115,6 +116,7 @@ class Matrix:
         row_sum: bool = False,
         max_rows: int = 24,
         names: tuple[str, str] = ("queries", "keys"),
+        divider: int | None = None,
     ):
         self.array = array  # [rows, cols]
         self.rows = [escape_token(t) for t in rows]
@@ -125,6 +127,7 @@ class Matrix:
         self.names = names if cols is not None else (names[0], "dims")
         self.shown_rows = columns_shown(len(self.rows), max(3, max_rows))
         self.quiet = False  # True: the notes under the table are left to the caller (a row of matrices)
+        self.divider = divider  # a sentence pair's second segment starts at this row and column: ‖ before its index
         self._marks = self._row_maxima() if kind != "values" and cols is not None else None
 
     # ---- what each cell says ------------------------------------------------------------------------
@@ -153,13 +156,16 @@ class Matrix:
     def _header(self, j: int | None, labels: str) -> str:
         if j is None:
             return ELIDED
-        return self.cols[j] if self.cols is not None and labels == "tokens" else str(j)
+        return self.cols[j] if self.cols is not None and labels == "tokens" else self._index(j)
+
+    def _index(self, i: int) -> str:  # an index header or label; ‖ before the pair's second segment
+        return (SECOND_MARK if i == self.divider else "") + str(i)
 
     def _row_label(self, i: int, labels: str) -> str:
         if labels == "tokens" or (self.cols is None and labels == "indexed"):
             return self.rows[i]
-        width = len(str(len(self.rows) - 1))
-        return f"{i:>{width}}" + ("" if labels == "numbers" else f" {self.rows[i]}")
+        width = len(str(len(self.rows) - 1)) + (self.divider is not None)
+        return f"{self._index(i):>{width}}" + ("" if labels == "numbers" else f" {self.rows[i]}")
 
     # ---- widths ---------------------------------------------------------------------------------------
 

@@ -74,14 +74,23 @@ def _notes(item: Matrix, width: int) -> list[str]:
 def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:
     """One Matrix per head shown: every head, the one at index `head`, or (`mean`) their mean."""
     weights = result.attention()[1]  # [h, m, n]
-    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    q_tokens, k_tokens = result.tokens.labels(), result.key_tokens.labels()
+    divider = result.tokens.second if result.context_tokens is None else None  # a sentence pair's boundary
     n_head = weights.shape[0]
     if mean:
         title = f"mean of the {n_head} heads' weights" if n_head > 1 else "Attention weights A = softmax(S)"
         masked = None if result.masked is None else np.asarray(result.masked.all(axis=0))
         return [
             Matrix(
-                weights.mean(axis=0), q_tokens, k_tokens, title, precision, "weights", masked, max_rows=HEATMAP_ABOVE
+                weights.mean(axis=0),
+                q_tokens,
+                k_tokens,
+                title,
+                precision,
+                "weights",
+                masked,
+                max_rows=HEATMAP_ABOVE,
+                divider=divider,
             )
         ]
     heads = range(n_head) if head is None else [head]
@@ -95,6 +104,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
             "weights",
             None if result.masked is None else result.masked[h],
             max_rows=HEATMAP_ABOVE,
+            divider=divider,
         )
         for h in heads
     ]
@@ -103,7 +113,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
 def output_matrix(result: AttentionResult, precision: int = 2) -> Matrix:
     m, d = result.output.shape
     title = f"Output O = {result.source.output_formula}  [{m}, {d}]"
-    return Matrix(result.output, result.tokens.strings, None, title, precision, names=("tokens", "dims"))
+    return Matrix(result.output, result.tokens.labels(), None, title, precision, names=("tokens", "dims"))
 
 
 def caption(result: AttentionResult) -> Text:

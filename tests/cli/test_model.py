@@ -252,8 +252,8 @@ def test_bad_folders(tmp_path):
     folder = make_bert(tmp_path / "noweights")
     (folder / "model.safetensors").unlink()
     one_line_error(["show", TEXT, "--model", folder], 1, "no weights in")
-    folder = make_bert(tmp_path / "t5", config={"model_type": "t5"})
-    one_line_error(["show", TEXT, "--model", folder], 1, "unsupported model_type 't5'")
+    folder = make_bert(tmp_path / "reformer", config={"model_type": "reformer"})
+    one_line_error(["show", TEXT, "--model", folder], 1, "unsupported model_type 'reformer'")
     folder = make_bert(tmp_path / "broken", shards=2)
     next(folder.glob("model-00002-*.safetensors")).unlink()
     one_line_error(["heads", TEXT, "--model", folder], 1, "names shard")
@@ -278,12 +278,13 @@ def test_bad_text_layer_and_head(bert):
             ["show", TEXT, "--dim", "8", "-v", "dot", "--positional", "sinusoidal"],
             "drop -v/--variant, -d/--dim, --positional",
         ),
-        (["show", TEXT, "--projection", "identity", "--context", "x"], "drop --projection, --context"),
+        (["show", TEXT, "--projection", "identity", "--seed", "3"], "drop --projection, --seed"),
         (["steps", TEXT, "--heads", "2", "--mask", "causal"], "drop --heads, --mask"),
         (["tokens", TEXT, "-t", "bpe"], "drop -t/--tokenizer"),
         (["show", TEXT, "--rollout", "--head", "1"], "--rollout averages every head"),
         (["show", TEXT, "--rollout", "--stats"], "drop --stats or --rollout"),
-        (["show", TEXT, "--lines"], "drop --lines"),
+        (["show", TEXT, "--lines", "--no-weights"], "drop --no-weights"),
+        (["show", TEXT, "--lines", "--rollout"], "--rollout draws one text's rollout: drop --lines or --rollout"),
     ],
 )
 def test_options_a_model_cannot_use_are_usage_errors(bert, args, message):

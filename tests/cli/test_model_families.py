@@ -21,8 +21,8 @@ def run(*args) -> str:
     return r.stdout
 
 
-@pytest.mark.parametrize("name", FOLDERS)
-def test_show_heads_steps_and_rollout_work_for_every_family(name):
+@pytest.mark.parametrize("name", [n for n in FOLDERS if not (GOLDEN / n / "pairs.json").is_file()])
+def test_show_heads_steps_and_rollout_work_for_every_family(name):  # encoder–decoders: tests/cli/test_seq2seq.py
     folder = GOLDEN / name
     model = load_model(folder)
     ids = encode(model, TEXT).ids

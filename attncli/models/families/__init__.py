@@ -10,7 +10,8 @@ here and its import at the bottom of this file.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class Family:
     input_note: Callable[[int], str]  # layer -> what X, the attention's input, is (for `attn steps`)
     positions: str | None = None  # a learned position table, whose rows bound the text's length
     vocab_files: str | None = None  # the tokenizer files read when there is no tokenizer.json
+    # config.json `architectures` class-name prefixes -> the model_type they belong to ("XLMRoberta": "xlm-roberta"),
+    # so that a folder whose architectures name another model_type is refused (architecture_type)
+    architectures: dict[str, str] = field(default_factory=dict)
+    # an encoder–decoder's decoder blocks (attncli.models.encdec.Decoder); the blocks above are its encoder's
+    decoder: Any = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -55,17 +61,45 @@ def family_of(model_type: str) -> Family | None:
     return next((f for f in FAMILIES.values() if model_type in f.model_types), None)
 
 
+def architecture_type(architecture: str) -> str | None:
+    """The model_type of a config.json `architectures` class name, by its longest known prefix, or None.
+
+    >>> architecture_type("RobertaForMaskedLM"), architecture_type("XLMRobertaModel"), architecture_type("Mine")
+    ('roberta', 'xlm-roberta', None)
+    """
+    known = {p: t for f in FAMILIES.values() for p, t in f.architectures.items() if architecture.startswith(p)}
+    return known[max(known, key=len)] if known else None
+
+
 def model_types() -> list[str]:
     """Every model_type served, sorted (for the error naming what is supported)."""
     return sorted(t for f in FAMILIES.values() for t in f.model_types)
 
 
-from . import bert, gemma, gpt2, llama, neox, qwen  # noqa: E402  (each module registers its families)
+from . import (  # noqa: E402  (each module registers its families)
+    albert,
+    bart,
+    bert,
+    distilbert,
+    electra,
+    gemma,
+    gpt2,
+    llama,
+    neox,
+    qwen,
+    roberta,
+    t5,
+)
 
 __all__ = [
     "FAMILIES",
     "Family",
+    "albert",
+    "architecture_type",
+    "bart",
     "bert",
+    "distilbert",
+    "electra",
     "family_of",
     "gemma",
     "gpt2",
@@ -74,4 +108,6 @@ __all__ = [
     "neox",
     "qwen",
     "register",
+    "roberta",
+    "t5",
 ]

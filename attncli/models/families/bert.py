@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from attncli.models.attention import LayerSteps, self_attention
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
 from attncli.models.hparams import ModelError, fraction, positive_int
@@ -18,12 +20,21 @@ if TYPE_CHECKING:
     from attncli.models.load import Model
 
 
-def embed(model: Model, ids):  # [n] -> [n, d_model]
-    """LayerNorm(word + token_type 0 + absolute position), in transformers' order of additions."""
-    w, n = model.weights, len(ids)
-    x = w.rows("embeddings.word_embeddings.weight", ids) + w["embeddings.token_type_embeddings.weight"][0]
-    x = x + w["embeddings.position_embeddings.weight"][:n]
+def embeddings(model: Model, ids, types, positions):  # [n], [n] or None, [n] -> [n, d_embed]
+    """LayerNorm(word + token type + position) in transformers' order of additions; types None = all 0.
+
+    BERT, RoBERTa, ELECTRA and ALBERT share it (the last two at their embedding_size, before a projection).
+    """
+    w = model.weights
+    t = w["embeddings.token_type_embeddings.weight"]
+    x = w.rows("embeddings.word_embeddings.weight", ids) + (t[0] if types is None else t[np.asarray(types)])
+    x = x + w["embeddings.position_embeddings.weight"][positions]
     return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], model.eps)
+
+
+def embed(model: Model, ids, types=None):  # [n], [n] token types (pair: 0 then 1) -> [n, d_model]
+    """LayerNorm(word + token type + absolute position 0..n-1)."""
+    return embeddings(model, ids, types, np.arange(len(ids)))
 
 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
@@ -51,7 +62,7 @@ def final(model: Model, x):  # [n, d_model] -> [n, d_model]
 
 def input_note(layer: int) -> str:
     if layer == 0:
-        return "X = LayerNorm(word + position + token type 0 embeddings): the input of layer 0"
+        return "X = LayerNorm(word + position + token type embeddings): the input of layer 0"
     return f"X: the output of layer {layer - 1}, the input of layer {layer}'s attention"
 
 
@@ -61,6 +72,7 @@ def input_note(layer: int) -> str:
     word="embeddings.word_embeddings.weight",
     positions="embeddings.position_embeddings.weight",
     vocab_files="vocab.txt",
+    architectures={"Bert": "bert"},
     embed=embed,
     attention=attention,
     mlp=mlp,

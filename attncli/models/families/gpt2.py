@@ -71,6 +71,7 @@ def input_note(layer: int) -> str:
     word="wte.weight",
     positions="wpe.weight",
     vocab_files="vocab.json + merges.txt",
+    architectures={"GPT2": "gpt2"},
     embed=embed,
     attention=attention,
     mlp=mlp,

@@ -1,0 +1,201 @@
+"""BART (Lewis et al. 2020) and Marian (Junczys-Dowmunt et al. 2018) as transformers' modeling_bart.py and
+modeling_marian.py compute them: post-LayerNorm encoder–decoders.
+
+x = word · embed_scale + position (BART: learned, rows offset by 2, then layernorm_embedding; Marian:
+sinusoidal, sin in the first half of each vector, cos in the second); per encoder layer
+    x = LN(x + SelfAttn(x));  x = LN(x + fc2(act(fc1(x))))
+per decoder layer
+    y = LN(y + CausalSelfAttn(y));  y = LN(y + CrossAttn(y, encoder output));  y = LN(y + fc2(act(fc1(y))))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.cross import Decoder, attend
+from attncli.models.hparams import ModelError, positive_int, token_id
+
+from . import register
+
+if TYPE_CHECKING:
+    from attncli.models.load import Model
+
+PROJECTIONS = (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj"), ("o", "out_proj"))
+
+
+def sinusoids(n_pos: int, dim: int) -> np.ndarray:  # -> [n_pos, dim] float32
+    """Marian's position table: sin(pos / 10000^(2i/dim)) in the first half, cos in the second (float64, then float32).
+
+    >>> sinusoids(2, 4).tolist()
+    [[0.0, 0.0, 1.0, 1.0], [0.8414709568023682, 0.009999833069741726, 0.5403022766113281, 0.9999499917030334]]
+    """
+    pos = np.arange(n_pos, dtype=np.float64)[:, None]
+    angles = pos / np.power(10000.0, 2 * (np.arange(dim) // 2) / dim)[None, :]  # [n_pos, dim]
+    half = dim // 2 + dim % 2
+    out = np.empty((n_pos, dim), dtype=np.float32)
+    out[:, :half] = np.sin(angles[:, 0::2])
+    out[:, half:] = np.cos(angles[:, 1::2])
+    return out
+
+
+def _embed(model: Model, ids, side: str):  # [n] -> [n, d_model]
+    """word · embed_scale + position; BART then layernorm_embedding."""
+    w, hp = model.weights, model.hp
+    x = w.rows("shared.weight", ids)
+    if hp["embed_scale"] != 1.0:
+        x = x * np.float32(hp["embed_scale"])
+    n = len(ids)
+    if hp["learned_positions"]:
+        x = x + w[f"{side}.embed_positions.weight"][2 : 2 + n]  # BartLearnedPositionalEmbedding's offset 2
+        return layer_norm(x, w[f"{side}.layernorm_embedding.weight"], w[f"{side}.layernorm_embedding.bias"], model.eps)
+    return x + sinusoids(n, model.d_model)
+
+
+def _projections(model: Model, pre: str) -> dict:
+    w, p = model.weights, {}
+    for key, name in PROJECTIONS:
+        p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
+    return p
+
+
+def _norm(model: Model, name: str, x):  # [n, d_model] -> [n, d_model]
+    return layer_norm(x, model.weights[name + ".weight"], model.weights[name + ".bias"], model.eps)
+
+
+def embed(model: Model, ids):  # [n] -> [n, d_model]
+    return _embed(model, ids, "encoder")
+
+
+def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
+    """The encoder's self-attention, residual, self_attn_layer_norm."""
+    pre = f"encoder.layers.{l}."
+    steps: LayerSteps = self_attention(
+        l, x, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, False
+    )
+    return _norm(model, pre + "self_attn_layer_norm", steps.output + x), steps
+
+
+def _mlp(model: Model, pre: str, x):  # [n, d_model] -> [n, d_model]
+    w, act = model.weights, ACTIVATION_FNS[model.activation]
+    h = act(x @ w[pre + "fc1.weight"].T + w[pre + "fc1.bias"]) @ w[pre + "fc2.weight"].T + w[pre + "fc2.bias"]
+    return _norm(model, pre + "final_layer_norm", h + x)
+
+
+def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
+    return _mlp(model, f"encoder.layers.{l}.", x)
+
+
+def final(model: Model, x):  # [n, d_model] -> [n, d_model]
+    return x
+
+
+def input_note(layer: int) -> str:
+    if layer == 0:
+        return "X = word · embed_scale + position embeddings (BART: then LayerNorm): the encoder's layer 0 input"
+    return f"X: the output of encoder layer {layer - 1}, the input of layer {layer}'s self-attention"
+
+
+def decoder_embed(model: Model, ids):  # [m] -> [m, d_model]
+    return _embed(model, ids, "decoder")
+
+
+def decoder_attention(model: Model, l: int, y) -> tuple:  # [m, d_model] -> [m, d_model], LayerSteps
+    pre = f"decoder.layers.{l}."
+    steps: LayerSteps = self_attention(
+        l, y, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, True
+    )
+    return _norm(model, pre + "self_attn_layer_norm", steps.output + y), steps
+
+
+def cross_attention(model: Model, l: int, y, memory) -> tuple:  # [m, d], [n, d] -> [m, d], LayerSteps
+    pre = f"decoder.layers.{l}."
+    p = _projections(model, pre + "encoder_attn.")
+    steps = attend(l, y, memory, p, model.n_head, model.d_k**-0.5, False)
+    return _norm(model, pre + "encoder_attn_layer_norm", steps.output + y), steps
+
+
+def decoder_mlp(model: Model, l: int, y):  # [m, d_model] -> [m, d_model]
+    return _mlp(model, f"decoder.layers.{l}.", y)
+
+
+def decoder_note(layer: int, part: str) -> str:
+    if part == "cross":
+        return (
+            f"X: decoder layer {layer}'s stream after its self-attention (the queries); "
+            "X_context: the encoder's output (the keys and values)"
+        )
+    if layer == 0:
+        return "X = word · embed_scale + position embeddings of the decoder input: the decoder's layer 0 input"
+    return f"X: the output of decoder layer {layer - 1}, the input of layer {layer}'s self-attention"
+
+
+DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, decoder_note)
+BLOCKS = dict(
+    word="shared.weight",
+    embed=embed,
+    attention=attention,
+    mlp=mlp,
+    final=final,
+    input_note=input_note,
+    decoder=DECODER,
+)
+
+
+def _read(c: dict, learned: bool) -> tuple[dict, dict]:
+    """Hyper-parameters (transformers' BartConfig / MarianConfig defaults) and wanted tensor shapes."""
+    if c.get("normalize_before") or c.get("add_final_layer_norm"):
+        raise ModelError("config.json: pre-LayerNorm (normalize_before, add_final_layer_norm) is not supported")
+    d = positive_int(c, "d_model", 1024)
+    heads, dec_heads = positive_int(c, "encoder_attention_heads", 16), positive_int(c, "decoder_attention_heads", 16)
+    if heads != dec_heads:
+        raise ModelError(f"config.json: {heads} encoder heads but {dec_heads} decoder heads; attn needs them equal")
+    ffn, dec_ffn = positive_int(c, "encoder_ffn_dim", 4096), positive_int(c, "decoder_ffn_dim", 4096)
+    pos = positive_int(c, "max_position_embeddings", 1024)
+    hp = {
+        "d_model": d,
+        "n_head": heads,
+        "n_layer": positive_int(c, "encoder_layers", 12),
+        "n_dec_layer": positive_int(c, "decoder_layers", 12),
+        "max_positions": pos,
+        "eps": 1e-5,
+        "activation": c.get("activation_function", "gelu"),
+        "causal": False,
+        "positions_key": "max_position_embeddings",
+        "embed_scale": math.sqrt(d) if c.get("scale_embedding") else 1.0,
+        "learned_positions": learned,
+        "decoder_start": token_id(c, "decoder_start_token_id", 2),
+    }
+    wanted: dict = {"shared.weight": (None, d)}
+    for side, layers, ff, parts in (
+        ("encoder", hp["n_layer"], ffn, ("self_attn",)),
+        ("decoder", hp["n_dec_layer"], dec_ffn, ("self_attn", "encoder_attn")),
+    ):
+        if learned:
+            wanted |= {f"{side}.embed_positions.weight": (pos + 2, d)}
+            wanted |= {f"{side}.layernorm_embedding.{t}": (d,) for t in ("weight", "bias")}
+        for l in range(layers):
+            pre = f"{side}.layers.{l}."
+            for part in parts:
+                for _, name in PROJECTIONS:
+                    wanted |= {f"{pre}{part}.{name}.weight": (d, d), f"{pre}{part}.{name}.bias": (d,)}
+                wanted |= {f"{pre}{part}_layer_norm.{t}": (d,) for t in ("weight", "bias")}
+            wanted |= {pre + "fc1.weight": (ff, d), pre + "fc1.bias": (ff,), pre + "fc2.weight": (d, ff)}
+            wanted |= {pre + "fc2.bias": (d,), **{f"{pre}final_layer_norm.{t}": (d,) for t in ("weight", "bias")}}
+    return hp, wanted
+
+
+@register("bart", model_types=("bart",), architectures={"Bart": "bart"}, **BLOCKS)
+def read_bart(c: dict) -> tuple[dict, dict]:
+    """BART: learned positions (offset 2) and layernorm_embedding."""
+    return _read(c, learned=True)
+
+
+@register("marian", model_types=("marian",), architectures={"Marian": "marian"}, **BLOCKS)
+def read_marian(c: dict) -> tuple[dict, dict]:
+    """Marian: sinusoidal positions, no embedding LayerNorm."""
+    return _read(c, learned=False)

@@ -1,0 +1,315 @@
+"""An encoder–decoder's three attentions (`--part`) as the objects the rest of attn already reads.
+
+    model = load_model("tests/models/golden/bart")
+    r = part_result(model, "le chat est assis sur le tapis", context="the cat sat on the mat")
+    r.weights.shape     # (4, 9, 8): every head of the last decoder layer's cross-attention, target × source
+
+`attn show TARGET --model DIR --context SOURCE` runs SOURCE through the encoder and TARGET through the
+decoder with teacher forcing, as transformers does given labels (labels = the tokenizer's ids of
+TARGET, decoder input = the decoder start token then the labels without their last). The part names
+are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one part, its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.attention import Projections
+from attncli.core.parts import DEFAULT_PART, PARTS
+from attncli.core.stats import rollout
+from attncli.pipeline.config import RunConfig
+from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.run import _check_text
+from attncli.pipeline.steps import Step, mask_softmax_mix, shown
+from attncli.pipeline.tokenize import Tokens
+
+from .encdec import decoder_input, is_seq2seq, seq2seq_forward
+from .forward import forward
+from .hparams import ModelError
+from .load import Model, check_head, encode
+from .run import ModelLayer, Rollout, describe, heads_document, heads_rows, model_result, model_rollout, token_marks
+
+LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source
+
+
+def model_parts(model: Model) -> tuple[str, ...]:
+    """The parts a model has: an encoder–decoder all of PARTS, an encoder (BERT) or a decoder (GPT-2) its one."""
+    if is_seq2seq(model):
+        return tuple(PARTS)
+    return ("decoder",) if model.causal else ("encoder",)
+
+
+def _kind(model: Model) -> str:
+    return "an encoder–decoder" if is_seq2seq(model) else "a decoder-only" if model.causal else "an encoder-only"
+
+
+def check_part(model: Model, part: str | None, context: str | None) -> str:
+    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
+    if part is not None and part not in PARTS:
+        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
+    parts = model_parts(model)
+    chosen = part or (DEFAULT_PART if is_seq2seq(model) else parts[0])
+    if chosen not in parts:
+        raise ModelError(
+            f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
+            f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
+            "(BART, T5, Marian)"
+        )
+    if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
+        raise ModelError(
+            f"--part {chosen} runs the target through {model.name}'s decoder, which reads a source: "
+            'give it with --context SOURCE (attn show "le chat" --model DIR --context "the cat"), '
+            "or show the source's own attention with --part encoder"
+        )
+    return chosen
+
+
+def _check_language(model: Model, source: str) -> None:
+    """A multilingual Marian model needs the target language's token (>>fra<<) first in the source."""
+    start, end = LANGUAGE_TOKEN
+    vocab = model.tokenizer.get_vocab(with_added_tokens=True)
+    languages = sorted(t for t in vocab if t.startswith(start) and t.endswith(end) and len(t) > 4)
+    if languages and not source.lstrip().startswith(start):
+        shown_languages = " ".join(languages[:6]) + (" ..." if len(languages) > 6 else "")
+        raise ModelError(
+            f"{model.name} is multilingual: its decoder writes the language whose token starts the source, one of "
+            f"{shown_languages} ({len(languages)}); put one first: --context '{languages[0]} {source.strip()}'"
+        )
+
+
+def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
+    unk = getattr(model.tokenizer.model, "unk_token", None)
+    size = model.tokenizer.get_vocab_size(with_added_tokens=True)
+    return Tokens(tuple(strings), tuple(ids), tuple(offsets), model.name, size, unk_token=unk, special=tuple(special))
+
+
+def _source_tokens(model: Model, source: str) -> Tokens:
+    _check_text(source, "context")
+    _check_language(model, source)
+    t = encode(model, source)
+    return _tokens(model, t.strings, t.ids, t.offsets, t.special)
+
+
+def _decoder_tokens(model: Model, target: str) -> Tokens:
+    """The decoder's input: the start token, then the target's tokens (its labels) without the last."""
+    _check_text(target, "text")
+    labels = encode(model, target)
+    ids = decoder_input(model, labels.ids)
+    start = model.tokenizer.id_to_token(ids[0]) or f"<{ids[0]}>"
+    return _tokens(
+        model,
+        [start, *labels.strings[:-1]],
+        ids,
+        [(0, 0), *labels.offsets[:-1]],
+        [True, *labels.special[:-1]],
+    )
+
+
+def score_formula(model: Model, part: str) -> str:
+    """The family's score: BART and Marian qᵀk/√d_k; T5 qᵀk plus its relative position bias in self-attention."""
+    if model.hp.get("scale_attn_weights", True):
+        return "S = qᵀk / √d_k"
+    return "S = qᵀk (not scaled)" if part == "cross" else "S = qᵀk + b_h(bucket(j - i))  (T5's relative position bias)"
+
+
+def part_result(
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    context: str | None = None,
+    part: str | None = None,
+) -> AttentionResult:
+    """One layer (default the last) of one part: `text` is the target (the source with --part encoder and no
+    context), `context` the source. A model that is not an encoder–decoder runs `model_result`."""
+    chosen = check_part(model, part, context)
+    if not is_seq2seq(model):
+        return model_result(model, text, layer, head, context)
+    n_layer = model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"]
+    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
+        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
+    layer %= n_layer
+    pick_head = None if head is None else check_head(model, head)
+    source = context if context is not None else text
+    src = _source_tokens(model, source)
+    tgt, memory = None, None
+    if chosen == "encoder":
+        s = forward(model, src.ids, upto_layer=layer, steps_layer=layer).steps
+        assert s is not None  # steps_layer asks for them
+    else:
+        tgt = _decoder_tokens(model, text)
+        run = seq2seq_forward(model, src.ids, tgt.ids)
+        s, memory = (run.cross if chosen == "cross" else run.decoder)[layer], run.encoder.final
+    pick = slice(None) if pick_head is None else slice(pick_head, pick_head + 1)
+    cross = chosen == "cross"
+    config = RunConfig(
+        tokenizer=model.name,
+        variant="scaled" if model.hp.get("scale_attn_weights", True) else "dot",
+        heads=model.n_head if pick_head is None else 1,
+        dim=model.d_model,
+        d_k=model.d_k,
+        d_v=model.d_k,
+        d_a=model.d_k,
+        mask=("causal",) if s.masked is not None else (),
+    )
+    return AttentionResult(
+        text=source if tgt is None else text,
+        context=source if cross else None,
+        tokens=src if tgt is None else tgt,
+        context_tokens=src if cross else None,
+        config=config,
+        x=s.x,
+        x_context=memory if cross else None,
+        q=s.q[pick],
+        k=s.k[pick],
+        v=s.v[pick],
+        scores=s.scores[pick],
+        masked=None if s.masked is None else np.ascontiguousarray(s.masked[pick]),
+        weights=s.weights[pick],
+        head_outputs=s.out[pick],
+        output=s.output,
+        source=PartLayer(model, layer, pick_head, None, chosen, source if tgt is not None else None),
+        params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
+        projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
+    )
+
+
+@dataclass(frozen=True)
+class PartLayer(ModelLayer):
+    """The source of `part_result()`: one layer of one part of an encoder–decoder."""
+
+    part: str = DEFAULT_PART
+    source_text: str | None = None  # the source the decoder read (decoder and cross parts)
+
+    def caption(self, result: AttentionResult) -> list[str]:
+        m, p = self.model, PARTS[self.part]
+        n_layer = m.n_layer if self.part == "encoder" else m.hp["n_dec_layer"]
+        lines = [
+            describe(m) + " (encoder–decoder)",
+            f"--part {self.part}: {p.help}",
+            f"{self.part} layer {self.layer} of 0..{n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k}",
+            f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
+        ]
+        if self.part != "encoder":
+            lines.append("teacher forcing: the decoder reads its start token, then the target without its last token")
+        lines += token_marks(result.tokens)
+        if self.part == "cross":
+            lines.append(
+                f"alignment: rows = target tokens ({len(result.tokens)}), columns = source tokens "
+                f"({len(result.key_tokens)}); ▸ marks each target token's strongest source token; rows sum to 1"
+            )
+        else:
+            if result.config.mask:
+                lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
+            lines.append("rows: queries, columns: keys; each row sums to 1; ▸ = row maximum")
+        lines.append(f"output: the attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
+        return lines
+
+    def config_record(self, result: AttentionResult) -> dict:
+        m = self.model
+        chosen = {"model": m.name, "part": self.part, "layer": self.layer}
+        chosen |= {} if self.head is None else {"head": self.head}
+        chosen |= {} if self.source_text is None else {"source": self.source_text}
+        positional = "relative" if "n_buckets" in m.hp else "learned" if m.hp.get("learned_positions") else "sinusoidal"
+        return config_record(result.config, m.name, positional, "trained", None, chosen)
+
+    def steps(self, result: AttentionResult) -> list[Step]:
+        """`attn steps --model --part`: one layer's attention; cross: Q from the decoder, K and V from the encoder."""
+        m, note = self.model, self.model.family.decoder.input_note
+        cross = self.part == "cross"
+        x = m.family.input_note(self.layer) if self.part == "encoder" else note(self.layer, self.part)
+        split = f", split into heads ({self._heads_phrase()})"
+        src = "X_context" if cross else "X"
+        out = [Step("x", x, result.x, ("query", "dim"))]
+        if cross:
+            assert result.x_context is not None
+            out.append(
+                Step("x_context", "X_context: the encoder's output over the source", result.x_context, ("key", "dim"))
+            )
+        out += [
+            Step(
+                "q",
+                f"Q = X W_Q + b_Q (from the {'decoder' if cross else self.part}){split}",
+                result.q,
+                ("head", "query", "dim"),
+            ),
+            Step(
+                "k",
+                f"K = {src} W_K + b_K{' (from the encoder)' if cross else ''}{split}",
+                result.k,
+                ("head", "key", "dim"),
+            ),
+            Step(
+                "v",
+                f"V = {src} W_V + b_V{' (from the encoder)' if cross else ''}{split}",
+                result.v,
+                ("head", "key", "dim"),
+            ),
+            Step(
+                "scores",
+                score_formula(m, self.part) + "  (for every query–key pair)",
+                shown(result)[0],
+                ("head", "query", "key"),
+            ),
+        ]
+        out += mask_softmax_mix(result, "causal: keys after the query")
+        out.append(
+            Step(
+                "output",
+                f"O = concat(O_0, …, O_{m.n_head - 1}) W_O + b_O: the {self.part} attention output of layer "
+                f"{self.layer}, before the residual",
+                result.output,
+                ("query", "dim"),
+            )
+        )
+        return out
+
+
+def _part_weights(model: Model, text: str, context: str | None, part: str) -> tuple[Tokens, str, list]:
+    # -> the rows' tokens, the text they are, per layer [n_head, n_q, n_k]
+    """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target."""
+    source = context if context is not None else text
+    src = _source_tokens(model, source)
+    if part == "encoder":
+        return src, source, forward(model, src.ids).weights
+    tgt = _decoder_tokens(model, text)
+    run = seq2seq_forward(model, src.ids, tgt.ids)
+    return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
+
+
+def part_rollout(
+    model: Model, text: str, layer: int | None = None, context: str | None = None, part: str | None = None
+) -> Rollout:
+    """Attention rollout through one part's layers 0..layer (encoder or decoder; cross-attention is not square)."""
+    chosen = check_part(model, part, context)
+    if not is_seq2seq(model):
+        return model_rollout(model, text, layer, context)
+    if chosen == "cross":
+        raise ModelError(
+            "--rollout multiplies each layer's square self-attention through the residual stream; cross-attention "
+            "maps target to source, so roll out --part encoder or --part decoder (or show --part cross)"
+        )
+    tokens, shown_text, weights = _part_weights(model, text, context, chosen)
+    n_layer = len(weights)
+    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
+        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
+    layer %= n_layer
+    kept = weights[: layer + 1]
+    return Rollout(shown_text, tokens, model, layer, rollout(kept, upto_layer=layer), np.stack(kept))
+
+
+def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
+    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own."""
+    chosen = check_part(model, part, context)
+    if not is_seq2seq(model):
+        return heads_document(model, text)
+    if chosen == "cross":
+        raise ModelError(
+            "attn heads measures square self-attention (diagonal, previous token); cross-attention maps target to "
+            "source: use --part encoder or --part decoder, or attn show --part cross --mean-heads for the alignment"
+        )
+    tokens, shown_text, weights = _part_weights(model, text, context, chosen)
+    doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
+    return doc | {"part": chosen, **({} if context is None else {"source": context})}

@@ -1,0 +1,117 @@
+"""The encoder–decoder families against transformers: the golden folders of tools/golden_seq2seq.py hold tiny
+random BART, T5 and Marian models and transformers' eager encoder, decoder and cross attentions of two
+sentence pairs, run with teacher forcing (labels = the target's ids)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.core.parts import PARTS
+from attncli.models import ModelError, encode, load_model
+from attncli.models.encdec import decoder_input, seq2seq_forward
+from attncli.models.families.bart import sinusoids
+from attncli.models.families.t5 import position_buckets
+from attncli.models.seq2seq import check_part, model_parts, part_heads_document, part_result, part_rollout
+
+GOLDEN = Path(__file__).parent / "golden"
+SEQ2SEQ = ("bart", "marian", "t5")
+TOLERANCE = 1e-5
+
+
+def deltas(name: str) -> dict[str, float]:
+    """The largest |Δ| of each part over every layer, head and cell of both pairs; ids must agree exactly."""
+    folder = GOLDEN / name
+    model, ref = load_model(folder), np.load(folder / "reference.npz")
+    pairs = json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
+    worst = dict.fromkeys(PARTS, 0.0)
+    for case, pair in pairs.items():
+        source, labels = encode(model, pair["source"]).ids, encode(model, pair["target"]).ids
+        assert list(source) == ref[f"{case}_ids"].tolist() and list(labels) == ref[f"{case}_labels"].tolist()
+        dec_ids = decoder_input(model, labels)
+        assert dec_ids == ref[f"{case}_decoder_ids"].tolist()
+        run = seq2seq_forward(model, source, dec_ids)
+        mine = {
+            "encoder": np.stack(run.encoder.weights),
+            "decoder": np.stack([s.weights for s in run.decoder]),
+            "cross": np.stack([s.weights for s in run.cross]),
+        }
+        theirs = {"encoder": ref[case], "decoder": ref[f"{case}_decoder"], "cross": ref[f"{case}_cross"]}
+        for part in PARTS:
+            assert mine[part].shape == theirs[part].shape
+            worst[part] = max(worst[part], float(np.abs(mine[part] - theirs[part]).max()))
+    return worst
+
+
+@pytest.mark.parametrize("name", SEQ2SEQ)
+def test_every_part_equals_transformers(name):
+    worst = deltas(name)
+    assert max(worst.values()) <= TOLERANCE, worst
+
+
+def test_cross_attention_is_target_by_source_and_sums_to_one():
+    model = load_model(GOLDEN / "bart")
+    r = part_result(model, "le chat est assis sur le tapis", context="the cat sat on the mat")
+    assert r.weights.shape == (4, len(r.tokens), len(r.context_tokens))
+    assert r.tokens.strings[0] == "</s>" and r.tokens.special[0]  # BART's decoder start token
+    assert r.context_tokens.strings == ("<s>", "the", "cat", "sat", "on", "the", "mat", "</s>")
+    np.testing.assert_allclose(r.weights.sum(-1), 1, atol=1e-6)
+    assert r.masked is None
+
+
+def test_decoder_part_is_causal_and_encoder_part_needs_no_context():
+    model = load_model(GOLDEN / "t5")
+    d = part_result(model, "le chat est", context="the cat", part="decoder", layer=0, head=1)
+    assert d.weights.shape == (1, 4, 4) and d.masked is not None and np.triu(d.weights[0], 1).max() == 0
+    e = part_result(model, "the cat sat", part="encoder")
+    assert e.tokens.strings == ("the", "cat", "sat", "</s>") and e.context_tokens is None
+
+
+def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
+    bart = load_model(GOLDEN / "bart")
+    assert model_parts(bart) == tuple(PARTS) and model_parts(bert) == ("encoder",) and model_parts(gpt2) == ("decoder",)
+    with pytest.raises(ModelError, match=r"encoder-only.*its only part is encoder"):
+        check_part(bert, "cross", "x")
+    with pytest.raises(ModelError, match=r"decoder-only.*its only part is decoder"):
+        check_part(gpt2, "cross", None)
+    with pytest.raises(ModelError, match="--context SOURCE"):
+        part_result(bart, "le chat")
+    assert check_part(bart, "encoder", None) == "encoder" and check_part(bart, None, "x") == "cross"
+    with pytest.raises(ModelError, match="the encoder of bart has 2 layers"):
+        part_result(bart, "le chat", layer=2, part="encoder")
+    with pytest.raises(ModelError, match="--part encoder or --part decoder"):
+        part_rollout(bart, "le chat", context="the cat")
+    with pytest.raises(ModelError, match="--part encoder or --part decoder"):
+        part_heads_document(bart, "le chat", context="the cat")
+
+
+def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):
+    folder = tmp_path / "opus-mt-en-mul"
+    shutil.copytree(GOLDEN / "marian", folder)
+    tok = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["model"]["vocab"][">>fra<<"] = tok["model"]["vocab"].pop("flèche")  # the id stays inside the table
+    (folder / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    model = load_model(folder)
+    with pytest.raises(ModelError, match=r"multilingual.*>>fra<<.*--context '>>fra<< the cat'"):
+        part_result(model, "le chat", context="the cat")
+    assert part_result(model, "le chat", context=">>fra<< the cat").context_tokens.strings[0] == ">>fra<<"
+
+
+def test_rollout_and_heads_of_a_part():
+    model = load_model(GOLDEN / "marian")
+    ro = part_rollout(model, "le chat est", context="the cat", part="decoder")
+    assert ro.matrix.shape == (4, 4) and np.allclose(ro.matrix.sum(-1), 1) and np.triu(ro.matrix, 1).max() == 0
+    doc = part_heads_document(model, "the cat sat", part="encoder")
+    assert doc["part"] == "encoder" and len(doc["rows"]) == 2 * 4 and doc["causal"] is False
+
+
+def test_t5_buckets_and_marian_sinusoids_as_transformers_builds_them():
+    # transformers' T5Attention._relative_position_bucket for these offsets (equal on 200 × 200 at T5's 32/128 too)
+    assert position_buckets(1, 12, True, 8, 16)[0].tolist() == [0, 5, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7]
+    assert position_buckets(12, 1, False, 8, 16)[:, 0].tolist() == [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6]
+    table = sinusoids(3, 6)
+    assert table[0].tolist() == [0, 0, 0, 1, 1, 1] and table.dtype == np.float32

@@ -1,0 +1,148 @@
+"""Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5 and Marian models.
+
+Run with the reference environment (PyTorch and transformers; attn itself never needs them):
+
+    /work/refvenv/bin/python tools/golden_seq2seq.py            # writes tests/models/golden/<family>/
+
+Each folder is what `save_pretrained` writes (config.json, model.safetensors) plus a word-level
+tokenizer.json built with `tokenizers` (with the family's special tokens: BART <s> A </s>, T5 and
+Marian A </s>), pairs.json (two source/target sentence pairs, "short" and "long"), texts.json (their
+sources, the layout of tools/golden_decoders.py, so the encoder is checked like every family) and
+reference.npz: for each case the source's ids `<case>_ids`, `<case>_labels` (the tokenizer's ids of
+the target), `<case>_decoder_ids` (what transformers feeds the decoder when given labels: the
+decoder start token, then the labels without their last) and transformers' eager attentions, every
+layer and head, float32: `<case>` (the encoder's) [L_enc, h, n_src, n_src], `<case>_decoder`
+[L_dec, h, n_tgt, n_tgt] and `<case>_cross` [L_dec, h, n_tgt, n_src]. The tests compare attn against them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+PAIRS = {
+    "short": ("the cat sat on the mat", "le chat est assis sur le tapis"),
+    "long": (
+        "the quick brown fox jumps over the lazy dog while time flies like an arrow",
+        "le renard brun rapide saute par-dessus le chien paresseux pendant que le temps file comme une flèche",
+    ),
+}
+SIZES = dict(d_model=32, layers=2, heads=4, ff=64, positions=64)
+
+
+def word_level(special: list[str], template: str):
+    """A word-level tokenizer.json over the words of PAIRS: the special tokens first, `template` for one text."""
+    from tokenizers import Tokenizer, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+
+    words = sorted({w for pair in PAIRS.values() for text in pair for w in text.split()})
+    vocab = {t: i for i, t in enumerate([*special, *words])}
+    tok = Tokenizer(WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.add_special_tokens(special)
+    used = [t for t in special if t in template.split()]
+    tok.post_processor = processors.TemplateProcessing(single=template, special_tokens=[(t, vocab[t]) for t in used])
+    return tok
+
+
+def build(family: str):
+    """(model, tokenizer) for a family: random weights from a fixed seed, sizes from SIZES."""
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(0)
+    d, layers, heads, ff, pos = (SIZES[k] for k in ("d_model", "layers", "heads", "ff", "positions"))
+    if family in ("bart", "marian"):
+        special = ["<s>", "<pad>", "</s>", "<unk>"] if family == "bart" else ["</s>", "<unk>", "<pad>"]
+        tok = word_level(special, "<s> $A </s>" if family == "bart" else "$A </s>")
+        ids = {t: tok.token_to_id(t) for t in special}
+        common = dict(
+            vocab_size=tok.get_vocab_size(),
+            d_model=d,
+            encoder_layers=layers,
+            decoder_layers=layers,
+            encoder_attention_heads=heads,
+            decoder_attention_heads=heads,
+            encoder_ffn_dim=ff,
+            decoder_ffn_dim=ff,
+            max_position_embeddings=pos,
+            init_std=0.3,
+            pad_token_id=ids["<pad>"],
+            eos_token_id=ids["</s>"],
+        )
+        if family == "bart":
+            config = tf.BartConfig(bos_token_id=0, decoder_start_token_id=ids["</s>"], scale_embedding=True, **common)
+            return tf.BartForConditionalGeneration(config), tok
+        config = tf.MarianConfig(
+            decoder_start_token_id=ids["<pad>"], activation_function="swish", scale_embedding=True, **common
+        )
+        return tf.MarianMTModel(config), tok
+    if family == "t5":
+        special = ["<pad>", "</s>", "<unk>"]
+        tok = word_level(special, "$A </s>")
+        config = tf.T5Config(
+            vocab_size=tok.get_vocab_size(),
+            d_model=d,
+            d_kv=8,
+            d_ff=ff,
+            num_layers=layers,
+            num_decoder_layers=layers,
+            num_heads=heads,
+            relative_attention_num_buckets=8,
+            relative_attention_max_distance=16,
+            feed_forward_proj="gated-gelu",
+            initializer_factor=1.0,
+            pad_token_id=0,
+            eos_token_id=1,
+            decoder_start_token_id=0,
+            tie_word_embeddings=False,
+        )
+        return tf.T5ForConditionalGeneration(config), tok
+    raise SystemExit(f"unknown family {family}")
+
+
+def reference(model, tok) -> dict[str, np.ndarray]:
+    """For each pair: the ids, and the eager encoder, decoder and cross attentions of every layer."""
+    import torch
+
+    out = {}
+    for name, (source, target) in PAIRS.items():
+        src = torch.tensor([tok.encode(source).ids])
+        labels = torch.tensor([tok.encode(target).ids])
+        with torch.no_grad():
+            r = model(input_ids=src, labels=labels, output_attentions=True)
+        start = model.config.decoder_start_token_id
+        out[f"{name}_ids"] = src[0].numpy()
+        out[f"{name}_labels"] = labels[0].numpy()
+        out[f"{name}_decoder_ids"] = np.array([start, *labels[0].tolist()[:-1]], dtype=np.int64)
+        for part, key in (("encoder", name), ("decoder", f"{name}_decoder"), ("cross", f"{name}_cross")):
+            out[key] = torch.stack([t[0] for t in getattr(r, f"{part}_attentions")]).numpy()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
+    parser.add_argument("families", nargs="*", default=["bart", "t5", "marian"])
+    args = parser.parse_args()
+    for family in args.families:
+        model, tok = build(family)
+        model.set_attn_implementation("eager")
+        model.eval()
+        folder = args.out / family
+        model.save_pretrained(folder, safe_serialization=True)
+        (folder / "generation_config.json").unlink(missing_ok=True)
+        tok.save(str(folder / "tokenizer.json"))
+        pairs = {name: {"source": s, "target": t} for name, (s, t) in PAIRS.items()}
+        (folder / "pairs.json").write_text(json.dumps(pairs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        texts = {name: source for name, (source, _) in PAIRS.items()}
+        (folder / "texts.json").write_text(json.dumps(texts, indent=2) + "\n", encoding="utf-8")
+        np.savez_compressed(folder / "reference.npz", **reference(model, tok))
+        print(folder, sorted(p.name for p in folder.iterdir()))
+
+
+if __name__ == "__main__":
+    main()
