@@ -107,4 +107,4 @@ def test_a_pair_fits_every_width(width):
     lines = ok(*args).splitlines()
     assert max(cell_len(line) for line in lines) <= width
     matrix = lines[: next(i for i, line in enumerate(lines) if line.startswith("roberta: roberta"))]
-    assert any("‖" in line for line in matrix) == (width >= 60)  # a heatmap (the narrowest form) pools tokens
+    assert any("‖" in line for line in matrix)  # in the headers, or (a heatmap, the narrowest form) in its token key
