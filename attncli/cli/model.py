@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 import typer
 
 from attncli.cli.options import choice
+from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.core.variants import DEFAULT_VARIANT
 from attncli.errors import ConfigError
 
@@ -64,8 +65,12 @@ CorpusLines = Annotated[
     typer.Option(
         "--lines",
         help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
-        "them of each head's statistics (entropy, distance, diagonal) and detector scores (previous-token, "
-        "duplicate-token, first-token sink; induction on repeated random sequences), streamed.",
+        "them of each head's statistics and detector scores, streamed in padded batches of texts of similar "
+        "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
+        + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
+        + ". Statistics: "
+        + "; ".join(f"{name}: {text}" for name, text in STATISTICS.items())
+        + ".",
     ),
 ]
 MaxLines = Annotated[

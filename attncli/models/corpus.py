@@ -31,8 +31,10 @@ from attncli.models.forward import forward
 from attncli.models.load import Model, ModelError, encode, load_model
 
 SCHEMA = "attncli.corpus/1"
-CHUNK = 32  # lines per task of the worker pool
+CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+BATCH = 32  # texts of similar length per padded forward pass
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # set to 1 in every worker
 LABEL_SCORE = 0.4  # a head is labelled with its strongest detector when that score is at least this
 
 
@@ -93,17 +95,31 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def _worker_init() -> None:
-    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGTERM are the parent's to handle
-    (it stops the pool and reports what it has)."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    """A worker: Ctrl-C (sent to the whole process group) is the parent's to handle: it stops the pool and
+    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _pool(workers: int):
+    """`workers` processes forked from a fresh server process, never from this one (whose threads, BLAS's or a
+    caller's, a fork would copy mid-lock); the server starts with one BLAS thread (the workers share the cores)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    saved = {name: os.environ.get(name) for name in BLAS_THREADS}
+    os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+    try:
+        return context.Pool(workers, initializer=_worker_init)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
 
 
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
-    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; `workers` processes
-    (fork) each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
+    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; on `workers` processes
+    each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
     total, read = CorpusStats(), 0
     if workers <= 1:
         for chunk in _chunks(lines, CHUNK):
@@ -111,12 +127,12 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             total = total.merge(partition_stats(path, chunk))
             yield total, read
         return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_worker_init) as pool:
+    pool, finished = _pool(workers), False
+    try:
         pending: list = []
         for chunk in _chunks(lines, CHUNK):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
-            while len(pending) >= 2 * workers:
+            while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
                 read += size
                 total = total.merge(done.get())
@@ -125,6 +141,13 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             read += size
             total = total.merge(done.get())
             yield total, read
+        finished = True
+    finally:
+        if finished:
+            pool.close()  # the workers leave when the queue is empty
+        else:
+            pool.terminate()  # stopped, or failed: SIGTERM to every worker
+        pool.join()
 
 
 def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:
@@ -145,10 +168,14 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
 
 @dataclass(frozen=True)
 class Corpus:
-    """What `attn heads --lines` read: its name, and whether the run was stopped before the end."""
+    """What `attn heads --lines` read and how: its name, whether the run was stopped before the end, the lines
+    asked for (--max-lines), and where it ran (worker processes, or a Dask scheduler's address)."""
 
     name: str
     partial: bool = False
+    max_lines: int | None = None
+    workers: int = 1
+    dask: str | None = None
 
 
 def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus: Corpus) -> dict:
@@ -169,6 +196,9 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             best = max(scores, key=lambda d: scores[d], default=None)
             row["score"] = 0.0 if best is None else scores[best]
             row["label"] = best if best is not None and scores[best] >= LABEL_SCORE else ""
+            # what a table of rows alone (CSV, Parquet) needs to stand on its own
+            row.update(model=model.name, corpus=corpus.name, texts=stats.texts, tokens=stats.tokens)
+            row["partial"] = corpus.partial
             rows.append(row)
     return {
         "schema": SCHEMA,
@@ -182,6 +212,13 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "texts": stats.texts,
         "tokens": stats.tokens,
         "skipped": stats.skipped,
+        "config": {
+            "max_lines": corpus.max_lines,
+            "workers": corpus.workers,
+            "dask": corpus.dask,
+            "chunk": CHUNK,
+            "batch": BATCH,
+        },
         "induction": {"sequences": INDUCTION_SEQUENCES, "length": INDUCTION_LENGTH, "seed": 0},
         "label_score": LABEL_SCORE,
         "definitions": {**DETECTORS, **STATISTICS},

@@ -115,7 +115,10 @@ def test_a_local_dask_cluster_gives_the_single_process_result(bert, corpus):
     distributed = pytest.importorskip("distributed", reason="the dask extra: pip install 'attncli[dask]'")
     from attncli.models.corpus import dask_stats
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
+    with cluster as c:
         stats = dask_stats(c.scheduler_address, str(bert), str(corpus), partitions=3)
     whole = partition_stats(str(bert), LINES)
     assert (stats.texts, stats.tokens) == (whole.texts, whole.tokens) == (24, whole.tokens)
