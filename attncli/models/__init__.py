@@ -1,4 +1,4 @@
-"""Real Hugging Face models (BERT, GPT-2) in NumPy: their tokens, their attention heads, no PyTorch.
+"""Real Hugging Face models in NumPy: their tokens, their attention heads, no PyTorch.
 
     model = load_model("path/to/all-MiniLM-L6-v2")         # config.json, model.safetensors, tokenizer
     tokens = encode(model, "time flies like an arrow")      # [CLS] time flies like an arrow [SEP]
@@ -7,34 +7,29 @@
     head_stats(np.stack(run.weights), causal=model.causal)  # {stat: [L, n_head]}
     rollout(run.weights, upto_layer=5)                      # [n, n]
 
-load.py reads the folder (and raises ModelError for every bad input), forward.py computes,
-heads.py summarises. Needs `safetensors` and `tokenizers`, imported only when a model is loaded.
+load.py reads the folder (and raises ModelError for every bad input); families/ is the registry
+of architecture families (their config readers and blocks), built from the shared blocks.py and
+attention.py; forward.py runs a family's blocks in one loop. Needs `safetensors` and `tokenizers`,
+imported only when a model is loaded.
 """
 
 from attncli.core.stats import BROAD, HEAD_STATS, LABELS, PATTERN_MASS, head_stats, label_head, label_heads, rollout
 
-from .forward import (
-    ACTIVATION_FNS,
-    ARCHITECTURES,
-    Forward,
-    LayerSteps,
-    erf,
-    erfc,
-    forward,
-    gelu,
-    gelu_tanh,
-    layer_norm,
-)
+from .attention import LayerSteps
+from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm
+from .families import FAMILIES, Family
+from .forward import Forward, forward
 from .load import SUPPORTED, Model, ModelError, ModelTokens, Weights, check_head, check_layer, encode, load_model
 
 __all__ = [
     "ACTIVATION_FNS",
-    "ARCHITECTURES",
     "BROAD",
+    "FAMILIES",
     "HEAD_STATS",
     "LABELS",
     "PATTERN_MASS",
     "SUPPORTED",
+    "Family",
     "Forward",
     "LayerSteps",
     "Model",
@@ -54,5 +49,6 @@ __all__ = [
     "label_heads",
     "layer_norm",
     "load_model",
+    "rms_norm",
     "rollout",
 ]

@@ -15,13 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from attncli.errors import DataError
+from .blocks import ACTIVATION_FNS
+from .families import Family, family_of, model_types
+from .hparams import ModelError
 
-SUPPORTED = ("bert", "gpt2")
-
-
-class ModelError(DataError):
-    """A model folder, text, layer or head that cannot be used; the message is one line naming the bad value."""
+SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
 
 
 # ---- weights --------------------------------------------------------------------------------------
@@ -132,101 +130,6 @@ def _open_weights(folder: Path, wanted: dict[str, tuple[int | None, ...]], ancho
     return Weights(sources)
 
 
-# ---- architectures: hyper-parameters and the tensors they need -----------------------------------
-
-
-def _int(c: dict, key: str, default: int) -> int:
-    """A positive integer from config.json, or ModelError naming the key."""
-    value = c.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ModelError(f"config.json: {key} must be a positive integer, not {value!r}")
-    return value
-
-
-def _float(c: dict, key: str, default: float) -> float:
-    value = c.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ModelError(f"config.json: {key} must be a number in [0, 1), not {value!r}")
-    return float(value)
-
-
-def _bert_spec(c: dict) -> tuple[dict, dict]:
-    """BERT hyper-parameters (transformers' BertConfig defaults) and wanted tensor shapes."""
-    if c.get("position_embedding_type", "absolute") != "absolute":
-        raise ModelError(f"position_embedding_type {c['position_embedding_type']!r} is not supported, only 'absolute'")
-    d, ff = _int(c, "hidden_size", 768), _int(c, "intermediate_size", 3072)
-    hp = {
-        "d_model": d,
-        "n_head": _int(c, "num_attention_heads", 12),
-        "n_layer": _int(c, "num_hidden_layers", 12),
-        "max_positions": _int(c, "max_position_embeddings", 512),
-        "eps": _float(c, "layer_norm_eps", 1e-12),
-        "activation": c.get("hidden_act", "gelu"),
-        "causal": bool(c.get("is_decoder", False)),
-        "positions_key": "max_position_embeddings",
-    }
-    wanted = {
-        "embeddings.word_embeddings.weight": (None, d),
-        "embeddings.position_embeddings.weight": (None, d),
-        "embeddings.token_type_embeddings.weight": (None, d),
-        "embeddings.LayerNorm.weight": (d,),
-        "embeddings.LayerNorm.bias": (d,),
-    }
-    for l in range(hp["n_layer"]):
-        p = f"encoder.layer.{l}."
-        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
-            wanted |= {p + name + ".weight": (d, d), p + name + ".bias": (d,)}
-        wanted |= {
-            p + "intermediate.dense.weight": (ff, d),
-            p + "intermediate.dense.bias": (ff,),
-            p + "output.dense.weight": (d, ff),
-            p + "output.dense.bias": (d,),
-        }
-        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
-            wanted |= {p + name + ".weight": (d,), p + name + ".bias": (d,)}
-    return hp, wanted
-
-
-def _gpt2_spec(c: dict) -> tuple[dict, dict]:
-    """GPT-2 hyper-parameters (transformers' GPT2Config defaults) and wanted tensor shapes (Conv1D: [in, out])."""
-    d = _int(c, "n_embd", 768)
-    ff = _int(c, "n_inner", 4 * d) if c.get("n_inner") is not None else 4 * d
-    hp = {
-        "d_model": d,
-        "n_head": _int(c, "n_head", 12),
-        "n_layer": _int(c, "n_layer", 12),
-        "max_positions": _int(c, "n_positions", 1024),
-        "eps": _float(c, "layer_norm_epsilon", 1e-5),
-        "activation": c.get("activation_function", "gelu_new"),
-        "causal": True,
-        "positions_key": "n_positions",
-        "scale_attn_weights": bool(c.get("scale_attn_weights", True)),
-        "scale_by_layer": bool(c.get("scale_attn_by_inverse_layer_idx", False)),
-    }
-    wanted = {"wte.weight": (None, d), "wpe.weight": (None, d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
-    for l in range(hp["n_layer"]):
-        p = f"h.{l}."
-        wanted |= {
-            p + "ln_1.weight": (d,),
-            p + "ln_1.bias": (d,),
-            p + "ln_2.weight": (d,),
-            p + "ln_2.bias": (d,),
-            p + "attn.c_attn.weight": (d, 3 * d),
-            p + "attn.c_attn.bias": (3 * d,),
-            p + "attn.c_proj.weight": (d, d),
-            p + "attn.c_proj.bias": (d,),
-            p + "mlp.c_fc.weight": (d, ff),
-            p + "mlp.c_fc.bias": (ff,),
-            p + "mlp.c_proj.weight": (ff, d),
-            p + "mlp.c_proj.bias": (d,),
-        }
-    return hp, wanted
-
-
-_SPECS = {"bert": (_bert_spec, "embeddings.word_embeddings.weight"), "gpt2": (_gpt2_spec, "wte.weight")}
-ACTIVATIONS = ("gelu", "gelu_python", "gelu_new", "gelu_pytorch_tanh", "relu")  # what forward.py implements
-
-
 # ---- the model ------------------------------------------------------------------------------------
 
 
@@ -236,15 +139,17 @@ class Model:
 
     path: Path
     name: str  # for messages and captions: the folder's name (see _display_name)
-    model_type: str  # "bert" | "gpt2"
+    model_type: str  # config.json's model_type ("bert", "gpt2", "llama", ...)
+    family: Family = field(repr=False)  # the registry entry whose blocks run it (FAMILIES)
     config: dict = field(repr=False)
     n_layer: int
     n_head: int
     d_model: int
-    d_k: int  # d_model // n_head
+    d_k: int  # head width: head_dim if the config gives one, else d_model // n_head
+    n_kv_head: int  # key/value heads (grouped-query attention: fewer than n_head)
     max_positions: int
-    causal: bool  # GPT-2: True (keys after the query are masked); BERT: False
-    eps: float  # LayerNorm epsilon
+    causal: bool  # decoders: True (keys after the query are masked); BERT: False
+    eps: float  # LayerNorm / RMSNorm epsilon
     activation: str  # hidden_act / activation_function
     hp: dict = field(repr=False)  # every hyper-parameter the forward pass reads
     weights: Weights = field(repr=False)
@@ -283,35 +188,40 @@ def load_model(path: str | Path) -> Model:
     if not isinstance(config, dict):
         raise ModelError(f"{config_path} is not a JSON object")
     model_type = config.get("model_type")
-    if not isinstance(model_type, str) or model_type not in _SPECS:
+    family = family_of(model_type) if isinstance(model_type, str) else None
+    if family is None or not isinstance(model_type, str):
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")
-    spec, anchor = _SPECS[model_type]
-    hp, wanted = spec(config)
-    if hp["activation"] not in ACTIVATIONS:
-        raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATIONS)}")
-    if hp["d_model"] % hp["n_head"]:
+    hp, wanted = family.read_config(config)
+    if hp["activation"] not in ACTIVATION_FNS:
+        raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
+    if "d_k" not in hp and hp["d_model"] % hp["n_head"]:
         raise ModelError(f"hidden size {hp['d_model']} is not divisible by {hp['n_head']} heads")
-    weights = _open_weights(folder, wanted, anchor)
-    word = "embeddings.word_embeddings.weight" if model_type == "bert" else "wte.weight"
-    positions = "embeddings.position_embeddings.weight" if model_type == "bert" else "wpe.weight"
-    max_positions = min(hp["max_positions"], weights.shape(positions)[0])
+    n_kv_head = hp.get("n_kv_head", hp["n_head"])
+    if hp["n_head"] % n_kv_head:
+        raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
+    weights = _open_weights(folder, wanted, family.word)
+    max_positions = hp["max_positions"]
+    if family.positions is not None:
+        max_positions = min(max_positions, weights.shape(family.positions)[0])
     return Model(
         path=folder,
         name=_display_name(folder),
         model_type=model_type,
+        family=family,
         config=config,
         n_layer=hp["n_layer"],
         n_head=hp["n_head"],
         d_model=hp["d_model"],
-        d_k=hp["d_model"] // hp["n_head"],
+        d_k=hp.get("d_k", hp["d_model"] // hp["n_head"]),
+        n_kv_head=n_kv_head,
         max_positions=max_positions,
         causal=hp["causal"],
         eps=hp["eps"],
         activation=hp["activation"],
         hp=hp,
         weights=weights,
-        tokenizer=_load_tokenizer(folder, model_type, config),
-        vocab_size=weights.shape(word)[0],
+        tokenizer=_load_tokenizer(folder, family, config),
+        vocab_size=weights.shape(family.word)[0],
     )
 
 
@@ -377,8 +287,14 @@ def _byte_level_bpe(folder: Path) -> Any:
     return tok
 
 
-def _load_tokenizer(folder: Path, model_type: str, config: dict) -> Any:
-    """tokenizer.json if present, else vocab.txt (BERT) or vocab.json + merges.txt (GPT-2).
+_VOCAB_FILES = {  # a family's vocab_files -> (the files, the tokenizer built from them)
+    "vocab.txt": (("vocab.txt",), lambda folder, config: _wordpiece_from_vocab(folder, config)),
+    "vocab.json + merges.txt": (("vocab.json", "merges.txt"), lambda folder, config: _byte_level_bpe(folder)),
+}
+
+
+def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
+    """tokenizer.json if present, else the family's vocab_files (BERT: vocab.txt, GPT-2: vocab.json + merges.txt).
 
     Padding and truncation are switched off: one text is never padded, and a text longer
     than the model's positions is an error in `encode` (transformers does not apply a
@@ -392,13 +308,11 @@ def _load_tokenizer(folder: Path, model_type: str, config: dict) -> Any:
             tok = Tokenizer.from_file(str(path))
         except Exception as e:
             raise ModelError(f"cannot read {path}: {_why(e)}") from None
-    elif model_type == "bert" and (folder / "vocab.txt").is_file():
-        tok = _wordpiece_from_vocab(folder, config)
-    elif model_type == "gpt2" and (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
-        tok = _byte_level_bpe(folder)
+    elif family.vocab_files and all((folder / f).is_file() for f in _VOCAB_FILES[family.vocab_files][0]):
+        tok = _VOCAB_FILES[family.vocab_files][1](folder, config)
     else:
-        other = "vocab.txt" if model_type == "bert" else "vocab.json + merges.txt"
-        raise ModelError(f"no tokenizer in {folder}: need tokenizer.json or {other}")
+        other = f" or {family.vocab_files}" if family.vocab_files else ""
+        raise ModelError(f"no tokenizer in {folder}: need tokenizer.json{other}")
     tok.no_padding()
     tok.no_truncation()
     return tok

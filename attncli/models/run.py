@@ -152,12 +152,7 @@ class ModelLayer:
     def steps(self, result: AttentionResult) -> list[Step]:
         """`attn steps --model`: the stages of one layer's attention, the model's own numbers and formulas."""
         m, layer = self.model, self.layer
-        if m.model_type == "gpt2":
-            x = f"X = LN_1(h): layer {layer}'s LayerNorm of the residual stream (pre-LayerNorm)"
-        elif layer == 0:
-            x = "X = LayerNorm(word + position + token type 0 embeddings): the input of layer 0"
-        else:
-            x = f"X: the output of layer {layer - 1}, the input of layer {layer}'s attention"
+        x = m.family.input_note(layer)
         split = f", split into heads ({self._heads_phrase()})"
         scores = shown(result)[0]
         out = [

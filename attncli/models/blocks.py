@@ -1,0 +1,156 @@
+"""The pieces model families share, written once: activations, LayerNorm, RMSNorm, RoPE, gated MLP.
+
+Every function is float32 NumPy mirroring transformers' eager code, so that a family built
+from them equals transformers to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# ---- elementwise ----------------------------------------------------------------------------------
+
+
+def erfc(x):  # [...] -> [...] float64
+    """Complementary error function; relative error < 1.2e-7 for every real x (measured 1.05e-7).
+
+    The Chebyshev fit of Numerical Recipes (2nd ed., section 6.2, `erfcc`), evaluated in float64.
+    """
+    z = np.abs(np.asarray(x, dtype=np.float64))
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -1.26551223 + t * (
+        1.00002368
+        + t
+        * (
+            0.37409196
+            + t
+            * (
+                0.09678418
+                + t
+                * (
+                    -0.18628806
+                    + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))
+                )
+            )
+        )
+    )
+    r = t * np.exp(-z * z + poly)
+    return np.where(np.asarray(x) >= 0, r, 2.0 - r)
+
+
+_ERF_TAYLOR = [(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(10)]
+
+
+def erf(x):  # [...] -> [...] float64
+    """Error function (NumPy has none); absolute error < 1e-7, relative error < 1.2e-7 everywhere.
+
+    |x| < 0.5: its Maclaurin series to x^19 (remainder < 1e-14); elsewhere 1 - erfc(x).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    x2 = x * x
+    series = sum(c * x2**n for n, c in enumerate(_ERF_TAYLOR)) * x * (2.0 / math.sqrt(math.pi))
+    return np.where(np.abs(x) < 0.5, series, 1.0 - erfc(x))
+
+
+def gelu(x):  # [...] float32 -> [...] float32
+    """Exact GELU, x·Φ(x) = ½x(1 + erf(x/√2)) = ½x·erfc(-x/√2).
+
+    Relative error < 1.7e-7 (≤ 2.5 float32 ulp) for every float32 x, tails included.
+    """
+    z = np.asarray(x, dtype=np.float64)
+    return (0.5 * z * erfc(-z / math.sqrt(2.0))).astype(np.float32)
+
+
+def gelu_tanh(x):  # [...] float32 -> [...] float32
+    """GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))), in float32 like transformers."""
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def relu(x):  # [...] -> [...]
+    return np.maximum(x, 0)
+
+
+def silu(x):  # [...] float32 -> [...] float32
+    """x·σ(x) = x / (1 + e^-x), the SwiGLU gate of Llama-family MLPs."""
+    return x / (1.0 + np.exp(-x))
+
+
+ACTIVATION_FNS = {
+    "gelu": gelu,
+    "gelu_python": gelu,
+    "gelu_new": gelu_tanh,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "relu": relu,
+    "silu": silu,
+    "swish": silu,
+}
+
+
+def layer_norm(x, g, b, eps: float):  # [n, d], [d], [d] -> [n, d]
+    """(x - mean) / √(var + eps) · g + b over the last axis, biased variance (torch.nn.LayerNorm)."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = np.square(x - mean).mean(axis=-1, keepdims=True)
+    return (x - mean) * (1.0 / np.sqrt(var + np.float32(eps))) * g + b
+
+
+def rms_norm(x, g, eps: float, offset: float = 0.0):  # [..., d], [d] -> [..., d]
+    """x / √(mean(x²) + eps) · (offset + g) over the last axis (LlamaRMSNorm; Gemma's has offset 1)."""
+    x = np.asarray(x, dtype=np.float32)
+    inv = 1.0 / np.sqrt(np.square(x).mean(axis=-1, keepdims=True) + np.float32(eps))
+    return (x * inv) * (g + np.float32(offset)) if offset else g * (x * inv)
+
+
+def gated_mlp(x, w_gate, w_up, w_down, act):  # [n, d], [f, d], [f, d], [d, f] -> [n, d]
+    """down(act(gate(x)) · up(x)): the SwiGLU / GeGLU MLP of Llama, Mistral, Qwen and Gemma (nn.Linear weights)."""
+    return (act(x @ w_gate.T) * (x @ w_up.T)) @ w_down.T
+
+
+# ---- rotary position embedding (Su et al. 2021, RoFormer) -----------------------------------------
+
+
+def rope_frequencies(d_rot: int, theta: float, scaling: dict | None) -> np.ndarray:  # -> [d_rot / 2] float32
+    """θ_i = theta^(-2i / d_rot), scaled as `scaling` (a config's rope_scaling / rope_parameters) says.
+
+    "linear" divides every frequency by `factor`; "llama3" divides the low frequencies by `factor`
+    and blends the middle band (Llama 3.1); "default" and "dynamic" (which only rescales beyond
+    the trained length, where attn refuses texts) leave them.
+
+    >>> rope_frequencies(4, 10000.0, None).tolist()
+    [1.0, 0.009999999776482582]
+    """
+    inv = (1.0 / (np.float32(theta) ** (np.arange(0, d_rot, 2, dtype=np.int64).astype(np.float32) / d_rot))).astype(
+        np.float32
+    )
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    if kind == "linear":
+        return (inv / np.float32(scaling["factor"])).astype(np.float32)  # type: ignore[index]
+    if kind == "llama3":
+        s = scaling or {}
+        factor, low, high = float(s["factor"]), float(s["low_freq_factor"]), float(s["high_freq_factor"])
+        old = float(s["original_max_position_embeddings"])
+        wavelen = np.float32(2 * math.pi) / inv
+        scaled = np.where(wavelen > old / low, inv / np.float32(factor), inv).astype(np.float32)
+        smooth = ((np.float32(old) / wavelen - np.float32(low)) / np.float32(high - low)).astype(np.float32)
+        blended = (1 - smooth) * scaled / np.float32(factor) + smooth * scaled
+        middle = ~(wavelen < old / high) & ~(wavelen > old / low)
+        return np.where(middle, blended, scaled).astype(np.float32)
+    return inv
+
+
+def rope_tables(n: int, inv_freq) -> tuple[np.ndarray, np.ndarray]:  # [d_rot / 2] -> [n, d_rot], [n, d_rot]
+    """cos and sin of position · θ for positions 0..n-1, each frequency twice (halves layout)."""
+    angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :]  # [n, d_rot / 2]
+    emb = np.concatenate([angles, angles], axis=-1).astype(np.float32)
+    return np.cos(emb), np.sin(emb)
+
+
+def apply_rope(x, cos, sin):  # [h, n, d_k], [n, d_rot], [n, d_rot] -> [h, n, d_k]
+    """Rotate the first d_rot dimensions of every head by position (rotate_half layout); the rest pass."""
+    d_rot = cos.shape[-1]
+    rot, rest = x[..., :d_rot], x[..., d_rot:]
+    half = d_rot // 2
+    rotated = np.concatenate([-rot[..., half:], rot[..., :half]], axis=-1)
+    out = rot * cos + rotated * sin
+    return np.concatenate([out, rest], axis=-1) if rest.shape[-1] else out

@@ -1,0 +1,65 @@
+"""The registry of architecture families: one `@register`ed entry per family, one module per family group.
+
+A family carries everything attn knows about it: the `model_type`s it serves, its config reader
+(hyper-parameters and the tensors, with their shapes, that the forward pass needs), the names of
+its word (and learned position) embedding tables, and its embed / attention / mlp / final blocks,
+which `attncli.models.forward.forward` runs in one shared loop. Adding a family is one new module
+here and its import at the bottom of this file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    """One architecture family. Blocks take the loaded `Model` (`m`) and the residual stream x [n, d_model]."""
+
+    name: str  # the registry key, shown in captions and JSON ("llama")
+    model_types: tuple[str, ...]  # config.json model_type values it serves ("llama", "mistral")
+    read_config: Callable  # config dict -> (hp, wanted): hyper-parameters, {tensor name: shape (None = any)}
+    word: str  # the word embedding table (its rows are the vocabulary; its name finds the file's prefix)
+    embed: Callable  # (m, ids [n]) -> x [n, d_model]
+    attention: Callable  # (m, layer, x) -> (x [n, d_model], LayerSteps)
+    mlp: Callable  # (m, layer, x) -> x [n, d_model]
+    final: Callable  # (m, x) -> x [n, d_model] (the final norm, if any)
+    input_note: Callable[[int], str]  # layer -> what X, the attention's input, is (for `attn steps`)
+    positions: str | None = None  # a learned position table, whose rows bound the text's length
+    vocab_files: str | None = None  # the tokenizer files read when there is no tokenizer.json
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(name: str, **fields) -> Callable[[Callable], Callable]:
+    """`@register("llama", model_types=(...), word=..., embed=..., ...)` above a family's config reader.
+
+    Its model_types must not be served by another family.
+    """
+
+    def add(read_config: Callable) -> Callable:
+        family = Family(name=name, read_config=read_config, **fields)
+        taken = {t for f in FAMILIES.values() for t in f.model_types}
+        clash = taken.intersection(family.model_types)
+        assert name not in FAMILIES and not clash, f"family {name} clashes on {clash or name}"
+        FAMILIES[name] = family
+        return read_config
+
+    return add
+
+
+def family_of(model_type: str) -> Family | None:
+    """The family serving a config.json model_type, or None."""
+    return next((f for f in FAMILIES.values() if model_type in f.model_types), None)
+
+
+def model_types() -> list[str]:
+    """Every model_type served, sorted (for the error naming what is supported)."""
+    return sorted(t for f in FAMILIES.values() for t in f.model_types)
+
+
+from . import bert, gpt2  # noqa: E402  (each module registers its families)
+
+__all__ = ["FAMILIES", "Family", "bert", "family_of", "gpt2", "model_types", "register"]

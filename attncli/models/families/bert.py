@@ -1,0 +1,104 @@
+"""BERT (Devlin et al. 2019) as transformers' modeling_bert.py computes it (post-LayerNorm encoder).
+
+x = LN(word + token_type[0] + position); per layer
+    x = LN(x + Attn(x) W_O + b_O);   x = LN(x + act(x W_1 + b_1) W_2 + b_2)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.hparams import ModelError, fraction, positive_int
+
+from . import register
+
+if TYPE_CHECKING:
+    from attncli.models.load import Model
+
+
+def embed(model: Model, ids):  # [n] -> [n, d_model]
+    """LayerNorm(word + token_type 0 + absolute position), in transformers' order of additions."""
+    w, n = model.weights, len(ids)
+    x = w.rows("embeddings.word_embeddings.weight", ids) + w["embeddings.token_type_embeddings.weight"][0]
+    x = x + w["embeddings.position_embeddings.weight"][:n]
+    return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], model.eps)
+
+
+def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
+    """Self-attention, output dense, residual, LayerNorm (BertAttention)."""
+    w, pre = model.weights, f"encoder.layer.{l}.attention."
+    p = {}
+    for key, name in (("q", "self.query"), ("k", "self.key"), ("v", "self.value"), ("o", "output.dense")):
+        p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
+    steps: LayerSteps = self_attention(l, x, p, model.n_head, model.d_k**-0.5, model.causal)
+    x = layer_norm(steps.output + x, w[pre + "output.LayerNorm.weight"], w[pre + "output.LayerNorm.bias"], model.eps)
+    return x, steps
+
+
+def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
+    """Intermediate dense + activation, output dense, residual, LayerNorm (BertIntermediate, BertOutput)."""
+    w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
+    h = act(x @ w[pre + "intermediate.dense.weight"].T + w[pre + "intermediate.dense.bias"])  # [n, d_ff]
+    h = h @ w[pre + "output.dense.weight"].T + w[pre + "output.dense.bias"]  # [n, d_model]
+    return layer_norm(h + x, w[pre + "output.LayerNorm.weight"], w[pre + "output.LayerNorm.bias"], model.eps)
+
+
+def final(model: Model, x):  # [n, d_model] -> [n, d_model]
+    return x
+
+
+def input_note(layer: int) -> str:
+    if layer == 0:
+        return "X = LayerNorm(word + position + token type 0 embeddings): the input of layer 0"
+    return f"X: the output of layer {layer - 1}, the input of layer {layer}'s attention"
+
+
+@register(
+    "bert",
+    model_types=("bert",),
+    word="embeddings.word_embeddings.weight",
+    positions="embeddings.position_embeddings.weight",
+    vocab_files="vocab.txt",
+    embed=embed,
+    attention=attention,
+    mlp=mlp,
+    final=final,
+    input_note=input_note,
+)
+def read_config(c: dict) -> tuple[dict, dict]:
+    """BERT hyper-parameters (transformers' BertConfig defaults) and wanted tensor shapes."""
+    if c.get("position_embedding_type", "absolute") != "absolute":
+        raise ModelError(f"position_embedding_type {c['position_embedding_type']!r} is not supported, only 'absolute'")
+    d, ff = positive_int(c, "hidden_size", 768), positive_int(c, "intermediate_size", 3072)
+    hp = {
+        "d_model": d,
+        "n_head": positive_int(c, "num_attention_heads", 12),
+        "n_layer": positive_int(c, "num_hidden_layers", 12),
+        "max_positions": positive_int(c, "max_position_embeddings", 512),
+        "eps": fraction(c, "layer_norm_eps", 1e-12),
+        "activation": c.get("hidden_act", "gelu"),
+        "causal": bool(c.get("is_decoder", False)),
+        "positions_key": "max_position_embeddings",
+    }
+    wanted = {
+        "embeddings.word_embeddings.weight": (None, d),
+        "embeddings.position_embeddings.weight": (None, d),
+        "embeddings.token_type_embeddings.weight": (None, d),
+        "embeddings.LayerNorm.weight": (d,),
+        "embeddings.LayerNorm.bias": (d,),
+    }
+    for l in range(hp["n_layer"]):
+        p = f"encoder.layer.{l}."
+        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            wanted |= {p + name + ".weight": (d, d), p + name + ".bias": (d,)}
+        wanted |= {
+            p + "intermediate.dense.weight": (ff, d),
+            p + "intermediate.dense.bias": (ff,),
+            p + "output.dense.weight": (d, ff),
+            p + "output.dense.bias": (d,),
+        }
+        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
+            wanted |= {p + name + ".weight": (d,), p + name + ".bias": (d,)}
+    return hp, wanted
