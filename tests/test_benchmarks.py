@@ -12,6 +12,7 @@ TINY = [
     ["bench_attention.py", "--sizes", "64", "--reps", "1", "--no-memory"],
     ["formats.py", "--chars", "60", "--lines", "3"],
     ["bench_model.py", "--help"],  # needs transformers and a real model: only its arguments are checked here
+    ["bench_corpus.py", "--tiny"],  # a tiny random BERT; transformers too, where torch imports
 ]
 
 

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.models.batch import batches, forward_weights
 from attncli.models.forward import forward
 from attncli.models.load import Model, ModelError, encode, load_model
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
-BATCH = 32  # texts of similar length per padded forward pass
+BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # set to 1 in every worker
 LABEL_SCORE = 0.4  # a head is labelled with its strongest detector when that score is at least this
@@ -48,18 +49,19 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
     """The map: the moments of every statistic over `texts` (one partition of a corpus) for the model at `path`.
     Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
     model = _model(path)
-    stats = CorpusStats()
+    stats, encoded = CorpusStats(), []
     for text in texts:
         text = text.strip("\r\n")
         if not text.strip():
             continue
         try:
-            ids = np.asarray(encode(model, text).ids)
+            encoded.append(np.asarray(encode(model, text).ids))
         except ModelError:
             stats.skipped += 1
-            continue
-        weights = np.stack(forward(model, ids).weights)  # [L, h, n, n]
-        stats.add_text(weights, ids, model.causal)
+    for batch in batches([len(ids) for ids in encoded], BATCH, BATCH_TOKENS):
+        texts_ids = [encoded[i] for i in batch]
+        for ids, weights in zip(texts_ids, forward_weights(model, texts_ids)):  # weights [L, h, n, n]
+            stats.add_text(weights, ids, model.causal)
     return stats
 
 
@@ -218,6 +220,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             "dask": corpus.dask,
             "chunk": CHUNK,
             "batch": BATCH,
+            "batch_tokens": BATCH_TOKENS,
         },
         "induction": {"sequences": INDUCTION_SEQUENCES, "length": INDUCTION_LENGTH, "seed": 0},
         "label_score": LABEL_SCORE,
