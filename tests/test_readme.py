@@ -31,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-SHIPPED = ("docs", "sample_texts", "attncli/data")  # attncli/data: the shipped tokenizer.json
+SHIPPED = ("docs", "sample_texts", "attncli/data", "tools")  # attncli/data: the shipped tokenizer.json
 BIN = Path(sys.executable).parent  # the venv's bin: its attn and python come first on PATH
 TIMEOUT = 60
 
