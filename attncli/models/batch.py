@@ -34,7 +34,7 @@ def batches(lengths: Sequence[int], size: int, tokens: int) -> list[list[int]]:
     return out
 
 
-def forward_weights(model: Model, texts: Sequence[Sequence[int]]) -> list[np.ndarray]:
+def forward_weights(model: Model, texts: Sequence[np.ndarray]) -> list[np.ndarray]:
     # B × [n_b] token ids -> B × [L, n_head, n_b, n_b]
     """Every layer's attention weights of every text, from one padded forward pass of all of them."""
     if not texts or min(len(ids) for ids in texts) == 0:
