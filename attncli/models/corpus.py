@@ -28,7 +28,6 @@ import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
 from attncli.models.batch import batches, forward_weights
-from attncli.models.forward import forward
 from attncli.models.load import Model, ModelError, encode, load_model
 
 SCHEMA = "attncli.corpus/1"
@@ -82,10 +81,8 @@ def induction_stats(model: Model, sequences: int = INDUCTION_SEQUENCES, length: 
     length = max(2, min(length, (model.max_positions - len(prefix) - len(suffix)) // 2))
     rng = np.random.default_rng(0)
     moments = Moments()
-    for _ in range(sequences):
-        r = list(rng.choice(vocab, size=length))
-        ids = np.asarray(prefix + r + r + suffix)
-        weights = np.stack(forward(model, ids).weights)
+    texts = [np.asarray(prefix + list(rng.choice(vocab, size=length)) * 2 + suffix) for _ in range(sequences)]
+    for weights in forward_weights(model, texts):  # one batch, all of one length: no padding
         moments.add(induction_rows(weights, len(prefix), length))
     return moments
 
