@@ -31,7 +31,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-SHIPPED = ("docs", "sample_texts", "attncli/data", "tests/models/golden")  # the shipped tokenizer.json, tiny models
+SHIPPED = (
+    "docs",
+    "sample_texts",
+    "attncli/data",
+    "tests/models/golden",
+    "tools",
+)  # data: the tokenizer; golden: tiny models
 BIN = Path(sys.executable).parent  # the venv's bin: its attn and python come first on PATH
 TIMEOUT = 60
 

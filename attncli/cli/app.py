@@ -703,33 +703,35 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     import itertools
 
     from attncli.io import documents
-    from attncli.io.output import line_progress
+    from attncli.io.progress import lines_progress
     from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
     from attncli.render.heads import corpus_view
 
     if max_lines is not None and max_lines < 1:
         raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
     workers = _workers(workers)
-    if dask is not None and file is None:
-        raise ConfigError("--dask needs --file: the cluster's workers read the corpus from that path")
+    if dask is not None and (file is None or max_lines is not None):
+        raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
     model = load_model(path)
     stream, name = open_lines(text, file)
     stats, stopped = None, None
-    with stream, line_progress(stream, name, out.color, out.output) as counted:
-        texts = (line for _, line in iter_lines(counted, name, "strict", _say))
+    with stream, lines_progress(stream, out.color, max_lines) as done:
+        texts = (line for _, line in iter_lines(stream, name, "strict", _say))
         try:
             if dask is not None:
                 stats = dask_stats(dask, path, name)
             else:
-                for partial, _ in stream_stats(path, itertools.islice(texts, max_lines), workers):
+                for partial, read in stream_stats(path, itertools.islice(texts, max_lines), workers):
                     stats = partial  # what to report if a signal stops the rest
+                    done(read)
         except (KeyboardInterrupt, Stopped) as e:
             stopped = e
     if stats is None or not stats.texts:
         if stopped is not None:
             raise stopped
         raise DataError(f"no text: every line of {name} is blank or too long for {model.name}")
-    doc = corpus_document(model, stats, induction_stats(model), Corpus(name, partial=stopped is not None))
+    corpus = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
+    doc = corpus_document(model, stats, induction_stats(model), corpus)
     _emit(documents.Records("attn heads", lambda d, w: corpus_view(doc, d, w), doc=doc), out)
     if stopped is not None:
         raise typer.Exit(128 + (stopped.signum if isinstance(stopped, Stopped) else signal.SIGINT))

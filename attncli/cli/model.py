@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from attncli.cli.options import choice
+from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError
 
 # attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
@@ -85,8 +86,12 @@ CorpusLines = Annotated[
     typer.Option(
         "--lines",
         help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
-        "them of each head's statistics (entropy, distance, diagonal) and detector scores (previous-token, "
-        "duplicate-token, first-token sink; induction on repeated random sequences), streamed.",
+        "them of each head's statistics and detector scores, streamed in padded batches of texts of similar "
+        "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
+        + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
+        + ". Statistics: "
+        + "; ".join(f"{name}: {text}" for name, text in STATISTICS.items())
+        + ".",
     ),
 ]
 MaxLines = Annotated[

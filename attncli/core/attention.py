@@ -139,14 +139,14 @@ def identity_projections(d_model: int) -> Projections:
     return Projections(eye, eye, eye, eye)
 
 
-def split_heads(x, n_head: int):  # [n, h * d] -> [h, n, d]
-    n, hd = x.shape
-    return x.reshape(n, n_head, hd // n_head).transpose(1, 0, 2)
+def split_heads(x, n_head: int):  # [..., n, h * d] -> [..., h, n, d]  (leading axes: a batch of texts)
+    *lead, n, hd = x.shape
+    return x.reshape(*lead, n, n_head, hd // n_head).swapaxes(-3, -2)
 
 
-def merge_heads(x):  # [h, m, d] -> [m, h * d]
-    h, m, d = x.shape
-    return x.transpose(1, 0, 2).reshape(m, h * d)
+def merge_heads(x):  # [..., h, m, d] -> [..., m, h * d]
+    *lead, h, m, d = x.shape
+    return x.swapaxes(-3, -2).reshape(*lead, m, h * d)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ The detectors, each a mean weight in [0, 1] (TransformerLens's head detectors ar
 
 and the statistics: row entropy (bits), attention distance Σ_j a[i, j] |i - j|, diagonal mass a[i, i].
 
+    >>> import numpy as np
     >>> a = np.array([[[[1.0, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]]]])  # [L=1, h=1, n=3, n=3]
     >>> rows = text_rows(a, np.array([5, 7, 5]), causal=True)
     >>> rows["previous-token"].round(2).tolist(), rows["duplicate-token"].round(2).tolist()
@@ -25,8 +26,10 @@ and the statistics: row entropy (bits), attention distance Σ_j a[i, j] |i - j|,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported by the functions that compute: `attn heads --help` prints DETECTORS without it
+    import numpy as np
 
 DETECTORS = {  # name -> its definition, for --help, the README and the JSON
     "previous-token": "weight on the token just before the query, a[i, i-1] (rows i >= 1)",
@@ -35,7 +38,7 @@ DETECTORS = {  # name -> its definition, for --help, the README and the JSON
     "first-token": "weight on the first token, a[i, 0]: an attention sink",
 }
 STATISTICS = {
-    "entropy": "row entropy in bits (0: one key)",
+    "entropy": "row entropy in bits (0: all weight on one key)",
     "distance": "attention distance Σ_j a[i, j] |i - j|, in tokens",
     "diagonal": "weight on the query itself, a[i, i]",
 }
@@ -45,6 +48,8 @@ def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, n
     # [L, h, n, n], [n] -> {name: [L, h, rows]}
     """The per-row values of every statistic and detector but induction for one text. With `causal`, row 0
     (which can see only itself) is left out of the statistics and of the first-token sink."""
+    import numpy as np
+
     a = np.asarray(weights, dtype=np.float64)
     n = a.shape[-1]
     first = 1 if causal and n > 1 else 0
@@ -67,6 +72,8 @@ def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, n
 def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
     """On tokens `prefix + r + r` (r of length `period` starting at `start`), the weight each query of the
     second copy puts on the token after its earlier copy: row i, key i - period + 1."""
+    import numpy as np
+
     a = np.asarray(weights, dtype=np.float64)
     rows = np.arange(start + period, start + 2 * period - 1)  # the last query has no "next" token to find
     return a[..., rows, rows - period + 1]
@@ -89,9 +96,13 @@ class Moments:
         return Moments(self.count + other.count, self.total + other.total, self.squares + other.squares)
 
     def mean(self) -> np.ndarray | None:  # -> [L, h]
+        import numpy as np
+
         return None if not self.count else np.asarray(self.total) / self.count
 
     def std(self) -> np.ndarray | None:  # -> [L, h], the population standard deviation over rows
+        import numpy as np
+
         mean = self.mean()
         if mean is None:
             return None

@@ -8,7 +8,7 @@ others. Writers load on first use, so that
 `attn --help` and `attn variants` start without NumPy:
 
     >>> [name for name, f in FORMATS.items() if Records in f.writers]
-    ['json', 'jsonl', 'csv']
+    ['json', 'jsonl', 'csv', 'parquet']
     >>> format_for_path("weights.NPY")
     'npy'
 """
@@ -143,6 +143,13 @@ FORMATS: dict[str, Format] = {
                 Steps: _lazy("steps", "npz_document"),
                 Rollout: _lazy("rollout", "write_npz"),
             },
+            binary=True,
+        ),
+        Format(
+            "parquet",
+            (".parquet",),
+            "the rows as a Parquet table, the rest as its metadata (needs the parquet extra: pyarrow)",
+            {Records: _lazy("parquet", "write_parquet")},
             binary=True,
         ),
         Format("svg", (".svg",), "the table as an SVG picture, as the terminal shows it", picture=True, export=_svg),

@@ -7,7 +7,9 @@ every array is per query head, as transformers' `repeat_kv` does before its scor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +56,21 @@ def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool 
     return (j > i) | (j <= i - window) if window is not None else j > i
 
 
+_PADDING: contextvars.ContextVar = contextvars.ContextVar("padding", default=None)  # [B, n] bool or None
+
+
+@contextlib.contextmanager
+def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
+    """Within it, every `self_attention` takes x [B, n, d_model], a batch of texts padded to n tokens, and
+    masks the padding keys (attncli.models.batch). The families' blocks work per token or over the last
+    axes, so that they run a batch unchanged."""
+    token = _PADDING.set(pad)
+    try:
+        yield
+    finally:
+        _PADDING.reset(token)
+
+
 def self_attention(
     layer: int,
     x,
@@ -67,11 +84,12 @@ def self_attention(
     softcap: float | None = None,
     rotate: Callable | None = None,
 ) -> LayerSteps:
-    # [n, d_model] -> LayerSteps (weights [n_head, n, n], output [n, d_model])
+    # [n, d_model] -> LayerSteps (weights [n_head, n, n], output [n, d_model]); in `padding`: a leading B axis
     """Multi-head self-attention of one layer with projections p (w_q, b_q, ..., w_o, b_o).
 
     `rotate(q, k) -> (q, k)` ([h, n, d_k], [h_kv, n, d_k]) runs between the split into heads and the
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
+    Inside `padding(pad)`, x is [B, n, d_model] and the padding keys of each text are masked too.
     """
     n_kv = n_kv_head or n_head
     q = split_heads(x @ p["w_q"] + p["b_q"], n_head)  # [n_head, n, d_k]
@@ -80,12 +98,15 @@ def self_attention(
     if rotate is not None:
         q, k = rotate(q, k)
     if n_kv != n_head:
-        k, v = np.repeat(k, n_head // n_kv, axis=0), np.repeat(v, n_head // n_kv, axis=0)  # [n_head, n, d_k]
-    scores = (q @ k.transpose(0, 2, 1)) * np.float32(scale)  # [n_head, n, n]
+        k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
+    scores = (q @ k.swapaxes(-1, -2)) * np.float32(scale)  # [n_head, n, n]
     if softcap is not None:
         scores = np.tanh(scores / np.float32(softcap)) * np.float32(softcap)
-    n = x.shape[0]
-    cells = attention_mask(n, causal, window)
+    n = x.shape[-2]
+    cells, pad = attention_mask(n, causal, window), _PADDING.get()
+    if pad is not None:
+        keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
+        cells = keys if cells is None else cells | keys
     masked = None if cells is None else np.broadcast_to(cells, scores.shape)
     weights = softmax(scores, masked)  # [n_head, n, n]
     out = weights @ v  # [n_head, n, d_k]

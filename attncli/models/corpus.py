@@ -27,12 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
-from attncli.models.forward import forward
+from attncli.models.batch import batches, forward_weights
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
 
 SCHEMA = "attncli.corpus/1"
-CHUNK = 32  # lines per task of the worker pool
+CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # set to 1 in every worker
 LABEL_SCORE = 0.4  # a head is labelled with its strongest detector when that score is at least this
 
 
@@ -46,18 +48,20 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
     """The map: the moments of every statistic over `texts` (one partition of a corpus) for the model at `path`.
     Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
     model = _model(path)
-    stats = CorpusStats()
+    stats, encoded = CorpusStats(), []
     lines = [t for t in (text.strip("\r\n") for text in texts) if t.strip()]
     for tokens in encode_many(model, lines):  # one contained tokenizer run for the partition
         if isinstance(tokens, ModelError):
             stats.skipped += 1
-            continue
-        ids = np.asarray(tokens.ids)
-        weights = np.stack(forward(model, ids).weights)  # [L, h, n, n]
-        if not np.isfinite(weights).all():  # finite weights that overflow float32 on this text
-            stats.skipped += 1
-            continue
-        stats.add_text(weights, ids, model.causal)
+        else:
+            encoded.append(np.asarray(tokens.ids))
+    for batch in batches([len(ids) for ids in encoded], BATCH, BATCH_TOKENS):
+        texts_ids = [encoded[i] for i in batch]
+        for ids, weights in zip(texts_ids, forward_weights(model, texts_ids)):  # weights [L, h, n, n]
+            if not np.isfinite(weights).all():  # finite weights that overflow float32 on this text
+                stats.skipped += 1
+                continue
+            stats.add_text(weights, ids, model.causal)
     return stats
 
 
@@ -78,10 +82,8 @@ def induction_stats(model: Model, sequences: int = INDUCTION_SEQUENCES, length: 
     length = max(2, min(length, (model.max_positions - len(prefix) - len(suffix)) // 2))
     rng = np.random.default_rng(0)
     moments = Moments()
-    for _ in range(sequences):
-        r = list(rng.choice(vocab, size=length))
-        ids = np.asarray(prefix + r + r + suffix)
-        weights = np.stack(forward(model, ids).weights)
+    texts = [np.asarray(prefix + list(rng.choice(vocab, size=length)) * 2 + suffix) for _ in range(sequences)]
+    for weights in forward_weights(model, texts):  # one batch, all of one length: no padding
         moments.add(induction_rows(weights, len(prefix), length))
     return moments
 
@@ -93,18 +95,33 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def _worker_init() -> None:
-    """A worker: one BLAS thread (the workers share the cores); Ctrl-C and SIGHUP, which reach the whole process
-    group, are the parent's to handle (it stops the pool and reports what it has). SIGTERM stays: the pool's
-    terminate() sends it, and a worker that ignored it would be waited for forever."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    for name in ("SIGINT", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    """A worker: Ctrl-C (sent to the whole process group) is the parent's to handle: it stops the pool and
+    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):  # like Ctrl-C, it reaches the whole process group
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def _pool(workers: int):
+    """`workers` processes forked from a fresh server process, never from this one (whose threads, BLAS's or a
+    caller's, a fork would copy mid-lock); the server starts with one BLAS thread (the workers share the cores)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    saved = {name: os.environ.get(name) for name in BLAS_THREADS}
+    os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+    try:
+        return context.Pool(workers, initializer=_worker_init)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
 
 
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
-    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; `workers` processes
-    (fork) each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
+    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; on `workers` processes
+    each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
     total, read = CorpusStats(), 0
     if workers <= 1:
         for chunk in _chunks(lines, CHUNK):
@@ -112,12 +129,12 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             total = total.merge(partition_stats(path, chunk))
             yield total, read
         return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_worker_init) as pool:
+    pool, finished = _pool(workers), False
+    try:
         pending: list = []
         for chunk in _chunks(lines, CHUNK):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
-            while len(pending) >= 2 * workers:
+            while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
                 read += size
                 total = total.merge(done.get())
@@ -126,6 +143,13 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             read += size
             total = total.merge(done.get())
             yield total, read
+        finished = True
+    finally:
+        if finished:
+            pool.close()  # the workers leave when the queue is empty
+        else:
+            pool.terminate()  # stopped, or failed: SIGTERM to every worker
+        pool.join()
 
 
 def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:
@@ -146,10 +170,14 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
 
 @dataclass(frozen=True)
 class Corpus:
-    """What `attn heads --lines` read: its name, and whether the run was stopped before the end."""
+    """What `attn heads --lines` read and how: its name, whether the run was stopped before the end, the lines
+    asked for (--max-lines), and where it ran (worker processes, or a Dask scheduler's address)."""
 
     name: str
     partial: bool = False
+    max_lines: int | None = None
+    workers: int = 1
+    dask: str | None = None
 
 
 def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus: Corpus) -> dict:
@@ -170,6 +198,9 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             best = max(scores, key=lambda d: scores[d], default=None)
             row["score"] = 0.0 if best is None else scores[best]
             row["label"] = best if best is not None and scores[best] >= LABEL_SCORE else ""
+            # what a table of rows alone (CSV, Parquet) needs to stand on its own
+            row.update(model=model.name, corpus=corpus.name, texts=stats.texts, tokens=stats.tokens)
+            row["partial"] = corpus.partial
             rows.append(row)
     return {
         "schema": SCHEMA,
@@ -183,6 +214,14 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "texts": stats.texts,
         "tokens": stats.tokens,
         "skipped": stats.skipped,
+        "config": {
+            "max_lines": corpus.max_lines,
+            "workers": corpus.workers,
+            "dask": corpus.dask,
+            "chunk": CHUNK,
+            "batch": BATCH,
+            "batch_tokens": BATCH_TOKENS,
+        },
         "induction": {"sequences": INDUCTION_SEQUENCES, "length": INDUCTION_LENGTH, "seed": 0},
         "label_score": LABEL_SCORE,
         "definitions": {**DETECTORS, **STATISTICS},

@@ -100,3 +100,14 @@ def test_a_sentence_loads_only_what_its_run_uses():
 def test_variants_loads_no_tokenizer():
     modules = imported("variants")
     assert not modules & {"attncli.pipeline.tokenize", "attncli.pipeline.contain", "tempfile", "json"}
+
+
+def test_a_corpus_run_imports_neither_dask_nor_pyarrow(tmp_path):
+    from tests.model_fixtures import make_bert
+
+    folder = make_bert(tmp_path / "bert-tiny")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("time flies like an arrow\nfruit flies like a banana\n")
+    modules = imported("heads", "--model", str(folder), "--lines", "--file", str(corpus), "--workers", "2")
+    assert "attncli.models.corpus" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("dask", "distributed", "pyarrow")}

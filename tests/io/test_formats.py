@@ -78,7 +78,7 @@ def test_npz_holds_every_array_without_pickle():
 def test_extension_picks_the_format():
     assert format_for_path("out/R.JSON") == "json" and format_for_path("a.npz") == "npz"
     assert format_for_path("a.txt") is None
-    assert set(FORMATS) == {"table", "json", "jsonl", "csv", "npy", "npz", "svg", "html"}
+    assert set(FORMATS) == {"table", "json", "jsonl", "csv", "npy", "npz", "parquet", "svg", "html"}
 
 
 @given(arrays(np.float64, st.integers(1, 50), elements=st.floats(allow_nan=False, allow_infinity=False)))

@@ -115,7 +115,10 @@ def test_a_local_dask_cluster_gives_the_single_process_result(bert, corpus):
     distributed = pytest.importorskip("distributed", reason="the dask extra: pip install 'attncli[dask]'")
     from attncli.models.corpus import dask_stats
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
+    with cluster as c:
         stats = dask_stats(c.scheduler_address, str(bert), str(corpus), partitions=3)
     whole = partition_stats(str(bert), LINES)
     assert (stats.texts, stats.tokens) == (whole.texts, whole.tokens) == (24, whole.tokens)
@@ -132,3 +135,70 @@ def test_the_corpus_tool_writes_what_the_readme_says():
     )
     lines = out.stdout.splitlines()
     assert len(lines) == 50 and all(line.strip() for line in lines)
+
+
+def test_parquet_holds_the_rows_and_the_document(bert, corpus, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet", reason="the parquet extra: pip install 'attncli[parquet]'")
+    out = tmp_path / "heads.parquet"
+    r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--workers", "1", "-o", out)
+    assert r.exit_code == 0, r.output
+    doc = _doc("--model", bert, "--lines", "--file", corpus, "--workers", "1")
+    table = pq.read_table(out)
+    assert table.to_pylist() == doc["rows"]
+    meta = json.loads(table.schema.metadata[b"attncli"])
+    assert meta["schema"] == "attncli.corpus/1" and meta["texts"] == 24 and "rows" not in meta
+
+
+def test_parquet_without_pyarrow_is_one_line(bert, corpus, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the extra were not installed
+    r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--workers", "1", "-f", "parquet")
+    assert r.exit_code == 2 and "pip install 'attncli[parquet]'" in r.stderr
+
+
+def test_the_progress_bar_counts_lines_on_a_terminal_stderr(monkeypatch, tmp_path):
+    import io
+    import sys
+
+    from attncli.io.progress import lines_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setenv("TERM", "xterm")
+    path = tmp_path / "c.txt"
+    path.write_text("a\nb\n\nc\nd\n")
+    with path.open("rb") as stream, lines_progress(stream, "never", limit=4) as done:
+        done(2)
+        done(4)
+    assert "4/4 lines" in screen.getvalue() and "lines/s" in screen.getvalue()
+
+
+def test_ctrl_c_on_a_worker_pool_prints_the_partial_statistics_and_exits_130(bert):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["heads", "--model", str(bert), "--lines", "-", "--workers", "2", "-f", "json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(("\n".join(LINES * 20) + "\n").encode())  # 600 lines, and stdin left open: the run waits
+    proc.stdin.flush()
+    time.sleep(3)  # whatever it has done by then: none of it, or some chunks
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    if out:  # the chunks done before the signal
+        doc = json.loads(out)
+        assert doc["partial"] and 0 < doc["texts"] < 480
