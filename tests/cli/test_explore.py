@@ -83,3 +83,26 @@ def test_the_real_program_in_tmux(no_color):
         assert "every key" not in screen  # the terminal is given back as it was
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+def test_a_closed_terminal_ends_the_app():
+    """SIGHUP (the terminal or the ssh connection went away) ends attn explore; it never spins on a dead terminal."""
+    server, marker = f"attn-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:12]
+    command = f"cd {shlex.quote(str(ROOT))} && PYTHONPATH=. {shlex.quote(sys.executable)} -m attncli explore '{marker}'"
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-s", server, "-x", "80", "-y", "24", "bash", "--norc"])
+    try:
+        _tmux(server, "send-keys", "-t", server, command, "Enter")
+        _wait(server, "q quit")
+        _tmux(server, "send-keys", "-t", server, "e")
+        _wait(server, "editing")
+        _tmux(server, "send-keys", "-t", server, " x", "Enter", "q")  # the terminal closes as the app leaves
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True)
+    for _ in range(300):  # up to 30 s on a slow machine: this is not a timing test
+        if subprocess.run(["pgrep", "-f", f"attncli explore {marker}"], capture_output=True).returncode:
+            return
+        time.sleep(0.1)
+    left = subprocess.run(["pgrep", "-fa", f"attncli explore {marker}"], capture_output=True, text=True).stdout
+    subprocess.run(["pkill", "-f", f"attncli explore {marker}"])
+    raise AssertionError(f"attn explore still runs after its terminal closed: {left}")

@@ -7,6 +7,7 @@ number comes from the `Explorer` (state.py), which runs what `attn show` runs. `
 from __future__ import annotations
 
 import os
+import signal
 from functools import partial
 from typing import ClassVar
 
@@ -354,5 +355,20 @@ def run_explorer(explorer: Explorer, precision: int | None, color: str) -> int:
     if color == "never":
         os.environ["NO_COLOR"] = "1"  # read by Textual when the app is made; this process ends with the app
     app = ExploreApp(explorer, precision)
-    app.run()
+
+    def leave(signum: int, frame) -> None:
+        """SIGTERM: leave as `q` does, giving the terminal back. SIGHUP: the terminal (or the ssh connection) is
+        gone, so there is nothing to give back, and a Textual app shutting down into a closed terminal can spin
+        forever on its input thread: end the process now (the files `s` and `j` write are atomic)."""
+        if signum == getattr(signal, "SIGHUP", None):
+            os._exit(128 + signum)
+        app.exit(return_code=128 + signum)
+
+    ending = [getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, leave) for signum in ending}
+    try:
+        app.run()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return app.return_code or 0
