@@ -129,6 +129,7 @@ class Matrix:
         self.quiet = False  # True: the notes under the table are left to the caller (a row of matrices)
         self.divider = divider  # a sentence pair's second segment starts at this row and column: ‖ before its index
         self._marks = self._row_maxima() if kind != "values" and cols is not None else None
+        self._column_widths: dict[tuple[int, bool, str], int] = {}  # (column, compact, labels) -> its width
 
     # ---- what each cell says ------------------------------------------------------------------------
 
@@ -175,14 +176,18 @@ class Matrix:
         label = max([cell_len(self._row_label(i, form.labels)) for i in rows] + [1])
         out = [label]
         for j in form.cols or range(self.array.shape[1]):
-            if j is None:
-                out.append(1)
-                continue
-            cells = [cell_len(self._cell(i, j, form.compact)) for i in rows]
-            out.append(max([*cells, cell_len(self._header(j, form.labels))]))
+            out.append(1 if j is None else self._column_width(j, form.compact, form.labels, rows))
         if self.row_sum:
             out.append(max(cell_len(self._sum(i, form.compact)) for i in rows))
         return out
+
+    def _column_width(self, j: int, short: bool, labels: str, rows: list[int]) -> int:
+        """The width of data column `j` (its cells and its header), measured once: `choose` asks again and again."""
+        key = (j, short, labels)
+        if key not in self._column_widths:
+            cells = [cell_len(self._cell(i, j, short)) for i in rows]
+            self._column_widths[key] = max([*cells, cell_len(self._header(j, labels))])
+        return self._column_widths[key]
 
     def width(self, form: Form) -> int:
         """Terminal columns `form` takes: its columns and one space between each two."""
@@ -205,12 +210,25 @@ class Matrix:
             return None
         n = self.array.shape[1]
         for labels in ("tokens", "numbers"):  # tokens on the rows if they fit at all: then the most columns
-            for keep in range(n - 1, 1, -1):  # (at full precision when it shows as many)
-                for short in (False, True):
-                    form = Form(short, labels, tuple(columns_shown(n, keep)))
-                    if self.width(form) <= width:
-                        return form
+            full, short = self._most_columns(n, labels, width, False), self._most_columns(n, labels, width, True)
+            if full or short:  # the most columns; full precision when it shows as many
+                return Form(full < short, labels, tuple(columns_shown(n, max(full, short))))
         return Form(True, "numbers", tuple(columns_shown(n, 2)))  # the narrowest there is
+
+    def _most_columns(self, n: int, labels: str, width: int, short: bool) -> int:
+        """The most of the n columns (2..n-1, the middle ones elided) whose form fits `width`, found by bisection
+        (a form with more columns is never narrower); 0 if not even 2 fit."""
+
+        def fits(keep: int) -> bool:
+            return self.width(Form(short, labels, tuple(columns_shown(n, keep)))) <= width
+
+        if n < 3 or not fits(2):
+            return 0
+        low, high = 2, n - 1  # fits(low); the answer is in low..high
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if fits(mid) else (low, mid - 1)
+        return low
 
     def narrowest(self) -> int:
         """The width of the densest form with every column (what a row of heads packs by)."""
