@@ -24,7 +24,8 @@ ModelDir = Annotated[
     typer.Option(
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
-        "local Hugging Face cache (BERT, GPT-2, Llama, Mistral, Qwen, Gemma, Pythia; BART, T5, Marian): "
+        "local Hugging Face cache (BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
+        "Gemma, Pythia; BART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
