@@ -177,7 +177,7 @@ def load_model(path: str | Path) -> Model:
     tensors = checkpoint(folder)
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
-    if hp["activation"] not in ACTIVATION_FNS:
+    if not isinstance(hp["activation"], str) or hp["activation"] not in ACTIVATION_FNS:
         raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
     if "d_k" not in hp and hp["d_model"] % hp["n_head"]:
         raise ModelError(f"hidden size {hp['d_model']} is not divisible by {hp['n_head']} heads")

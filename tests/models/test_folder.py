@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,25 @@ def test_the_tokenizer_is_the_models_own_and_still_answers(bert):
     assert load_module.encode(model, "time flies").strings == ("[CLS]", "time", "flies", "[SEP]")
     assert model.tokenizer.get_vocab_size(with_added_tokens=True) == model.vocab_size
     assert np.isfinite(model.weights["encoder.layer.0.attention.self.query.weight"]).all()
+
+
+@pytest.mark.parametrize(
+    "family, key, value, needle",
+    [
+        ("bert", "hidden_act", {}, "unsupported activation {}"),  # found by the thorough fuzz: an internal error
+        ("bert", "hidden_act", ["gelu"], "unsupported activation ['gelu']"),
+        ("llama", "rope_parameters", {"rope_type": ["llama3"]}, "rope type ['llama3'] is not supported"),
+        ("llama", "rope_parameters", {"rope_type": "linear", "factor": [2]}, "factor must be a positive number"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_is_one_line(tmp_path, family, key, value, needle):
+    """A value of a config key that is a list or an object where a name or a number belongs: one line naming it."""
+    if family == "bert":
+        folder = make_bert(tmp_path / "m", config={key: value})
+    else:
+        folder = tmp_path / "m"
+        shutil.copytree(Path(__file__).parent / "golden" / family, folder)
+        config = json.loads((folder / "config.json").read_text())
+        config[key] = value
+        (folder / "config.json").write_text(json.dumps(config))
+    one_line(attn("show", "time flies", "--model", folder), needle)

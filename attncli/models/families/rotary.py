@@ -119,7 +119,7 @@ def rope(c: dict, d_k: int, theta_key: str = "rope_theta", partial_key: str = "p
     if not isinstance(params, dict) or any(isinstance(v, dict) for v in params.values()):
         raise ModelError(f"config.json: rope_parameters {params!r} is not supported (one set for every layer)")
     kind = params.get("rope_type", params.get("type", "default"))
-    if kind not in ROPE_TYPES:
+    if not isinstance(kind, str) or kind not in ROPE_TYPES:
         raise ModelError(f"config.json: rope type {kind!r} is not supported; supported: {', '.join(ROPE_TYPES)}")
     theta = positive_number(params, "rope_theta", positive_number(c, theta_key, 10000.0))
     partial = positive_number(params, "partial_rotary_factor", positive_number(c, partial_key, 1.0))
@@ -135,6 +135,8 @@ def rope(c: dict, d_k: int, theta_key: str = "rope_theta", partial_key: str = "p
             raise ModelError(f"config.json: rope type {kind!r} needs {missing[0]}")
         if kind == "llama3":
             params = {"original_max_position_embeddings": c.get("max_position_embeddings", 2048), **params}
+        for key in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
+            positive_number(params, key, 1.0)  # each one a number, or one line naming it
     return {
         "rope": {"type": kind, "theta": theta, "d_rot": d_rot},
         "inv_freq": rope_frequencies(d_rot, theta, params if kind in ("linear", "llama3") else None),
