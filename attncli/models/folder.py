@@ -69,6 +69,8 @@ def inside(folder: Path, name: str, what: str) -> Path:
     if not isinstance(name, str) or not name or "\x00" in name:
         raise ModelError(f"{what} {name!r} is not a file name")
     parts = Path(name).parts
+    if not parts:  # "." or "./": the folder itself
+        raise ModelError(f"{what} {name!r} is not a file name")
     if Path(name).is_absolute() or name.startswith("\\") or ":" in parts[0]:
         raise ModelError(f"{what} {name!r} is an absolute path; a model folder names its files relative to itself")
     if ".." in parts:

@@ -93,6 +93,17 @@ def test_a_json_past_its_cap_is_not_read(tmp_path):
     one_line(attn("show", "time flies", "--model", folder), "config.json is larger than 4 MiB")
 
 
+@pytest.mark.parametrize("shard", [".", "./", ""])
+def test_a_shard_that_names_no_file_is_one_line(tmp_path, shard):
+    """Found by the thorough fuzz: an index that puts a tensor in "." was an internal error."""
+    folder = make_bert(tmp_path / "m", tokenizer="vocab", shards=2)
+    index = folder / "model.safetensors.index.json"
+    doc = json.loads(index.read_text())
+    doc["weight_map"]["bert.embeddings.position_ids"] = shard
+    index.write_text(json.dumps(doc))
+    one_line(attn("heads", "time flies", "--model", folder), f"names shard {shard!r} is not a file name")
+
+
 @pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink"])
 def test_a_shard_outside_the_folder_is_refused(tmp_path, kind):
     folder = make_bert(tmp_path / "m", shards=2)
