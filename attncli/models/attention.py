@@ -61,7 +61,7 @@ _PADDING: contextvars.ContextVar = contextvars.ContextVar("padding", default=Non
 
 @contextlib.contextmanager
 def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
-    """Within it, every `self_attention` takes x [B, n, d_model], a batch of texts padded to n tokens, and
+    """Within it, every `attend` takes x [B, n, d_model], a batch of texts padded to n tokens, and
     masks the padding keys (attncli.models.batch). The families' blocks work per token or over the last
     axes, so that they run a batch unchanged."""
     token = _PADDING.set(pad)
@@ -71,7 +71,7 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
         _PADDING.reset(token)
 
 
-def self_attention(
+def attend(
     layer: int,
     x,
     p: dict,
@@ -79,27 +79,42 @@ def self_attention(
     scale: float,
     causal: bool,
     *,
+    memory=None,
+    bias=None,
     n_kv_head: int | None = None,
     window: int | None = None,
     softcap: float | None = None,
     rotate: Callable | None = None,
 ) -> LayerSteps:
-    # [n, d_model] -> LayerSteps (weights [n_head, n, n], output [n, d_model]); in `padding`: a leading B axis
-    """Multi-head self-attention of one layer with projections p (w_q, b_q, ..., w_o, b_o).
+    # [m, d_model] (, memory [n, d_model]) -> LayerSteps (weights [n_head, m, n], output [m, d_model])
+    """Multi-head attention of one layer with projections p (w_q, b_q, ..., w_o, b_o): self-attention, or with
+    `memory` cross-attention (queries from x, keys and values from memory: an encoder–decoder's source).
+
+    `bias` [n_head, m, n] is added to the scaled scores (T5's relative positions); in `padding`: a leading B axis.
 
     `rotate(q, k) -> (q, k)` ([h, n, d_k], [h_kv, n, d_k]) runs between the split into heads and the
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
     Inside `padding(pad)`, x is [B, n, d_model] and the padding keys of each text are masked too.
+
+    >>> rng = np.random.default_rng(0)
+    >>> p = {f"w_{k}": rng.normal(size=(4, 4)).astype(np.float32) for k in "qkvo"}
+    >>> p |= {f"b_{k}": np.zeros(4, np.float32) for k in "qkvo"}
+    >>> s = attend(0, np.ones((2, 4), np.float32), p, 2, 0.5, False, memory=np.ones((3, 4), np.float32))
+    >>> s.weights.shape, s.output.shape  # 2 heads, 2 queries over 3 keys of the memory
+    ((2, 2, 3), (2, 4))
     """
     n_kv = n_kv_head or n_head
     q = split_heads(x @ p["w_q"] + p["b_q"], n_head)  # [n_head, n, d_k]
-    k = split_heads(x @ p["w_k"] + p["b_k"], n_kv)  # [n_kv, n, d_k]
-    v = split_heads(x @ p["w_v"] + p["b_v"], n_kv)  # [n_kv, n, d_k]
+    source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
+    k = split_heads(source @ p["w_k"] + p["b_k"], n_kv)  # [n_kv, n, d_k]
+    v = split_heads(source @ p["w_v"] + p["b_v"], n_kv)  # [n_kv, n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
-    scores = (q @ k.swapaxes(-1, -2)) * np.float32(scale)  # [n_head, n, n]
+    scores = (q @ k.swapaxes(-1, -2)) * np.float32(scale)  # [n_head, m, n]
+    if bias is not None:
+        scores = scores + bias
     if softcap is not None:
         scores = np.tanh(scores / np.float32(softcap)) * np.float32(softcap)
     n = x.shape[-2]

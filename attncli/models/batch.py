@@ -2,7 +2,7 @@
 
 The families' blocks act per token (embeddings, projections, LayerNorm, MLP) or over the last two
 axes (attention), so a batch x [B, n, d_model] runs through them unchanged; inside
-`attncli.models.attention.padding`, `self_attention` also masks each text's padding keys, so that
+`attncli.models.attention.padding`, `attend` also masks each text's padding keys, so that
 a real query puts exactly 0 on them and the real rows are those of the text run alone (to float32
 rounding: a longer matrix product may add in another order). Padding sits after the text, so its
 positions never move a real token's.

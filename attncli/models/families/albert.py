@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
 from attncli.models.hparams import ModelError, fraction, positive_int
 
@@ -42,7 +42,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p = {}
     for key, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "dense")):
         p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
-    steps: LayerSteps = self_attention(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
+    steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
     x = layer_norm(steps.output + x, w[pre + "LayerNorm.weight"], w[pre + "LayerNorm.bias"], model.eps)
     return x, steps
 

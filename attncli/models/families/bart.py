@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
-from attncli.models.cross import Decoder, attend
+from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, positive_int, token_id
 
 from . import register
@@ -74,9 +74,7 @@ def embed(model: Model, ids):  # [n] -> [n, d_model]
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     """The encoder's self-attention, residual, self_attn_layer_norm."""
     pre = f"encoder.layers.{l}."
-    steps: LayerSteps = self_attention(
-        l, x, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, False
-    )
+    steps: LayerSteps = attend(l, x, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, False)
     return _norm(model, pre + "self_attn_layer_norm", steps.output + x), steps
 
 
@@ -106,16 +104,14 @@ def decoder_embed(model: Model, ids):  # [m] -> [m, d_model]
 
 def decoder_attention(model: Model, l: int, y) -> tuple:  # [m, d_model] -> [m, d_model], LayerSteps
     pre = f"decoder.layers.{l}."
-    steps: LayerSteps = self_attention(
-        l, y, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, True
-    )
+    steps: LayerSteps = attend(l, y, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, True)
     return _norm(model, pre + "self_attn_layer_norm", steps.output + y), steps
 
 
 def cross_attention(model: Model, l: int, y, memory) -> tuple:  # [m, d], [n, d] -> [m, d], LayerSteps
     pre = f"decoder.layers.{l}."
     p = _projections(model, pre + "encoder_attn.")
-    steps = attend(l, y, memory, p, model.n_head, model.d_k**-0.5, False)
+    steps = attend(l, y, p, model.n_head, model.d_k**-0.5, False, memory=memory)
     return _norm(model, pre + "encoder_attn_layer_norm", steps.output + y), steps
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
 from attncli.models.hparams import ModelError, fraction, positive_int
 
@@ -43,7 +43,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p = {}
     for key, name in (("q", "self.query"), ("k", "self.key"), ("v", "self.value"), ("o", "output.dense")):
         p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
-    steps: LayerSteps = self_attention(l, x, p, model.n_head, model.d_k**-0.5, model.causal)
+    steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, model.causal)
     x = layer_norm(steps.output + x, w[pre + "output.LayerNorm.weight"], w[pre + "output.LayerNorm.bias"], model.eps)
     return x, steps
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attncli.models.attention import LayerSteps, self_attention
+from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
 from attncli.models.hparams import positive_int
 
@@ -34,7 +34,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p = {}
     for key, name in (("q", "q_lin"), ("k", "k_lin"), ("v", "v_lin"), ("o", "out_lin")):
         p["w_" + key], p["b_" + key] = w[f"{pre}attention.{name}.weight"].T, w[f"{pre}attention.{name}.bias"]
-    steps: LayerSteps = self_attention(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
+    steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
     x = layer_norm(steps.output + x, w[pre + "sa_layer_norm.weight"], w[pre + "sa_layer_norm.bias"], model.eps)
     return x, steps
 

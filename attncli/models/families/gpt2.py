@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attncli.models.attention import self_attention
+from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, layer_norm
 from attncli.models.hparams import fraction, positive_int
 
@@ -45,7 +45,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     scale = model.d_k**-0.5 if model.hp["scale_attn_weights"] else 1.0
     if model.hp["scale_by_layer"]:
         scale /= float(l + 1)
-    steps = self_attention(l, a, p, model.n_head, scale, causal=True)
+    steps = attend(l, a, p, model.n_head, scale, causal=True)
     return steps.output + x, steps
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import self_attention
+from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int
 
@@ -52,7 +52,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
         cos, sin = rope_tables(q.shape[1], model.hp["inv_freq"])
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
-    steps = self_attention(l, a, p, h, d_k**-0.5, True, rotate=rotate)
+    steps = attend(l, a, p, h, d_k**-0.5, True, rotate=rotate)
     if model.hp["parallel"]:
         return _mlp(model, l, _ln(model, pre + "post_attention_layernorm", x)) + steps.output + x, steps
     return steps.output + x, steps

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import self_attention
+from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, gated_mlp, rms_norm, rope_frequencies, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int, positive_number
 
@@ -64,7 +64,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
         p["w_" + key] = weight.T
         bias = f"{pre}self_attn.{key}_proj.bias"
         p["b_" + key] = w[bias] if key in hp["biases"] else np.zeros(weight.shape[0], dtype=np.float32)
-    steps = self_attention(
+    steps = attend(
         l,
         a,
         p,

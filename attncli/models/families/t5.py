@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, gated_mlp, rms_norm
-from attncli.models.cross import Decoder, attend
+from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, fraction, positive_int, token_id
 
 from . import register
@@ -71,16 +72,8 @@ def _norm(model: Model, name: str, x):  # [n, d_model] -> [n, d_model]
 def _self(model: Model, side: str, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     pre = f"{side}.block.{l}.layer.0."
     h = _norm(model, pre + "layer_norm", x)
-    steps = attend(
-        l,
-        h,
-        h,
-        _projections(model, pre + "SelfAttention."),
-        model.n_head,
-        1.0,
-        side == "decoder",
-        _bias(model, side, len(x)),
-    )
+    p = _projections(model, pre + "SelfAttention.")
+    steps = attend(l, h, p, model.n_head, 1.0, side == "decoder", bias=_bias(model, side, len(x)))
     return x + steps.output, steps
 
 
@@ -121,7 +114,7 @@ def decoder_attention(model: Model, l: int, y) -> tuple:  # [m, d_model] -> [m, 
 def cross_attention(model: Model, l: int, y, memory) -> tuple:  # [m, d], [n, d] -> [m, d], LayerSteps
     pre = f"decoder.block.{l}.layer.1."
     h = _norm(model, pre + "layer_norm", y)
-    steps = attend(l, h, memory, _projections(model, pre + "EncDecAttention."), model.n_head, 1.0, False)
+    steps = attend(l, h, _projections(model, pre + "EncDecAttention."), model.n_head, 1.0, False, memory=memory)
     return y + steps.output, steps
 
 
