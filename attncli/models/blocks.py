@@ -130,6 +130,24 @@ def layer_norm(x, g, b, eps: float):  # [n, d], [d], [d] -> [n, d]
     return (x - mean) * (1.0 / np.sqrt(var + np.float32(eps))) * g + b
 
 
+def norm(w, name: str, x, eps: float):  # [n, d] -> [n, d]
+    """The LayerNorm whose weight and bias are stored under `name`, applied to x."""
+    return layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
+
+
+def linear(w, name: str, x):  # [n, d_in] -> [n, d_out]
+    """x Wᵀ + b of the nn.Linear stored under `name` (its weight is [d_out, d_in])."""
+    return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+
+def projections(w, names) -> dict:  # (key, name) pairs -> {"w_q": [d_in, d_out], "b_q": [d_out], ...}
+    """The q, k, v, o projections of an attention stored as nn.Linear layers, as [in, out] matrices and biases."""
+    p = {}
+    for key, name in names:
+        p["w_" + key], p["b_" + key] = w[name + ".weight"].T, w[name + ".bias"]
+    return p
+
+
 def rms_norm(x, g, eps: float, offset: float = 0.0):  # [..., d], [d] -> [..., d]
     """x / √(mean(x²) + eps) · (offset + g) over the last axis (LlamaRMSNorm; Gemma's has offset 1)."""
     x = np.asarray(x, dtype=np.float32)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
 from . import bert, register
@@ -39,20 +39,18 @@ def embed(model: Model, ids, types=None):  # [n], [n] -> [n, d_model]
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     """Self-attention (query, key, value, dense), residual, LayerNorm (AlbertAttention)."""
     w, pre = model.weights, group(model, l) + "attention."
-    p = {}
-    for key, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "dense")):
-        p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
+    p = projections(
+        w, ((key, pre + name) for key, name in (("q", "query"), ("k", "key"), ("v", "value"), ("o", "dense")))
+    )
     steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
-    x = layer_norm(steps.output + x, w[pre + "LayerNorm.weight"], w[pre + "LayerNorm.bias"], model.eps)
-    return x, steps
+    return norm(w, pre + "LayerNorm", steps.output + x, model.eps), steps
 
 
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """ffn_output(act(ffn(x))), residual, full_layer_layer_norm (AlbertLayer)."""
     w, pre, act = model.weights, group(model, l), ACTIVATION_FNS[model.activation]
-    h = act(x @ w[pre + "ffn.weight"].T + w[pre + "ffn.bias"])  # [n, d_ff]
-    h = h @ w[pre + "ffn_output.weight"].T + w[pre + "ffn_output.bias"]  # [n, d_model]
-    return layer_norm(h + x, w[pre + "full_layer_layer_norm.weight"], w[pre + "full_layer_layer_norm.bias"], model.eps)
+    h = linear(w, pre + "ffn_output", act(linear(w, pre + "ffn", x)))  # [n, d_ff] -> [n, d_model]
+    return norm(w, pre + "full_layer_layer_norm", h + x, model.eps)
 
 
 def input_note(layer: int) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.blocks import ACTIVATION_FNS, norm, projections
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, positive_int, token_id
 
@@ -52,19 +52,16 @@ def _embed(model: Model, ids, side: str):  # [n] -> [n, d_model]
     n = len(ids)
     if hp["learned_positions"]:
         x = x + w[f"{side}.embed_positions.weight"][2 : 2 + n]  # BartLearnedPositionalEmbedding's offset 2
-        return layer_norm(x, w[f"{side}.layernorm_embedding.weight"], w[f"{side}.layernorm_embedding.bias"], model.eps)
+        return norm(w, f"{side}.layernorm_embedding", x, model.eps)
     return x + sinusoids(n, model.d_model)
 
 
 def _projections(model: Model, pre: str) -> dict:
-    w, p = model.weights, {}
-    for key, name in PROJECTIONS:
-        p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
-    return p
+    return projections(model.weights, ((key, pre + name) for key, name in PROJECTIONS))
 
 
 def _norm(model: Model, name: str, x):  # [n, d_model] -> [n, d_model]
-    return layer_norm(x, model.weights[name + ".weight"], model.weights[name + ".bias"], model.eps)
+    return norm(model.weights, name, x, model.eps)
 
 
 def embed(model: Model, ids):  # [n] -> [n, d_model]

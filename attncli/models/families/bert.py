@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
 from . import register
@@ -29,7 +29,7 @@ def embeddings(model: Model, ids, types, positions):  # [n], [n] or None, [n] ->
     t = w["embeddings.token_type_embeddings.weight"]
     x = w.rows("embeddings.word_embeddings.weight", ids) + (t[0] if types is None else t[np.asarray(types)])
     x = x + w["embeddings.position_embeddings.weight"][positions]
-    return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], model.eps)
+    return norm(w, "embeddings.LayerNorm", x, model.eps)
 
 
 def embed(model: Model, ids, types=None):  # [n], [n] token types (pair: 0 then 1) -> [n, d_model]
@@ -40,20 +40,17 @@ def embed(model: Model, ids, types=None):  # [n], [n] token types (pair: 0 then 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     """Self-attention, output dense, residual, LayerNorm (BertAttention)."""
     w, pre = model.weights, f"encoder.layer.{l}.attention."
-    p = {}
-    for key, name in (("q", "self.query"), ("k", "self.key"), ("v", "self.value"), ("o", "output.dense")):
-        p["w_" + key], p["b_" + key] = w[f"{pre}{name}.weight"].T, w[f"{pre}{name}.bias"]
+    names = (("q", "self.query"), ("k", "self.key"), ("v", "self.value"), ("o", "output.dense"))
+    p = projections(w, ((key, pre + name) for key, name in names))
     steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, model.causal)
-    x = layer_norm(steps.output + x, w[pre + "output.LayerNorm.weight"], w[pre + "output.LayerNorm.bias"], model.eps)
-    return x, steps
+    return norm(w, pre + "output.LayerNorm", steps.output + x, model.eps), steps
 
 
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """Intermediate dense + activation, output dense, residual, LayerNorm (BertIntermediate, BertOutput)."""
     w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
-    h = act(x @ w[pre + "intermediate.dense.weight"].T + w[pre + "intermediate.dense.bias"])  # [n, d_ff]
-    h = h @ w[pre + "output.dense.weight"].T + w[pre + "output.dense.bias"]  # [n, d_model]
-    return layer_norm(h + x, w[pre + "output.LayerNorm.weight"], w[pre + "output.LayerNorm.bias"], model.eps)
+    h = linear(w, pre + "output.dense", act(linear(w, pre + "intermediate.dense", x)))  # [n, d_ff] -> [n, d_model]
+    return norm(w, pre + "output.LayerNorm", h + x, model.eps)
 
 
 def final(model: Model, x):  # [n, d_model] -> [n, d_model]

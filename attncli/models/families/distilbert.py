@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import positive_int
 
 from . import register
@@ -25,26 +25,23 @@ def embed(model: Model, ids, types=None):  # [n], [n] (ignored: no token types) 
     """LayerNorm(word + position 0..n-1); a sentence pair differs only by its [SEP] (no token types)."""
     w = model.weights
     x = w.rows("embeddings.word_embeddings.weight", ids) + w["embeddings.position_embeddings.weight"][: len(ids)]
-    return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], model.eps)
+    return norm(w, "embeddings.LayerNorm", x, model.eps)
 
 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     """Self-attention (q_lin, k_lin, v_lin, out_lin), residual, sa_layer_norm (TransformerBlock, first half)."""
     w, pre = model.weights, f"transformer.layer.{l}."
-    p = {}
-    for key, name in (("q", "q_lin"), ("k", "k_lin"), ("v", "v_lin"), ("o", "out_lin")):
-        p["w_" + key], p["b_" + key] = w[f"{pre}attention.{name}.weight"].T, w[f"{pre}attention.{name}.bias"]
+    names = (("q", "q_lin"), ("k", "k_lin"), ("v", "v_lin"), ("o", "out_lin"))
+    p = projections(w, ((key, f"{pre}attention.{name}") for key, name in names))
     steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, causal=False)
-    x = layer_norm(steps.output + x, w[pre + "sa_layer_norm.weight"], w[pre + "sa_layer_norm.bias"], model.eps)
-    return x, steps
+    return norm(w, pre + "sa_layer_norm", steps.output + x, model.eps), steps
 
 
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """lin2(act(lin1(x))), residual, output_layer_norm (TransformerBlock, second half)."""
     w, pre, act = model.weights, f"transformer.layer.{l}.", ACTIVATION_FNS[model.activation]
-    h = act(x @ w[pre + "ffn.lin1.weight"].T + w[pre + "ffn.lin1.bias"])  # [n, d_ff]
-    h = h @ w[pre + "ffn.lin2.weight"].T + w[pre + "ffn.lin2.bias"]  # [n, d_model]
-    return layer_norm(h + x, w[pre + "output_layer_norm.weight"], w[pre + "output_layer_norm.bias"], model.eps)
+    h = linear(w, pre + "ffn.lin2", act(linear(w, pre + "ffn.lin1", x)))  # [n, d_ff] -> [n, d_model]
+    return norm(w, pre + "output_layer_norm", h + x, model.eps)
 
 
 def final(model: Model, x):  # [n, d_model] -> [n, d_model]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attncli.models.attention import attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm
+from attncli.models.blocks import ACTIVATION_FNS, layer_norm, norm
 from attncli.models.hparams import fraction, positive_int
 
 from . import register
@@ -30,7 +30,7 @@ def embed(model: Model, ids):  # [n] -> [n, d_model]
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
     """x + c_proj(causal self-attention(ln_1(x))) (GPT2Block, first half)."""
     w, pre, d = model.weights, f"h.{l}.", model.d_model
-    a = layer_norm(x, w[pre + "ln_1.weight"], w[pre + "ln_1.bias"], model.eps)
+    a = norm(w, pre + "ln_1", x, model.eps)
     c_attn, b_attn = w[pre + "attn.c_attn.weight"], w[pre + "attn.c_attn.bias"]  # [d, 3d], [3d]
     p = {
         "w_q": c_attn[:, :d],
@@ -52,7 +52,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """x + c_proj(act(c_fc(ln_2(x)))) (GPT2Block, second half)."""
     w, pre, act = model.weights, f"h.{l}.", ACTIVATION_FNS[model.activation]
-    m = layer_norm(x, w[pre + "ln_2.weight"], w[pre + "ln_2.bias"], model.eps)
+    m = norm(w, pre + "ln_2", x, model.eps)
     h = act(m @ w[pre + "mlp.c_fc.weight"] + w[pre + "mlp.c_fc.bias"])  # [n, d_ff]
     return x + (h @ w[pre + "mlp.c_proj.weight"] + w[pre + "mlp.c_proj.bias"])
 
