@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Annotated
@@ -297,7 +298,7 @@ def show(
                 source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
             )
         result = seq2seq.part_result(loaded, _text(source), layer, head, context, part)
-        return _show(result, out, table, stats, _model_page(result, "attn show", out, loaded, model))
+        return _show(result, out, table, stats, _model_page(lambda: result, "attn show", out, loaded, model))
     config = run.config(dtype=dtype, weights=not no_weights)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
@@ -324,13 +325,14 @@ def _show(result, out: Out, table, stats: bool, view) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
 
 
-def _model_page(result, command: str, out: Out, loaded, model: str):
-    """The interactive page of a model's result (every layer and head), or None for an encoder–decoder, whose
-    parts the page does not draw yet (-f html then pictures the table)."""
+def _model_page(result_of: Callable, command: str, out: Out, loaded, model: str):
+    """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head; made
+    only when a page is written), or None for an encoder–decoder, whose parts the page does not draw yet
+    (-f html then pictures the table)."""
     from attncli.cli.view import page_of
     from attncli.models.encdec import is_seq2seq
 
-    return None if is_seq2seq(loaded) else page_of(result, command, out.precision, loaded, model)
+    return None if is_seq2seq(loaded) else lambda: page_of(result_of(), command, out.precision, loaded, model)()
 
 
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
@@ -419,7 +421,7 @@ def steps(
 
         loaded = load_model(model)
         result = part_result(loaded, text, layer, head, context, part)
-        view = _model_page(result, "attn steps", out, loaded, model)
+        view = _model_page(lambda: result, "attn steps", out, loaded, model)
     else:
         config = run.config()
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
@@ -684,17 +686,8 @@ def heads(
     loaded, words = load_model(model), read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
 
-    def view():  # the page opens at the last layer; its forward pass runs only when a page is written
-        page = _model_page(model_result(loaded, words), "attn heads", out, loaded, model)
-        assert page is not None  # the view is offered only for models the page draws
-        return page()
-
-    from attncli.models.encdec import is_seq2seq
-
-    records = documents.Records(
-        "attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=None if is_seq2seq(loaded) else view
-    )
-    _emit(records, out)
+    view = _model_page(lambda: model_result(loaded, words), "attn heads", out, loaded, model)  # at the last layer
+    _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
