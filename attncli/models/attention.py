@@ -11,10 +11,11 @@ import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from attncli.core.attention import merge_heads, softmax, split_heads
+from attncli.core.attention import softmax, split_heads
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,20 @@ class LayerSteps:
     q: np.ndarray  # [n_head, n, d_k] (rotated, for RoPE families)
     k: np.ndarray  # [n_head, n, d_k] each query head's key head (rotated, for RoPE families)
     v: np.ndarray  # [n_head, n, d_k] each query head's value head
-    scores: np.ndarray  # [n_head, n, n]  Q Kᵀ · scale (then soft-capped, Gemma 2), before the mask, finite
     masked: np.ndarray | None  # [n_head, n, n] bool, True = masked (causal, sliding window); None for BERT
     weights: np.ndarray  # [n_head, n, n]  softmax rows, sum 1
     out: np.ndarray  # [n_head, n, d_k]  A_h V_h
     output: np.ndarray  # [n, d_model]  concat_h(A_h V_h) W_O + b_O, before the residual
     n_kv_head: int  # key/value heads; query head h reads key/value head h // (n_head // n_kv_head)
+    bias: np.ndarray | None = None  # [n_head, n, n] added to the scaled scores (T5's relative positions)
+    softcap: float | None = None  # Gemma 2's cap of the scores
+
+    @cached_property
+    def scores(self) -> np.ndarray:  # [n_head, n, n]  Q Kᵀ · scale (+ bias, then soft-capped), before the mask
+        """The scores the weights are the softmax of, computed again on first read: the forward pass never keeps
+        them whole (only the layer `attn steps` shows is asked for them)."""
+        out = np.empty(self.weights.shape, self.weights.dtype)
+        return scores(self.q * np.float32(self.scale), self.k, self.bias, self.softcap, out)
 
 
 def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
@@ -69,6 +78,26 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
         yield
     finally:
         _PADDING.reset(token)
+
+
+#: Score cells a block of heads holds (1 MiB of float32): scores, mask, exp and normalisation run on a block
+#: while it sits in a core's L2 cache (2 MiB here); MiniLM at 512 tokens: one head a block, at 128: all 12.
+BLOCK_CELLS = 1 << 18
+
+
+def scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., h, n, d_k] -> out [..., h, m, n]
+    """Q Kᵀ of queries already scaled (+ bias, then Gemma 2's cap · tanh(S / cap)), written into `out`.
+
+    Scaling Q (m · d_k values) instead of the scores (m · n) changes a score by at most a float32 rounding.
+    """
+    np.matmul(qs, k.swapaxes(-1, -2), out=out)
+    if bias is not None:
+        out += bias
+    if softcap is not None:
+        out *= np.float32(1 / softcap)
+        np.tanh(out, out=out)
+        out *= np.float32(softcap)
+    return out
 
 
 def attend(
@@ -96,6 +125,9 @@ def attend(
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
     Inside `padding(pad)`, x is [B, n, d_model] and the padding keys of each text are masked too.
 
+    The scores are made, masked and turned into weights a block of heads at a time (`BLOCK_CELLS`), in the
+    weights' own array; the heads' outputs are written straight into the [m, n_head · d_k] layout W_O reads.
+
     >>> rng = np.random.default_rng(0)
     >>> p = {f"w_{k}": rng.normal(size=(4, 4)).astype(np.float32) for k in "qkvo"}
     >>> p |= {f"b_{k}": np.zeros(4, np.float32) for k in "qkvo"}
@@ -104,7 +136,7 @@ def attend(
     ((2, 2, 3), (2, 4))
     """
     n_kv = n_kv_head or n_head
-    q = split_heads(x @ p["w_q"] + p["b_q"], n_head)  # [n_head, n, d_k]
+    q = split_heads(x @ p["w_q"] + p["b_q"], n_head)  # [n_head, m, d_k]
     source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
     k = split_heads(source @ p["w_k"] + p["b_k"], n_kv)  # [n_kv, n, d_k]
     v = split_heads(source @ p["w_v"] + p["b_v"], n_kv)  # [n_kv, n, d_k]
@@ -112,20 +144,30 @@ def attend(
         q, k = rotate(q, k)
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
-    scores = (q @ k.swapaxes(-1, -2)) * np.float32(scale)  # [n_head, m, n]
-    if bias is not None:
-        scores = scores + bias
-    if softcap is not None:
-        scores = np.tanh(scores / np.float32(softcap)) * np.float32(softcap)
-    n = x.shape[-2]
+    *lead, m, _ = q.shape
+    n = k.shape[-2]
     cells, pad = attention_mask(n, causal, window), _PADDING.get()
     if pad is not None:
         keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
         cells = keys if cells is None else cells | keys
-    masked = None if cells is None else np.broadcast_to(cells, scores.shape)
-    weights = softmax(scores, masked)  # [n_head, n, n]
-    out = weights @ v  # [n_head, n, d_k]
-    output = merge_heads(out) @ p["w_o"] + p["b_o"]  # [n, d_model]
+    dtype = np.result_type(q, k)
+    # the mask as an additive 0 / -inf, broadcast like the cells: exp(-inf) is exactly 0, as softmax's own mask
+    shut = None if cells is None else np.where(cells, dtype.type(-np.inf), dtype.type(0))
+    qs = q * dtype.type(scale)  # [n_head, m, d_k]
+    weights = np.empty((*lead, m, n), dtype)  # [n_head, m, n]
+    group = max(1, BLOCK_CELLS // (weights.size // n_head))
+    for h in range(0, n_head, group):
+        heads = slice(h, h + group)
+        block, b = weights[..., heads, :, :], None if bias is None else bias[..., heads, :, :]
+        scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
+        if shut is not None:
+            block += shut
+        softmax(block, in_place=True)
+    d_v = v.shape[-1]
+    merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
+    out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
+    np.matmul(weights, v, out=out)
+    output = merged @ p["w_o"] + p["b_o"]  # [m, d_model]
     return LayerSteps(
         layer=layer,
         x=x,
@@ -133,11 +175,12 @@ def attend(
         q=q,
         k=k,
         v=v,
-        scores=scores,
-        masked=masked,
+        masked=None if cells is None else np.broadcast_to(cells, weights.shape),
         weights=weights,
         out=out,
         output=output,
         n_kv_head=n_kv,
+        bias=bias,
+        softcap=softcap,
         **p,
     )
