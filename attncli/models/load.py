@@ -66,8 +66,7 @@ class Weights:
         if name in self._cache:
             return self._cache[name][ids]
         handle, stored = self._sources[name]
-        table = handle.get_slice(stored)
-        return finite(np.concatenate([_float32(table[int(i) : int(i) + 1]) for i in ids]), stored, "the weights")
+        return finite(_float32(handle.get_slice(stored).rows(ids)), stored, "the weights")
 
 
 def _why(e: Exception) -> str:  # an exception as one line

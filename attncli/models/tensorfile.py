@@ -48,7 +48,7 @@ def bf16_to_float32(raw):  # [...] uint16 -> [...] float32
 
 
 class TensorSlice:
-    """One tensor's dtype and shape, and its leading-axis rows read on demand (`table[i : i + 1]`)."""
+    """One tensor's dtype and shape, and its leading-axis rows read on demand (`table.rows(ids)`)."""
 
     def __init__(self, file: TensorFile, name: str):
         entry = file.entries[name]
@@ -61,19 +61,23 @@ class TensorSlice:
     def get_shape(self) -> list[int]:
         return list(self._shape)
 
-    def __getitem__(self, rows: slice) -> np.ndarray:  # rows [a:b] of [n, ...] -> [b - a, ...]
-        start, stop, step = rows.indices(self._shape[0] if self._shape else 1)
-        if step != 1 or not self._shape:
-            raise TensorFileError("only contiguous row ranges of a tensor are read")
-        row = int(np.prod(self._shape[1:], dtype=np.int64))
-        stop = max(start, stop)
-        return self._file.read(self._dtype, self._begin, start * row, (stop - start) * row).reshape(
-            (stop - start, *self._shape[1:])
-        )
+    def rows(self, ids) -> np.ndarray:  # [k] row indices of [n, ...] -> [k, ...]
+        """Rows `ids` (in range, any order, repeats allowed) through one memory map of the tensor's bytes:
+        only the pages they sit in are read, and the file is opened once, not once a row."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if not self._shape or (ids.size and (ids.min() < 0 or ids.max() >= self._shape[0])):
+            raise TensorFileError("row indices outside the tensor")
+        if ids.size == 0 or 0 in self._shape:  # nothing to map (a map of 0 bytes is an error)
+            out = np.empty((ids.size, *self._shape[1:]), _DTYPES[self._dtype])
+        else:
+            offset, dtype = self._file.offset(self._begin), _DTYPES[self._dtype]
+            out = np.memmap(self._file.path, dtype=dtype, mode="r", offset=offset, shape=self._shape)[ids]
+            out = out.view(np.ndarray)  # fancy indexing copied the rows: nothing holds the map
+        return bf16_to_float32(out) if self._dtype == "BF16" else out
 
     def read(self) -> np.ndarray:  # -> the whole tensor, its shape
         count = int(np.prod(self._shape, dtype=np.int64))
-        return self._file.read(self._dtype, self._begin, 0, count).reshape(self._shape)
+        return self._file.read(self._dtype, self._begin, count).reshape(self._shape)
 
 
 class TensorFile:
@@ -138,12 +142,16 @@ class TensorFile:
     def get_tensor(self, name: str) -> np.ndarray:
         return self.get_slice(name).read()
 
-    def read(self, dtype: str, begin: int, first: int, count: int) -> np.ndarray:  # -> [count]
-        """`count` elements from element `first` of the tensor whose bytes start at `begin`; BF16 widened."""
+    def offset(self, begin: int) -> int:
+        """The file position of a tensor whose data_offsets start at `begin`."""
+        return self._data + begin
+
+    def read(self, dtype: str, begin: int, count: int) -> np.ndarray:  # -> [count]
+        """The first `count` elements of the tensor whose bytes start at `begin`; BF16 widened."""
         np_dtype = np.dtype(_DTYPES[dtype])
         out = np.empty(count, dtype=np_dtype)
         with open(self.path, "rb") as fh:
-            fh.seek(self._data + begin + first * np_dtype.itemsize)
+            fh.seek(self._data + begin)
             got = fh.readinto(out.data.cast("B"))
         if got != out.nbytes:
             raise TensorFileError(f"{self.path.name} is cut short")

@@ -75,7 +75,18 @@ def test_bad_safetensors_files_say_what_is_wrong(tmp_path):
         TensorFile(f)
     _write(f, {"t": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}, b"\x80\x3f" * 4)
     t = TensorFile(f)
-    assert t.get_tensor("t").tolist() == [[1.0, 1.0], [1.0, 1.0]] and t.get_slice("t")[1:2].shape == (1, 2)
+    assert t.get_tensor("t").tolist() == [[1.0, 1.0], [1.0, 1.0]] and t.get_slice("t").rows([1]).shape == (1, 2)
+    with pytest.raises(TensorFileError, match="outside the tensor"):
+        t.get_slice("t").rows([2])
+
+
+def test_rows_are_read_in_any_order_with_repeats(tmp_path):
+    f = tmp_path / "a.safetensors"
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    _write(f, {"__metadata__": {}, "t": {"dtype": "F32", "shape": [4, 3], "data_offsets": [0, 48]}}, table.tobytes())
+    rows = TensorFile(f).get_slice("t").rows([3, 0, 3])
+    assert rows.tolist() == table[[3, 0, 3]].tolist() and rows.flags.writeable and rows.shape == (3, 3)
+    assert TensorFile(f).get_slice("t").rows([]).shape == (0, 3)
 
 
 def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
