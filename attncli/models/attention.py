@@ -100,6 +100,13 @@ def scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., 
     return out
 
 
+def _project(x, p: dict, key: str):  # [n, d_in] -> [n, d_out]
+    """x W + b of projection `key` ("q", "k", "v", "o"), the bias added in place."""
+    out = x @ p["w_" + key]
+    out += p["b_" + key]
+    return out
+
+
 def attend(
     layer: int,
     x,
@@ -136,10 +143,10 @@ def attend(
     ((2, 2, 3), (2, 4))
     """
     n_kv = n_kv_head or n_head
-    q = split_heads(x @ p["w_q"] + p["b_q"], n_head)  # [n_head, m, d_k]
     source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
-    k = split_heads(source @ p["w_k"] + p["b_k"], n_kv)  # [n_kv, n, d_k]
-    v = split_heads(source @ p["w_v"] + p["b_v"], n_kv)  # [n_kv, n, d_k]
+    q = split_heads(_project(x, p, "q"), n_head)  # [n_head, m, d_k]
+    k = split_heads(_project(source, p, "k"), n_kv)  # [n_kv, n, d_k]
+    v = split_heads(_project(source, p, "v"), n_kv)  # [n_kv, n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
     if n_kv != n_head:
@@ -167,7 +174,7 @@ def attend(
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
     np.matmul(weights, v, out=out)
-    output = merged @ p["w_o"] + p["b_o"]  # [m, d_model]
+    output = _project(merged, p, "o")  # [m, d_model]
     return LayerSteps(
         layer=layer,
         x=x,

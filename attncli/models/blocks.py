@@ -126,9 +126,12 @@ ACTIVATION_FNS = {
 
 def layer_norm(x, g, b, eps: float):  # [n, d], [d], [d] -> [n, d]
     """(x - mean) / √(var + eps) · g + b over the last axis, biased variance (torch.nn.LayerNorm)."""
-    mean = x.mean(axis=-1, keepdims=True)
-    var = np.square(x - mean).mean(axis=-1, keepdims=True)
-    return (x - mean) * (1.0 / np.sqrt(var + np.float32(eps))) * g + b
+    out = x - x.mean(axis=-1, keepdims=True)  # [n, d]: normalised in place below, in the same order of operations
+    var = np.square(out).mean(axis=-1, keepdims=True)
+    out *= 1.0 / np.sqrt(var + np.float32(eps))
+    out *= g
+    out += b
+    return out
 
 
 def norm(w, name: str, x, eps: float):  # [n, d] -> [n, d]
@@ -138,7 +141,9 @@ def norm(w, name: str, x, eps: float):  # [n, d] -> [n, d]
 
 def linear(w, name: str, x):  # [n, d_in] -> [n, d_out]
     """x Wᵀ + b of the nn.Linear stored under `name` (its weight is [d_out, d_in])."""
-    return x @ w[name + ".weight"].T + w[name + ".bias"]
+    out = x @ w[name + ".weight"].T
+    out += w[name + ".bias"]
+    return out
 
 
 def projections(w, names) -> dict:  # (key, name) pairs -> {"w_q": [d_in, d_out], "b_q": [d_out], ...}
