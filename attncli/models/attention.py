@@ -17,6 +17,8 @@ import numpy as np
 
 from attncli.core.attention import softmax, split_heads
 
+from .parallel import split
+
 
 @dataclass(frozen=True)
 class LayerSteps:
@@ -83,6 +85,8 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
 #: Score cells a block of heads holds (1 MiB of float32): scores, mask, exp and normalisation run on a block
 #: while it sits in a core's L2 cache (2 MiB here); MiniLM at 512 tokens: one head a block, at 128: all 12.
 BLOCK_CELLS = 1 << 18
+#: Score cells from which a block's softmax is shared among threads (`attncli.models.parallel`), by query rows.
+PART_CELLS = 1 << 15
 
 
 def scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., h, n, d_k] -> out [..., h, m, n]
@@ -169,7 +173,7 @@ def attend(
         scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
         if shut is not None:
             block += shut
-        softmax(block, in_place=True)
+        split(lambda a, b, block=block: softmax(block[..., a:b, :], in_place=True), m, max(1, PART_CELLS // n))
     d_v = v.shape[-1]
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged

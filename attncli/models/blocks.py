@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .parallel import split
+
 # ---- elementwise ----------------------------------------------------------------------------------
 
 
@@ -83,11 +85,16 @@ def gelu(x):  # [...] float32 -> [...] float32
     """
     x = np.asarray(x, dtype=np.float32)
     flat, out = x.reshape(-1), np.empty(x.size, np.float32)
+    split(lambda a, b: _gelu_part(flat[a:b], out[a:b]), x.size, _CHUNK)  # on two threads: two halves at once
+    return out.reshape(x.shape)
+
+
+def _gelu_part(x, out):  # [m] float32, out [m] float32
     a, z, t, r = (np.empty(min(_CHUNK, x.size), np.float32) for _ in range(4))
     with np.errstate(over="ignore"):  # |x| > 2.6e19: z² is inf, erfc(z) exactly 0
         for s in range(0, x.size, _CHUNK):
             m = min(_CHUNK, x.size - s)
-            xs, o, am, zm, rm = flat[s : s + m], out[s : s + m], a[:m], z[:m], r[:m]
+            xs, o, am, zm, rm = x[s : s + m], out[s : s + m], a[:m], z[:m], r[:m]
             np.abs(xs, out=am)
             np.multiply(am, np.float32(1 / math.sqrt(2.0)), out=zm)
             _erfc_nonnegative(zm, t[:m], rm)  # erfc(|x|/√2)
@@ -96,7 +103,6 @@ def gelu(x):  # [...] float32 -> [...] float32
             np.multiply(xs, np.float32(0.5), out=o)
             o += am  # ½(x + |x|): x or 0, exactly (halved first: 2x would overflow near the float32 maximum)
             o -= rm
-    return out.reshape(x.shape)
 
 
 def gelu_tanh(x):  # [...] float32 -> [...] float32

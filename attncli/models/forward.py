@@ -13,6 +13,7 @@ import numpy as np
 
 from attncli.core.threads import blas_threads, threads_for
 
+from . import parallel
 from .attention import LayerSteps
 from .load import Model, ModelError, check_layer
 
@@ -40,11 +41,13 @@ def forward(
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
     read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
     Layers may be negative (counted from the end). BLAS runs on as many threads as the size of the
-    products pays for (`attncli.core.threads`), at most `threads` (one unless asked: see there why).
+    products pays for (`attncli.core.threads`), at most `threads` (one unless asked: see there why), and
+    the GELU and softmax passes between the products on as many (`attncli.models.parallel`).
     """
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
-    with blas_threads(threads_for(work, ceiling=threads)):
+    n = threads_for(work, ceiling=threads)
+    with blas_threads(n), parallel.threads(n):  # BLAS for the products, `parallel` for the passes between
         return _forward(model, ids, upto_layer, steps_layer, types)
 
 
