@@ -11,6 +11,7 @@ import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+import functools
 from functools import cached_property
 
 import numpy as np
@@ -104,6 +105,10 @@ def scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., 
     return out
 
 
+def _softmax_rows(block, start: int, stop: int) -> None:  # [..., m, n]: rows start..stop turned into weights
+    softmax(block[..., start:stop, :], in_place=True)
+
+
 def _project(x, p: dict, key: str):  # [n, d_in] -> [n, d_out]
     """x W + b of projection `key` ("q", "k", "v", "o"), the bias added in place."""
     out = x @ p["w_" + key]
@@ -173,7 +178,7 @@ def attend(
         scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
         if shut is not None:
             block += shut
-        split(lambda a, b, block=block: softmax(block[..., a:b, :], in_place=True), m, max(1, PART_CELLS // n))
+        split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS // n))
     d_v = v.shape[-1]
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
