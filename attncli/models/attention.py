@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-import functools
 from functools import cached_property
 
 import numpy as np
