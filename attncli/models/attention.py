@@ -18,6 +18,7 @@ import numpy as np
 
 from attncli.core.attention import softmax, split_heads
 
+from .blocks import dense
 from .parallel import split
 
 
@@ -111,7 +112,7 @@ def _softmax_rows(block, start: int, stop: int) -> None:  # [..., m, n]: rows st
 
 def _project(x, p: dict, key: str):  # [n, d_in] -> [n, d_out]
     """x W + b of projection `key` ("q", "k", "v", "o"), the bias added in place."""
-    out = x @ p["w_" + key]
+    out = dense(x, p["w_" + key])
     out += p["b_" + key]
     return out
 

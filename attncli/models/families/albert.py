@@ -33,7 +33,7 @@ def embed(model: Model, ids, types=None):  # [n], [n] -> [n, d_model]
     """BERT's embeddings at embedding_size, then embedding_hidden_mapping_in to hidden_size."""
     x = bert.embeddings(model, ids, types, np.arange(len(ids)))  # [n, d_embed]
     w = model.weights
-    return x @ w["encoder.embedding_hidden_mapping_in.weight"].T + w["encoder.embedding_hidden_mapping_in.bias"]
+    return linear(w, "encoder.embedding_hidden_mapping_in", x)
 
 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, norm, projections
+from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, positive_int, token_id
 
@@ -77,7 +77,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
 
 def _mlp(model: Model, pre: str, x):  # [n, d_model] -> [n, d_model]
     w, act = model.weights, ACTIVATION_FNS[model.activation]
-    h = act(x @ w[pre + "fc1.weight"].T + w[pre + "fc1.bias"]) @ w[pre + "fc2.weight"].T + w[pre + "fc2.bias"]
+    h = linear(w, pre + "fc2", act(linear(w, pre + "fc1", x)))
     return _norm(model, pre + "final_layer_norm", h + x)
 
 

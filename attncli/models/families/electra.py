@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from attncli.models.blocks import linear
 from attncli.models.hparams import positive_int
 
 from . import bert, register
@@ -23,7 +24,7 @@ def embed(model: Model, ids, types=None):  # [n], [n] -> [n, d_model]
     """BERT's embeddings at embedding_size, projected to hidden_size by embeddings_project if the sizes differ."""
     x = bert.embeddings(model, ids, types, np.arange(len(ids)))  # [n, d_embed]
     if model.hp["project"]:
-        x = x @ model.weights["embeddings_project.weight"].T + model.weights["embeddings_project.bias"]
+        x = linear(model.weights, "embeddings_project", x)
     return x
 
 

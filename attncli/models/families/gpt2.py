@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attncli.models.attention import attend
-from attncli.models.blocks import ACTIVATION_FNS, layer_norm, norm
+from attncli.models.blocks import ACTIVATION_FNS, dense, layer_norm, norm
 from attncli.models.hparams import fraction, positive_int
 
 from . import register
@@ -53,8 +53,8 @@ def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """x + c_proj(act(c_fc(ln_2(x)))) (GPT2Block, second half)."""
     w, pre, act = model.weights, f"h.{l}.", ACTIVATION_FNS[model.activation]
     m = norm(w, pre + "ln_2", x, model.eps)
-    h = act(m @ w[pre + "mlp.c_fc.weight"] + w[pre + "mlp.c_fc.bias"])  # [n, d_ff]
-    return x + (h @ w[pre + "mlp.c_proj.weight"] + w[pre + "mlp.c_proj.bias"])
+    h = act(dense(m, w[pre + "mlp.c_fc.weight"]) + w[pre + "mlp.c_fc.bias"])  # [n, d_ff]
+    return x + (dense(h, w[pre + "mlp.c_proj.weight"]) + w[pre + "mlp.c_proj.bias"])
 
 
 def final(model: Model, x):  # [n, d_model] -> [n, d_model]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import attend
-from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, rope_tables
+from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, linear, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int
 
 from . import register
@@ -32,8 +32,8 @@ def _ln(model: Model, name: str, x):  # [n, d] -> [n, d]
 
 def _mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model], the MLP's output before any residual
     w, pre = model.weights, f"layers.{l}.mlp."
-    h = ACTIVATION_FNS[model.activation](x @ w[pre + "dense_h_to_4h.weight"].T + w[pre + "dense_h_to_4h.bias"])
-    return h @ w[pre + "dense_4h_to_h.weight"].T + w[pre + "dense_4h_to_h.bias"]
+    h = ACTIVATION_FNS[model.activation](linear(w, pre + "dense_h_to_4h", x))
+    return linear(w, pre + "dense_4h_to_h", h)
 
 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import attend
-from attncli.models.blocks import ACTIVATION_FNS, gated_mlp, rms_norm
+from attncli.models.blocks import ACTIVATION_FNS, dense, gated_mlp, rms_norm
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, fraction, positive_int, token_id
 
@@ -83,7 +83,7 @@ def _ff(model: Model, pre: str, x):  # [n, d_model] -> [n, d_model]
     d = pre + "DenseReluDense."
     if model.hp["gated"]:
         return x + gated_mlp(h, w[d + "wi_0.weight"], w[d + "wi_1.weight"], w[d + "wo.weight"], act)
-    return x + act(h @ w[d + "wi.weight"].T) @ w[d + "wo.weight"].T
+    return x + dense(act(dense(h, w[d + "wi.weight"].T)), w[d + "wo.weight"].T)
 
 
 def embed(model: Model, ids):  # [n] -> [n, d_model]
