@@ -116,7 +116,10 @@ def relu(x):  # [...] -> [...]
 
 def silu(x):  # [...] float32 -> [...] float32
     """x·σ(x) = x / (1 + e^-x), the SwiGLU gate of Llama-family MLPs."""
-    return x / (1.0 + np.exp(-x))
+    out = np.negative(x)  # the same operations as x / (1 + exp(-x)), in one array
+    np.exp(out, out=out)
+    out += 1.0
+    return np.divide(x, out, out=out)
 
 
 ACTIVATION_FNS = {
@@ -177,7 +180,9 @@ def rms_norm(x, g, eps: float, offset: float = 0.0):  # [..., d], [d] -> [..., d
 
 def gated_mlp(x, w_gate, w_up, w_down, act):  # [n, d], [f, d], [f, d], [d, f] -> [n, d]
     """down(act(gate(x)) · up(x)): the SwiGLU / GeGLU MLP of Llama, Mistral, Qwen and Gemma (nn.Linear weights)."""
-    return dense(act(dense(x, w_gate.T)) * dense(x, w_up.T), w_down.T)
+    h = act(dense(x, w_gate.T))  # [n, f]
+    h *= dense(x, w_up.T)
+    return dense(h, w_down.T)
 
 
 # ---- rotary position embedding (Su et al. 2021, RoFormer) -----------------------------------------
