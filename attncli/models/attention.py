@@ -61,6 +61,18 @@ class LayerSteps:
         return scores(self.q * np.float32(self.scale), self.k, self.bias, self.softcap, out)
 
 
+PROJECTIONS = (
+    "w_q",
+    "b_q",
+    "w_k",
+    "b_k",
+    "w_v",
+    "b_v",
+    "w_o",
+    "b_o",
+)  # what `attend` reads of p (and "w_qkv", "b_qkv")
+
+
 def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
     """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay)."""
     if not causal:
@@ -111,7 +123,7 @@ def _softmax_rows(block, start: int, stop: int) -> None:  # [..., m, n]: rows st
 
 
 def _project(x, p: dict, key: str):  # [n, d_in] -> [n, d_out]
-    """x W + b of projection `key` ("q", "k", "v", "o"), the bias added in place."""
+    """x W + b of projection `key` ("q", "k", "v", "o", or "qkv": the three side by side), the bias added in place."""
     out = dense(x, p["w_" + key])
     out += p["b_" + key]
     return out
@@ -135,6 +147,7 @@ def attend(
     # [m, d_model] (, memory [n, d_model]) -> LayerSteps (weights [n_head, m, n], output [m, d_model])
     """Multi-head attention of one layer with projections p (w_q, b_q, ..., w_o, b_o): self-attention, or with
     `memory` cross-attention (queries from x, keys and values from memory: an encoder–decoder's source).
+    When p also has w_qkv and b_qkv (w_q, w_k, w_v side by side), self-attention makes q, k, v in one product.
 
     `bias` [n_head, m, n] is added to the scaled scores (T5's relative positions); in `padding`: a leading B axis.
 
@@ -154,9 +167,13 @@ def attend(
     """
     n_kv = n_kv_head or n_head
     source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
-    q = split_heads(_project(x, p, "q"), n_head)  # [n_head, m, d_k]
-    k = split_heads(_project(source, p, "k"), n_kv)  # [n_kv, n, d_k]
-    v = split_heads(_project(source, p, "v"), n_kv)  # [n_kv, n, d_k]
+    if memory is None and "w_qkv" in p:  # q, k, v in one product, then its column blocks
+        qkv = _project(x, p, "qkv")  # [m, d_q + 2 d_kv]
+        d_q, d_kv = p["w_q"].shape[1], p["w_k"].shape[1]
+        q_, k_, v_ = qkv[..., :d_q], qkv[..., d_q : d_q + d_kv], qkv[..., d_q + d_kv :]
+    else:
+        q_, k_, v_ = _project(x, p, "q"), _project(source, p, "k"), _project(source, p, "v")
+    q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
     if n_kv != n_head:
@@ -199,5 +216,5 @@ def attend(
         n_kv_head=n_kv,
         bias=bias,
         softcap=softcap,
-        **p,
+        **{key: p[key] for key in PROJECTIONS},
     )

@@ -164,10 +164,18 @@ def linear(w, name: str, x):  # [n, d_in] -> [n, d_out]
 
 
 def projections(w, names) -> dict:  # (key, name) pairs -> {"w_q": [d_in, d_out], "b_q": [d_out], ...}
-    """The q, k, v, o projections of an attention stored as nn.Linear layers, as [in, out] matrices and biases."""
-    p = {}
-    for key, name in names:
-        p["w_" + key], p["b_" + key] = w[name + ".weight"].T, w[name + ".bias"]
+    """The q, k, v, o projections of an attention stored as nn.Linear layers, as [in, out] matrices and biases.
+
+    q, k and v also come side by side as "w_qkv" [d_in, 3 d_out] and "b_qkv" (w_q, w_k, w_v are column views
+    of it), joined once per layer (`Weights.joined`), so that self-attention computes them in one product.
+    """
+    names = dict(names)
+    qkv = tuple(names[key] for key in "qkv")
+    p = {"w_qkv": w.joined(tuple(n + ".weight" for n in qkv)), "b_qkv": w.joined(tuple(n + ".bias" for n in qkv))}
+    at = np.cumsum([0] + [w.shape(n + ".weight")[0] for n in qkv])
+    for i, key in enumerate("qkv"):
+        p["w_" + key], p["b_" + key] = p["w_qkv"][:, at[i] : at[i + 1]], p["b_qkv"][at[i] : at[i + 1]]
+    p["w_o"], p["b_o"] = w.joined((names["o"] + ".weight",)), w[names["o"] + ".bias"]
     return p
 
 

@@ -56,6 +56,16 @@ class Weights:
             self._cache[name] = finite(_float32(handle.get_tensor(stored)), stored, "the weights")
         return self._cache[name]
 
+    def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
+        """nn.Linear weights (or biases) side by side, transposed to [in, out], in one C-contiguous array made on
+        first use and kept instead of its parts: projections that read one input become one product."""
+        key = "joined " + " + ".join(names)  # never a tensor's name
+        if key not in self._cache:
+            self._cache[key] = np.ascontiguousarray(np.concatenate([self[name] for name in names]).T)
+            for name in names:
+                del self._cache[name]  # kept once, in the joined array
+        return self._cache[key]
+
     def shape(self, name: str) -> tuple[int, ...]:
         handle, stored = self._sources[name]
         return tuple(handle.get_slice(stored).get_shape())

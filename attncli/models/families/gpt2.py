@@ -33,6 +33,8 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     a = norm(w, pre + "ln_1", x, model.eps)
     c_attn, b_attn = w[pre + "attn.c_attn.weight"], w[pre + "attn.c_attn.bias"]  # [d, 3d], [3d]
     p = {
+        "w_qkv": c_attn,  # q, k, v in one product
+        "b_qkv": b_attn,
         "w_q": c_attn[:, :d],
         "b_q": b_attn[:d],
         "w_k": c_attn[:, d : 2 * d],
