@@ -196,7 +196,7 @@ def attend(
         scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
         if shut is not None:
             block += shut
-        split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS // n))
+        split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS * m // block.size))  # rows of every head
     d_v = v.shape[-1]
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
