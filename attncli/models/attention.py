@@ -58,19 +58,11 @@ class LayerSteps:
         """The scores the weights are the softmax of, computed again on first read: the forward pass never keeps
         them whole (only the layer `attn steps` shows is asked for them)."""
         out = np.empty(self.weights.shape, self.weights.dtype)
-        return scores(self.q * np.float32(self.scale), self.k, self.bias, self.softcap, out)
+        return make_scores(self.q * np.float32(self.scale), self.k, self.bias, self.softcap, out)
 
 
-PROJECTIONS = (
-    "w_q",
-    "b_q",
-    "w_k",
-    "b_k",
-    "w_v",
-    "b_v",
-    "w_o",
-    "b_o",
-)  # what `attend` reads of p (and "w_qkv", "b_qkv")
+#: What LayerSteps keeps of an attention's projections p (p may also have "w_qkv", "b_qkv": see `attend`).
+PROJECTIONS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 
 def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
@@ -103,7 +95,7 @@ BLOCK_CELLS = 1 << 18
 PART_CELLS = 1 << 15
 
 
-def scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., h, n, d_k] -> out [..., h, m, n]
+def make_scores(qs, k, bias, softcap: float | None, out):  # [..., h, m, d_k], [..., h, n, d_k] -> out [..., h, m, n]
     """Q Kᵀ of queries already scaled (+ bias, then Gemma 2's cap · tanh(S / cap)), written into `out`.
 
     Scaling Q (m · d_k values) instead of the scores (m · n) changes a score by at most a float32 rounding.
@@ -193,7 +185,7 @@ def attend(
     for h in range(0, n_head, group):
         heads = slice(h, h + group)
         block, b = weights[..., heads, :, :], None if bias is None else bias[..., heads, :, :]
-        scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
+        make_scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
         if shut is not None:
             block += shut
         split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS * m // block.size))  # rows of every head
