@@ -168,8 +168,13 @@ def projections(w, names) -> dict:  # (key, name) pairs -> {"w_q": [d_in, d_out]
 
     q, k and v also come side by side as "w_qkv" [d_in, 3 d_out] and "b_qkv" (w_q, w_k, w_v are column views
     of it), joined once per layer (`Weights.joined`), so that self-attention computes them in one product.
+    The dict is made once per model and layer (`Weights.made`): its readers must not change it.
     """
     names = dict(names)
+    return w.made(("projections", *names.items()), lambda: _projections(w, names))
+
+
+def _projections(w, names: dict) -> dict:
     qkv = tuple(names[key] for key in "qkv")
     p = {"w_qkv": w.joined(tuple(n + ".weight" for n in qkv)), "b_qkv": w.joined(tuple(n + ".bias" for n in qkv))}
     at = np.cumsum([0] + [w.shape(n + ".weight")[0] for n in qkv])

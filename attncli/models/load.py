@@ -8,6 +8,7 @@ PyTorch; `tokenizers` is imported inside the functions that need it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ class Weights:
         self._sources = sources  # name -> (its TensorFile, name stored in the file)
         self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
         self._cache: dict[str, np.ndarray] = {}
+        self._made: dict[tuple, Any] = {}  # what `made` built from the tensors, by its key
 
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
         if name not in self._cache:
@@ -65,6 +67,13 @@ class Weights:
             for name in names:
                 del self._cache[name]  # kept once, in the joined array
         return self._cache[key]
+
+    def made(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """make(), built on first use and kept under `key`: what a block derives from the tensors once per model
+        (a layer's projections) rather than once per forward pass. Never to be changed by its readers."""
+        if key not in self._made:
+            self._made[key] = make()
+        return self._made[key]
 
     def shape(self, name: str) -> tuple[int, ...]:
         handle, stored = self._sources[name]
