@@ -169,7 +169,27 @@ class Sink(io.RawIOBase):
         return True
 
     def write(self, data) -> int:
-        self.raw.write(data)
+        """All of `data`, or an error. A buffered stream may take part of a large write and return the count
+        (a pipe whose reader left mid-write does that), so the rest is written until it is done or fails.
+
+        >>> import io
+        >>> class Part(io.RawIOBase):  # takes at most 3 bytes a call
+        ...     got = b""
+        ...     def write(self, data):
+        ...         self.got += bytes(data[:3])
+        ...         return min(len(data), 3)
+        >>> part = Part()
+        >>> Sink(part).write(b"attention")
+        9
+        >>> part.got
+        b'attention'
+        """
+        view = memoryview(data).cast("B")
+        while view:
+            written = self.raw.write(view)
+            if not written:  # a non-blocking stream that takes nothing: never spin on it
+                raise BlockingIOError(errno.EAGAIN, "the output takes no more bytes")
+            view = view[written:]
         return len(data)
 
     def flush(self) -> None:
