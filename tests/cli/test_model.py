@@ -162,7 +162,7 @@ def test_steps_json_has_every_stage_of_the_layer(bert, gpt2):
 def test_tokens_with_the_models_tokenizer(bert, gpt2):
     doc = as_json("tokens", "Time flies!", "--model", bert)
     assert [r["token"] for r in doc["rows"]] == ["[CLS]", "time", "flies", "[UNK]", "[SEP]"]
-    assert [r["kind"] for r in doc["rows"]] == ["no span", "", "", "unknown", "no span"]
+    assert [r["kind"] for r in doc["rows"]] == ["special", "", "", "unknown", "special"]
     assert doc["tokenizer"] == "bert-tiny" and doc["reconstructs"] and doc["rows"][1]["span"] == "Time"
     assert [r["token"] for r in as_json("tokens", TEXT, "--model", gpt2)["rows"]][:2] == ["time", "Ġflies"]
     assert "[CLS]" in ok("tokens", TEXT, "--model", bert, "--color", "never")
