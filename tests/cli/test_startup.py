@@ -70,6 +70,30 @@ def test_help_lists_every_command_without_building_one():
     assert list(group.commands) == ["variants"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["show", "-h"], ["variants"]])
+def test_a_command_imports_its_own_module_only(args):
+    """`attn --help` lists the commands from cli/app.py's table; a command imports its module alone."""
+    mine = {f"attncli.cli.commands.{args[0]}"} if not args[0].startswith("-") else set()
+    assert {m for m in imported(*args) if m.startswith("attncli.cli.commands.")} == mine
+
+
+@pytest.mark.parametrize("limit", [20, 45, 80])
+def test_each_summary_in_the_help_is_its_commands_own(limit):
+    """The table's summary is shortened as Click would shorten the command's own help (its docstring)."""
+    import inspect
+    from importlib import import_module
+
+    from attncli.cli.app import COMMANDS
+    from attncli.cli.lazy import short_help
+
+    for name, summary in COMMANDS.items():
+        own = inspect.getdoc(getattr(import_module(f"attncli.cli.commands.{name}"), name))
+        assert short_help(summary)(limit) == short_help(own)(limit), name
+    assert sorted(COMMANDS) == sorted(
+        p.stem for p in (ROOT / "attncli" / "cli" / "commands").glob("*.py") if p.stem != "__init__"
+    )
+
+
 def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules
