@@ -121,6 +121,18 @@ def test_a_sentence_loads_only_what_its_run_uses():
     assert not imported("show", "time flies like an arrow") & set(NOT_FOR_A_SENTENCE)
 
 
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_variants_as_data_loads_no_rich(fmt):
+    """Rich draws tables: `attn variants -f json` has none to draw."""
+    assert not {m for m in imported("variants", "-f", fmt) if m.split(".")[0] == "rich"}
+
+
+def test_no_command_loads_richs_emoji_table():
+    """attn shows `:smile:` as written, so Rich's table of emoji names (2 ms to import) is never needed."""
+    for args in (["variants"], ["show", ":smile: time flies :b:", "--stats"], ["steps", ":x:"]):
+        assert "rich._emoji_codes" not in imported(*args)
+
+
 def test_variants_loads_no_tokenizer():
     modules = imported("variants")
     assert not modules & {"attncli.pipeline.tokenize", "attncli.pipeline.contain", "tempfile", "json"}

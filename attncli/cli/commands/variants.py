@@ -13,12 +13,12 @@ def variants(out: Out, fmt: RecordFormat = None) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
     from attncli.core.variants import VARIANTS
     from attncli.io import documents
-    from attncli.render.variants import variants as variants_table
+
+    def table(digits, width):  # Rich loads when the table is drawn, not for -f json or csv
+        from attncli.render.variants import variants as variants_table
+
+        return variants_table(rows, width)
 
     rows = [v.record() for v in VARIANTS.values()]
-    table = documents.Records(
-        "attn variants",
-        lambda digits, width: variants_table(rows, width),
-        doc={"schema": "attncli.variants/1", "rows": rows},
-    )
-    emit(table, replace(out, fmt=fmt))
+    doc = documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows})
+    emit(doc, replace(out, fmt=fmt))
