@@ -1,12 +1,13 @@
 """The `--model DIR` options of the `attn` commands, and which other options they may not meet.
 
-Part of the command line (cli.py imports it; nothing else does). An option that has no
+Part of the command line (the commands in cli/commands/ import it; nothing else does). An option that has no
 meaning for a real model (its tokenizer, width, heads, variant and weights are its own), or
 --layer/--head/--rollout without --model, is a one-line ConfigError (exit 2) naming them.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
@@ -197,3 +198,12 @@ def load_model(path: str):
     from attncli.models import load_model as load
 
     return load(path)
+
+
+def worker_count(given: int | None) -> int:
+    """--workers, checked; by default the cores this process may use, at most 4."""
+    if given is None:
+        return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if not 1 <= given <= 64:
+        raise ConfigError(f"--workers must be between 1 and 64, got {given}")
+    return given

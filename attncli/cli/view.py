@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from attncli.cli.options import Out
 from attncli.io import documents
 
 
@@ -31,3 +32,12 @@ def page_of(
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
+
+
+def model_page(result_of: Callable, command: str, out: Out, loaded, model: str):
+    """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head; made
+    only when a page is written), or None for an encoder–decoder, whose parts the page does not draw yet
+    (-f html then pictures the table)."""
+    from attncli.models.encdec import is_seq2seq
+
+    return None if is_seq2seq(loaded) else lambda: page_of(result_of(), command, out.precision, loaded, model)()

@@ -80,19 +80,13 @@ def console(color: str = "auto", file=None, record: bool = False, stderr: bool =
     if width is None:
         width = columns(os.environ, sys.stderr if stderr else None)[0]
 
+    # emoji=False: a token or path like `:smile:` is shown as written (and Rich's emoji table is never loaded)
+    where = {"file": file, "record": record, "stderr": stderr, "width": width, "emoji": False}
     if color == "always":  # the flag wins over NO_COLOR
-        return Console(
-            file=file,
-            force_terminal=True,
-            color_system="truecolor",
-            no_color=False,
-            record=record,
-            stderr=stderr,
-            width=width,
-        )
+        return Console(force_terminal=True, color_system="truecolor", no_color=False, **where)
     if color == "never":
-        return Console(file=file, color_system=None, no_color=True, record=record, stderr=stderr, width=width)
-    return Console(file=file, record=record, stderr=stderr, width=width)
+        return Console(color_system=None, no_color=True, **where)
+    return Console(**where)
 
 
 class NoColor:
