@@ -297,8 +297,11 @@ def show(
             return _show_lines(
                 source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
             )
-        result = seq2seq.part_result(loaded, _text(source), layer, head, context, part)
-        return _show(result, out, table, stats, _model_page(lambda: result, "attn show", out, loaded, model))
+        text = _text(source)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part)
+        return _show(
+            result, out, table, stats, _model_page(lambda: result, "attn show", out, loaded, model, text, context)
+        )
     config = run.config(dtype=dtype, weights=not no_weights)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
@@ -325,14 +328,12 @@ def _show(result, out: Out, table, stats: bool, view) -> None:
     _emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
 
 
-def _model_page(result_of: Callable, command: str, out: Out, loaded, model: str):
-    """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head; made
-    only when a page is written), or None for an encoder–decoder, whose parts the page does not draw yet
-    (-f html then pictures the table)."""
+def _model_page(result_of: Callable, command: str, out: Out, loaded, model: str, text: str, context: str | None):
+    """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
+    encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
     from attncli.cli.view import page_of
-    from attncli.models.encdec import is_seq2seq
 
-    return None if is_seq2seq(loaded) else lambda: page_of(result_of(), command, out.precision, loaded, model)()
+    return lambda: page_of(result_of(), command, out.precision, loaded, model, pair=(text, context))()
 
 
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
@@ -421,7 +422,7 @@ def steps(
 
         loaded = load_model(model)
         result = part_result(loaded, text, layer, head, context, part)
-        view = _model_page(lambda: result, "attn steps", out, loaded, model)
+        view = _model_page(lambda: result, "attn steps", out, loaded, model, text, context)
     else:
         config = run.config()
         limits = limits_for(source.max_tokens, "steps", _writing(documents.Steps, out))
@@ -443,26 +444,34 @@ def view(
     model: ModelDir = None,
     layer: Layer = None,
     head: Head = None,
+    part: Part = None,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
     offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
-    document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head."""
+    document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head;
+    an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
 
-    check_options(ctx, model, both=("head",))
+    check_options(ctx, model, keep=("context",), both=("head",))
     text = _text(source)
     if model is not None:
-        from attncli.models.run import model_result
+        from attncli.models.encdec import is_seq2seq
+        from attncli.models.seq2seq import part_result
 
-        loaded = load_model(model)
-        result = model_result(loaded, text, layer, head)
-        build = page_of(result, "attn view", out.precision, loaded, model)
+        loaded, context = load_model(model), _context(run.context, source.errors)
+        if context is not None and not is_seq2seq(loaded):
+            raise ConfigError(
+                f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
+                "is not one; attn show --context shows its sentence pair"
+            )
+        result = part_result(loaded, text, layer, head, context, part)
+        build = page_of(result, "attn view", out.precision, loaded, model, pair=(text, context))
     else:
         limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
         result = run_text(text, run.config(), context=_context(run.context, source.errors), trace=True, limits=limits)
@@ -486,6 +495,7 @@ def explore(
     dtype: Dtype = "float64",
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
+    part: Part = None,
 ) -> None:
     """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
 
@@ -497,10 +507,12 @@ def explore(
     from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
-    check_options(ctx, model, keep=("mean_heads", "query"), both=("head",))
+    check_options(ctx, model, keep=("mean_heads", "query", "context"), both=("head",))
     context, limits = _context(run.context, source.errors), limits_for(source.max_tokens, "show")
     loaded = None if model is None else load_model(model)
-    explorer = Explorer(_text(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads)
+    explorer = Explorer(
+        _text(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads, part=part
+    )
     explorer.compute()  # a bad option or text fails here, before the screen is taken
     explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))
     _warn(explorer.result.tokens)
@@ -679,14 +691,13 @@ def heads(
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli.io import documents
-    from attncli.models.run import model_result
-    from attncli.models.seq2seq import part_heads_document
+    from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
     loaded, words = load_model(model), read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
-
-    view = _model_page(lambda: model_result(loaded, words), "attn heads", out, loaded, model)  # at the last layer
+    result_of = partial(part_result, loaded, words, None, None, context, part)  # the page opens at the last layer
+    view = _model_page(result_of, "attn heads", out, loaded, model, words, context)
     _emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 
 
