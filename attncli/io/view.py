@@ -166,6 +166,25 @@ def _mean_exact(command: str) -> dict:
     return {"mean_command": command.replace(" --head {head}", ""), "mean_path": MEAN_PATH}
 
 
+def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None) -> dict:
+    # [m] strings, [n] strings or None, [L, h, m, n], [m, n] bool or None (the same mask in every head)
+    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights."""
+    shape = weights.shape
+    labels = _labels(weights, masked is not None, key_tokens is not None)
+    every = None if masked is None else np.broadcast_to(masked, shape)
+    layers, masks = _layers(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
+    part = PARTS[name]
+    return {
+        "help": part.help,
+        "queries": part.queries,
+        "keys": part.keys,
+        "tokens": list(tokens),
+        "context_tokens": None if key_tokens is None else list(key_tokens),
+        "masks": masks,
+        "layers": layers,
+    }
+
+
 def _pair(result: AttentionResult) -> tuple[str, str | None]:
     """The (target, source) of an encoder–decoder's result: the source is its context (cross) or the one its
     decoder read; an encoder's result without a target is (source, None)."""
@@ -184,22 +203,10 @@ def parts_view(model: Model, result: AttentionResult, model_dir: str, command: s
     from attncli.models.seq2seq import every_part  # only an encoder–decoder's page gets here
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
-    parts = {}
-    for name, found in every_part(model, text, context).items():
-        weights = np.stack(found.weights)  # [L, h, m, n]
-        masked = None if found.masked is None else np.broadcast_to(found.masked, weights.shape)
-        labels = _labels(weights, found.masked is not None, found.key_tokens is not None)
-        layers, masks = _layers(weights, masked, list(range(len(weights))), list(range(weights.shape[1])), labels)
-        part = PARTS[name]
-        parts[name] = {
-            "help": part.help,
-            "queries": part.queries,
-            "keys": part.keys,
-            "tokens": list(found.tokens.strings),
-            "context_tokens": _strings(found.key_tokens),
-            "masks": masks,
-            "layers": layers,
-        }
+    parts = {
+        name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
+        for name, found in every_part(model, text, context).items()
+    }
     pair = f"{shlex.quote(text)}" + ("" if context is None else f" --context {shlex.quote(context)}")
     shown = (
         f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}} --head {{head}} -f json"
