@@ -58,7 +58,10 @@
   }
   function css(c) { return "rgb(" + c.join(",") + ")"; }
   var measure = document.createElement("canvas").getContext("2d");
-  function textWidth(s, px) { measure.font = (px || 12) + "px system-ui, sans-serif"; return measure.measureText(s).width; }
+  function textWidth(s, px, weight) {
+    measure.font = (weight || 400) + " " + (px || 12) + "px system-ui, sans-serif";
+    return measure.measureText(s).width;
+  }
   function shown(tok) {  // a token as drawn: controls and blanks visible, never acting
     return String(tok).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
       var code = c.charCodeAt(0);
@@ -101,8 +104,8 @@
   // ---- head view: queries left, keys right, a line per weight ---------------------------------------
   function drawHead(width) {
     var rowH = 22, top = 46, px = 13;
-    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(ROWS, 13)])) + 16;
-    var wk = Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(COLS, 13)])) + 16;
+    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(ROWS, 12, 600)])) + 16;
+    var wk = Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(COLS, 12, 600)])) + 16;
     var gap = Math.max(160, Math.min(360, width - wq - wk - 40));
     var xq = 10 + wq, xk = xq + gap, h = top + Math.max(Q.length, K.length) * rowH + 10;
     var svg = newSvg(xk + wk + 10, h, "head view: lines from each query to its keys, opacity = weight");
@@ -317,7 +320,7 @@
     var c = Math.max(6, Math.min(40, Math.floor((width - wq - 30) / n)));
     var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
     var x0 = wq + 8, y0 = wk * 0.75 + 40, svgH = y0 + m * c + 70;
-    var svgW = Math.max(x0 + n * c + 20, 460, textWidth(title, 13) + 12);
+    var svgW = Math.max(x0 + n * c + 20, 460, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
