@@ -142,11 +142,7 @@ def model_view(
     masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
-    text = shlex.quote(result.text or "")
-    exact = {
-        "command": f"attn show {text} --model {shlex.quote(model_dir)} --layer {{layer}} --head {{head}} -f json",
-        "path": ".heads[0].weights[{query}][{key}]",
-    }
+    exact = _exact(f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,
@@ -155,15 +151,21 @@ def model_view(
         layers=layers,
         layer=record["layer"],
         head=record.get("head", 0),
-        exact=exact | _mean_exact(exact["command"]),
+        exact=exact,
         steps=None,
     )
     return {**doc, "config": config, "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head}}
 
 
-def _mean_exact(command: str) -> dict:
-    """The command and jq path that print one weight of the mean over the heads (the page's mean view)."""
-    return {"mean_command": command.replace(" --head {head}", ""), "mean_path": MEAN_PATH}
+def _exact(shown: str) -> dict:
+    """The `attn show` commands (from `shown`, which chooses the layer) and the jq paths that print one weight
+    exactly: of a head, and of the mean over the heads (the page's mean)."""
+    return {
+        "command": f"{shown} --head {{head}} -f json",
+        "path": ".heads[0].weights[{query}][{key}]",
+        "mean_command": f"{shown} -f json",
+        "mean_path": MEAN_PATH,
+    }
 
 
 def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None) -> dict:
@@ -191,7 +193,9 @@ def _pair(result: AttentionResult) -> tuple[str, str | None]:
     return result.text or "", result.context or getattr(result.source, "source_text", None)
 
 
-def parts_view(model: Model, result: AttentionResult, model_dir: str, command: str, text: str, context: str | None):
+def parts_view(
+    model: Model, result: AttentionResult, model_dir: str, command: str, text: str, context: str | None
+) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
     only the encoder is there), opened at the result's part, layer and head.
@@ -207,11 +211,7 @@ def parts_view(model: Model, result: AttentionResult, model_dir: str, command: s
         name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
         for name, found in every_part(model, text, context).items()
     }
-    pair = f"{shlex.quote(text)}" + ("" if context is None else f" --context {shlex.quote(context)}")
-    shown = (
-        f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}} --head {{head}} -f json"
-    )
-    exact = {"command": shown, "path": ".heads[0].weights[{query}][{key}]"}
+    pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(
         result,
@@ -220,7 +220,7 @@ def parts_view(model: Model, result: AttentionResult, model_dir: str, command: s
         parts=parts,
         layer=record["layer"],
         head=record.get("head", 0),
-        exact=exact | _mean_exact(shown),
+        exact=_exact(f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}}"),
         steps=None,
     )
     return {
