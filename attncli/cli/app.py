@@ -500,8 +500,9 @@ def explore(
     """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
 
     The matrix of `attn show` with a cursor (arrow keys), the focused query's row as bars with the formula of
-    its weights; [ ] head, { } layer (--model), v variant, m mask, p positional, t tokenizer, a mean over
-    heads, h heads overview, e edit the text, s save SVG, j write JSON. The options are `attn show`'s.
+    its weights; [ ] head, { } layer (--model), c part (an encoder–decoder: cross, decoder, encoder), v variant,
+    m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
+    JSON. The options are `attn show`'s.
     """
     from attncli.cli.hints import limits_for
     from attncli.render.bars import find_query
