@@ -313,3 +313,40 @@ def part_heads_document(model: Model, text: str, context: str | None = None, par
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
     return doc | {"part": chosen, **({} if context is None else {"source": context})}
+
+
+def part_layers(model: Model, part: str) -> int:
+    """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
+    if not is_seq2seq(model) or not PARTS[part].needs_source:
+        return model.n_layer
+    return int(model.hp["n_dec_layer"])
+
+
+@dataclass(frozen=True)
+class PartWeights:
+    """Every layer of one part: its rows' tokens, its columns' (None: the same tokens) and weights."""
+
+    tokens: Tokens
+    key_tokens: Tokens | None
+    weights: list[np.ndarray]  # per layer [n_head, n_q, n_k]
+    masked: np.ndarray | None  # [n_q, n_k] bool, True = masked (the decoder's causal mask), the same in every head
+
+
+def every_part(model: Model, text: str, context: str | None) -> dict[str, PartWeights]:
+    """Every layer of every part of an encoder–decoder from one teacher-forced pass (`text` the target, `context`
+    the source); without a context, `text` is the source and only the encoder's part is there."""
+    source = context if context is not None else text
+    src = _source_tokens(model, source)
+    if context is None:
+        return {"encoder": PartWeights(src, None, forward(model, src.ids).weights, None)}
+    tgt = _decoder_tokens(model, text)
+    run = seq2seq_forward(model, src.ids, tgt.ids)
+    side = {"source": src, "target": tgt}
+    out = {}
+    for name, p in PARTS.items():
+        weights, masked = run.encoder.weights, None
+        if p.needs_source:  # a decoder's part: Seq2Seq's field of the same name, each layer's steps
+            steps = getattr(run, name)
+            weights, masked = [s.weights for s in steps], None if steps[0].masked is None else steps[0].masked[0]
+        out[name] = PartWeights(side[p.queries], None if p.keys == p.queries else side[p.keys], weights, masked)
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 
 import typer
@@ -52,14 +53,13 @@ def heads(
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli.io import documents
-    from attncli.models.run import model_result
-    from attncli.models.seq2seq import part_heads_document
+    from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
     loaded, words = load_model(model), read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
-
-    view = model_page(lambda: model_result(loaded, words), "attn heads", out, loaded, model)  # at the last layer
+    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part)
+    view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
     emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 
 

@@ -95,8 +95,11 @@ def show(
             return _show_lines(
                 source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
             )
-        result = seq2seq.part_result(loaded, text_of(source), layer, head, context, part)
-        return _show(result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model))
+        text = text_of(source)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part)
+        return _show(
+            result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model, text, context)
+        )
     config = run.config(dtype=dtype, weights=not no_weights)
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))

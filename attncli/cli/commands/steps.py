@@ -48,7 +48,7 @@ def steps(
 
         loaded = load_model(model)
         result = part_result(loaded, text, layer, head, context, part)
-        view = model_page(lambda: result, "attn steps", out, loaded, model)
+        view = model_page(lambda: result, "attn steps", out, loaded, model, text, context)
     else:
         config = run.config()
         limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))
