@@ -15,9 +15,9 @@ from attncli.cli.options import choice
 from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError
 
-# attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
-# (tests/test_model_cli.py checks that the two agree).
-STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness")
+# attncli.core.stats.HEAD_STATS then CROSS_STATS' own, written out so that commands without --model never import
+# the model core (tests/cli/test_model.py checks that they agree).
+STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelDir = Annotated[
     str | None,
@@ -79,7 +79,10 @@ Stat = Annotated[
     choice(
         "--stat",
         names=lambda: STATS,
-        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness.",
+        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness; with "
+        "--part cross (target rows over source columns, where diagonal and previous mean nothing): entropy, max, "
+        "diagonality (weight near the proportional diagonal), monotonic (share of target tokens whose strongest "
+        "source token does not move left), first-token, last-token or broadness.",
     ),
 ]
 CorpusLines = Annotated[

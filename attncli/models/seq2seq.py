@@ -18,7 +18,15 @@ import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.core.parts import DEFAULT_PART, PARTS
-from attncli.core.stats import rollout
+from attncli.core.stats import (
+    CROSS_LABELS,
+    CROSS_STATS,
+    CROSS_UNDEFINED,
+    cross_head_stats,
+    cross_rollout,
+    label_cross_heads,
+    rollout,
+)
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -29,7 +37,17 @@ from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
 from .load import Model, check_head, encode
-from .run import ModelLayer, Rollout, describe, heads_document, heads_rows, model_result, model_rollout, token_marks
+from .run import (
+    ModelLayer,
+    Rollout,
+    describe,
+    heads_document,
+    heads_rows,
+    heads_table,
+    model_result,
+    model_rollout,
+    token_marks,
+)
 
 LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source
 
@@ -127,10 +145,7 @@ def part_result(
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return model_result(model, text, layer, head, context)
-    n_layer = model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"]
-    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
-    layer %= n_layer
+    layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     pick_head = None if head is None else check_head(model, head)
     source = context if context is not None else text
     src = _source_tokens(model, source)
@@ -194,7 +209,7 @@ class PartLayer(ModelLayer):
         ]
         if self.part != "encoder":
             lines.append("teacher forcing: the decoder reads its start token, then the target without its last token")
-        lines += token_marks(result.tokens)
+        lines += token_marks(result.tokens, *([] if result.context_tokens is None else [result.context_tokens]))
         if self.part == "cross":
             lines.append(
                 f"alignment: rows = target tokens ({len(result.tokens)}), columns = source tokens "
@@ -279,37 +294,58 @@ def _part_weights(model: Model, text: str, context: str | None, part: str) -> tu
     return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
 
 
+CROSS_ROLLOUT_METHOD = (
+    "attention rollout through an encoder–decoder (Abnar & Zuidema 2020, carried through the cross-attention "
+    "as Chefer, Gur & Wolf 2021 carry relevance): the source's flows are the encoder's rollout E; per decoder "
+    "layer T, S <- Â T, Â S (Â = ½ mean of the self-attention heads + ½ I), then T, S <- ½ T, ½ S + ½ C E "
+    "(C = mean of the cross-attention heads); the matrix is S with each row rescaled to sum to 1 (the source's "
+    "share of every row is 1 - 2^-(layer+1) by the ½ residual, the same in every row)"
+)
+
+
+def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
+    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
+        raise ModelError(f"layer {layer} is out of range: the {part} of {model.name} has {n_layer} layers")
+    return layer % n_layer
+
+
 def part_rollout(
     model: Model, text: str, layer: int | None = None, context: str | None = None, part: str | None = None
 ) -> Rollout:
-    """Attention rollout through one part's layers 0..layer (encoder or decoder; cross-attention is not square)."""
+    """Attention rollout through one part's layers 0..layer: the encoder's or the decoder's self-attention, or
+    (cross) how much each source token has flowed into each target position after decoder layer `layer`."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return model_rollout(model, text, layer, context)
     if chosen == "cross":
-        raise ModelError(
-            "--rollout multiplies each layer's square self-attention through the residual stream; cross-attention "
-            "maps target to source, so roll out --part encoder or --part decoder (or show --part cross)"
-        )
+        assert context is not None  # check_part asks for the source
+        src, tgt = _source_tokens(model, context), _decoder_tokens(model, text)
+        run = seq2seq_forward(model, src.ids, tgt.ids)
+        layer = _check_layer(model, "decoder", layer, len(run.cross))
+        decoder, cross = [s.weights for s in run.decoder], [s.weights for s in run.cross]
+        _, flows = cross_rollout(run.encoder.weights, decoder, cross, layer)  # [m, n]
+        matrix = flows / flows.sum(axis=-1, keepdims=True)  # of what came from the source, each token's share
+        kept = np.stack(cross[: layer + 1])  # [layer + 1, n_head, m, n]
+        return Rollout(text, tgt, model, layer, matrix, kept, None, context, src, CROSS_ROLLOUT_METHOD)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
-    n_layer = len(weights)
-    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
-    layer %= n_layer
-    kept = weights[: layer + 1]
-    return Rollout(shown_text, tokens, model, layer, rollout(kept, upto_layer=layer), np.stack(kept))
+    layer = _check_layer(model, chosen, layer, len(weights))
+    rolled = rollout(weights, upto_layer=layer)
+    return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
 def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own."""
+    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own.
+    Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return heads_document(model, text)
-    if chosen == "cross":
-        raise ModelError(
-            "attn heads measures square self-attention (diagonal, previous token); cross-attention maps target to "
-            "source: use --part encoder or --part decoder, or attn show --part cross --mean-heads for the alignment"
-        )
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
+    source = {} if context is None else {"source": context}
+    if chosen == "cross":
+        assert context is not None  # check_part asks for the source
+        stats = cross_head_stats(np.stack(weights))
+        doc = heads_table(model, shown_text, tokens, stats, label_cross_heads(stats), CROSS_STATS, CROSS_LABELS)
+        src = _source_tokens(model, context)
+        return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
-    return doc | {"part": chosen, **({} if context is None else {"source": context})}
+    return doc | {"part": chosen, **source}

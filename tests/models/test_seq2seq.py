@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from attncli.core.parts import PARTS
+from attncli.core.stats import CROSS_LABELS, CROSS_STATS, cross_head_stats, cross_rollout, label_cross_heads, rollout
 from attncli.models import ModelError, encode, load_model
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
@@ -106,10 +107,8 @@ def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
     assert check_part(bart, "encoder", None) == "encoder" and check_part(bart, None, "x") == "cross"
     with pytest.raises(ModelError, match="the encoder of bart has 2 layers"):
         part_result(bart, "le chat", layer=2, part="encoder")
-    with pytest.raises(ModelError, match="--part encoder or --part decoder"):
-        part_rollout(bart, "le chat", context="the cat")
-    with pytest.raises(ModelError, match="--part encoder or --part decoder"):
-        part_heads_document(bart, "le chat", context="the cat")
+    with pytest.raises(ModelError, match="the decoder of bart has 2 layers"):
+        part_rollout(bart, "le chat", layer=2, context="the cat")
 
 
 def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):
@@ -138,3 +137,54 @@ def test_t5_buckets_and_marian_sinusoids_as_transformers_builds_them():
     assert position_buckets(12, 1, False, 8, 16)[:, 0].tolist() == [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6]
     table = sinusoids(3, 6)
     assert table[0].tolist() == [0, 0, 0, 1, 1, 1] and table.dtype == np.float32
+
+
+def test_cross_heads_have_the_statistics_of_an_alignment():
+    model = load_model(GOLDEN / "bart")
+    doc = part_heads_document(model, "le chat est", context="the cat sat")
+    assert (
+        doc["part"] == "cross"
+        and set(doc["stats"]) == set(CROSS_STATS)
+        and set(doc["undefined"])
+        == {
+            "diagonal",
+            "previous",
+        }
+    )
+    assert doc["tokens"][0] == "</s>" and doc["context_tokens"] == ["<s>", "the", "cat", "sat", "</s>"]
+    cross = np.stack([s.weights for s in seq2seq_forward(model, [0, 4, 5, 6, 2], [2, 0, 7, 8, 9]).cross])
+    assert len(doc["rows"]) == cross.shape[0] * cross.shape[1]
+    for r in doc["rows"]:
+        assert r["label"] in (*CROSS_LABELS, "") and 0 <= r["diagonality"] <= 1 and 0 <= r["monotonic"] <= 1
+
+
+def test_cross_head_statistics_by_hand():
+    diagonal = np.eye(4)[None, None]  # a target that follows the source word for word
+    reverse = np.eye(4)[::-1][None, None]
+    sink = np.zeros((1, 1, 3, 5))
+    sink[..., -1] = 1
+    s = {name: cross_head_stats(w) for name, w in (("diagonal", diagonal), ("reverse", reverse), ("sink", sink))}
+    assert s["diagonal"]["diagonality"][0, 0] == 1 and s["diagonal"]["monotonic"][0, 0] == 1
+    assert s["reverse"]["diagonality"][0, 0] == 0 and s["reverse"]["monotonic"][0, 0] == 0
+    assert s["sink"]["last-token"][0, 0] == 1 and s["sink"]["entropy"][0, 0] == 0
+    assert [label_cross_heads(x)[0][0] for x in s.values()] == ["diagonal-alignment", "", "last-token/sink"]
+    uniform = cross_head_stats(np.full((1, 1, 2, 4), 0.25))
+    assert uniform["broadness"][0, 0] == 1 and label_cross_heads(uniform) == [["broad"]]
+
+
+def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
+    model = load_model(GOLDEN / "t5")
+    ro = part_rollout(model, "le chat est", context="the cat sat")
+    run = seq2seq_forward(model, ro.context_tokens.ids, ro.tokens.ids)
+    t, s = cross_rollout(run.encoder.weights, [a.weights for a in run.decoder], [a.weights for a in run.cross], 1)
+    np.testing.assert_allclose(t.sum(-1) + s.sum(-1), 1)  # every bit of each target position comes from somewhere
+    np.testing.assert_allclose(s.sum(-1), 1 - 0.5**2)  # the source's share: two ½ residuals
+    np.testing.assert_allclose(ro.matrix, s / s.sum(-1, keepdims=True))
+    assert ro.matrix.shape == (len(ro.tokens), len(ro.key_tokens)) and ro.weights.shape == (2, 4, 4, 4)
+    # one decoder layer by hand: Â = ½ mean + ½ I over the target, then half stays, half comes through C E
+    a_hat = (run.decoder[0].weights.mean(0) + np.eye(4)) / 2
+    e = rollout(run.encoder.weights)
+    np.testing.assert_allclose(
+        part_rollout(model, "le chat est", layer=0, context="the cat sat").matrix,
+        (c := 0.5 * (a_hat @ np.zeros((4, 4))) + 0.5 * run.cross[0].weights.mean(0) @ e) / c.sum(-1, keepdims=True),
+    )
