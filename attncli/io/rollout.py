@@ -65,7 +65,11 @@ def write_npy(doc: Rollout, stream: BinaryIO, precision: int | None = None) -> N
 
 def write_npz(doc: Rollout, stream: BinaryIO, precision: int | None = None) -> None:
     r = doc.rollout
-    arrays: dict[str, Any] = {"rollout": r.matrix, "weights": r.weights, "tokens": np.array(r.tokens.strings, dtype=str)}
+    arrays: dict[str, Any] = {
+        "rollout": r.matrix,
+        "weights": r.weights,
+        "tokens": np.array(r.tokens.strings, dtype=str),
+    }
     if r.context_tokens is not None:  # an encoder–decoder's cross part: the columns are the source's tokens
         arrays["context_tokens"] = np.array(r.context_tokens.strings, dtype=str)
     np.savez(stream, **arrays)

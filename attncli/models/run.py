@@ -207,6 +207,10 @@ class ModelLayer:
 
     output_formula = "concat(A_h V_h) W_O"
 
+    @property
+    def matrix_name(self) -> str | None:
+        return None  # a model's self-attention: plain attention weights
+
     def _heads_phrase(self) -> str:
         n = self.model.n_head
         return f"head {self.head} of {n}" if self.head is not None else f"all {n} heads"

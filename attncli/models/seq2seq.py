@@ -198,6 +198,10 @@ class PartLayer(ModelLayer):
     part: str = DEFAULT_PART
     source_text: str | None = None  # the source the decoder read (decoder and cross parts)
 
+    @property
+    def matrix_name(self) -> str | None:
+        return PARTS[self.part].title
+
     def caption(self, result: AttentionResult) -> list[str]:
         m, p = self.model, PARTS[self.part]
         n_layer = m.n_layer if self.part == "encoder" else m.hp["n_dec_layer"]

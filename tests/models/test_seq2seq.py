@@ -13,7 +13,7 @@ import pytest
 
 from attncli.core.parts import PARTS
 from attncli.core.stats import CROSS_LABELS, CROSS_STATS, cross_head_stats, cross_rollout, label_cross_heads, rollout
-from attncli.models import ModelError, encode, load_model
+from attncli.models import ModelError, encode, forward, load_model
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
 from attncli.models.families.t5 import position_buckets
@@ -188,3 +188,23 @@ def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
         part_rollout(model, "le chat est", layer=0, context="the cat sat").matrix,
         (c := 0.5 * (a_hat @ np.zeros((4, 4))) + 0.5 * run.cross[0].weights.mean(0) @ e) / c.sum(-1, keepdims=True),
     )
+
+
+@pytest.mark.parametrize("name", SEQ2SEQ)
+def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
+    model = load_model(GOLDEN / name)
+    r = part_result(model, "le chat est assis", context="the cat")  # 2 or 3 source tokens, 5 or 6 target
+    assert r.x_context is not None and r.projections is not None
+    encoded = forward(model, r.context_tokens.ids).final
+    np.testing.assert_array_equal(r.x_context, encoded)  # the keys' and values' input: the encoder's output
+    assert r.x.shape[0] == len(r.tokens) != len(r.context_tokens)
+
+    def heads(x, w, b):  # [n, d_model] -> [h, n, d_k]
+        return (x @ w + b).reshape(len(x), model.n_head, -1).transpose(1, 0, 2)
+
+    p = r.projections
+    np.testing.assert_allclose(r.q, heads(r.x, p.w_q, r.params["b_Q"]), atol=1e-6)
+    np.testing.assert_allclose(r.k, heads(r.x_context, p.w_k, r.params["b_K"]), atol=1e-6)
+    np.testing.assert_allclose(r.v, heads(r.x_context, p.w_v, r.params["b_V"]), atol=1e-6)
+    titles = [s.formula for s in r.source.steps(r)]
+    assert "(from the decoder)" in titles[2] and "X_context W_K" in titles[3] and "X_context W_V" in titles[4]
