@@ -25,7 +25,7 @@ ModelDir = Annotated[
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
         "local Hugging Face cache (BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
-        "Gemma, Pythia; BART, T5, Marian): "
+        "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -64,7 +64,7 @@ Part = Annotated[
     choice(
         "--part",
         names=_parts,
-        help="With an encoder–decoder --model (BART, T5, Marian): cross (default; TEXT is the target, --context "
+        help="With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, --context "
         "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
         "encoder (the source's self-attention: --context, or TEXT without it).",
         show_default=False,

@@ -12,7 +12,8 @@ are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from attncli.pipeline.tokenize import Tokens
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
-from .load import Model, check_head, encode
+from .load import Model, ModelTokens, check_head, encode
 from .run import (
     ModelLayer,
     Rollout,
@@ -73,7 +74,7 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
         raise ModelError(
             f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
             f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
-            "(BART, T5, Marian)"
+            "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
         raise ModelError(
@@ -97,6 +98,49 @@ def _check_language(model: Model, source: str) -> None:
         )
 
 
+def _language_codes(model: Model) -> list[str]:
+    """mBART's language codes (en_XX, fr_XX, ...): the vocabulary's tokens of its family's `language_code` form."""
+    pattern = model.hp.get("language_code")
+    if pattern is None:
+        return []
+    return sorted(t for t in model.tokenizer.get_vocab(with_added_tokens=True) if re.fullmatch(pattern, t))
+
+
+def _with_language(model: Model, text: str, t: ModelTokens, target: bool) -> ModelTokens:
+    """mBART: a language code first in `text` takes the place of the one its tokenizer adds (the source language
+    it was saved with), as transformers' tokenizer does given src_lang / tgt_lang. A target must give one: the
+    decoder starts from it."""
+    codes = _language_codes(model)
+    if not codes:
+        return t
+    given = next((i for i, special in enumerate(t.special) if not special), None)  # the first token of the text
+    slot = next((i for i, (s, special) in enumerate(zip(t.strings, t.special)) if special and s in codes), None)
+    if given is None or t.strings[given] not in codes or slot is None:
+        if not target:
+            return t
+        shown_codes = " ".join(codes[:6]) + (" ..." if len(codes) > 6 else "")
+        raise ModelError(
+            f"{model.name} is multilingual: its decoder starts from the target language's code, one of "
+            f"{shown_codes} ({len(codes)}); put one first in the target: '{codes[0]} {text.strip()}'"
+        )
+    keep = [i for i in range(len(t)) if i != given]
+    at = keep.index(slot)
+
+    def moved(values: tuple, value) -> tuple:  # the code given in the text, in the tokenizer's slot
+        out = [values[i] for i in keep]
+        out[at] = value
+        return tuple(out)
+
+    return replace(
+        t,
+        strings=moved(t.strings, t.strings[given]),
+        ids=moved(t.ids, t.ids[given]),
+        offsets=moved(t.offsets, t.offsets[given]),
+        types=moved(t.types, t.types[given]),
+        special=moved(t.special, True),
+    )
+
+
 def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
@@ -106,14 +150,19 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
 def _source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     _check_language(model, source)
-    t = encode(model, source)
+    t = _with_language(model, source, encode(model, source), target=False)
     return _tokens(model, t.strings, t.ids, t.offsets, t.special)
+
+
+def target_labels(model: Model, target: str) -> ModelTokens:
+    """The target as transformers' labels: its tokenizer's tokens (mBART's with the target's language code)."""
+    _check_text(target, "text")
+    return _with_language(model, target, encode(model, target), target=True)
 
 
 def _decoder_tokens(model: Model, target: str) -> Tokens:
     """The decoder's input: the start token, then the target's tokens (its labels) without the last."""
-    _check_text(target, "text")
-    labels = encode(model, target)
+    labels = target_labels(model, target)
     ids = decoder_input(model, labels.ids)
     start = model.tokenizer.id_to_token(ids[0]) or f"<{ids[0]}>"
     return _tokens(
@@ -212,7 +261,8 @@ class PartLayer(ModelLayer):
             f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
         ]
         if self.part != "encoder":
-            lines.append("teacher forcing: the decoder reads its start token, then the target without its last token")
+            start = "its start token" if m.hp["decoder_start"] is not None else "the target's language code"
+            lines.append(f"teacher forcing: the decoder reads {start}, then the target without its last token")
         lines += token_marks(result.tokens, *([] if result.context_tokens is None else [result.context_tokens]))
         if self.part == "cross":
             lines.append(

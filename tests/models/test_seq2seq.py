@@ -17,11 +17,18 @@ from attncli.models import ModelError, encode, forward, load_model
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
 from attncli.models.families.t5 import position_buckets
-from attncli.models.seq2seq import check_part, model_parts, part_heads_document, part_result, part_rollout
+from attncli.models.seq2seq import (
+    check_part,
+    model_parts,
+    part_heads_document,
+    part_result,
+    part_rollout,
+    target_labels,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 CONDITIONING = Path(__file__).parent / "conditioning"  # tools/golden_seq2seq.py t5-large-scores
-SEQ2SEQ = ("bart", "marian", "t5")
+SEQ2SEQ = ("bart", "marian", "mbart", "t5")
 TOLERANCE = 1e-5
 
 
@@ -30,7 +37,7 @@ def attentions(folder: Path):
     model, ref = load_model(folder), np.load(folder / "reference.npz")
     pairs = json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
     for case, pair in pairs.items():
-        source, labels = encode(model, pair["source"]).ids, encode(model, pair["target"]).ids
+        source, labels = encode(model, pair["source"]).ids, target_labels(model, pair["target"]).ids
         assert list(source) == ref[f"{case}_ids"].tolist() and list(labels) == ref[f"{case}_labels"].tolist()
         dec_ids = decoder_input(model, labels)
         assert dec_ids == ref[f"{case}_decoder_ids"].tolist()
@@ -193,7 +200,8 @@ def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
 @pytest.mark.parametrize("name", SEQ2SEQ)
 def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
     model = load_model(GOLDEN / name)
-    r = part_result(model, "le chat est assis", context="the cat")  # 2 or 3 source tokens, 5 or 6 target
+    target = json.loads((GOLDEN / name / "pairs.json").read_text(encoding="utf-8"))["short"]["target"]
+    r = part_result(model, target, context="the cat")  # 2 to 4 source tokens, 8 or 9 target
     assert r.x_context is not None and r.projections is not None
     encoded = forward(model, r.context_tokens.ids).final
     np.testing.assert_array_equal(r.x_context, encoded)  # the keys' and values' input: the encoder's output
@@ -208,3 +216,15 @@ def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
     np.testing.assert_allclose(r.v, heads(r.x_context, p.w_v, r.params["b_V"]), atol=1e-6)
     titles = [s.formula for s in r.source.steps(r)]
     assert "(from the decoder)" in titles[2] and "X_context W_K" in titles[3] and "X_context W_V" in titles[4]
+
+
+def test_mbart_takes_the_target_language_code_first_and_its_decoder_starts_from_it():
+    model = load_model(GOLDEN / "mbart")
+    with pytest.raises(ModelError, match=r"multilingual: its decoder starts .* en_XX fr_XX \(2\).*'en_XX le chat'"):
+        part_result(model, "le chat", context="the cat")
+    r = part_result(model, "fr_XX le chat", context="the cat")
+    assert r.tokens.strings == ("fr_XX", "le", "chat", "</s>") and r.tokens.special == (True, False, False, True)
+    assert r.context_tokens.strings == ("the", "cat", "</s>", "en_XX")  # the tokenizer's source language
+    assert target_labels(model, "fr_XX le chat").strings == ("le", "chat", "</s>", "fr_XX")  # as tgt_lang makes them
+    french = part_result(model, "fr_XX le chat", context="fr_XX the cat", part="encoder")  # a source's code replaces it
+    assert french.tokens.strings == ("the", "cat", "</s>", "fr_XX")
