@@ -169,7 +169,7 @@ CROSS_STATS = {  # name -> what the number means for cross-attention [target x s
     "monotonic": "share of consecutive target tokens whose strongest source token does not move left: 1 = a "
     "monotonic alignment (1 for a single target token)",
     "first-token": "weight on the first source token",
-    "last-token": "weight on the last source token (the </s> that BART, T5 and Marian end a source with)",
+    "last-token": "weight on the last source token (the </s>, or mBART's language code, that ends a source)",
     "broadness": "row entropy divided by its maximum log2(source tokens): 1 = uniform over the source",
 }
 CROSS_UNDEFINED = {  # the self-attention statistics that mean nothing across two sequences, and why

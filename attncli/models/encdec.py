@@ -1,4 +1,4 @@
-"""The forward pass of an encoder–decoder (BART, T5, Marian) with teacher forcing, as transformers runs it.
+"""The forward pass of an encoder–decoder (BART, mBART, T5, Marian) with teacher forcing, as transformers runs it.
 
 The encoder is the family's ordinary blocks, run by `forward` over the source; the decoder's blocks
 (cross.py's `Decoder`, a family's `decoder`) run over the decoder input, each layer its causal self-attention,

@@ -6,7 +6,8 @@
 
 `attn show TARGET --model DIR --context SOURCE` runs SOURCE through the encoder and TARGET through the
 decoder with teacher forcing, as transformers does given labels (labels = the tokenizer's ids of
-TARGET, decoder input = the decoder start token then the labels without their last). The part names
+TARGET, decoder input = the decoder start token then the labels without their last; mBART's target starts
+with its language code, and its decoder with that code, the last label). The part names
 are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one part, its own.
 """
 
