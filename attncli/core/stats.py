@@ -241,11 +241,12 @@ def cross_rollout(
     """Attention rollout through an encoder–decoder: how much of each target input token (T) and each source
     token (S) has flowed into each target position after decoder layer `upto_layer`; rows of [T | S] sum to 1.
 
-    Abnar & Zuidema's (2020) rollout, carried through the cross-attention as Chefer, Gur & Wolf (2021) carry
-    relevance through an encoder–decoder: the source's flows are the encoder's rollout E (every encoder layer:
-    the decoder reads the encoder's last); per decoder layer the self-attention mixes the target positions,
-    T, S <- Â T, Â S, and the cross-attention (heads averaged, C) adds the source through its residual
-    half and half, T, S <- ½ T, ½ S + ½ C E. T starts as the identity and S at 0.
+    Abnar & Zuidema's (2020) rollout, carried through the cross-attention after the encoder–decoder rule of
+    Chefer, Gur & Wolf (2021) (there with gradient-weighted heads, here plain head means): the source's flows
+    are the encoder's rollout E (every encoder layer: the decoder reads the encoder's last); per decoder layer
+    the self-attention mixes the target positions, T, S <- Â T, Â S, and the cross-attention (heads averaged,
+    C) adds the source through its residual half and half, T, S <- ½ T, ½ S + ½ C E. T starts as the
+    identity and S at 0.
 
     >>> t, s = cross_rollout([np.eye(2)[None]], [np.eye(1)[None]], [np.array([[[0.25, 0.75]]])], 0)
     >>> t.tolist(), s.tolist()

@@ -351,7 +351,8 @@ def _part_weights(model: Model, text: str, context: str | None, part: str) -> tu
 
 CROSS_ROLLOUT_METHOD = (
     "attention rollout through an encoder–decoder (Abnar & Zuidema 2020, carried through the cross-attention "
-    "as Chefer, Gur & Wolf 2021 carry relevance): the source's flows are the encoder's rollout E; per decoder "
+    "after the encoder–decoder rule of Chefer, Gur & Wolf 2021, with plain head means where they weight heads by "
+    "gradients): the source's flows are the encoder's rollout E; per decoder "
     "layer T, S <- Â T, Â S (Â = ½ mean of the self-attention heads + ½ I), then T, S <- ½ T, ½ S + ½ C E "
     "(C = mean of the cross-attention heads); the matrix is S with each row rescaled to sum to 1 (the source's "
     "share of every row is 1 - 2^-(layer+1) by the ½ residual, the same in every row)"

@@ -164,10 +164,10 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
     caption = [describe(r.model) + ", trained weights"]
     if cross:
         caption += [
-            f"attention rollout through the encoder–decoder (Abnar & Zuidema 2020; through the cross-attention as "
-            f"Chefer et al. 2021), decoder layers 0..{r.layer}: per layer T, S ← Â T, Â S (Â = ½ mean of the "
-            f"{r.model.n_head} self-attention heads + ½ I), then T, S ← ½ T, ½ S + ½ C E (C = mean of the "
-            "cross-attention heads, E = the encoder's rollout)",
+            f"attention rollout through the encoder–decoder (Abnar & Zuidema 2020; through the cross-attention "
+            f"after the encoder–decoder rule of Chefer et al. 2021, with head means), decoder layers 0..{r.layer}: "
+            f"per layer T, S ← Â T, Â S (Â = ½ mean of the {r.model.n_head} self-attention heads + ½ I), then "
+            "T, S ← ½ T, ½ S + ½ C E (C = mean of the cross-attention heads, E = the encoder's rollout)",
             "row i: how the part of target position i that came from the source splits over the source tokens "
             "(columns); rows rescaled to sum to 1 (the source's share is the same in every row); ▸ = row maximum",
         ]
