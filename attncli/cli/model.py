@@ -16,9 +16,9 @@ from attncli.cli.options import choice
 from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError
 
-# attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
-# (tests/test_model_cli.py checks that the two agree).
-STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness")
+# attncli.core.stats.HEAD_STATS then CROSS_STATS' own, written out so that commands without --model never import
+# the model core (tests/cli/test_model.py checks that they agree).
+STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelDir = Annotated[
     str | None,
@@ -26,7 +26,7 @@ ModelDir = Annotated[
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
         "local Hugging Face cache (BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
-        "Gemma, Pythia; BART, T5, Marian): "
+        "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -65,7 +65,7 @@ Part = Annotated[
     choice(
         "--part",
         names=_parts,
-        help="With an encoder–decoder --model (BART, T5, Marian): cross (default; TEXT is the target, --context "
+        help="With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, --context "
         "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
         "encoder (the source's self-attention: --context, or TEXT without it).",
         show_default=False,
@@ -80,7 +80,10 @@ Stat = Annotated[
     choice(
         "--stat",
         names=lambda: STATS,
-        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness.",
+        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness; with "
+        "--part cross (target rows over source columns, where diagonal and previous mean nothing): entropy, max, "
+        "diagonality (weight near the proportional diagonal), monotonic (share of target tokens whose strongest "
+        "source token does not move left), first-token, last-token or broadness.",
     ),
 ]
 CorpusLines = Annotated[

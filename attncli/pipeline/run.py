@@ -42,6 +42,7 @@ class TextRun:
     config: RunConfig  # resolved: the same object as the result's config
 
     output_formula = "concat(A_h V_h) W_O"
+    matrix_name = None
 
     def caption(self, result: AttentionResult) -> list[str]:
         c = self.config

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from textual.widgets import Static
 
+from attncli.core.stats import CROSS_LABELS, CROSS_STATS
 from attncli.models import load_model
 from attncli.pipeline.config import RunConfig
+from attncli.render.explore.app import HeadsScreen
 from attncli.render.explore.state import Explorer
 from attncli.render.matrix import fmt
 from tests.conftest import attn
@@ -104,11 +107,14 @@ def test_c_says_why_when_there_is_no_other_part(t5):
     explore(text_run, e)
 
 
-def test_the_heads_overview_of_cross_attention_says_why_it_has_none(t5):
+def test_the_heads_overview_of_cross_attention_has_the_cross_labels(t5):
     async def test(pilot, app):
         await pilot.press("h")
-        assert "✗" in said(app) and "cross-attention maps target to source" in said(app)
-        assert app.e.part == "cross"  # nothing changed
+        assert isinstance(app.screen, HeadsScreen) and app.e.part == "cross"
+        doc = app.screen.doc
+        assert doc["labels"] == list(CROSS_LABELS) and list(doc["stats"]) == list(CROSS_STATS)
+        caption = str(app.screen.query(Static).first().render())
+        assert "(aln, sink, " in caption and "prev" not in caption
 
     explore(test, pair(t5))
 

@@ -58,6 +58,9 @@ def heads(
 
     loaded, words = load_model(model), read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
+    if stat not in doc["stats"]:
+        why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
+        raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
     page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part)
     view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
     emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)

@@ -61,7 +61,7 @@ def show(
 
     Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
-    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, T5, Marian):
+    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
     from attncli.cli.hints import HEAD_STATISTICS, limits_for

@@ -120,7 +120,8 @@ class HeadsScreen(Screen[tuple[int, int] | None]):
         yield Static(
             Text(
                 f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
-                "pattern label (prev, diag, sink, brd). Enter opens the head, Esc goes back.",
+                f"pattern label ({', '.join(SHORT[label] for label in doc['labels'])}). Enter opens the head, Esc "
+                "goes back.",
                 style="bold",
             )
         )

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.masks import MASKS
-from attncli.core.stats import HEAD_STATS, head_stats, label_heads
+from attncli.core.stats import HEAD_STATS, LABELS, head_stats, label_heads
 from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError
 from attncli.pipeline.config import RunConfig
@@ -252,7 +252,7 @@ class Explorer:
             for h in range(self.n_head)
         ]
         tokens = list(self.result.tokens.strings)
-        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows}
+        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows, "labels": LABELS}
 
     def open_head(self, layer: int, head: int) -> None:
         """The heads overview's Enter: that layer's run, that head in focus."""
