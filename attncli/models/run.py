@@ -330,12 +330,13 @@ class ModelLayer:
 # ---- attn heads -----------------------------------------------------------------------------------
 
 
-def heads_document(model: Model, text: str) -> dict:
-    """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer."""
-    tokens = model_tokens(model, text)
-    weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
+def heads_document(model: Model, text: str, pair: str | None = None) -> dict:
+    """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
+    sentence pair `text`, `pair` with its token types, when a second text is given)."""
+    tokens, run = _run(model, text, pair)
+    weights = np.stack(run.weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
-    return heads_rows(model, text, tokens, weights, model.causal)
+    return heads_rows(model, text, tokens, weights, model.causal) | ({} if pair is None else {"pair": pair})
 
 
 def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]

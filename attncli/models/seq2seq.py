@@ -394,7 +394,7 @@ def part_heads_document(model: Model, text: str, context: str | None = None, par
     Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return heads_document(model, text)
+        return heads_document(model, text, context)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
     source = {} if context is None else {"source": context}
     if chosen == "cross":

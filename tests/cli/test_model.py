@@ -337,3 +337,17 @@ def test_minilm_layer5_head3_through_the_cli_equals_transformers():
         out = hf(**tok(TEXT, return_tensors="pt"), output_attentions=True)
     assert tok.convert_ids_to_tokens(tok(TEXT)["input_ids"]) == doc["tokens"]
     assert np.abs(ours - out.attentions[5][0, 3].numpy()).max() <= 1e-5
+
+
+def test_heads_of_a_sentence_pair_are_those_of_its_layers(bert, gpt2):
+    """--context on an encoder is a sentence pair, as for attn show (it was silently dropped)."""
+    doc = as_json("heads", "time flies", "--model", bert, "--context", "fruit flies")
+    assert doc["tokens"] == ["[CLS]", "time", "flies", "[SEP]", "fruit", "flies", "[SEP]"] and doc["pair"] == "fruit flies"
+    for layer in range(3):
+        shown = as_json("show", "time flies", "--model", bert, "--context", "fruit flies", "--layer", layer)
+        first = np.array([row["weights"] for row in shown["heads"]])  # [h, n, n]
+        entropy = -(first * np.log2(np.where(first > 0, first, 1))).sum(-1).mean(-1)
+        got = [r["entropy"] for r in doc["rows"] if r["layer"] == layer]
+        assert np.allclose(got, entropy, atol=1e-5)
+    r = attn("heads", "time flies", "--model", gpt2, "--context", "fruit flies")
+    assert r.exit_code != 0 and "only an encoder" in r.stderr
