@@ -115,6 +115,7 @@ def test_a_text_run_imports_no_model_code():
 # select), the package-data lookup of -t bpe (importlib.resources, and tempfile through it), the BLAS-thread
 # control of long inputs and of models, and the worker pool of long --lines inputs.
 NOT_FOR_A_SENTENCE = [
+    "attncli.pipeline.steps",  # the stages of `attn steps` and the page
     "attncli.pipeline.contain",
     "attncli.pipeline.lines",
     "attncli.core.kernels",
