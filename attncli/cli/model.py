@@ -13,12 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from attncli.cli.options import choice
-from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError
-
-# attncli.core.stats.HEAD_STATS then CROSS_STATS' own, written out so that commands without --model never import
-# the model core (tests/cli/test_model.py checks that they agree).
-STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelDir = Annotated[
     str | None,
@@ -71,56 +66,12 @@ Part = Annotated[
         show_default=False,
     ),
 ]
-HeadsContext = Annotated[
-    str | None,
-    typer.Option("--context", help="With an encoder–decoder --model and --part decoder: the source the decoder reads."),
-]
-Stat = Annotated[
-    str,
-    choice(
-        "--stat",
-        names=lambda: STATS,
-        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness; with "
-        "--part cross (target rows over source columns, where diagonal and previous mean nothing): entropy, max, "
-        "diagonality (weight near the proportional diagonal), monotonic (share of target tokens whose strongest "
-        "source token does not move left), first-token, last-token or broadness.",
-    ),
-]
-CorpusLines = Annotated[
-    bool,
-    typer.Option(
-        "--lines",
-        help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
-        "them of each head's statistics and detector scores, streamed in padded batches of texts of similar "
-        "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
-        + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
-        + ". Statistics: "
-        + "; ".join(f"{name}: {text}" for name, text in STATISTICS.items())
-        + ".",
-    ),
-]
-MaxLines = Annotated[
-    int | None, typer.Option("--max-lines", help="With --lines: the first N lines only.", show_default=False)
-]
 Workers = Annotated[
     int | None,
     typer.Option(
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
-DaskAddress = Annotated[
-    str | None,
-    typer.Option(
-        "--dask",
-        help="With --lines --file: run on the Dask cluster at this address (pip install 'attncli[dask]'); its "
-        "workers read the same file and model paths.",
-        show_default=False,
-    ),
-]
-ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
-]
-
 MODEL_ONLY = (
     "layer",
     "head",

@@ -309,7 +309,7 @@ def test_scaled_variant_is_what_the_model_does(bert):
 
 
 def test_stat_choices_are_the_cores():
-    from attncli.cli.model import STATS
+    from attncli.cli.commands.heads import STATS
     from attncli.core.stats import CROSS_STATS, HEAD_STATS
 
     assert tuple(dict.fromkeys([*HEAD_STATS, *CROSS_STATS])) == STATS

@@ -57,6 +57,17 @@ def test_help_and_version_load_no_registry_and_no_output_machinery(args):
     assert not imported(*args) & set(NOT_FOR_HELP)
 
 
+# All of attncli that `attn --help` and `--version` load: the app, its command table and its error line (they
+# used to load every command's options and the model options with them, about a third of their start-up).
+FOR_HELP = {"attncli", "attncli.cli", "attncli.cli.app", "attncli.cli.lazy", "attncli.cli.signals", "attncli.errors"}
+FOR_HELP |= {"attncli.io", "attncli.io.escape"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_the_app_alone(args):
+    assert {m for m in imported(*args) if m.split(".")[0] == "attncli"} == FOR_HELP
+
+
 def test_help_lists_every_command_without_building_one():
     from typer.main import get_command
 
@@ -104,6 +115,8 @@ def test_a_text_run_imports_no_model_code():
 # select), the package-data lookup of -t bpe (importlib.resources, and tempfile through it), the BLAS-thread
 # control of long inputs and of models, and the worker pool of long --lines inputs.
 NOT_FOR_A_SENTENCE = [
+    "attncli.pipeline.steps",  # the stages of `attn steps` and the page
+    "attncli.core.detectors",  # named in the help of `attn heads --lines`
     "attncli.pipeline.contain",
     "attncli.pipeline.lines",
     "attncli.core.kernels",
