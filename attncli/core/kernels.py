@@ -219,6 +219,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     else:
         tasks = [(hh, s) for hh in range(h) for s in starts]
     tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+    ones = np.ones((n, 1), dt)  # [n, 1]: row sums as a matrix product
 
     # Key tiles (outputs path): in the fast (unshifted) case a block's scores
     # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
@@ -239,14 +240,14 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
 
     def worker(next_task):
         # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
-        # one only if a head needs the shifted softmax (outputs path).
-        tile_buf: Any = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        # one only if a head needs the shifted softmax (outputs path). Aligned
+        # to 64 bytes, so that every thread hands BLAS the same alignment.
+        tile_buf: Any = None if want_weights else _aligned_empty(block * min(n, key_tile), dt)
         full_buf: Any = None
         row_max = np.empty((block, 1), dt)
-        row_sum = np.empty(block, dt)
-        part_sum = np.empty(block, dt)
-        part_out = np.empty((block, dv), dt)
-        ones = np.ones(n, dt)
+        row_sum = _aligned_empty(block, dt).reshape(block, 1)
+        part_sum = _aligned_empty(block, dt).reshape(block, 1)
+        part_out = _aligned_empty(block * dv, dt).reshape(block, dv)
         while True:
             task = next_task()
             if task is None:
@@ -255,24 +256,21 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             e = min(s + block, m)
             bb = e - s
             kn = min(e, n) if causal else n  # keys this block can see
-            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb]
+            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb, 1]
             if want_weights and kn < n:
                 weights[hh, s:e, kn:] = 0
             if not want_weights and bounded[hh] and kn > key_tile:
                 for c0 in range(0, kn, key_tile):
                     c1 = min(c0 + key_tile, kn)
                     sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
-                    np.matmul(qb, kt[hh, :, c0:c1], out=sb)  # scores
+                    ops.matmul(qb, kt[hh, :, c0:c1], sb)  # scores
                     if causal:
                         mask_causal(sb, c0, c1, s, bb)
-                    np.exp(sb, out=sb)
-                    if c0 == 0:
-                        np.matmul(sb, ones[: c1 - c0], out=rs)
-                        np.matmul(sb, v[hh, c0:c1], out=o)
-                    else:
-                        rs += np.matmul(sb, ones[: c1 - c0], out=part_sum[:bb])
-                        o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
-                np.divide(o, rs[:, None], out=o)
+                    ops.exp(sb)
+                    first = c0 == 0  # the first tile writes the sums, the others add to them
+                    ops.matmul(sb, ones[c0:c1], rs, None if first else part_sum[:bb])
+                    ops.matmul(sb, v[hh, c0:c1], o, None if first else part_out[:bb])
+                np.divide(o, rs, out=o)
                 continue
             # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
             if want_weights:
@@ -281,29 +279,31 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
                 sb = tile_buf[: bb * kn].reshape(bb, kn)
             else:
                 if full_buf is None:
-                    full_buf = np.empty(block * n, dt)
+                    full_buf = _aligned_empty(block * n, dt)
                 sb = full_buf[: bb * kn].reshape(bb, kn)
-            np.matmul(qb, kt[hh, :, :kn], out=sb)  # scores
+            ops.matmul(qb, kt[hh, :, :kn], sb)  # scores
             if causal:
                 mask_causal(sb, 0, kn, s, bb)
             if not bounded[hh]:
                 mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
                 if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
                     np.subtract(sb, mx, out=sb)
-            np.exp(sb, out=sb)
-            np.matmul(sb, ones[:kn], out=rs)  # [bb] row sums (> 0)
+            ops.exp(sb)
+            ops.matmul(sb, ones[:kn], rs)  # [bb, 1] row sums (> 0)
             if want_weights:
                 np.reciprocal(rs, out=rs)
-                np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
-                np.matmul(sb, v[hh, :kn], out=o)
+                np.multiply(sb, rs, out=sb)  # normalised weights, in place
+                ops.matmul(sb, v[hh, :kn], o)
             else:
-                np.matmul(sb, v[hh, :kn], out=o)
-                np.divide(o, rs[:, None], out=o)
+                ops.matmul(sb, v[hh, :kn], o)
+                np.divide(o, rs, out=o)
 
     work = h * m * n * (dk + dv)
     if work < _BLAS_LIMIT_MIN_WORK:
+        ops = NUMPY_OPS
         _run(worker, tasks, 1)
         return _squeeze(weights, out, squeeze)
+    ops = _fast_ops() or NUMPY_OPS
     workers = min(threads, len(tasks)) if work >= _PARALLEL_MIN_WORK else 1
     limiter = _blas_limiter()
     if limiter is None:
@@ -314,6 +314,43 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         with limiter:
             _run(worker, tasks, workers)
     return _squeeze(weights, out, squeeze)
+
+
+class NumPyOps:
+    """The kernels' matrix product and exp with NumPy alone (the interface of attncli.core.mkl.Mkl)."""
+
+    @staticmethod
+    def matmul(a, b, out, part=None):
+        """out = a @ b, or out += a @ b through the scratch `part` (shaped like out)."""
+        # [m, k], [k, n], [m, n] -> None (out written)
+        if part is None:
+            np.matmul(a, b, out=out)
+        else:
+            out += np.matmul(a, b, out=part)
+
+    @staticmethod
+    def exp(x):
+        """x = exp(x), in place."""
+        # [...] -> None
+        np.exp(x, out=x)
+
+
+NUMPY_OPS = NumPyOps()
+
+
+def _fast_ops():
+    """Intel MKL's gemm and exp when the optional `mkl` package is installed (attncli.core.mkl), else None."""
+    from attncli.core import mkl  # loaded only for inputs big enough to limit BLAS (never for a sentence)
+
+    return mkl.load()
+
+
+def _aligned_empty(size, dt):
+    """An uninitialised 1-D array of `size` elements whose data starts on a 64-byte boundary."""
+    # () -> [size]
+    raw = np.empty(size * dt.itemsize + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip : skip + size * dt.itemsize].view(dt)
 
 
 def _run(worker, tasks, nthreads):
