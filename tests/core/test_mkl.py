@@ -86,6 +86,11 @@ def test_exp_in_place_within_one_ulp(ops, dtype):
     ops.exp(x)
     ulp = np.spacing(want.astype(dtype)).astype(np.float64)
     assert float(np.max(np.abs(x - want) / ulp)) <= 1.0
+    tiny = np.finfo(dtype).tiny
+    edges = np.array([np.log(tiny) - 3, np.log(tiny) - 20, np.inf, -np.inf, np.nan], dtype)  # subnormal, 0, specials
+    want = np.exp(edges.astype(np.float64)).astype(dtype)
+    ops.exp(edges)
+    np.testing.assert_array_equal(edges, want)
     strided = np.linspace(-5, 5, 20).astype(dtype)[::2]  # not contiguous: NumPy's exp
     want = np.exp(strided.astype(np.float64))
     ops.exp(strided)
