@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.ops import NUMPY_OPS
 from attncli.core.shapes import prepare_qkv
 from attncli.errors import DataError
 
@@ -328,28 +329,6 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         with limiter:
             _run(worker, tasks, workers)
     return _squeeze(weights, out, squeeze)
-
-
-class NumPyOps:
-    """The kernels' matrix product and exp with NumPy alone (the interface of attncli.core.mkl.Mkl)."""
-
-    @staticmethod
-    def matmul(a, b, out, part=None):
-        """out = a @ b, or out += a @ b through the scratch `part` (shaped like out)."""
-        # [m, k], [k, n], [m, n] -> None (out written)
-        if part is None:
-            np.matmul(a, b, out=out)
-        else:
-            out += np.matmul(a, b, out=part)
-
-    @staticmethod
-    def exp(x):
-        """x = exp(x), in place."""
-        # [...] -> None
-        np.exp(x, out=x)
-
-
-NUMPY_OPS = NumPyOps()
 
 
 def _fast_ops():
