@@ -89,8 +89,9 @@ _BLAS_LIMIT_MIN_WORK = 1 << 18
 _PARALLEL_MIN_WORK = 1 << 22
 #: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
 _KEY_TILE_BYTES = 1 << 20
-#: Bytes of one block of weight rows [block, n] (weights path): measured at one thread, n = 2048 (MKL),
-#: 128 rows (1 MiB) took 3.0 ns a cell against 3.9 for 256 rows (2 MiB); n = 8192: 64 rows 3.4, 32 rows 3.8.
+#: Bytes of one block of weight rows [block, n] (weights path), which is also kept between 64 and 128 rows:
+#: measured at one thread (MKL), n = 1024: 128 rows 3.5 ns a cell, 256 rows 3.9-4.1; n = 2048: 128 rows
+#: (1 MiB) 3.0, 256 rows 3.9; n = 8192: 64 rows 3.4, 32 rows 3.8.
 _WEIGHT_BLOCK_BYTES = 1 << 20
 
 _controller: Any = None  # threadpoolctl.ThreadpoolController (False: not installed), created on first use
@@ -106,8 +107,8 @@ def attention_weights(q, k, v, scale, causal=False, block=256, threads=2):
     head and give 2-D results. The dtype is kept (float32 end to end when the
     inputs are float32). Memory: the weights themselves, materialised once,
     plus O(threads * n + (m + n) * d) -- no m x n temporary.
-    At most ``block`` rows of queries are processed at a time (fewer when
-    their weights would pass ~1 MiB), on ``threads`` threads.
+    At most ``block`` rows of queries are processed at a time (64 to 128,
+    ~1 MiB of weights, so that a block stays in cache), on ``threads`` threads.
     Returns ``(weights, out)``.
     """
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n], [h, m, d_v])
@@ -224,8 +225,8 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
 
     if want_weights:
         # A block's rows of weights stay in cache between their passes (scores, exp, sums, scaling,
-        # product with V): about 1 MiB of them, at least 64 rows (fewer make the products slow).
-        block = min(block, max(64, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize)))
+        # product with V): about 1 MiB of them, 64 to 128 rows (fewer make the products slow).
+        block = min(block, max(64, min(128, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize))))
     block = min(block, m)
     starts = range(0, m, block)
     if causal:
