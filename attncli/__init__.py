@@ -5,7 +5,7 @@
     (2, 5, 5)
 
 The public names are imported on first use, so that `attn` can configure NumPy's BLAS
-before NumPy loads (see cli.py).
+before NumPy loads (see cli/app.py).
 """
 
 __version__ = "0.1.0"

@@ -10,7 +10,9 @@ Rows (each a median of --reps runs, interleaved with its floor, so that a busy m
   `attn show "time flies like an arrow"` against `import numpy, typer, rich.console, rich.table` (1.25x);
   fresh processes of --attn-python (default: this interpreter), each as the `attn` script runs it;
 - kernels: `attention_outputs` (n >= 1024, target 1.1x) and `attention_weights` (n = 2048: 1.5x,
-  n = 8192: 2x) against torch's scaled_dot_product_attention, float32, 12 heads, d 64, two threads each;
+  n = 8192: 2x) against torch's scaled_dot_product_attention, float32, 12 heads, d 64, two threads each; a row
+  per backend (NumPy, and MKL where the optional `mkl` package is installed), the weights rows noting the time to
+  fill a new array of their size (their memory floor); `--only kernels` runs these rows alone;
 - lines: `attn show --lines` on short lines, the time per line against 1 ms (1,000 lines/s, target 1.0x),
   on one process and on the default (every core);
 - model: attn's forward pass against transformers' eager BertModel (output_attentions) for MiniLM at 10, 128
@@ -27,6 +29,7 @@ import datetime
 import importlib.util
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,11 +58,17 @@ def interleaved(runs: dict[str, Callable[[], object]], reps: int) -> dict[str, f
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def process(cmd: list[str], env: dict | None = None) -> Callable[[], object]:
+def process(cmd: list[str], env: dict | None = None, cpu: list[float] | None = None) -> Callable[[], object]:
+    """A run of `cmd`; with `cpu`, each run's CPU seconds (user + system) are appended to it."""
+
     def run():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT)
         if r.returncode:
             raise SystemExit(f"{cmd} failed: {r.stderr.decode()[-500:]}")
+        if cpu is not None:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 
     return run
 
@@ -68,18 +77,19 @@ Row = tuple[str, str, float | None, float | None, float, str]  # figure, floor, 
 
 
 def startup_rows(python: str, reps: int) -> list[Row]:
+    """Wall time is the figure; the note gives the ratio of CPU time too, which a busy machine disturbs less
+    (on a shared machine the wall time includes the time each process waits for a core)."""
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
-    runs = {
-        "import typer": process([python, "-c", "import typer"], env),
-        "import numpy, typer, rich.console, rich.table": process(
-            [python, "-c", "import numpy, typer, rich.console, rich.table"], env
-        ),
-        "attn --help": process([python, "-c", ATTN, "--help"], env),
-        "attn --version": process([python, "-c", ATTN, "--version"], env),
-        "attn variants": process([python, "-c", ATTN, "variants"], env),
-        'attn show "time flies like an arrow"': process([python, "-c", ATTN, "show", "time flies like an arrow"], env),
+    commands = {
+        "import typer": ["-c", "import typer"],
+        "import numpy, typer, rich.console, rich.table": ["-c", "import numpy, typer, rich.console, rich.table"],
+        "attn --help": ["-c", ATTN, "--help"],
+        "attn --version": ["-c", ATTN, "--version"],
+        "attn variants": ["-c", ATTN, "variants"],
+        'attn show "time flies like an arrow"': ["-c", ATTN, "show", "time flies like an arrow"],
     }
-    t = interleaved(runs, reps)
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    t = interleaved({name: process([python, *args], env, cpu[name]) for name, args in commands.items()}, reps)
     rows: list[Row] = []
     for name, floor, target in [
         ("attn --help", "import typer", 1.3),
@@ -87,8 +97,20 @@ def startup_rows(python: str, reps: int) -> list[Row]:
         ("attn variants", "import typer", 1.3),
         ('attn show "time flies like an arrow"', "import numpy, typer, rich.console, rich.table", 1.25),
     ]:
-        rows.append((f"start-up: {name}", f"python -c '{floor}'", t[name], t[floor], target, ""))
+        ratio = statistics.median(cpu[name]) / statistics.median(cpu[floor])
+        rows.append((f"start-up: {name}", f"python -c '{floor}'", t[name], t[floor], target, f"CPU time {ratio:.2f}x"))
     return rows
+
+
+def kernel_backends() -> dict[str, Callable[[], object]]:
+    """The kernels' backends, each as the function `kernels._fast_ops` they run with: NumPy alone, and Intel MKL
+    (attncli.core.mkl) where the optional `mkl` package is installed."""
+    from attncli.core import mkl
+
+    backends: dict[str, Callable[[], object]] = {"NumPy": lambda: None}
+    if mkl.load() is not None:
+        backends["MKL"] = mkl.load
+    return backends
 
 
 def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
@@ -101,6 +123,18 @@ def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
     import torch
 
     torch.set_num_threads(2)
+    backends = kernel_backends()
+
+    def on(backend: str, fn: Callable[[], object]) -> Callable[[], object]:
+        def run():
+            real, kernels._fast_ops = kernels._fast_ops, backends[backend]
+            try:
+                return fn()
+            finally:
+                kernels._fast_ops = real
+
+        return run
+
     rows: list[Row] = []
     for n in sorted(set(outputs) | set(weights)):
         rng = np.random.default_rng(0)
@@ -109,17 +143,24 @@ def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
         runs: dict[str, Callable[[], object]] = {
             "torch": lambda tq=tq, tk=tk, tv=tv: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
         }
-        if n in outputs:
-            runs["outputs"] = lambda q=q, k=k, v=v: kernels.attention_outputs(q, k, v, D**-0.5)
-        if n in weights:
-            runs["weights"] = lambda q=q, k=k, v=v: kernels.attention_weights(q, k, v, D**-0.5)
+        for b in backends:
+            if n in outputs:
+                runs[f"outputs {b}"] = on(b, lambda q=q, k=k, v=v: kernels.attention_outputs(q, k, v, D**-0.5))
+            if n in weights:
+                runs[f"weights {b}"] = on(b, lambda q=q, k=k, v=v: kernels.attention_weights(q, k, v, D**-0.5))
+        if n in weights:  # the memory floor of the weights path: its [h, n, n] result written once, page faults and all
+            runs["copy"] = lambda q=q, n=n: np.copyto(np.empty((HEADS, n, n), np.float32), q[:, :1, :1])
         with torch.no_grad():
             t = interleaved(runs, reps if n < 8192 else max(1, reps // 3))  # 8192: ~10 s a round on 2 cores
-        if "outputs" in runs:
-            rows.append((f"kernel outputs-only, n = {n}", "torch SDPA", t["outputs"], t["torch"], 1.1, ""))
-        if "weights" in runs:
-            target = 1.5 if n <= 2048 else 2.0
-            rows.append((f"kernel with weights, n = {n}", "torch SDPA", t["weights"], t["torch"], target, ""))
+        for b in backends:
+            if n in outputs:
+                to = t[f"outputs {b}"]
+                rows.append((f"kernel outputs-only, n = {n} ({b})", "torch SDPA", to, t["torch"], 1.1, ""))
+            if n in weights:
+                target = 1.5 if n <= 2048 else 2.0
+                tw = t[f"weights {b}"]
+                note = f"np.copyto into a new array of that size: {t['copy'] * 1e3:.0f} ms ({t['copy'] / tw:.0%})"
+                rows.append((f"kernel with weights, n = {n} ({b})", "torch SDPA", tw, t["torch"], target, note))
     return rows
 
 
@@ -210,9 +251,10 @@ def machine() -> list[str]:
         for i in threadpool_info()
         if i.get("user_api") == "blas"
     ]
+    mkl = "MKL (the optional mkl package)" if "MKL" in kernel_backends() else "none (no mkl package)"
     return [
         f"machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, NumPy {np.__version__}",
-        f"BLAS: {'; '.join(blas) or 'none found'}",
+        f"BLAS: {'; '.join(blas) or 'none found'}; the kernels' fast backend: {mkl}",
     ]
 
 

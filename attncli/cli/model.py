@@ -1,23 +1,19 @@
 """The `--model DIR` options of the `attn` commands, and which other options they may not meet.
 
-Part of the command line (cli.py imports it; nothing else does). An option that has no
+Part of the command line (the commands in cli/commands/ import it; nothing else does). An option that has no
 meaning for a real model (its tokenizer, width, heads, variant and weights are its own), or
 --layer/--head/--rollout without --model, is a one-line ConfigError (exit 2) naming them.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
 
 from attncli.cli.options import choice
-from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError
-
-# attncli.models.HEAD_STATS, written out so that commands without --model never import the model core
-# (tests/test_model_cli.py checks that the two agree).
-STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness")
 
 ModelDir = Annotated[
     str | None,
@@ -25,7 +21,7 @@ ModelDir = Annotated[
         "--model",
         help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
         "local Hugging Face cache (BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
-        "Gemma, Pythia; BART, T5, Marian): "
+        "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
     ),
@@ -64,39 +60,11 @@ Part = Annotated[
     choice(
         "--part",
         names=_parts,
-        help="With an encoder–decoder --model (BART, T5, Marian): cross (default; TEXT is the target, --context "
+        help="With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, --context "
         "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
         "encoder (the source's self-attention: --context, or TEXT without it).",
         show_default=False,
     ),
-]
-HeadsContext = Annotated[
-    str | None,
-    typer.Option("--context", help="With an encoder–decoder --model and --part decoder: the source the decoder reads."),
-]
-Stat = Annotated[
-    str,
-    choice(
-        "--stat",
-        names=lambda: STATS,
-        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness.",
-    ),
-]
-CorpusLines = Annotated[
-    bool,
-    typer.Option(
-        "--lines",
-        help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
-        "them of each head's statistics and detector scores, streamed in padded batches of texts of similar "
-        "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
-        + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
-        + ". Statistics: "
-        + "; ".join(f"{name}: {text}" for name, text in STATISTICS.items())
-        + ".",
-    ),
-]
-MaxLines = Annotated[
-    int | None, typer.Option("--max-lines", help="With --lines: the first N lines only.", show_default=False)
 ]
 Workers = Annotated[
     int | None,
@@ -104,19 +72,6 @@ Workers = Annotated[
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
-DaskAddress = Annotated[
-    str | None,
-    typer.Option(
-        "--dask",
-        help="With --lines --file: run on the Dask cluster at this address (pip install 'attncli[dask]'); its "
-        "workers read the same file and model paths.",
-        show_default=False,
-    ),
-]
-ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
-]
-
 MODEL_ONLY = (
     "layer",
     "head",
@@ -197,3 +152,12 @@ def load_model(path: str):
     from attncli.models import load_model as load
 
     return load(path)
+
+
+def worker_count(given: int | None) -> int:
+    """--workers, checked; by default the cores this process may use, at most 4."""
+    if given is None:
+        return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if not 1 <= given <= 64:
+        raise ConfigError(f"--workers must be between 1 and 64, got {given}")
+    return given

@@ -19,6 +19,12 @@ in, float64 out; other inputs are computed in float64; shapes checked by
 The scale is folded into the transposed keys (one O(n d) pass), never applied
 to an m x n matrix.
 
+The matrix products and exp go through one small ops interface: NumPy's
+(``NUMPY_OPS``), or Intel MKL's when the optional ``mkl`` package is installed
+(``attncli.core.mkl``: at one thread, n = 2048, float32, the outputs-only
+path takes 2.5 ns a score cell against NumPy's 3.1). Inputs too small to
+limit BLAS for always use NumPy.
+
 Speed (see benchmarks/README.md): the blocks run on ``threads`` Python threads
 (NumPy releases the GIL in matmul and in ufunc loops), with BLAS limited to
 one thread while they run. Measured on the 2-core benchmark machine (12
@@ -66,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from attncli.core.ops import NUMPY_OPS
 from attncli.core.shapes import prepare_qkv
 from attncli.errors import DataError
 
@@ -82,6 +89,10 @@ _BLAS_LIMIT_MIN_WORK = 1 << 18
 _PARALLEL_MIN_WORK = 1 << 22
 #: Bytes of one [block, key_tile] tile of scores (about a core's L2 cache).
 _KEY_TILE_BYTES = 1 << 20
+#: Bytes of one block of weight rows [block, n] (weights path), which is also kept between 64 and 128 rows:
+#: measured at one thread (MKL), n = 1024: 128 rows 3.5 ns a cell, 256 rows 3.9-4.1; n = 2048: 128 rows
+#: (1 MiB) 3.0, 256 rows 3.9; n = 8192: 64 rows 3.4, 32 rows 3.8.
+_WEIGHT_BLOCK_BYTES = 1 << 20
 
 _controller: Any = None  # threadpoolctl.ThreadpoolController (False: not installed), created on first use
 _controller_lock = threading.Lock()
@@ -96,7 +107,8 @@ def attention_weights(q, k, v, scale, causal=False, block=256, threads=2):
     head and give 2-D results. The dtype is kept (float32 end to end when the
     inputs are float32). Memory: the weights themselves, materialised once,
     plus O(threads * n + (m + n) * d) -- no m x n temporary.
-    ``block`` rows of queries are processed at a time, on ``threads`` threads.
+    At most ``block`` rows of queries are processed at a time (64 to 128,
+    ~1 MiB of weights, so that a block stays in cache), on ``threads`` threads.
     Returns ``(weights, out)``.
     """
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> ([h, m, n], [h, m, d_v])
@@ -211,6 +223,10 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()  # [h]
     bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
 
+    if want_weights:
+        # A block's rows of weights stay in cache between their passes (scores, exp, sums, scaling,
+        # product with V): about 1 MiB of them, 64 to 128 rows (fewer make the products slow).
+        block = min(block, max(64, min(128, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize))))
     block = min(block, m)
     starts = range(0, m, block)
     if causal:
@@ -219,6 +235,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     else:
         tasks = [(hh, s) for hh in range(h) for s in starts]
     tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+    ones = np.ones((n, 1), dt)  # [n, 1]: row sums as a matrix product
 
     # Key tiles (outputs path): in the fast (unshifted) case a block's scores
     # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
@@ -239,14 +256,14 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
 
     def worker(next_task):
         # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
-        # one only if a head needs the shifted softmax (outputs path).
-        tile_buf: Any = None if want_weights else np.empty(block * min(n, key_tile), dt)
+        # one only if a head needs the shifted softmax (outputs path). Aligned
+        # to 64 bytes, so that every thread hands BLAS the same alignment.
+        tile_buf: Any = None if want_weights else _aligned_empty(block * min(n, key_tile), dt)
         full_buf: Any = None
         row_max = np.empty((block, 1), dt)
-        row_sum = np.empty(block, dt)
-        part_sum = np.empty(block, dt)
-        part_out = np.empty((block, dv), dt)
-        ones = np.ones(n, dt)
+        row_sum = _aligned_empty(block, dt).reshape(block, 1)
+        part_sum = _aligned_empty(block, dt).reshape(block, 1)
+        part_out = _aligned_empty(block * dv, dt).reshape(block, dv)
         while True:
             task = next_task()
             if task is None:
@@ -255,24 +272,21 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             e = min(s + block, m)
             bb = e - s
             kn = min(e, n) if causal else n  # keys this block can see
-            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb]
+            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb, 1]
             if want_weights and kn < n:
                 weights[hh, s:e, kn:] = 0
             if not want_weights and bounded[hh] and kn > key_tile:
                 for c0 in range(0, kn, key_tile):
                     c1 = min(c0 + key_tile, kn)
                     sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
-                    np.matmul(qb, kt[hh, :, c0:c1], out=sb)  # scores
+                    ops.matmul(qb, kt[hh, :, c0:c1], sb)  # scores
                     if causal:
                         mask_causal(sb, c0, c1, s, bb)
-                    np.exp(sb, out=sb)
-                    if c0 == 0:
-                        np.matmul(sb, ones[: c1 - c0], out=rs)
-                        np.matmul(sb, v[hh, c0:c1], out=o)
-                    else:
-                        rs += np.matmul(sb, ones[: c1 - c0], out=part_sum[:bb])
-                        o += np.matmul(sb, v[hh, c0:c1], out=part_out[:bb])
-                np.divide(o, rs[:, None], out=o)
+                    ops.exp(sb)
+                    first = c0 == 0  # the first tile writes the sums, the others add to them
+                    ops.matmul(sb, ones[c0:c1], rs, None if first else part_sum[:bb])
+                    ops.matmul(sb, v[hh, c0:c1], o, None if first else part_out[:bb])
+                np.divide(o, rs, out=o)
                 continue
             # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
             if want_weights:
@@ -281,29 +295,31 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
                 sb = tile_buf[: bb * kn].reshape(bb, kn)
             else:
                 if full_buf is None:
-                    full_buf = np.empty(block * n, dt)
+                    full_buf = _aligned_empty(block * n, dt)
                 sb = full_buf[: bb * kn].reshape(bb, kn)
-            np.matmul(qb, kt[hh, :, :kn], out=sb)  # scores
+            ops.matmul(qb, kt[hh, :, :kn], sb)  # scores
             if causal:
                 mask_causal(sb, 0, kn, s, bb)
             if not bounded[hh]:
                 mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
                 if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
                     np.subtract(sb, mx, out=sb)
-            np.exp(sb, out=sb)
-            np.matmul(sb, ones[:kn], out=rs)  # [bb] row sums (> 0)
+            ops.exp(sb)
+            ops.matmul(sb, ones[:kn], rs)  # [bb, 1] row sums (> 0)
             if want_weights:
                 np.reciprocal(rs, out=rs)
-                np.multiply(sb, rs[:, None], out=sb)  # normalised weights, in place
-                np.matmul(sb, v[hh, :kn], out=o)
+                np.multiply(sb, rs, out=sb)  # normalised weights, in place
+                ops.matmul(sb, v[hh, :kn], o)
             else:
-                np.matmul(sb, v[hh, :kn], out=o)
-                np.divide(o, rs[:, None], out=o)
+                ops.matmul(sb, v[hh, :kn], o)
+                np.divide(o, rs, out=o)
 
     work = h * m * n * (dk + dv)
     if work < _BLAS_LIMIT_MIN_WORK:
+        ops = NUMPY_OPS
         _run(worker, tasks, 1)
         return _squeeze(weights, out, squeeze)
+    ops = _fast_ops() or NUMPY_OPS
     workers = min(threads, len(tasks)) if work >= _PARALLEL_MIN_WORK else 1
     limiter = _blas_limiter()
     if limiter is None:
@@ -314,6 +330,21 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         with limiter:
             _run(worker, tasks, workers)
     return _squeeze(weights, out, squeeze)
+
+
+def _fast_ops():
+    """Intel MKL's gemm and exp when the optional `mkl` package is installed (attncli.core.mkl), else None."""
+    from attncli.core import mkl  # loaded only for inputs big enough to limit BLAS (never for a sentence)
+
+    return mkl.load()
+
+
+def _aligned_empty(size, dt):
+    """An uninitialised 1-D array of `size` elements whose data starts on a 64-byte boundary."""
+    # () -> [size]
+    raw = np.empty(size * dt.itemsize + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip : skip + size * dt.itemsize].view(dt)
 
 
 def _run(worker, tasks, nthreads):

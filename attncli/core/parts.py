@@ -16,6 +16,7 @@ class Part:
     """One attention of an encoder–decoder."""
 
     help: str  # what it is, for --help and captions
+    title: str  # the name over its matrices in `attn show`
     queries: str  # whose tokens are the rows
     keys: str  # whose tokens are the columns
     needs_source: bool  # decoder and cross run the target through the decoder, so they need --context SOURCE
@@ -24,11 +25,24 @@ class Part:
 PARTS: dict[str, Part] = {
     "cross": Part(
         "cross-attention: queries from the decoder (the target), keys and values from the encoder (the source)",
+        "Cross-attention alignment: target queries × source keys",
         "target",
         "source",
         True,
     ),
-    "decoder": Part("the decoder's causal self-attention over the target", "target", "target", True),
-    "encoder": Part("the encoder's self-attention over the source", "source", "source", False),
+    "decoder": Part(
+        "the decoder's causal self-attention over the target",
+        "Decoder self-attention (causal): target × target",
+        "target",
+        "target",
+        True,
+    ),
+    "encoder": Part(
+        "the encoder's self-attention over the source",
+        "Encoder self-attention: source × source",
+        "source",
+        "source",
+        False,
+    ),
 }
 DEFAULT_PART = "cross"

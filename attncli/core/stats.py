@@ -2,7 +2,9 @@
 
 `head_summaries` describes each head of one run ([h, m, n]: `attn show --stats`, `attn compare`);
 `head_stats` gives one number per head and layer of a model ([L, h, n, n]: `attn heads`), with a
-label for clear patterns; `rollout` follows attention through the layers. Entropies are in bits,
+label for clear patterns, and `cross_head_stats` the same for a cross-attention ([L, h, m, n], target
+rows over source columns: `attn heads --part cross`); `rollout` follows attention through the layers,
+`cross_rollout` through an encoder–decoder. Entropies are in bits,
 and 0 · log 0 counts as 0:
 
     >>> row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])).tolist()
@@ -157,6 +159,110 @@ def label_heads(stats: dict[str, np.ndarray]) -> list[list[str]]:  # {stat: [L, 
     return [[label_head(d[l, h], p[l, h], f[l, h], b[l, h]) for h in range(d.shape[1])] for l in range(d.shape[0])]
 
 
+# ---- cross-attention: rows are the target's tokens, columns the source's ---------------------------
+
+CROSS_STATS = {  # name -> what the number means for cross-attention [target x source] (means over target rows)
+    "entropy": "entropy of each row over the source tokens in bits: 0 = one source token, log2(source) = uniform",
+    "max": "largest weight of each row: how sharp the alignment is",
+    "diagonality": "weight on the one or two source tokens nearest the proportional diagonal j = i (n-1)/(m-1) "
+    "(row i of m target tokens, column j of n source tokens): an alignment that keeps the word order",
+    "monotonic": "share of consecutive target tokens whose strongest source token does not move left: 1 = a "
+    "monotonic alignment (1 for a single target token)",
+    "first-token": "weight on the first source token",
+    "last-token": "weight on the last source token (the </s>, or mBART's language code, that ends a source)",
+    "broadness": "row entropy divided by its maximum log2(source tokens): 1 = uniform over the source",
+}
+CROSS_UNDEFINED = {  # the self-attention statistics that mean nothing across two sequences, and why
+    "diagonal": "a[i, i] would pair target token i with source token i of another sentence; see diagonality, "
+    "the weight near the proportional diagonal",
+    "previous": "the token before a target token is in the target, not among the source keys; see monotonic",
+}
+CROSS_LABELS = ("diagonal-alignment", "first-token/sink", "last-token/sink", "broad")
+
+
+def cross_head_stats(weights) -> dict[str, np.ndarray]:  # [L, h, m, n] -> {stat: [L, h]}
+    """Every statistic of CROSS_STATS for every head of a cross-attention, as float64 [L, n_head] arrays.
+
+    >>> a = np.array([[[[0.75, 0.25, 0.0], [0.0, 0.25, 0.75]]]])  # one head, 2 target rows over 3 source tokens
+    >>> s = cross_head_stats(a)
+    >>> float(s["diagonality"][0, 0]), float(s["monotonic"][0, 0]), float(s["last-token"][0, 0])
+    (0.75, 1.0, 0.375)
+    """
+    a = np.asarray(weights, dtype=np.float64)  # [L, h, m, n]
+    if a.ndim != 4:
+        raise DataError(f"cross_head_stats wants weights [layers, heads, m, n], got shape {list(a.shape)}")
+    m, n = a.shape[-2:]
+    centre = np.arange(m) * ((n - 1) / (m - 1) if m > 1 else 0.0)  # [m]: the proportional diagonal
+    band = np.abs(np.arange(n)[None, :] - centre[:, None]) < 1  # [m, n]: the keys either side of it
+    entropy = row_entropy(a)  # [L, h, m]
+    strongest = a.argmax(axis=-1)  # [L, h, m]
+    forward = (np.diff(strongest, axis=-1) >= 0).mean(axis=-1) if m > 1 else np.ones(a.shape[:2])
+    return {
+        "entropy": entropy.mean(axis=-1),
+        "max": a.max(axis=-1).mean(axis=-1),
+        "diagonality": (a * band).sum(axis=-1).mean(axis=-1),
+        "monotonic": forward,
+        "first-token": a[..., 0].mean(axis=-1),
+        "last-token": a[..., -1].mean(axis=-1),
+        "broadness": (entropy / math.log2(n)).mean(axis=-1) if n > 1 else np.zeros(a.shape[:2]),
+    }
+
+
+def label_cross_head(diagonality: float, first_token: float, last_token: float, broadness: float) -> str:
+    """One cross-attention head's pattern: "diagonal-alignment" | "first-token/sink" | "last-token/sink" | "broad" | "".
+
+    As label_head: the mass >= PATTERN_MASS that is largest (ties in that order), else "broad" if broadness >= BROAD.
+    """
+    masses = dict(zip(CROSS_LABELS[:3], (diagonality, first_token, last_token)))
+    best = max(masses, key=lambda label: masses[label])
+    if masses[best] >= PATTERN_MASS:
+        return best
+    return "broad" if broadness >= BROAD else ""
+
+
+def label_cross_heads(stats: dict[str, np.ndarray]) -> list[list[str]]:  # {stat: [L, h]} -> [L][h] labels
+    """label_cross_head for every head of `cross_head_stats(...)`."""
+    d, f, e, b = (stats[k] for k in ("diagonality", "first-token", "last-token", "broadness"))
+    return [
+        [label_cross_head(d[l, h], f[l, h], e[l, h], b[l, h]) for h in range(d.shape[1])] for l in range(d.shape[0])
+    ]
+
+
+def _with_residual(a) -> np.ndarray:  # [n_head, m, n] -> [m, n]
+    """Abnar & Zuidema's Â: the mean of the heads plus the identity for the residual, rows renormalised."""
+    a_hat = np.asarray(a, dtype=np.float64).mean(axis=0) + np.eye(*np.shape(a)[-2:])
+    return a_hat / a_hat.sum(axis=-1, keepdims=True)
+
+
+def cross_rollout(
+    encoder: Sequence[np.ndarray], decoder: Sequence[np.ndarray], cross: Sequence[np.ndarray], upto_layer: int
+) -> tuple[np.ndarray, np.ndarray]:
+    # L_enc x [h, n, n], L_dec x [h, m, m], L_dec x [h, m, n] -> [m, m], [m, n]
+    """Attention rollout through an encoder–decoder: how much of each target input token (T) and each source
+    token (S) has flowed into each target position after decoder layer `upto_layer`; rows of [T | S] sum to 1.
+
+    Abnar & Zuidema's (2020) rollout, carried through the cross-attention after the encoder–decoder rule of
+    Chefer, Gur & Wolf (2021) (there with gradient-weighted heads, here plain head means): the source's flows
+    are the encoder's rollout E (every encoder layer: the decoder reads the encoder's last); per decoder layer
+    the self-attention mixes the target positions, T, S <- Â T, Â S, and the cross-attention (heads averaged,
+    C) adds the source through its residual half and half, T, S <- ½ T, ½ S + ½ C E. T starts as the
+    identity and S at 0.
+
+    >>> t, s = cross_rollout([np.eye(2)[None]], [np.eye(1)[None]], [np.array([[[0.25, 0.75]]])], 0)
+    >>> t.tolist(), s.tolist()
+    ([[0.5]], [[0.125, 0.375]])
+    """
+    if not 0 <= upto_layer < len(decoder) == len(cross):
+        raise DataError(f"rollout layer {upto_layer} is out of range: a decoder of {len(decoder)} layers")
+    e = rollout(encoder)  # [n, n]
+    m, n = np.shape(cross[0])[-2:]
+    t, s = np.eye(m), np.zeros((m, n))
+    for a, c in zip(decoder[: upto_layer + 1], cross[: upto_layer + 1]):
+        a_hat = _with_residual(a)  # [m, m]
+        t, s = 0.5 * (a_hat @ t), 0.5 * (a_hat @ s) + 0.5 * (np.asarray(c, dtype=np.float64).mean(axis=0) @ e)
+    return t, s
+
+
 def rollout(weights: Sequence[np.ndarray], upto_layer: int | None = None) -> np.ndarray:
     # L x [n_head, n, n] -> [n, n]
     """Attention rollout (Abnar & Zuidema 2020) through layers 0..upto_layer (default: all given).
@@ -172,11 +278,7 @@ def rollout(weights: Sequence[np.ndarray], upto_layer: int | None = None) -> np.
         raise DataError(
             f"rollout layer {upto_layer} is out of range: weights of {len(weights)} layers, 0..{len(weights) - 1}"
         )
-    n = np.shape(weights[0])[-1]
-    eye = np.eye(n)
-    r = eye
+    r = np.eye(np.shape(weights[0])[-1])
     for a in weights[: last + 1]:
-        a_hat = np.asarray(a, dtype=np.float64).mean(axis=0) + eye  # [n, n]
-        a_hat /= a_hat.sum(axis=-1, keepdims=True)
-        r = a_hat @ r
+        r = _with_residual(a) @ r  # [n, n]
     return r

@@ -80,19 +80,13 @@ def console(color: str = "auto", file=None, record: bool = False, stderr: bool =
     if width is None:
         width = columns(os.environ, sys.stderr if stderr else None)[0]
 
+    # emoji=False: a token or path like `:smile:` is shown as written (and Rich's emoji table is never loaded)
+    where = {"file": file, "record": record, "stderr": stderr, "width": width, "emoji": False}
     if color == "always":  # the flag wins over NO_COLOR
-        return Console(
-            file=file,
-            force_terminal=True,
-            color_system="truecolor",
-            no_color=False,
-            record=record,
-            stderr=stderr,
-            width=width,
-        )
+        return Console(force_terminal=True, color_system="truecolor", no_color=False, **where)
     if color == "never":
-        return Console(file=file, color_system=None, no_color=True, record=record, stderr=stderr, width=width)
-    return Console(file=file, record=record, stderr=stderr, width=width)
+        return Console(color_system=None, no_color=True, **where)
+    return Console(**where)
 
 
 class NoColor:
@@ -169,7 +163,27 @@ class Sink(io.RawIOBase):
         return True
 
     def write(self, data) -> int:
-        self.raw.write(data)
+        """All of `data`, or an error. A buffered stream may take part of a large write and return the count
+        (a pipe whose reader left mid-write does that), so the rest is written until it is done or fails.
+
+        >>> import io
+        >>> class Part(io.RawIOBase):  # takes at most 3 bytes a call
+        ...     got = b""
+        ...     def write(self, data):
+        ...         self.got += bytes(data[:3])
+        ...         return min(len(data), 3)
+        >>> part = Part()
+        >>> Sink(part).write(b"attention")
+        9
+        >>> part.got
+        b'attention'
+        """
+        view = memoryview(data).cast("B")
+        while view:
+            written = self.raw.write(view)
+            if not written:  # a non-blocking stream that takes nothing: never spin on it
+                raise BlockingIOError(errno.EAGAIN, "the output takes no more bytes")
+            view = view[written:]
         return len(data)
 
     def flush(self) -> None:

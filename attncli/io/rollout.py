@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from attncli.io.documents import Rollout
 from attncli.io.encode import dumps, token_marks
-from attncli.models.run import ROLLOUT_METHOD, ROLLOUT_SCHEMA
+from attncli.models.run import ROLLOUT_SCHEMA
 
 
 def _rows(a: np.ndarray, precision: int | None) -> list:  # [n, n] -> nested lists
@@ -29,11 +29,13 @@ def write_json(doc: Rollout, stream: BinaryIO, precision: int | None = None, lin
         "text": r.text,
         "tokens": list(r.tokens.strings),
         **token_marks(r.tokens),
+        **({} if r.context is None else {"context": r.context}),
+        **({} if r.context_tokens is None else {"context_tokens": list(r.context_tokens.strings)}),
         "config": {
             "model": r.model.name,
             "layer": r.layer,
             "layers": [0, r.layer],
-            "method": ROLLOUT_METHOD,
+            "method": r.method,
             **({} if r.pair is None else {"pair": r.pair}),
         },
     }
@@ -51,9 +53,9 @@ def write_csv(doc: Rollout, stream: BinaryIO, precision: int | None = None) -> N
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(["query_index", "query", "key_index", "key", "weight"])
-    strings = r.tokens.strings
+    strings, keys = r.tokens.strings, r.key_tokens.strings
     for i, row in enumerate(_rows(r.matrix, precision)):
-        writer.writerows([i, strings[i], j, strings[j], repr(w)] for j, w in enumerate(row))
+        writer.writerows([i, strings[i], j, keys[j], repr(w)] for j, w in enumerate(row))
     text.detach()
 
 
@@ -63,4 +65,11 @@ def write_npy(doc: Rollout, stream: BinaryIO, precision: int | None = None) -> N
 
 def write_npz(doc: Rollout, stream: BinaryIO, precision: int | None = None) -> None:
     r = doc.rollout
-    np.savez(stream, rollout=r.matrix, weights=r.weights, tokens=np.array(r.tokens.strings, dtype=str))
+    arrays: dict[str, Any] = {
+        "rollout": r.matrix,
+        "weights": r.weights,
+        "tokens": np.array(r.tokens.strings, dtype=str),
+    }
+    if r.context_tokens is not None:  # an encoder–decoder's cross part: the columns are the source's tokens
+        arrays["context_tokens"] = np.array(r.context_tokens.strings, dtype=str)
+    np.savez(stream, **arrays)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
+from attncli.core.parts import PARTS
 from attncli.core.stats import head_stats, label_heads
 from attncli.io.documents import View
 from attncli.io.encode import dumps
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # a text run's view loads no model code
 
 SCHEMA = "attncli.view/1"
 SCALE = 1000  # a drawn weight is round(weight × SCALE): 0.001 steps, finer than a line's opacity shows
+MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -41,9 +43,10 @@ def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
     return bool((masked == np.triu(np.ones(masked.shape[-2:], dtype=bool), 1)).all())
 
 
-def _labels(weights: np.ndarray, causal: bool) -> list[list[str]]:  # [L, h, m, n] -> [L][h]
-    """The pattern `attn heads` finds in each head; none for cross-attention (queries and keys differ)."""
-    if weights.shape[-1] != weights.shape[-2]:
+def _labels(weights: np.ndarray, causal: bool, cross: bool = False) -> list[list[str]]:  # [L, h, m, n] -> [L][h]
+    """The pattern `attn heads` finds in each head; none for cross-attention (queries and keys differ, even when
+    there are as many of each)."""
+    if cross:
         return [[""] * weights.shape[1] for _ in range(weights.shape[0])]
     return label_heads(head_stats(weights, causal=causal))
 
@@ -73,20 +76,21 @@ def _layers(
     return out, masks
 
 
-def _document(result: AttentionResult, command: str, layers: list[dict], masks: list, **more) -> dict:
-    ctx = None if result.context_tokens is None else list(result.context_tokens.strings)
+def _strings(tokens) -> list[str] | None:  # Tokens or None -> its strings
+    return None if tokens is None else list(tokens.strings)
+
+
+def _document(result: AttentionResult, command: str, **more) -> dict:
     return {
         "schema": SCHEMA,
         "command": command,
         "text": result.text,
         "context": result.context,
         "tokens": list(result.tokens.strings),
-        "context_tokens": ctx,
+        "context_tokens": _strings(result.context_tokens),
         "config": result.source.config_record(result),
         "caption": result.source.caption(result),
         "scale": SCALE,
-        "masks": masks,
-        "layers": layers,
         **more,
     }
 
@@ -102,13 +106,13 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
     `attn steps` exactly (or to `precision` digits)."""
     weights, masked = _weights(result)
     heads = [result.head_index(h) for h in range(weights.shape[0])]
-    labels = _labels(weights[None], _causal(masked))
+    labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
     layers, masks = _layers(weights[None], None if masked is None else masked[None], [0], heads, labels)
     return _document(
         result,
         command,
-        layers,
-        masks,
+        masks=masks,
+        layers=layers,
         layer=0,
         head=heads[0] if head is None else head,
         exact=None,
@@ -116,13 +120,21 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
     )
 
 
-def model_view(model: Model, result: AttentionResult, model_dir: str, command: str) -> dict:
+def model_view(
+    model: Model, result: AttentionResult, model_dir: str, command: str, pair: tuple[str, str | None] | None = None
+) -> dict:
     """Every layer and head of a model on the result's text, opened at the result's layer (and head, if one).
 
     The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
-    jq path that print one weight exactly, with {layer}, {head}, {query} and {key} to fill in.
+    jq path that print one weight exactly, with {layer}, {head}, {query} and {key} to fill in (and the same
+    for the mean over the heads, "mean_command" and "mean_path"). An encoder–decoder's page has its every
+    part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
     from attncli.models import forward  # the model's own forward pass: only a --model run gets here
+    from attncli.models.encdec import is_seq2seq
+
+    if is_seq2seq(model):
+        return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
 
     record = result.source.config_record(result)  # the layer shown, and the head if one was chosen
     weights = np.stack(forward(model, np.asarray(result.tokens.ids)).weights)  # [L, h, n, n]
@@ -130,16 +142,94 @@ def model_view(model: Model, result: AttentionResult, model_dir: str, command: s
     masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
-    text = shlex.quote(result.text or "")
-    exact = {
-        "command": f"attn show {text} --model {shlex.quote(model_dir)} --layer {{layer}} --head {{head}} -f json",
-        "path": ".heads[0].weights[{query}][{key}]",
-    }
+    exact = _exact(f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
-        result, command, layers, masks, layer=record["layer"], head=record.get("head", 0), exact=exact, steps=None
+        result,
+        command,
+        masks=masks,
+        layers=layers,
+        layer=record["layer"],
+        head=record.get("head", 0),
+        exact=exact,
+        steps=None,
     )
     return {**doc, "config": config, "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head}}
+
+
+def _exact(shown: str) -> dict:
+    """The `attn show` commands (from `shown`, which chooses the layer) and the jq paths that print one weight
+    exactly: of a head, and of the mean over the heads (the page's mean)."""
+    return {
+        "command": f"{shown} --head {{head}} -f json",
+        "path": ".heads[0].weights[{query}][{key}]",
+        "mean_command": f"{shown} -f json",
+        "mean_path": MEAN_PATH,
+    }
+
+
+def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None) -> dict:
+    # [m] strings, [n] strings or None, [L, h, m, n], [m, n] bool or None (the same mask in every head)
+    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights."""
+    shape = weights.shape
+    labels = _labels(weights, masked is not None, key_tokens is not None)
+    every = None if masked is None else np.broadcast_to(masked, shape)
+    layers, masks = _layers(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
+    part = PARTS[name]
+    return {
+        "help": part.help,
+        "queries": part.queries,
+        "keys": part.keys,
+        "tokens": list(tokens),
+        "context_tokens": None if key_tokens is None else list(key_tokens),
+        "masks": masks,
+        "layers": layers,
+    }
+
+
+def _pair(result: AttentionResult) -> tuple[str, str | None]:
+    """The (target, source) of an encoder–decoder's result: the source is its context (cross) or the one its
+    decoder read; an encoder's result without a target is (source, None)."""
+    return result.text or "", result.context or getattr(result.source, "source_text", None)
+
+
+def parts_view(
+    model: Model, result: AttentionResult, model_dir: str, command: str, text: str, context: str | None
+) -> dict:
+    """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
+    teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
+    only the encoder is there), opened at the result's part, layer and head.
+
+    "parts" maps each part's name to what a one-part document has at its top: its rows' "tokens", its columns'
+    "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
+    and the columns ("keys") are. "exact" has {part} to fill in as well.
+    """
+    from attncli.models.seq2seq import every_part  # only an encoder–decoder's page gets here
+
+    record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
+    parts = {
+        name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
+        for name, found in every_part(model, text, context).items()
+    }
+    pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
+    config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
+    doc = _document(
+        result,
+        command,
+        part=record["part"],
+        parts=parts,
+        layer=record["layer"],
+        head=record.get("head", 0),
+        exact=_exact(f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}}"),
+        steps=None,
+    )
+    return {
+        **doc,
+        "text": text,
+        "context": context,
+        "config": config,
+        "model": {"name": model.name, "n_head": model.n_head},
+    }
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------

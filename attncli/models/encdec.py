@@ -1,4 +1,4 @@
-"""The forward pass of an encoder–decoder (BART, T5, Marian) with teacher forcing, as transformers runs it.
+"""The forward pass of an encoder–decoder (BART, mBART, T5, Marian) with teacher forcing, as transformers runs it.
 
 The encoder is the family's ordinary blocks, run by `forward` over the source; the decoder's blocks
 (cross.py's `Decoder`, a family's `decoder`) run over the decoder input, each layer its causal self-attention,
@@ -34,8 +34,11 @@ def is_seq2seq(model: Model) -> bool:
 
 
 def decoder_input(model: Model, labels) -> list[int]:  # [m] label ids -> [m] decoder input ids
-    """The decoder start token, then the labels without their last (transformers' shift_tokens_right)."""
-    return [model.hp["decoder_start"], *[int(i) for i in labels][:-1]]
+    """The decoder start token, then the labels without their last (transformers' shift_tokens_right); a model
+    with no start token (mBART) starts from its last label instead, the target language's code."""
+    ids = [int(i) for i in labels]
+    start = model.hp["decoder_start"]
+    return [ids[-1] if start is None else start, *ids[:-1]]
 
 
 def seq2seq_forward(model: Model, source_ids, decoder_ids) -> Seq2Seq:  # [n], [m] -> Seq2Seq

@@ -20,6 +20,7 @@ from attncli.core.attention import Projections
 from attncli.core.variants import VARIANTS
 from attncli.models import (
     HEAD_STATS,
+    LABELS,
     Forward,
     Model,
     ModelError,
@@ -163,10 +164,11 @@ def model_result(
     )
 
 
-def token_marks(tokens: Tokens) -> list[str]:
-    """The caption's key to the token labels: which special tokens the tokenizer added, where a pair splits."""
+def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
+    """The caption's key to the token labels: which special tokens the tokenizer added (to `tokens` or the
+    `others`, a cross-attention's source), where a pair splits."""
     lines = []
-    added = list(dict.fromkeys(t for t, special in zip(tokens.strings, tokens.special) if special))
+    added = list(dict.fromkeys(t for k in (tokens, *others) for t, special in zip(k.strings, k.special) if special))
     if added:
         lines.append(f"{SPECIAL_MARK} = added by the tokenizer, not cut from the text: {' '.join(added)}")
     if tokens.second is not None:
@@ -204,6 +206,10 @@ class ModelLayer:
     pair: str | None = None  # --context: the second text of a sentence pair
 
     output_formula = "concat(A_h V_h) W_O"
+
+    @property
+    def matrix_name(self) -> str | None:
+        return None  # a model's self-attention: plain attention weights
 
     def _heads_phrase(self) -> str:
         n = self.model.n_head
@@ -324,28 +330,37 @@ class ModelLayer:
 # ---- attn heads -----------------------------------------------------------------------------------
 
 
-def heads_document(model: Model, text: str) -> dict:
-    """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer."""
-    tokens = model_tokens(model, text)
-    weights = np.stack(forward(model, tokens.ids).weights)  # [L, h, n, n]
+def heads_document(model: Model, text: str, pair: str | None = None) -> dict:
+    """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
+    sentence pair `text`, `pair` with its token types, when a second text is given)."""
+    tokens, run = _run(model, text, pair)
+    weights = np.stack(run.weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
-    return heads_rows(model, text, tokens, weights, model.causal)
+    return heads_rows(model, text, tokens, weights, model.causal) | ({} if pair is None else {"pair": pair})
 
 
 def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]
-    """The `attn heads` document of these weights (a model's, or one part of an encoder–decoder's)."""
+    """The `attn heads` document of these self-attention weights (a model's, or one part of an encoder–decoder's)."""
     stats = head_stats(weights, causal=causal)
-    labels = label_heads(stats)
+    return heads_table(model, text, tokens, stats, label_heads(stats), HEAD_STATS, LABELS) | {"causal": causal}
+
+
+def heads_table(
+    model: Model, text: str, tokens: Tokens, stats: dict, labels: list, meanings: dict, kinds: tuple
+) -> dict:  # stats {stat: [L, h]}, labels [L][h]
+    """The `attn heads` document: a row per head with every statistic of `meanings` and its label (one of
+    `kinds` or "")."""
     shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
+    n_layer = len(labels)
     rows = [
         {
             "layer": l,
             "head": h,
             **{key: f(model, h) for key, f in shared.items()},
-            **{k: float(stats[k][l, h]) for k in HEAD_STATS},
+            **{k: float(stats[k][l, h]) for k in meanings},
             "label": labels[l][h],
         }
-        for l in range(weights.shape[0])
+        for l in range(n_layer)
         for h in range(model.n_head)
     ]
     return {
@@ -355,11 +370,11 @@ def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -
         "model": model.name,
         "summary": describe(model),
         "model_type": model.model_type,
-        "n_layer": weights.shape[0],
+        "n_layer": n_layer,
         "n_head": model.n_head,
         **({"n_kv_head": model.n_kv_head} if shared else {}),
-        "causal": causal,
-        "stats": dict(HEAD_STATS),
+        "stats": dict(meanings),
+        "labels": list(kinds),
         "rows": rows,
     }
 
@@ -375,9 +390,16 @@ class Rollout:
     tokens: Tokens
     model: Model
     layer: int
-    matrix: np.ndarray  # [n, n] float64, rows sum to 1
-    weights: np.ndarray  # [layer + 1, n_head, n, n] the model's attention, layer by layer
+    matrix: np.ndarray  # [n, n] float64, rows sum to 1 (cross: [m target, n source], rows sum to the source's share)
+    weights: np.ndarray  # [layer + 1, n_head, n, n] the model's attention, layer by layer (cross: [.., m, n])
     pair: str | None = None  # --context: the second text of a sentence pair
+    context: str | None = None  # an encoder–decoder's source, when the columns are its tokens
+    context_tokens: Tokens | None = None  # the columns' tokens when they are not `tokens`
+    method: str = ROLLOUT_METHOD
+
+    @property
+    def key_tokens(self) -> Tokens:
+        return self.tokens if self.context_tokens is None else self.context_tokens
 
 
 def model_rollout(model: Model, text: str, layer: int | None = None, pair: str | None = None) -> Rollout:

@@ -6,19 +6,29 @@
 
 `attn show TARGET --model DIR --context SOURCE` runs SOURCE through the encoder and TARGET through the
 decoder with teacher forcing, as transformers does given labels (labels = the tokenizer's ids of
-TARGET, decoder input = the decoder start token then the labels without their last). The part names
+TARGET, decoder input = the decoder start token then the labels without their last; mBART's target starts
+with its language code, and its decoder with that code, the last label). The part names
 are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one part, its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.core.parts import DEFAULT_PART, PARTS
-from attncli.core.stats import rollout
+from attncli.core.stats import (
+    CROSS_LABELS,
+    CROSS_STATS,
+    CROSS_UNDEFINED,
+    cross_head_stats,
+    cross_rollout,
+    label_cross_heads,
+    rollout,
+)
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -28,8 +38,18 @@ from attncli.pipeline.tokenize import Tokens
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
-from .load import Model, check_head, encode
-from .run import ModelLayer, Rollout, describe, heads_document, heads_rows, model_result, model_rollout, token_marks
+from .load import Model, ModelTokens, check_head, encode
+from .run import (
+    ModelLayer,
+    Rollout,
+    describe,
+    heads_document,
+    heads_rows,
+    heads_table,
+    model_result,
+    model_rollout,
+    token_marks,
+)
 
 LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source
 
@@ -55,7 +75,7 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
         raise ModelError(
             f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
             f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
-            "(BART, T5, Marian)"
+            "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
         raise ModelError(
@@ -79,6 +99,49 @@ def _check_language(model: Model, source: str) -> None:
         )
 
 
+def _language_codes(model: Model) -> list[str]:
+    """mBART's language codes (en_XX, fr_XX, ...): the vocabulary's tokens of its family's `language_code` form."""
+    pattern = model.hp.get("language_code")
+    if pattern is None:
+        return []
+    return sorted(t for t in model.tokenizer.get_vocab(with_added_tokens=True) if re.fullmatch(pattern, t))
+
+
+def _with_language(model: Model, text: str, t: ModelTokens, target: bool) -> ModelTokens:
+    """mBART: a language code first in `text` takes the place of the one its tokenizer adds (the source language
+    it was saved with), as transformers' tokenizer does given src_lang / tgt_lang. A target must give one: the
+    decoder starts from it."""
+    codes = _language_codes(model)
+    if not codes:
+        return t
+    given = next((i for i, special in enumerate(t.special) if not special), None)  # the first token of the text
+    slot = next((i for i, (s, special) in enumerate(zip(t.strings, t.special)) if special and s in codes), None)
+    if given is None or t.strings[given] not in codes or slot is None:
+        if not target:
+            return t
+        shown_codes = " ".join(codes[:6]) + (" ..." if len(codes) > 6 else "")
+        raise ModelError(
+            f"{model.name} is multilingual: its decoder starts from the target language's code, one of "
+            f"{shown_codes} ({len(codes)}); put one first in the target: '{codes[0]} {text.strip()}'"
+        )
+    keep = [i for i in range(len(t)) if i != given]
+    at = keep.index(slot)
+
+    def moved(values: tuple, value) -> tuple:  # the code given in the text, in the tokenizer's slot
+        out = [values[i] for i in keep]
+        out[at] = value
+        return tuple(out)
+
+    return replace(
+        t,
+        strings=moved(t.strings, t.strings[given]),
+        ids=moved(t.ids, t.ids[given]),
+        offsets=moved(t.offsets, t.offsets[given]),
+        types=moved(t.types, t.types[given]),
+        special=moved(t.special, True),
+    )
+
+
 def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
@@ -88,14 +151,19 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
 def _source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     _check_language(model, source)
-    t = encode(model, source)
+    t = _with_language(model, source, encode(model, source), target=False)
     return _tokens(model, t.strings, t.ids, t.offsets, t.special)
+
+
+def target_labels(model: Model, target: str) -> ModelTokens:
+    """The target as transformers' labels: its tokenizer's tokens (mBART's with the target's language code)."""
+    _check_text(target, "text")
+    return _with_language(model, target, encode(model, target), target=True)
 
 
 def _decoder_tokens(model: Model, target: str) -> Tokens:
     """The decoder's input: the start token, then the target's tokens (its labels) without the last."""
-    _check_text(target, "text")
-    labels = encode(model, target)
+    labels = target_labels(model, target)
     ids = decoder_input(model, labels.ids)
     start = model.tokenizer.id_to_token(ids[0]) or f"<{ids[0]}>"
     return _tokens(
@@ -127,10 +195,7 @@ def part_result(
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return model_result(model, text, layer, head, context)
-    n_layer = model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"]
-    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
-    layer %= n_layer
+    layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     pick_head = None if head is None else check_head(model, head)
     source = context if context is not None else text
     src = _source_tokens(model, source)
@@ -183,6 +248,10 @@ class PartLayer(ModelLayer):
     part: str = DEFAULT_PART
     source_text: str | None = None  # the source the decoder read (decoder and cross parts)
 
+    @property
+    def matrix_name(self) -> str | None:
+        return PARTS[self.part].title
+
     def caption(self, result: AttentionResult) -> list[str]:
         m, p = self.model, PARTS[self.part]
         n_layer = m.n_layer if self.part == "encoder" else m.hp["n_dec_layer"]
@@ -193,8 +262,9 @@ class PartLayer(ModelLayer):
             f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
         ]
         if self.part != "encoder":
-            lines.append("teacher forcing: the decoder reads its start token, then the target without its last token")
-        lines += token_marks(result.tokens)
+            start = "its start token" if m.hp["decoder_start"] is not None else "the target's language code"
+            lines.append(f"teacher forcing: the decoder reads {start}, then the target without its last token")
+        lines += token_marks(result.tokens, *([] if result.context_tokens is None else [result.context_tokens]))
         if self.part == "cross":
             lines.append(
                 f"alignment: rows = target tokens ({len(result.tokens)}), columns = source tokens "
@@ -279,37 +349,96 @@ def _part_weights(model: Model, text: str, context: str | None, part: str) -> tu
     return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
 
 
+CROSS_ROLLOUT_METHOD = (
+    "attention rollout through an encoder–decoder (Abnar & Zuidema 2020, carried through the cross-attention "
+    "after the encoder–decoder rule of Chefer, Gur & Wolf 2021, with plain head means where they weight heads by "
+    "gradients): the source's flows are the encoder's rollout E; per decoder "
+    "layer T, S <- Â T, Â S (Â = ½ mean of the self-attention heads + ½ I), then T, S <- ½ T, ½ S + ½ C E "
+    "(C = mean of the cross-attention heads); the matrix is S with each row rescaled to sum to 1 (the source's "
+    "share of every row is 1 - 2^-(layer+1) by the ½ residual, the same in every row)"
+)
+
+
+def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
+    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
+        raise ModelError(f"layer {layer} is out of range: the {part} of {model.name} has {n_layer} layers")
+    return layer % n_layer
+
+
 def part_rollout(
     model: Model, text: str, layer: int | None = None, context: str | None = None, part: str | None = None
 ) -> Rollout:
-    """Attention rollout through one part's layers 0..layer (encoder or decoder; cross-attention is not square)."""
+    """Attention rollout through one part's layers 0..layer: the encoder's or the decoder's self-attention, or
+    (cross) how much each source token has flowed into each target position after decoder layer `layer`."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return model_rollout(model, text, layer, context)
     if chosen == "cross":
-        raise ModelError(
-            "--rollout multiplies each layer's square self-attention through the residual stream; cross-attention "
-            "maps target to source, so roll out --part encoder or --part decoder (or show --part cross)"
-        )
+        assert context is not None  # check_part asks for the source
+        src, tgt = _source_tokens(model, context), _decoder_tokens(model, text)
+        run = seq2seq_forward(model, src.ids, tgt.ids)
+        layer = _check_layer(model, "decoder", layer, len(run.cross))
+        decoder, cross = [s.weights for s in run.decoder], [s.weights for s in run.cross]
+        _, flows = cross_rollout(run.encoder.weights, decoder, cross, layer)  # [m, n]
+        matrix = flows / flows.sum(axis=-1, keepdims=True)  # of what came from the source, each token's share
+        kept = np.stack(cross[: layer + 1])  # [layer + 1, n_head, m, n]
+        return Rollout(text, tgt, model, layer, matrix, kept, None, context, src, CROSS_ROLLOUT_METHOD)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
-    n_layer = len(weights)
-    if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {chosen} of {model.name} has {n_layer} layers")
-    layer %= n_layer
-    kept = weights[: layer + 1]
-    return Rollout(shown_text, tokens, model, layer, rollout(kept, upto_layer=layer), np.stack(kept))
+    layer = _check_layer(model, chosen, layer, len(weights))
+    rolled = rollout(weights, upto_layer=layer)
+    return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
 def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own."""
+    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own.
+    Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return heads_document(model, text)
-    if chosen == "cross":
-        raise ModelError(
-            "attn heads measures square self-attention (diagonal, previous token); cross-attention maps target to "
-            "source: use --part encoder or --part decoder, or attn show --part cross --mean-heads for the alignment"
-        )
+        return heads_document(model, text, context)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
+    source = {} if context is None else {"source": context}
+    if chosen == "cross":
+        assert context is not None  # check_part asks for the source
+        stats = cross_head_stats(np.stack(weights))
+        doc = heads_table(model, shown_text, tokens, stats, label_cross_heads(stats), CROSS_STATS, CROSS_LABELS)
+        src = _source_tokens(model, context)
+        return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
-    return doc | {"part": chosen, **({} if context is None else {"source": context})}
+    return doc | {"part": chosen, **source}
+
+
+def part_layers(model: Model, part: str) -> int:
+    """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
+    if not is_seq2seq(model) or not PARTS[part].needs_source:
+        return model.n_layer
+    return int(model.hp["n_dec_layer"])
+
+
+@dataclass(frozen=True)
+class PartWeights:
+    """Every layer of one part: its rows' tokens, its columns' (None: the same tokens) and weights."""
+
+    tokens: Tokens
+    key_tokens: Tokens | None
+    weights: list[np.ndarray]  # per layer [n_head, n_q, n_k]
+    masked: np.ndarray | None  # [n_q, n_k] bool, True = masked (the decoder's causal mask), the same in every head
+
+
+def every_part(model: Model, text: str, context: str | None) -> dict[str, PartWeights]:
+    """Every layer of every part of an encoder–decoder from one teacher-forced pass (`text` the target, `context`
+    the source); without a context, `text` is the source and only the encoder's part is there."""
+    source = context if context is not None else text
+    src = _source_tokens(model, source)
+    if context is None:
+        return {"encoder": PartWeights(src, None, forward(model, src.ids).weights, None)}
+    tgt = _decoder_tokens(model, text)
+    run = seq2seq_forward(model, src.ids, tgt.ids)
+    side = {"source": src, "target": tgt}
+    out = {}
+    for name, p in PARTS.items():
+        weights, masked = run.encoder.weights, None
+        if p.needs_source:  # a decoder's part: Seq2Seq's field of the same name, each layer's steps
+            steps = getattr(run, name)
+            weights, masked = [s.weights for s in steps], None if steps[0].masked is None else steps[0].masked[0]
+        out[name] = PartWeights(side[p.queries], None if p.keys == p.queries else side[p.keys], weights, masked)
+    return out

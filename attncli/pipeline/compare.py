@@ -78,11 +78,19 @@ def coverage(text: str, tokens: Tokens) -> tuple[bool, str]:
 
 
 def token_rows(text: str, tokens: Tokens) -> list[dict]:
-    """One flat record per token: index, token, id, start, end, the text span, and what kind it is."""
+    """One flat record per token: index, token, id, start, end, the text span, and what kind it is
+    (`special` when the tokenizer added it, as a model's does [CLS] and <s>).
+
+    >>> [r["kind"] for r in token_rows("a b", Tokens(("[CLS]", "a", "b"), (0, 5, 6), ((0, 0), (0, 1), (2, 3)), "x",
+    ...                                                 special=(True, False, False)))]
+    ['special', '', '']
+    """
     pieces, unk = byte_pieces(tokens), unknown(tokens)
+    special = tokens.special or (False,) * len(tokens)
     rows = []
     for i, (s, token_id, (start, end)) in enumerate(zip(tokens.strings, tokens.ids, tokens.offsets)):
-        kind = "unknown" if unk[i] else "byte piece" if pieces[i] else "no span" if start == end else ""
+        is_kind = (("special", special[i]), ("unknown", unk[i]), ("byte piece", pieces[i]), ("no span", start == end))
+        kind = next((k for k, yes in is_kind if yes), "")
         rows.append(
             {
                 "index": i,

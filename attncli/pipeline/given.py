@@ -57,6 +57,7 @@ class GivenMatrices:
     params_given: bool  # True: the learned parameters came from the JSON, else seeded
 
     output_formula = "A V"
+    matrix_name = None
 
     def caption(self, result: AttentionResult) -> list[str]:
         shapes = f"given Q {list(self.q)}, K {list(self.k)}, V {list(self.v)} ({self.file})"

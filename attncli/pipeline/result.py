@@ -30,6 +30,12 @@ class Source(Protocol):
         """O = ... in the title of the output table."""
         ...
 
+    @property
+    def matrix_name(self) -> str | None:
+        """What the weight matrices are, over them, when a plain "attention weights" would not say it (which
+        attention of an encoder–decoder); None for the others."""
+        ...
+
     def caption(self, result: AttentionResult) -> list[str]:
         """The lines under the matrix: what a reader needs to reproduce and trust it."""
         ...
@@ -140,6 +146,10 @@ class OneHead:
     @property
     def output_formula(self) -> str:
         return self.inner.output_formula
+
+    @property
+    def matrix_name(self) -> str | None:
+        return self.inner.matrix_name
 
     def caption(self, result: AttentionResult) -> list[str]:
         return [*self.inner.caption(result), f"head {self.head} of 0..{self.n_head - 1} shown (--head)"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,8 +27,10 @@ from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
 from attncli.pipeline.result import AttentionResult, config_record
-from attncli.pipeline.steps import Step, text_steps
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, check_count, expected_tokens, tokenize
+
+if TYPE_CHECKING:  # the stages load for attn steps and the page, not for every run
+    from attncli.pipeline.steps import Step
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class TextRun:
     config: RunConfig  # resolved: the same object as the result's config
 
     output_formula = "concat(A_h V_h) W_O"
+    matrix_name = None
 
     def caption(self, result: AttentionResult) -> list[str]:
         c = self.config
@@ -63,6 +67,8 @@ class TextRun:
         return config_record(c, c.tokenizer, c.positional, c.projection, c.seed)
 
     def steps(self, result: AttentionResult) -> list[Step]:
+        from attncli.pipeline.steps import text_steps
+
         return text_steps(result)
 
     def head_index(self, h: int) -> int:

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.core.detectors import DETECTORS
-from attncli.models import BROAD, HEAD_STATS, LABELS, PATTERN_MASS
+from attncli.models import BROAD, PATTERN_MASS
 from attncli.models.run import describe, token_marks
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
 from attncli.render.show import escape_token
@@ -30,12 +30,16 @@ SHORT = {
     "duplicate-token": "dup",
     "induction": "ind",
     "first-token": "sink",
+    "diagonal-alignment": "aln",
+    "last-token/sink": "eos",
 }
 EVIDENCE = {
     "previous-token": "previous",
     "diagonal": "diagonal",
     "first-token/sink": "first-token",
     "broad": "broadness",
+    "diagonal-alignment": "diagonality",
+    "last-token/sink": "last-token",
 }  # the statistic behind each label
 MOST = 8  # heads listed per pattern under the grid (-f json has them all)
 
@@ -104,7 +108,7 @@ class HeadsGrid:
 def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
     """Each label with its heads, strongest first: `previous-token (prev, 2): L0 H2 1.00, L1 H9 0.59`."""
     out = Text()
-    for label in LABELS:
+    for label in doc["labels"]:
         stat = EVIDENCE[label]
         heads = sorted((r for r in doc["rows"] if r["label"] == label), key=lambda r: -r[stat])
         out.append(f"{label} ({SHORT[label]}, {len(heads)}): ", style="bold")
@@ -114,23 +118,33 @@ def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
     return out
 
 
+def _token_line(what: str, tokens: list[str]) -> str:
+    shown = " ".join(escape_token(t) for t in tokens[:40]) + (" …" if len(tokens) > 40 else "")
+    return f"{len(tokens)} {what}: {shown}"
+
+
 def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> RenderableType:
-    """`attn heads`: the grid, the labelled heads by pattern, and what the numbers mean."""
-    n = len(doc["tokens"])
-    shown = " ".join(escape_token(t) for t in doc["tokens"][:40]) + (" …" if n > 40 else "")
-    notes = [
-        doc["summary"] + ", trained weights",
-        f"{n} tokens: {shown}",
-        f"{stat}: {HEAD_STATS[stat]}; the mean over the query rows; darker = larger"
+    """`attn heads`: the grid, the labelled heads by pattern, and what the numbers mean (a cross-attention's:
+    target rows over source columns, and the statistics it has no meaning for)."""
+    keys = doc.get("context_tokens", doc["tokens"])
+    n = len(keys)
+    notes = [doc["summary"] + ", trained weights"]
+    if "context_tokens" in doc:
+        notes += [_token_line("target tokens (rows)", doc["tokens"]), _token_line("source tokens (columns)", keys)]
+    else:
+        notes.append(_token_line("tokens", doc["tokens"]))
+    notes += [
+        f"{stat}: {doc['stats'][stat]}; the mean over the query rows; darker = larger"
         + (
             f" (shaded ÷ its maximum, log2 {n} = {math.log2(n):.2f} bits when every key is seen)"
             if stat == "entropy"
             else ""
         ),
-        f"labels: previous-token, diagonal or first-token/sink when that mean mass is ≥ {PATTERN_MASS} "
+        f"labels: {', '.join(doc['labels'][:-1])} when that mean mass is ≥ {PATTERN_MASS} "
         f"(the largest wins), else broad when the entropy is ≥ {BROAD} of its maximum",
+        *(f"no {name}: {why}" for name, why in doc.get("undefined", {}).items()),
     ]
-    if doc["causal"]:
+    if doc.get("causal"):
         notes.append("causal model: row 0 is left out of the means (it can only see itself)")
     if "n_kv_head" in doc:
         group = doc["n_head"] // doc["n_kv_head"]
@@ -140,24 +154,38 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
 
 
 def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
-    """`attn show --rollout`: the rolled-out matrix and what it is."""
-    n = len(r.tokens)
-    labels = r.tokens.labels()
-    title = f"Attention rollout R, layers 0..{r.layer}  [{n}, {n}]"
-    caption = [
-        describe(r.model) + ", trained weights",
-        f"attention rollout, Abnar & Zuidema 2020, layers 0..{r.layer}: per layer Â = ½ (mean of the "
-        f"{r.model.n_head} heads) + ½ I for the residual, R = Â_{r.layer} ⋯ Â_0",
-        "row i: how much of each input token (column) has flowed into position i; each row sums to 1; ▸ = row maximum",
-        *token_marks(r.tokens),
-    ]
+    """`attn show --rollout`: the rolled-out matrix and what it is (an encoder–decoder's cross part: target rows
+    over source columns)."""
+    m, n = r.matrix.shape
+    rows, cols = r.tokens.labels(), r.key_tokens.labels()
+    cross = r.context_tokens is not None
+    kind = "Cross-attention rollout: target rows, source columns" if cross else "Attention rollout R"
+    title = f"{kind}, {'decoder ' if cross else ''}layers 0..{r.layer}  [{m}, {n}]"
+    caption = [describe(r.model) + ", trained weights"]
+    if cross:
+        caption += [
+            f"attention rollout through the encoder–decoder (Abnar & Zuidema 2020; through the cross-attention "
+            f"after the encoder–decoder rule of Chefer et al. 2021, with head means), decoder layers 0..{r.layer}: "
+            f"per layer T, S ← Â T, Â S (Â = ½ mean of the {r.model.n_head} self-attention heads + ½ I), then "
+            "T, S ← ½ T, ½ S + ½ C E (C = mean of the cross-attention heads, E = the encoder's rollout)",
+            "row i: how the part of target position i that came from the source splits over the source tokens "
+            "(columns); rows rescaled to sum to 1 (the source's share is the same in every row); ▸ = row maximum",
+        ]
+    else:
+        caption += [
+            f"attention rollout, Abnar & Zuidema 2020, layers 0..{r.layer}: per layer Â = ½ (mean of the "
+            f"{r.model.n_head} heads) + ½ I for the residual, R = Â_{r.layer} ⋯ Â_0",
+            "row i: how much of each input token (column) has flowed into position i; each row sums to 1; "
+            "▸ = row maximum",
+        ]
+    caption += token_marks(r.tokens, *([r.context_tokens] if cross else []))
     if r.model.causal:
         caption.append("causal model: no token receives anything from a later one (0 above the diagonal)")
     return Group(
         Matrix(
             r.matrix,
-            labels,
-            labels,
+            rows,
+            cols,
             title,
             precision,
             "weights",

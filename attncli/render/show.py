@@ -76,9 +76,11 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
     weights = result.attention()[1]  # [h, m, n]
     q_tokens, k_tokens = result.tokens.labels(), result.key_tokens.labels()
     divider = result.tokens.second if result.context_tokens is None else None  # a sentence pair's boundary
-    n_head = weights.shape[0]
+    n_head, name = weights.shape[0], result.source.matrix_name
+    single = "Attention weights A = softmax(S)" if name is None else f"{name}, A = softmax(S)"
     if mean:
-        title = f"mean of the {n_head} heads' weights" if n_head > 1 else "Attention weights A = softmax(S)"
+        title = single if n_head == 1 else f"mean of the {n_head} heads' weights"
+        title = title if name is None or n_head == 1 else f"{name}, mean of the {n_head} heads"
         masked = None if result.masked is None else np.asarray(result.masked.all(axis=0))
         return [
             Matrix(
@@ -99,7 +101,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
             weights[h],
             q_tokens,
             k_tokens,
-            "Attention weights A = softmax(S)" if n_head == 1 else f"head {result.head_index(h)}",
+            single if n_head == 1 else f"head {result.head_index(h)}",
             precision,
             "weights",
             None if result.masked is None else result.masked[h],
@@ -134,7 +136,11 @@ def show(
     outputs; `matrix_only`: the matrices alone (a picture for a slide)."""
     parts: list[RenderableType] = []
     if result.weights is not None:  # --no-weights: no matrix to show (the caption says so)
-        parts.append(Multiples(weight_matrices(result, precision, head, mean)))
+        matrices = weight_matrices(result, precision, head, mean)
+        name = result.source.matrix_name
+        if name is not None and len(matrices) > 1:  # heads side by side, each titled by its number: say what they are
+            parts.append(Text(f"{name}, every head", style="bold"))
+        parts.append(Multiples(matrices))
     if matrix_only:
         return Group(*parts)
     parts.append(caption(result))

@@ -98,7 +98,7 @@ def tokens_summary(text: str, tokens) -> Text:
     """One dim line: counts, vocabulary and whether the offsets give the input back."""
     ok, why = coverage(text, tokens)
     rows = token_rows(text, tokens)
-    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("unknown", "byte piece", "no span")}
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("special", "unknown", "byte piece", "no span")}
     kinds = {("byte pieces" if k == "byte piece" and v > 1 else k): v for k, v in kinds.items()}
     vocab = "open vocabulary" if tokens.vocab_size is None else f"vocabulary {tokens.vocab_size:,}"
     extras = ", ".join(f"{v} {k}" for k, v in kinds.items() if v)

@@ -162,7 +162,7 @@ def test_steps_json_has_every_stage_of_the_layer(bert, gpt2):
 def test_tokens_with_the_models_tokenizer(bert, gpt2):
     doc = as_json("tokens", "Time flies!", "--model", bert)
     assert [r["token"] for r in doc["rows"]] == ["[CLS]", "time", "flies", "[UNK]", "[SEP]"]
-    assert [r["kind"] for r in doc["rows"]] == ["no span", "", "", "unknown", "no span"]
+    assert [r["kind"] for r in doc["rows"]] == ["special", "", "", "unknown", "special"]
     assert doc["tokenizer"] == "bert-tiny" and doc["reconstructs"] and doc["rows"][1]["span"] == "Time"
     assert [r["token"] for r in as_json("tokens", TEXT, "--model", gpt2)["rows"]][:2] == ["time", "Ġflies"]
     assert "[CLS]" in ok("tokens", TEXT, "--model", bert, "--color", "never")
@@ -309,10 +309,10 @@ def test_scaled_variant_is_what_the_model_does(bert):
 
 
 def test_stat_choices_are_the_cores():
-    from attncli.cli.model import STATS
-    from attncli.models import HEAD_STATS
+    from attncli.cli.commands.heads import STATS
+    from attncli.core.stats import CROSS_STATS, HEAD_STATS
 
-    assert tuple(HEAD_STATS) == STATS
+    assert tuple(dict.fromkeys([*HEAD_STATS, *CROSS_STATS])) == STATS
 
 
 def test_heads_needs_model():
@@ -337,3 +337,18 @@ def test_minilm_layer5_head3_through_the_cli_equals_transformers():
         out = hf(**tok(TEXT, return_tensors="pt"), output_attentions=True)
     assert tok.convert_ids_to_tokens(tok(TEXT)["input_ids"]) == doc["tokens"]
     assert np.abs(ours - out.attentions[5][0, 3].numpy()).max() <= 1e-5
+
+
+def test_heads_of_a_sentence_pair_are_those_of_its_layers(bert, gpt2):
+    """--context on an encoder is a sentence pair, as for attn show (it was silently dropped)."""
+    doc = as_json("heads", "time flies", "--model", bert, "--context", "fruit flies")
+    assert doc["tokens"] == ["[CLS]", "time", "flies", "[SEP]", "fruit", "flies", "[SEP]"]
+    assert doc["pair"] == "fruit flies"
+    for layer in range(3):
+        shown = as_json("show", "time flies", "--model", bert, "--context", "fruit flies", "--layer", layer)
+        first = np.array([row["weights"] for row in shown["heads"]])  # [h, n, n]
+        entropy = -(first * np.log2(np.where(first > 0, first, 1))).sum(-1).mean(-1)
+        got = [r["entropy"] for r in doc["rows"] if r["layer"] == layer]
+        assert np.allclose(got, entropy, atol=1e-5)
+    r = attn("heads", "time flies", "--model", gpt2, "--context", "fruit flies")
+    assert r.exit_code != 0 and "only an encoder" in r.stderr

@@ -30,7 +30,11 @@ def test_the_alignment_table_names_itself_and_marks_each_row():
     r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--mean-heads", "--width", 120)
     assert r.exit_code == 0, r.output
     assert "alignment: rows = target tokens (9), columns = source tokens (8)" in r.output
-    assert "mean of the 4 heads" in r.output
+    assert "Cross-attention alignment: target queries × source keys, mean of the 4 heads" in r.output
+    every = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--width", 120).output
+    assert every.startswith("Cross-attention alignment: target queries × source keys, every head\nhead 0")
+    one = attn("show", TARGET, "--model", GOLDEN / "t5", "--context", SOURCE, "--part", "decoder", "--head", 1).output
+    assert one.startswith("Decoder self-attention (causal): target × target, A = softmax(S)")
     matrix = r.output.split("Output O")[0]
     rows = [line for line in matrix.splitlines() if line.startswith(("le ", "chat ", "tapis "))]
     assert rows and all(line.count("▸") == 1 for line in rows)
@@ -60,10 +64,36 @@ def test_parts_steps_heads_and_rollout_run():
         (("show", TARGET, "--model", GOLDEN / "bert", "--part", "cross"), "its only part is encoder"),
         (("show", TARGET, "--model", GOLDEN / "gpt2", "--part", "decoder", "--context", "x"), "sentence pair"),
         (("show", TARGET, "--part", "cross"), "--part needs --model"),
-        (("show", TARGET, "--model", GOLDEN / "t5", "--context", SOURCE, "--rollout"), "roll out --part encoder"),
-        (("heads", TARGET, "--model", GOLDEN / "t5", "--context", SOURCE), "--part encoder or --part decoder"),
+        (("heads", TARGET, "--model", GOLDEN / "t5", "--context", SOURCE, "--stat", "previous"), "see monotonic"),
+        (("heads", SOURCE, "--model", GOLDEN / "t5", "--part", "encoder", "--stat", "monotonic"), "--part cross"),
     ],
 )
 def test_refusals_say_what_to_do(args, says):
     r = attn(*args)
     assert r.exit_code != 0 and says in r.output, r.output
+
+
+def test_heads_of_the_cross_attention():
+    r = attn("heads", TARGET, "--model", GOLDEN / "marian", "--context", SOURCE, "--stat", "diagonality", "-f", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["part"] == "cross" and "diagonal" in doc["undefined"] and "diagonality" in doc["stats"]
+    assert doc["context_tokens"][-1] == "</s>" and len(doc["rows"]) == 2 * 4
+    table = attn(
+        "heads", TARGET, "--model", GOLDEN / "marian", "--context", SOURCE, "--stat", "monotonic", "--width", 100
+    )
+    assert table.exit_code == 0, table.output
+    assert "monotonic of every head" in table.output and "source tokens (columns)" in table.output
+    assert "no previous:" in table.output
+
+
+def test_cross_rollout_as_json_and_csv():
+    args = ("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--rollout")
+    doc = json.loads(attn(*args, "-f", "json").output)
+    matrix = np.array(doc["rollout"])
+    assert matrix.shape == (len(doc["tokens"]), len(doc["context_tokens"])) and np.allclose(matrix.sum(-1), 1)
+    assert doc["context"] == SOURCE and "Chefer" in doc["config"]["method"]
+    rows = attn(*args, "-f", "csv").output.splitlines()
+    assert rows[0] == "query_index,query,key_index,key,weight" and rows[1].startswith("0,</s>,0,<s>,")
+    table = attn(*args, "--width", 100).output
+    assert "Cross-attention rollout: target rows, source columns" in table

@@ -57,6 +57,17 @@ def test_help_and_version_load_no_registry_and_no_output_machinery(args):
     assert not imported(*args) & set(NOT_FOR_HELP)
 
 
+# All of attncli that `attn --help` and `--version` load: the app, its command table and its error line (they
+# used to load every command's options and the model options with them, about a third of their start-up).
+FOR_HELP = {"attncli", "attncli.cli", "attncli.cli.app", "attncli.cli.lazy", "attncli.cli.signals", "attncli.errors"}
+FOR_HELP |= {"attncli.io", "attncli.io.escape"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_the_app_alone(args):
+    assert {m for m in imported(*args) if m.split(".")[0] == "attncli"} == FOR_HELP
+
+
 def test_help_lists_every_command_without_building_one():
     from typer.main import get_command
 
@@ -70,6 +81,30 @@ def test_help_lists_every_command_without_building_one():
     assert list(group.commands) == ["variants"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["show", "-h"], ["variants"]])
+def test_a_command_imports_its_own_module_only(args):
+    """`attn --help` lists the commands from cli/app.py's table; a command imports its module alone."""
+    mine = {f"attncli.cli.commands.{args[0]}"} if not args[0].startswith("-") else set()
+    assert {m for m in imported(*args) if m.startswith("attncli.cli.commands.")} == mine
+
+
+@pytest.mark.parametrize("limit", [20, 45, 80])
+def test_each_summary_in_the_help_is_its_commands_own(limit):
+    """The table's summary is shortened as Click would shorten the command's own help (its docstring)."""
+    import inspect
+    from importlib import import_module
+
+    from attncli.cli.app import COMMANDS
+    from attncli.cli.lazy import short_help
+
+    for name, summary in COMMANDS.items():
+        own = inspect.getdoc(getattr(import_module(f"attncli.cli.commands.{name}"), name))
+        assert short_help(summary)(limit) == short_help(own)(limit), name
+    assert sorted(COMMANDS) == sorted(
+        p.stem for p in (ROOT / "attncli" / "cli" / "commands").glob("*.py") if p.stem != "__init__"
+    )
+
+
 def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules
@@ -80,6 +115,8 @@ def test_a_text_run_imports_no_model_code():
 # select), the package-data lookup of -t bpe (importlib.resources, and tempfile through it), the BLAS-thread
 # control of long inputs and of models, and the worker pool of long --lines inputs.
 NOT_FOR_A_SENTENCE = [
+    "attncli.pipeline.steps",  # the stages of `attn steps` and the page
+    "attncli.core.detectors",  # named in the help of `attn heads --lines`
     "attncli.pipeline.contain",
     "attncli.pipeline.lines",
     "attncli.core.kernels",
@@ -95,6 +132,18 @@ NOT_FOR_A_SENTENCE = [
 
 def test_a_sentence_loads_only_what_its_run_uses():
     assert not imported("show", "time flies like an arrow") & set(NOT_FOR_A_SENTENCE)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_variants_as_data_loads_no_rich(fmt):
+    """Rich draws tables: `attn variants -f json` has none to draw."""
+    assert not {m for m in imported("variants", "-f", fmt) if m.split(".")[0] == "rich"}
+
+
+def test_no_command_loads_richs_emoji_table():
+    """attn shows `:smile:` as written, so Rich's table of emoji names (2 ms to import) is never needed."""
+    for args in (["variants"], ["show", ":smile: time flies :b:", "--stats"], ["steps", ":x:"]):
+        assert "rich._emoji_codes" not in imported(*args)
 
 
 def test_variants_loads_no_tokenizer():

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attncli.core import kernels
+from attncli.core import kernels, mkl, ops
 from attncli.core.attention import softmax
 from attncli.core.kernels import attention_outputs, attention_weights
 from attncli.errors import DataError
@@ -51,13 +51,18 @@ def make(h, m, n, dk, dv, dtype, seed=0, q_mult=1.0):
     return q, k, v
 
 
-@pytest.fixture
-def force_threads(monkeypatch):
-    """Make even small inputs take the threaded, BLAS-limited, key-tiled path.
+@pytest.fixture(params=["numpy", "mkl"])
+def force_threads(request, monkeypatch):
+    """Make even small inputs take the threaded, BLAS-limited, key-tiled path, with each backend.
 
     Without threadpoolctl installed, a no-op limiter stands in for it, so that
-    the blocks still really run on several threads.
+    the blocks still really run on several threads. The "mkl" run is skipped
+    where the optional `mkl` package is not installed.
     """
+    if request.param == "numpy":
+        monkeypatch.setattr(kernels, "_fast_ops", lambda: None)
+    elif mkl.load() is None:
+        pytest.skip("the optional mkl package is not installed")
     monkeypatch.setattr(kernels, "_PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(kernels, "_BLAS_LIMIT_MIN_WORK", 0)
     monkeypatch.setattr(kernels, "_KEY_TILE_BYTES", 1)  # key tiles of 8: many tiles, ragged last one
@@ -336,17 +341,14 @@ def test_blas_limit_is_shared_and_restored(force_threads):
 
 def test_worker_exception_reaches_the_caller(monkeypatch, force_threads):
     q, k, v = make(2, 64, 64, 8, 8, np.float64)
-    real = kernels.np.exp
 
-    def boom(*a, **kw):
-        raise FloatingPointError("boom")
+    class Boom(ops.NumPyOps):
+        def exp(self, x):
+            raise FloatingPointError("boom")
 
-    monkeypatch.setattr(kernels.np, "exp", boom)
-    try:
-        with pytest.raises(FloatingPointError):
-            attention_outputs(q, k, v, 0.3, block=8, threads=2)
-    finally:
-        monkeypatch.setattr(kernels.np, "exp", real)
+    monkeypatch.setattr(kernels, "_fast_ops", Boom)
+    with pytest.raises(FloatingPointError):
+        attention_outputs(q, k, v, 0.3, block=8, threads=2)
 
 
 # ---------------------------------------------------------------- memory

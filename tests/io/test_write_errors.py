@@ -51,3 +51,24 @@ def test_a_reader_that_stops_early_ends_attn_quietly(fmt):
     p.stdout.read(10)
     p.stdout.close()
     assert p.wait(timeout=60) == 1 and p.stderr.read() == b""
+
+
+def test_a_short_write_then_a_closed_pipe_is_a_broken_pipe():
+    """A pipe whose reader leaves mid-write takes part of the write and returns the count; the rest must fail
+    loudly (BrokenPipeError, exit 1), not be dropped (it was, and attn exited 0 with a cut .npy, ~1 run in 6)."""
+    import io
+
+    from attncli.io.output import Sink
+
+    class Leaving(io.RawIOBase):
+        def __init__(self):
+            self.calls = 0
+
+        def write(self, data):
+            self.calls += 1
+            if self.calls > 1:
+                raise BrokenPipeError(32, "Broken pipe")
+            return 65536
+
+    with pytest.raises(BrokenPipeError):
+        Sink(Leaving()).write(bytes(720_000))

@@ -81,3 +81,20 @@ def test_albert_layers_share_one_set_of_weights():
 def test_albert_refuses_inner_groups(tmp_path):
     with pytest.raises(ModelError, match="inner_group_num 2 is not supported"):
         load_model(_relabelled(tmp_path, "albert", inner_group_num=2))
+
+
+@pytest.mark.parametrize(
+    ("name", "label", "architecture"),
+    [
+        ("llama", "mistral", "LlamaForCausalLM"),
+        ("qwen2", "llama", "Qwen2ForCausalLM"),
+        ("gemma2", "gemma", "Gemma2ForCausalLM"),
+        ("qwen3", "qwen2", "Qwen3ForCausalLM"),
+        ("gpt_neox", "gpt2", "GPTNeoXForCausalLM"),
+    ],
+)
+def test_a_decoder_checkpoint_labelled_as_another_decoder_is_refused(tmp_path, name, label, architecture):
+    """Qwen2 labelled llama would run without its q, k, v biases; Gemma 2 labelled gemma without its soft-cap."""
+    folder = _relabelled(tmp_path, name, model_type=label)
+    with pytest.raises(ModelError, match=rf"model_type '{label}' but architectures '{architecture}'"):
+        load_model(folder)

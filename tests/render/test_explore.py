@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Input
 
+from attncli.core.stats import LABELS
 from attncli.models import load_model
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import DEBOUNCE, ExploreApp
@@ -87,6 +88,16 @@ def test_arrows_move_the_cursor_and_brackets_switch_the_head():
         assert app.e.head == 0
         await pilot.press("a")
         assert app.e.mean and "mean of the 2 heads" in said(app)
+
+    explore(test, text_run(heads=2))
+
+
+def test_the_heads_overview_of_a_text_run_opens_a_head():
+    async def test(pilot, app):
+        await pilot.press("h")
+        assert app.screen.doc["labels"] == LABELS and len(app.screen.doc["rows"]) == 2
+        await pilot.press("right", "enter")
+        assert app.e.head == 1 and "head 1 of 0..1" in said(app)
 
     explore(test, text_run(heads=2))
 

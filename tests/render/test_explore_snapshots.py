@@ -4,6 +4,8 @@ under __snapshots__/). After a deliberate change of the screens: `pytest tests/r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from attncli.models import load_model
@@ -46,3 +48,12 @@ def test_model_heads_overview(snap_compare, bert, size):
 
 def test_help(snap_compare):
     assert snap_compare(text_app(), press=["question_mark"], terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_an_encoder_decoders_alignment(snap_compare, size):
+    """Marian's cross-attention, target rows over source columns, the mean over the heads (▸: each row's strongest)."""
+    golden = Path(__file__).parent.parent / "models" / "golden" / "marian"
+    e = Explorer("le chat est assis sur le tapis", RunConfig(), "the cat sat on the mat", model=load_model(golden))
+    e.compute()
+    assert snap_compare(ExploreApp(e), press=["a", "down", "down"], terminal_size=size)

@@ -11,11 +11,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
 
+GOLDEN = Path(__file__).parent.parent / "models" / "golden"
+SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = [
@@ -73,6 +76,7 @@ def pages(tmp_path_factory):
         "model": ["time flies like an arrow", "--model", model],
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
+        "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
     }
     out = {}
     for name, args in runs.items():
@@ -308,3 +312,109 @@ def test_the_svg_button_downloads_the_current_view(browser, pages, tmp_path):
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     rects = root.findall(".//{http://www.w3.org/2000/svg}rect[@data-i]")
     assert len(rects) == len(doc["tokens"]) ** 2
+
+
+# ---- an encoder–decoder: its parts, the alignment, the mean over the heads ------------------------------------
+
+
+def _state(driver) -> tuple[str, str, str]:
+    """(part, view, layer) the page shows."""
+    return tuple(
+        driver.execute_script(
+            "return [document.body.dataset.part, document.body.dataset.view, document.getElementById('layer').value]"
+        )
+    )
+
+
+def _row_maxima(driver) -> list[tuple[int, int]]:
+    """The (row, column) of each dot of the matrix view, from where it is drawn."""
+    return [
+        tuple(ij)
+        for ij in driver.execute_script(
+            """const cells = [...document.querySelectorAll('.matrix rect[data-i]')];
+        return [...document.querySelectorAll('.rowmax')].map(dot => {
+          const x = +dot.getAttribute('cx'), y = +dot.getAttribute('cy');
+          const cell = cells.find(r => x >= +r.getAttribute('x') && x < +r.getAttribute('x') + +r.getAttribute('width')
+            && y >= +r.getAttribute('y') && y < +r.getAttribute('y') + +r.getAttribute('height'));
+          return [+cell.dataset.i, +cell.dataset.j];
+        });"""
+        )
+    ]
+
+
+def test_an_encoder_decoder_opens_at_its_cross_attention_target_against_source(browser, pages):
+    path, doc = pages["seq2seq"]
+    load(browser, path)
+    cross = doc["parts"]["cross"]
+    assert _state(browser) == ("cross", "head", "1")  # the last layer, as attn show
+    assert count(browser, '.tok[data-side="q"]') == len(cross["tokens"]) == 9  # the target, as the decoder reads it
+    assert count(browser, '.tok[data-side="k"]') == len(cross["context_tokens"]) == 8  # the source
+    assert count(browser, ".boundary") == 1 and count(browser, ".lines line") == drawn_lines(cross, 1, [0])
+    options = browser.execute_script("return [...document.querySelectorAll('#part option')].map(o => o.value)")
+    assert options == list(doc["parts"]) == ["cross", "decoder", "encoder"]
+    labels = browser.execute_script(
+        "return [...document.querySelectorAll('#stage svg > text')].map(t => t.textContent)"
+    )
+    assert "target (queries)" in labels and "source (keys)" in labels
+
+
+def test_c_and_the_chooser_switch_the_part(browser, pages):
+    from selenium.webdriver.support.ui import Select
+
+    path, doc = pages["seq2seq"]
+    load(browser, path)
+    key(browser, "c")
+    decoder = doc["parts"]["decoder"]
+    assert _state(browser) == ("decoder", "head", "1")
+    n = len(decoder["tokens"])
+    assert count(browser, '.tok[data-side="k"]') == n and count(browser, ".boundary") == 0
+    assert count(browser, ".lines line") == drawn_lines(decoder, 1, [0])  # causal: no line to a later token
+    key(browser, "3")
+    assert count(browser, '.matrix rect[fill="url(#hatch)"]') == n * (n - 1) // 2
+    Select(browser.find_element("id", "part")).select_by_value("encoder")
+    encoder = doc["parts"]["encoder"]
+    assert _state(browser) == ("encoder", "matrix", "1")
+    assert count(browser, ".matrix rect[data-i]") == len(encoder["tokens"]) ** 2
+    key(browser, "[2")  # the model view of the encoder's layers × heads
+    assert _state(browser) == ("encoder", "model", "0") and count(browser, ".thumb") == 2 * 4
+    key(browser, "c")  # round to cross, at the layer chosen
+    assert _state(browser) == ("cross", "model", "0")
+    browser.find_element("css selector", '.thumb[data-l="1"][data-h="3"]').click()
+    assert _state(browser) == ("cross", "head", "1") and count(browser, ".lines g[data-head='3']") == 1
+    assert browser.get_log("browser") == []
+
+
+def test_the_alignment_marks_each_target_tokens_strongest_source_token(browser, pages):
+    path, doc = pages["seq2seq"]
+    load(browser, path)
+    key(browser, ",3")  # cross, the last layer, head 0: the matrix of target rows × source columns
+    cross = doc["parts"]["cross"]
+    weights = np.array(cross["layers"][1]["heads"][0]["weights"])
+    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(weights)]
+    title = browser.execute_script("return document.querySelector('#stage svg > text').textContent")
+    assert title.startswith("cross layer 1, head 0, the alignment: rows target (queries), columns source (keys)")
+    key(browser, "a")  # the mean over the heads: the alignment a course draws
+    mean = np.mean([h["weights"] for h in cross["layers"][1]["heads"]], axis=0)
+    assert browser.find_element("id", "mean").is_selected()
+    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(mean)]
+    browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
+    text = browser.find_element("id", "readout").text
+    assert f"query 1 {cross['tokens'][1]} → key 1 {cross['context_tokens'][1]}" in text
+    assert f"mean of the 4 heads): weight {mean[1, 1] / 1000:.3f}" in text
+    assert "--part cross --layer 1 -f json | jq '[.heads[].weights[1][1]] | add / length'" in text
+    key(browser, "1")  # the head view draws the mean as one set of lines
+    assert count(browser, ".lines g") == 1 and count(browser, ".lines line") == int((mean > 0).sum())
+    browser.find_element("css selector", '#heads input[value="2"]').click()  # a head again: the mean is off
+    assert not browser.find_element("id", "mean").is_selected() and count(browser, ".lines g[data-head='2']") == 1
+
+
+def test_the_mean_works_on_a_text_run_and_its_exact_value_is_the_mean_of_the_exact_weights(browser, pages):
+    path, doc = pages["text"]
+    load(browser, path)
+    key(browser, "3a")
+    browser.find_element("css selector", ".matrix").send_keys("\ue015\ue007")  # down, Enter: query 1, key 0
+    text = browser.find_element("id", "readout").text
+    exact = {s["name"]: s["array"] for s in doc["steps"]}["weights"]
+    assert "mean of the 4 heads" in text
+    shown = float(text.split("exact weights = ")[1].split()[0])
+    assert shown == pytest.approx(float(np.mean([h[1][0] for h in exact])), rel=1e-15)

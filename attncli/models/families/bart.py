@@ -1,11 +1,14 @@
-"""BART (Lewis et al. 2020) and Marian (Junczys-Dowmunt et al. 2018) as transformers' modeling_bart.py and
-modeling_marian.py compute them: post-LayerNorm encoder–decoders.
+"""BART (Lewis et al. 2020), Marian (Junczys-Dowmunt et al. 2018) and mBART (Liu et al. 2020) as transformers'
+modeling_bart.py, modeling_marian.py and modeling_mbart.py compute them: BART and Marian post-LayerNorm,
+mBART pre-LayerNorm with a final LayerNorm after its encoder.
 
-x = word · embed_scale + position (BART: learned, rows offset by 2, then layernorm_embedding; Marian:
+x = word · embed_scale + position (BART, mBART: learned, rows offset by 2, then layernorm_embedding; Marian:
 sinusoidal, sin in the first half of each vector, cos in the second); per encoder layer
-    x = LN(x + SelfAttn(x));  x = LN(x + fc2(act(fc1(x))))
+    x = LN(x + SelfAttn(x));  x = LN(x + fc2(act(fc1(x))))             (mBART: x = x + SelfAttn(LN(x)); ...)
 per decoder layer
     y = LN(y + CausalSelfAttn(y));  y = LN(y + CrossAttn(y, encoder output));  y = LN(y + fc2(act(fc1(y))))
+mBART's encoder output is LN(x) (encoder.layer_norm). mBART has no decoder start token: transformers feeds
+its decoder the labels with the last (the target language's code) wrapped round to the front.
 """
 
 from __future__ import annotations
@@ -68,17 +71,27 @@ def embed(model: Model, ids):  # [n] -> [n, d_model]
     return _embed(model, ids, "encoder")
 
 
+def _attention(model: Model, pre: str, l: int, x, causal: bool, memory=None) -> tuple:
+    # [n, d_model] (, memory [n_k, d_model]) -> [n, d_model], LayerSteps
+    """One attention sub-layer `pre` (self_attn, encoder_attn) with its residual and `pre`_layer_norm: after
+    the residual (post-LN: BART, Marian) or on the sub-layer's input (pre-LN: mBART)."""
+    p, scale, ln = _projections(model, pre + "."), model.d_k**-0.5, pre + "_layer_norm"
+    if model.hp["pre_ln"]:
+        steps: LayerSteps = attend(l, _norm(model, ln, x), p, model.n_head, scale, causal, memory=memory)
+        return x + steps.output, steps
+    steps = attend(l, x, p, model.n_head, scale, causal, memory=memory)
+    return _norm(model, ln, steps.output + x), steps
+
+
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
-    """The encoder's self-attention, residual, self_attn_layer_norm."""
-    pre = f"encoder.layers.{l}."
-    steps: LayerSteps = attend(l, x, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, False)
-    return _norm(model, pre + "self_attn_layer_norm", steps.output + x), steps
+    return _attention(model, f"encoder.layers.{l}.self_attn", l, x, False)
 
 
 def _mlp(model: Model, pre: str, x):  # [n, d_model] -> [n, d_model]
-    w, act = model.weights, ACTIVATION_FNS[model.activation]
-    h = linear(w, pre + "fc2", act(linear(w, pre + "fc1", x)))
-    return _norm(model, pre + "final_layer_norm", h + x)
+    w, act, ln = model.weights, ACTIVATION_FNS[model.activation], pre + "final_layer_norm"
+    h = _norm(model, ln, x) if model.hp["pre_ln"] else x
+    h = linear(w, pre + "fc2", act(linear(w, pre + "fc1", h)))
+    return h + x if model.hp["pre_ln"] else _norm(model, ln, h + x)
 
 
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
@@ -86,7 +99,7 @@ def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
 
 
 def final(model: Model, x):  # [n, d_model] -> [n, d_model]
-    return x
+    return _norm(model, "encoder.layer_norm", x) if model.hp["pre_ln"] else x
 
 
 def input_note(layer: int) -> str:
@@ -100,16 +113,11 @@ def decoder_embed(model: Model, ids):  # [m] -> [m, d_model]
 
 
 def decoder_attention(model: Model, l: int, y) -> tuple:  # [m, d_model] -> [m, d_model], LayerSteps
-    pre = f"decoder.layers.{l}."
-    steps: LayerSteps = attend(l, y, _projections(model, pre + "self_attn."), model.n_head, model.d_k**-0.5, True)
-    return _norm(model, pre + "self_attn_layer_norm", steps.output + y), steps
+    return _attention(model, f"decoder.layers.{l}.self_attn", l, y, True)
 
 
 def cross_attention(model: Model, l: int, y, memory) -> tuple:  # [m, d], [n, d] -> [m, d], LayerSteps
-    pre = f"decoder.layers.{l}."
-    p = _projections(model, pre + "encoder_attn.")
-    steps = attend(l, y, p, model.n_head, model.d_k**-0.5, False, memory=memory)
-    return _norm(model, pre + "encoder_attn_layer_norm", steps.output + y), steps
+    return _attention(model, f"decoder.layers.{l}.encoder_attn", l, y, False, memory)
 
 
 def decoder_mlp(model: Model, l: int, y):  # [m, d_model] -> [m, d_model]
@@ -127,6 +135,25 @@ def decoder_note(layer: int, part: str) -> str:
     return f"X: the output of decoder layer {layer - 1}, the input of layer {layer}'s self-attention"
 
 
+def mbart_input_note(layer: int) -> str:
+    where = (
+        "word · embed_scale + position embeddings, then LayerNorm"
+        if layer == 0
+        else f"encoder layer {layer - 1}'s output"
+    )
+    return f"X = LN(x), x = {where}: the input of encoder layer {layer}'s self-attention (pre-LayerNorm)"
+
+
+def mbart_decoder_note(layer: int, part: str) -> str:
+    if part == "cross":
+        return (
+            f"X = LN(y), y = decoder layer {layer}'s stream after its self-attention (the queries); "
+            "X_context: the encoder's output, after its final LayerNorm (the keys and values)"
+        )
+    where = "the decoder input's embeddings" if layer == 0 else f"decoder layer {layer - 1}'s output"
+    return f"X = LN(y), y = {where}: the input of decoder layer {layer}'s self-attention (pre-LayerNorm)"
+
+
 DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, decoder_note)
 BLOCKS = dict(
     word="shared.weight",
@@ -139,9 +166,12 @@ BLOCKS = dict(
 )
 
 
-def _read(c: dict, learned: bool) -> tuple[dict, dict]:
-    """Hyper-parameters (transformers' BartConfig / MarianConfig defaults) and wanted tensor shapes."""
-    if c.get("normalize_before") or c.get("add_final_layer_norm"):
+LANGUAGE_CODE = r"[a-z]{2}_[A-Z]{2}"  # mBART's language codes: en_XX, fr_XX, zh_CN
+
+
+def _read(c: dict, learned: bool, pre_ln: bool = False) -> tuple[dict, dict]:
+    """Hyper-parameters (transformers' BartConfig / MarianConfig / MBartConfig defaults) and wanted tensor shapes."""
+    if not pre_ln and (c.get("normalize_before") or c.get("add_final_layer_norm")):
         raise ModelError("config.json: pre-LayerNorm (normalize_before, add_final_layer_norm) is not supported")
     d = positive_int(c, "d_model", 1024)
     heads, dec_heads = positive_int(c, "encoder_attention_heads", 16), positive_int(c, "decoder_attention_heads", 16)
@@ -161,9 +191,14 @@ def _read(c: dict, learned: bool) -> tuple[dict, dict]:
         "positions_key": "max_position_embeddings",
         "embed_scale": math.sqrt(d) if c.get("scale_embedding") else 1.0,
         "learned_positions": learned,
-        "decoder_start": token_id(c, "decoder_start_token_id", 2),
+        "pre_ln": pre_ln,
+        # mBART: none, its decoder starts from the last label, the language code the target must give
+        "decoder_start": None if pre_ln else token_id(c, "decoder_start_token_id", 2),
+        **({"language_code": LANGUAGE_CODE} if pre_ln else {}),
     }
     wanted: dict = {"shared.weight": (None, d)}
+    if pre_ln:
+        wanted |= {f"encoder.layer_norm.{t}": (d,) for t in ("weight", "bias")}
     for side, layers, ff, parts in (
         ("encoder", hp["n_layer"], ffn, ("self_attn",)),
         ("decoder", hp["n_dec_layer"], dec_ffn, ("self_attn", "encoder_attn")),
@@ -192,3 +227,17 @@ def read_bart(c: dict) -> tuple[dict, dict]:
 def read_marian(c: dict) -> tuple[dict, dict]:
     """Marian: sinusoidal positions, no embedding LayerNorm."""
     return _read(c, learned=False)
+
+
+MBART_DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, mbart_decoder_note)
+
+
+@register(
+    "mbart",
+    model_types=("mbart",),
+    architectures={"MBart": "mbart"},
+    **(BLOCKS | {"input_note": mbart_input_note, "decoder": MBART_DECODER}),
+)
+def read_mbart(c: dict) -> tuple[dict, dict]:
+    """mBART: BART pre-LayerNorm, a LayerNorm after the encoder, a language code that starts the decoder."""
+    return _read(c, learned=True, pre_ln=True)

@@ -76,6 +76,7 @@ def input_note(layer: int) -> str:
 @register(
     "gpt_neox",
     model_types=("gpt_neox",),
+    architectures={"GPTNeoX": "gpt_neox"},
     word="embed_in.weight",
     embed=embed,
     attention=attention,

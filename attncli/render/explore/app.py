@@ -45,12 +45,13 @@ KEYS = [
         "previous / next layer (--model)",
         [("left_curly_bracket", "layer(-1)"), ("right_curly_bracket", "layer(1)")],
     ),
+    ("c", "part", "next part (encoder–decoder): cross, decoder, encoder", [("c", "part(1)")]),
     ("v", "variant", "next attention variant (recomputes)", [("v", "cycle('variant')")]),
     ("m", "mask", "next mask: none, causal, window:2, topk:2", [("m", "cycle('mask')")]),
     ("p", "pos", "next positional encoding", [("p", "cycle('positional')")]),
     ("t", "tok", "next tokenizer: char, word, bpe", [("t", "cycle('tokenizer')")]),
     ("a", "mean", "the mean over the heads, or back to one head", [("a", "mean")]),
-    ("h", "heads", "heads overview: layers × heads, pattern labels; Enter opens one", [("h", "heads")]),
+    ("h", "heads", "heads overview: layers × heads, labels; Enter opens one", [("h", "heads")]),
     ("e", "edit", "edit the text, recomputed as you type; Enter or Esc closes", [("e", "edit")]),
     ("s", "svg", "save the screen as SVG to a file", [("s", "save('svg')")]),
     ("j", "json", "write the JSON of attn show -f json for this run to a file", [("j", "save('json')")]),
@@ -119,7 +120,8 @@ class HeadsScreen(Screen[tuple[int, int] | None]):
         yield Static(
             Text(
                 f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
-                "pattern label (prev, diag, sink, brd). Enter opens the head, Esc goes back.",
+                f"pattern label ({', '.join(SHORT[label] for label in doc['labels'])}). Enter opens the head, Esc "
+                "goes back.",
                 style="bold",
             )
         )
@@ -249,6 +251,9 @@ class ExploreApp(App[int]):
 
     def action_layer(self, step: int) -> None:
         self._do(self.e.switch_layer, step)
+
+    def action_part(self, step: int) -> None:
+        self._do(self.e.switch_part, step)
 
     def action_cycle(self, name: str) -> None:
         self._do(self.e.cycle, name)

@@ -40,9 +40,10 @@ class CursorMatrix(Matrix):
 
 
 def head_name(e: Explorer) -> str:
-    """`head 2 of 0..3 · layer 5 of 0..5`, or `mean of the 4 heads`."""
+    """`head 2 of 0..3 · layer 5 of 0..5`, or `mean of the 4 heads`; an encoder–decoder's part first."""
     heads = f"mean of the {e.n_head} heads" if e.mean else f"head {e.head} of 0..{e.n_head - 1}"
-    return heads + ("" if e.model is None else f" · layer {e.layer} of 0..{e.n_layer - 1}")
+    part = f"{e.part} · " if len(e.parts()) > 1 else ""
+    return part + heads + ("" if e.model is None else f" · layer {e.layer} of 0..{e.n_layer - 1}")
 
 
 def matrix(e: Explorer, precision: int) -> CursorMatrix:

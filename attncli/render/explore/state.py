@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from attncli.core.masks import MASKS
-from attncli.core.stats import HEAD_STATS, head_stats, label_heads
+from attncli.core.stats import HEAD_STATS, LABELS, head_stats, label_heads
 from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError
 from attncli.pipeline.config import RunConfig
@@ -59,8 +59,9 @@ def shown_value(value: Any) -> str:
 class Explorer:
     """One run and its focus: head `head` (or the `mean` of the heads), query row `query`, key column `key`.
 
-    `model` (a loaded `attncli.models.Model`) makes it a model run at `layer` (None: the last); otherwise a
-    text run of `config` (with `context`: cross-attention) within `limits`.
+    `model` (a loaded `attncli.models.Model`) makes it a model run at `layer` (None: the last), of `part` of an
+    encoder–decoder (None: cross with a `context`, the source; `text` is the target); otherwise a text run of
+    `config` (with `context`: cross-attention) within `limits`.
     """
 
     text: str
@@ -73,30 +74,41 @@ class Explorer:
     mean: bool = False
     query: int = 0
     key: int = 0
+    part: str | None = None
     result: AttentionResult = field(init=False)
 
     # ---- computing ----------------------------------------------------------------------------------
 
-    def _run(self, text: str, config: RunConfig, layer: int | None) -> AttentionResult:
+    def _run(self, text: str, config: RunConfig, layer: int | None, part: str | None) -> AttentionResult:
         if self.model is not None:
-            from attncli.models.run import model_result  # the model code loads only for a --model run
+            from attncli.models.seq2seq import part_result  # the model code loads only for a --model run
 
-            return model_result(self.model, text, layer)
+            return part_result(self.model, text, layer, None, self.context, part)
         from attncli.pipeline.run import run
 
         return run(text, config, context=self.context, limits=self.limits)
 
-    def compute(self, text: str | None = None, config: RunConfig | None = None, layer: int | None = None) -> None:
-        """Run again with a new text, config or layer; AttnError leaves everything as it was."""
+    def compute(
+        self,
+        text: str | None = None,
+        config: RunConfig | None = None,
+        layer: int | None = None,
+        part: str | None = None,
+    ) -> None:
+        """Run again with a new text, config, layer or part; AttnError leaves everything as it was."""
         text = self.text if text is None else text
         config = self.config if config is None else config
         layer = self.layer if layer is None else layer
-        result = self._run(text, config, layer)
+        part = self.part if part is None else part
+        result = self._run(text, config, layer, part)
         if result.weights is None:
             raise AttnError("attn explore shows the weights: run without --no-weights")
         self.text, self.config, self.result = text, config, result
         if self.model is not None:
+            from attncli.models.seq2seq import check_part
+
             self.layer = result.source.layer  # type: ignore[attr-defined]  # ModelLayer: the layer it resolved
+            self.part = check_part(self.model, part, self.context)
         n_head, n_q, n_k = result.weights.shape
         self.head = min(self.head, n_head - 1)
         self.query, self.key = min(self.query, n_q - 1), min(self.key, n_k - 1)
@@ -111,7 +123,22 @@ class Explorer:
 
     @property
     def n_layer(self) -> int:
-        return 1 if self.model is None else self.model.n_layer
+        """The layers of the run: a text run's one, a model's (an encoder–decoder's part's)."""
+        if self.model is None:
+            return 1
+        from attncli.models.seq2seq import part_layers
+
+        return part_layers(self.model, self.part or "encoder")
+
+    def parts(self) -> tuple[str, ...]:
+        """The parts this run can switch between: an encoder–decoder's (those it has the source for), else none."""
+        if self.model is None:
+            return ()
+        from attncli.core.parts import PARTS
+        from attncli.models.seq2seq import model_parts
+
+        have = model_parts(self.model)
+        return tuple(p for p in have if len(have) > 1 and (self.context is not None or not PARTS[p].needs_source))
 
     def focus(self) -> tuple[int, int, int]:
         """(head, query, key) of the cell in focus."""
@@ -152,6 +179,23 @@ class Explorer:
         assert self.layer is not None
         self.compute(layer=(self.layer + step) % self.n_layer)
         return None
+
+    def switch_part(self, step: int) -> str | None:
+        """The next or previous part of an encoder–decoder (cross, decoder, encoder), round, at the same layer
+        (or the part's last, when it has fewer); a message when the run has one part."""
+        parts = self.parts()
+        if len(parts) < 2:
+            if self.model is None:
+                return "a text run has one attention: --model DIR of an encoder–decoder (BART, T5, Marian) has parts"
+            if parts:
+                return "only the encoder's part: --context SOURCE runs TEXT through the decoder (cross, decoder)"
+            return f"{self.model.name} has one part, its own self-attention (parts: an encoder–decoder's)"
+        from attncli.models.seq2seq import part_layers
+
+        assert self.layer is not None and self.part is not None
+        part = parts[(parts.index(self.part) + step) % len(parts)]
+        self.compute(layer=min(self.layer, part_layers(self.model, part) - 1), part=part)
+        return f"part: {part}"
 
     def toggle_mean(self) -> str | None:
         if self.n_head == 1:
@@ -197,9 +241,9 @@ class Explorer:
         """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
         the one layer of a text run."""
         if self.model is not None:
-            from attncli.models.run import heads_document
+            from attncli.models.seq2seq import part_heads_document
 
-            return heads_document(self.model, self.text)
+            return part_heads_document(self.model, self.text, self.context, self.part)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)
         stats = head_stats(self.weights[None], causal=causal)
         labels = label_heads(stats)
@@ -208,7 +252,7 @@ class Explorer:
             for h in range(self.n_head)
         ]
         tokens = list(self.result.tokens.strings)
-        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows}
+        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows, "labels": LABELS}
 
     def open_head(self, layer: int, head: int) -> None:
         """The heads overview's Enter: that layer's run, that head in focus."""

@@ -1,22 +1,33 @@
 /* attn view: the head, model, matrix and steps views of one view document (attn view -f json).
-   Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data. */
+   Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data.
+   An encoder–decoder's document has "parts" (cross, decoder, encoder), each with what a one-part document has
+   at its top (tokens, context_tokens, masks, layers): choosing a part puts its fields where the views read. */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("attn-data").textContent);
   var NS = "http://www.w3.org/2000/svg";
-  var Q = D.tokens, K = D.context_tokens || D.tokens, CROSS = !!D.context_tokens;
+  var Q, K, CROSS, ROWS, COLS;  // the rows' and columns' tokens, whether they differ, and what they are called
+  function usePart(name) {
+    var P = D.parts ? D.parts[name] : D;
+    if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
+    Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
+    ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
+    COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
+  }
+  function alignment() { return !!D.parts && CROSS; }  // an encoder–decoder's cross-attention: target × source
   var HEAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#e08a0b", "#17becf",
     "#8c564b", "#e377c2", "#6b6b6b", "#a7a81c", "#393b9a", "#4f7a1f"];
   var DASHES = ["", "7 3", "2 3", "9 3 2 3"];  // colour is never the only sign of a head
   var VIEWS = [["head", "Head"], ["model", "Model"], ["matrix", "Matrix"]];
   if (D.steps) VIEWS.push(["steps", "Steps"]);
-  var S = { view: "head", layer: 0, heads: [], focus: null, pinned: false, cell: [0, 0], pin: null };
+  var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null };
+  usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stage, readout, layerSelect, headBox, tabs = {};
+  var stage, readout, layerSelect, headBox, meanBox, partSelect, tabs = {};
 
   // ---- small helpers ------------------------------------------------------------------------------
   function el(tag, attrs, parent, text) {
@@ -47,7 +58,10 @@
   }
   function css(c) { return "rgb(" + c.join(",") + ")"; }
   var measure = document.createElement("canvas").getContext("2d");
-  function textWidth(s, px) { measure.font = (px || 12) + "px system-ui, sans-serif"; return measure.measureText(s).width; }
+  function textWidth(s, px, weight) {
+    measure.font = (weight || 400) + " " + (px || 12) + "px system-ui, sans-serif";
+    return measure.measureText(s).width;
+  }
   function shown(tok) {  // a token as drawn: controls and blanks visible, never acting
     return String(tok).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
       var code = c.charCodeAt(0);
@@ -55,7 +69,19 @@
     }).replace(/^ | $/g, "\u2423") || "\u2205";
   }
   function layerOf() { return D.layers[S.layer]; }
-  function headOf(i) { return layerOf().heads[i === undefined ? S.heads[0] : i]; }
+  function headOf(i) { return S.mean && i === undefined ? meanHead() : layerOf().heads[i === undefined ? S.heads[0] : i]; }
+  function meanHead() {  // the mean over the layer's heads (of the drawn weights), as a head the views can draw
+    var heads = layerOf().heads, weights = heads[0].weights.map(function (row, i) {
+      return row.map(function (_, j) {
+        return heads.reduce(function (t, h) { return t + h.weights[i][j]; }, 0) / heads.length;
+      });
+    });
+    var mask = heads.every(function (h) { return h.mask === heads[0].mask; }) ? heads[0].mask : null;
+    return { head: "mean", label: "", mask: mask, weights: weights };
+  }
+  function headName(head) { return head.head === "mean" ? "mean of the " + layerOf().heads.length + " heads" : "head " + head.head; }
+  function shownHeads() { return S.mean ? [-1] : S.heads; }  // the heads drawn; -1 is their mean
+  function headAt(hi) { return hi < 0 ? meanHead() : headOf(hi); }
   function masked(head, i, j) { return head.mask !== null && D.masks[head.mask][i].charAt(j) === "1"; }
   function weight(head, i, j) { return head.weights[i][j] / D.scale; }
   function round(x) { return (Math.round(x * D.scale) / D.scale).toFixed(3); }
@@ -72,28 +98,29 @@
   function say(text) { readout.textContent = text; }
   function where() {
     var l = layerOf();
-    return (D.model ? "layer " + l.layer + ", " : "") + "head " + headOf().head;
+    return (D.parts ? S.part + " " : "") + (D.model ? "layer " + l.layer + ", " : "") + headName(headOf());
   }
 
   // ---- head view: queries left, keys right, a line per weight ---------------------------------------
   function drawHead(width) {
     var rowH = 22, top = 46, px = 13;
-    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); }).concat([40])) + 16;
-    var wk = Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); }).concat([40])) + 16;
+    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(ROWS, 12, 600)])) + 16;
+    var wk = Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(COLS, 12, 600)])) + 16;
     var gap = Math.max(160, Math.min(360, width - wq - wk - 40));
     var xq = 10 + wq, xk = xq + gap, h = top + Math.max(Q.length, K.length) * rowH + 10;
     var svg = newSvg(xk + wk + 10, h, "head view: lines from each query to its keys, opacity = weight");
-    el("text", { x: xq - 6, y: 18, "text-anchor": "end", "font-weight": 600 }, svg, CROSS ? "text (queries)" : "queries");
-    el("text", { x: xk + 6, y: 18, "font-weight": 600 }, svg, CROSS ? "context (keys)" : "keys");
-    var names = S.heads.map(function (hi) { return headOf(hi).head; }).join(", ");
+    el("text", { x: xq - 6, y: 18, "text-anchor": "end", "font-weight": 600 }, svg, ROWS);
+    el("text", { x: xk + 6, y: 18, "font-weight": 600 }, svg, COLS);
+    var names = S.mean ? headName(meanHead()) : (S.heads.length > 1 ? "heads " : "head ") +
+      S.heads.map(function (hi) { return headOf(hi).head; }).join(", ");
     el("text", { x: (xq + xk) / 2, y: 34, "text-anchor": "middle", fill: C.muted }, svg,
-      (D.model ? "layer " + layerOf().layer + ", " : "") + (S.heads.length > 1 ? "heads " : "head ") + names);
+      (D.parts ? S.part + " " : "") + (D.model ? "layer " + layerOf().layer + ", " : "") + names);
     if (CROSS) el("line", { x1: (xq + xk) / 2, x2: (xq + xk) / 2, y1: top - 6, y2: h - 4, stroke: C.muted,
       "stroke-dasharray": "4 4" }, svg).setAttribute("class", "boundary");
     var lines = el("g", { "class": "lines", "stroke-width": 2, "stroke-linecap": "round" }, svg);
     var y = function (i) { return top + i * rowH + rowH / 2; };
-    S.heads.forEach(function (hi) {
-      var head = headOf(hi), color = HEAD_COLORS[hi % HEAD_COLORS.length], dash = DASHES[hi % DASHES.length];
+    shownHeads().forEach(function (hi) {
+      var c = Math.max(0, hi), head = headAt(hi), color = HEAD_COLORS[c % HEAD_COLORS.length], dash = DASHES[c % DASHES.length];
       var g = el("g", { stroke: color, "stroke-dasharray": dash || null, "data-head": head.head }, lines);
       for (var i = 0; i < Q.length; i++) for (var j = 0; j < K.length; j++) {
         var w = head.weights[i][j];
@@ -150,15 +177,15 @@
     t.classList.add("sel");
     svg.classList.add("focused");
     svg.querySelectorAll(".lines line[data-" + side + '="' + i + '"]').forEach(function (x) { x.classList.add("on"); });
-    var parts = S.heads.map(function (hi) {
-      var head = headOf(hi), pairs = [];
+    var parts = shownHeads().map(function (hi) {
+      var head = headAt(hi), pairs = [];
       var n = side === "q" ? K.length : Q.length;
       for (var j = 0; j < n; j++) {
         var a = side === "q" ? i : j, b = side === "q" ? j : i;
         if (!masked(head, a, b)) pairs.push([head.weights[a][b], j]);
       }
       pairs.sort(function (x, y) { return y[0] - x[0]; });
-      return "head " + head.head + ": " + pairs.slice(0, 4).map(function (p) {
+      return headName(head) + ": " + pairs.slice(0, 4).map(function (p) {
         return shown((side === "q" ? K : Q)[p[1]]) + " " + (p[0] / D.scale).toFixed(3);
       }).join(", ");
     });
@@ -183,7 +210,7 @@
   function drawModel(width) {
     var nh = D.layers[0].heads.length, nl = D.layers.length, left = 34, top = 22;
     var size = Math.max(44, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
-    var svg = newSvg(left + nh * cellW + 10, top + nl * cellH + 8, "model view: every layer and head");
+    var svg = newSvg(left + nh * cellW + 10, top + nl * cellH + 8, "model view: every layer and head" + (D.parts ? " of the " + S.part : ""));
     for (var h = 0; h < nh; h++) el("text", { x: left + h * cellW + size / 2, y: 15, "text-anchor": "middle", fill: C.muted }, svg, "H" + D.layers[0].heads[h].head);
     D.layers.forEach(function (layer, li) {
       el("text", { x: 4, y: top + li * cellH + size / 2 + 4, fill: C.muted }, svg, "L" + layer.layer);
@@ -195,12 +222,12 @@
         el("image", { x: x, y: y, width: size, height: size, href: heatmapURL(head), preserveAspectRatio: "none",
           style: "image-rendering:pixelated" }, g);
         el("rect", { x: x, y: y, width: size, height: size, fill: "none",
-          stroke: li === S.layer && S.heads.indexOf(hi) >= 0 ? C.accent : C.line }, g);
+          stroke: li === S.layer && (S.mean || S.heads.indexOf(hi) >= 0) ? C.accent : C.line }, g);
         el("text", { x: x + size / 2, y: y + size + 13, "text-anchor": "middle", "font-size": 10.5,
           "font-weight": head.label ? 600 : 400, fill: head.label ? C.fg : C.muted }, g, SHORT[head.label] || head.label || "·");
       });
     });
-    function open(t) { S.layer = +t.dataset.l; S.heads = [+t.dataset.h]; setView("head"); }
+    function open(t) { S.layer = +t.dataset.l; S.heads = [+t.dataset.h]; S.mean = false; setView("head"); }
     svg.addEventListener("click", function (e) { var t = e.target.closest(".thumb"); if (t) open(t); });
     svg.addEventListener("focusin", function (e) {
       var t = e.target.closest(".thumb");
@@ -238,7 +265,7 @@
     el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: "url(#hatch)", stroke: C.line }, svg);
     el("text", { x: x + 207, y: y + 16 }, svg, "masked (weight 0)");
     el("circle", { cx: x + 330, cy: y + 12, r: 4, fill: C.mark, stroke: C.bg }, svg);
-    el("text", { x: x + 340, y: y + 16 }, svg, "row maximum");
+    el("text", { x: x + 340, y: y + 16 }, svg, alignment() ? "each target token's strongest source token" : "row maximum");
   }
   function drawGrid(svg, x0, y0, c, m, n, fill, cls) {
     var g = el("g", { "class": cls, tabindex: 0, role: "grid", "aria-label": cls + ": arrow keys move, Enter shows the exact value" }, svg);
@@ -275,11 +302,15 @@
   }
   function exactWeight(hi, i, j) {  // the exact float, or the command that prints it
     var w = stepArray("weights");
+    if (w && S.mean) return "exact: the mean of the heads' exact weights = " +
+      w.reduce(function (t, a) { return t + a[i][j]; }, 0) / w.length;
     if (w) return "exact: " + w[hi][i][j];
     if (!D.exact) return "";
     var head = headOf(hi), fill = function (s) {
-      return s.replace("{layer}", layerOf().layer).replace("{head}", head.head).replace("{query}", i).replace("{key}", j);
+      return s.replace("{part}", S.part).replace("{layer}", layerOf().layer).replace("{head}", head.head)
+        .replace("{query}", i).replace("{key}", j);
     };
+    if (S.mean) return "exact: " + fill(D.exact.mean_command) + " | jq '" + fill(D.exact.mean_path) + "'";
     return "exact: " + fill(D.exact.command) + " | jq '" + fill(D.exact.path) + "'";
   }
   function drawMatrix(width) {
@@ -287,11 +318,12 @@
     var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); })) + 12;
     var wk = Math.min(140, Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); })) + 12);
     var c = Math.max(6, Math.min(40, Math.floor((width - wq - 30) / n)));
-    var x0 = wq + 8, y0 = wk * 0.75 + 40, svgW = Math.max(x0 + n * c + 20, 460), svgH = y0 + m * c + 70;
+    var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
+    var x0 = wq + 8, y0 = wk * 0.75 + 40, svgH = y0 + m * c + 70;
+    var svgW = Math.max(x0 + n * c + 20, 460, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
-    el("text", { x: 4, y: 16, "font-weight": 600 }, svg, where() + ": rows " + (CROSS ? "text (queries)" : "queries") +
-      ", columns " + (CROSS ? "context (keys)" : "keys") + "; each row sums to 1");
+    el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
     var fontQ = c >= 12 ? px : Math.max(7, c - 1);
     Q.forEach(function (t, i) { el("text", { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, svg, shown(t)); });
     K.forEach(function (t, j) {
@@ -310,14 +342,16 @@
     if (CROSS) {  // the boundary between the text's queries and the context's keys
       el("rect", { x: x0 - 1, y: y0 - 1, width: n * c + 2, height: m * c + 2, fill: "none", stroke: C.accent,
         "stroke-width": 2, "stroke-dasharray": "6 3", "class": "boundary" }, svg);
-      el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, "cross-attention: text queries × context keys");
+      el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, alignment() ?
+        "cross-attention: target (decoder) queries × source (encoder) keys" : "cross-attention: text queries × context keys");
     }
     legend(svg, 8, y0 + m * c + (CROSS ? 26 : 14));
     gridEvents(g, x0, y0, c, c, m, n, function (i, j, pin) {
       var row = head.weights[i], max = Math.max.apply(null, row.filter(function (w, k) { return !masked(head, i, k); }));
       var text = "query " + i + " " + shown(Q[i]) + " → key " + j + " " + shown(K[j]) + " (" + where() + "): ";
       if (masked(head, i, j)) return text + "masked, weight 0";
-      return text + "weight " + round(weight(head, i, j)) + (row[j] === max ? "  ● row maximum" : "") +
+      return text + "weight " + round(weight(head, i, j)) +
+        (row[j] === max ? (alignment() ? "  ● its strongest source token" : "  ● row maximum") : "") +
         (pin ? "\n" + exactWeight(S.heads[0], i, j) : "\n(click or Enter: the exact value)");
     });
     return svg;
@@ -403,20 +437,39 @@
     S.pinned = false; S.pin = null; S.focus = null;
     say(hint());
     layerSelect.value = S.layer;
-    headBox.querySelectorAll("input").forEach(function (box) { box.checked = S.heads.indexOf(+box.value) >= 0; });
+    headBox.querySelectorAll("input[data-head]").forEach(function (box) { box.checked = !S.mean && S.heads.indexOf(+box.value) >= 0; });
+    meanBox.checked = S.mean;
+    if (partSelect) partSelect.value = S.part;
+    document.body.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
     document.body.dataset.view = S.view;
   }
   function setView(v) { S.view = v; draw(); }
+  function fillLayers() {
+    layerSelect.replaceChildren();
+    D.layers.forEach(function (l, i) { html("option", { value: i }, layerSelect, String(l.layer)); });
+    layerSelect.disabled = D.layers.length < 2;
+  }
+  function setPart(name) {  // another attention of the encoder–decoder: the same layer (or its last) and heads
+    usePart(name);
+    S.layer = Math.min(S.layer, D.layers.length - 1);
+    S.heads = S.heads.filter(function (h) { return h < layerOf().heads.length; });
+    if (!S.heads.length) S.heads = [0];
+    S.cell = [0, 0];
+    fillLayers();
+    draw();
+  }
   function step(list, value, by) { return Math.max(0, Math.min(list - 1, value + by)); }
   function build() {
     var header = html("header", {}, document.body);
     html("h1", {}, header, "attn view");
-    html("p", { "class": "text" }, header, D.text || "");
+    html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : "") + (D.text || ""));
+    if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
     D.caption.forEach(function (line) { html("li", {}, ul, line); });
+    if (D.parts) Object.keys(D.parts).forEach(function (name) { html("li", {}, ul, "part " + name + ": " + D.parts[name].help); });
     html("li", {}, ul, "weights drawn to 0.001 (× " + D.scale + " in the JSON); " + (D.steps ?
       "the exact numbers are in the steps view and on a click in the matrix view" : "a click in the matrix view gives the command that prints the exact number"));
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
@@ -431,39 +484,54 @@
       if (d) { setView(VIEWS[(i + d + VIEWS.length) % VIEWS.length][0]); tabs[S.view].focus(); }
     });
     var controls = html("div", { "class": "controls" }, document.body);
+    if (D.parts) {
+      var plab = html("label", {}, controls, "Attention ");
+      partSelect = html("select", { id: "part", title: "key c" }, plab);
+      Object.keys(D.parts).forEach(function (name) {
+        html("option", { value: name }, partSelect, name + (D.parts[name].context_tokens ? " (alignment)" : " self-attention"));
+      });
+      partSelect.addEventListener("change", function () { setPart(partSelect.value); });
+    }
     var lab = html("label", {}, controls, "Layer ");
     layerSelect = html("select", { id: "layer" }, lab);
-    D.layers.forEach(function (l, i) { html("option", { value: i }, layerSelect, String(l.layer)); });
-    layerSelect.disabled = D.layers.length < 2;
+    fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
     headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
     html("legend", { style: "float:left;margin-right:6px" }, headBox, "Heads");
     D.layers[0].heads.forEach(function (h, i) {
       var l = html("label", { title: "head " + h.head }, headBox);
-      var box = html("input", { type: "checkbox", value: i, "aria-label": "head " + h.head }, l);
+      var box = html("input", { type: "checkbox", value: i, "aria-label": "head " + h.head, "data-head": h.head }, l);
       var sw = html("span", { "class": "swatch" }, l);
       sw.style.borderTopColor = HEAD_COLORS[i % HEAD_COLORS.length];
       sw.style.borderTopStyle = ["solid", "dashed", "dotted", "double"][i % 4];
       l.appendChild(document.createTextNode(String(h.head)));
       box.addEventListener("change", function () {
-        S.heads = box.checked ? S.heads.concat([i]) : S.heads.filter(function (x) { return x !== i; });
-        if (!S.heads.length) S.heads = [i];
+        S.heads = box.checked && !S.mean ? S.heads.concat([i]) : S.heads.filter(function (x) { return x !== i; });
+        if (!S.heads.length || S.mean) S.heads = [i];
+        S.mean = false;
         S.heads.sort(function (a, b) { return a - b; });
         draw();
       });
     });
+    var ml = html("label", { title: "key a" }, headBox);
+    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, ml);
+    ml.appendChild(document.createTextNode(" mean"));
+    meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
     stage = html("main", { id: "stage" }, document.body);
     readout = html("p", { id: "readout", "aria-live": "polite" }, document.body);
     html("p", { "class": "help" }, document.body,
-      "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
+      "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
+      " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
     document.addEventListener("keydown", function (e) {
       if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT" || e.ctrlKey || e.metaKey || e.altKey) return;
       var n = parseInt(e.key, 10);
       if (n >= 1 && n <= VIEWS.length) { setView(VIEWS[n - 1][0]); return; }
       if (e.key === "[" || e.key === "]") { S.layer = step(D.layers.length, S.layer, e.key === "]" ? 1 : -1); draw(); }
-      if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; draw(); }
+      if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; S.mean = false; draw(); }
+      if (e.key === "a") { S.mean = !S.mean; draw(); }
+      if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
       if (e.key === "Escape") draw();
     });
     var resized = null;

@@ -1,0 +1,55 @@
+"""`attn explore`: the attention of a text, moved through with the keyboard in a full-screen app."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
+from attncli.cli.text import context_of, text_of, warn
+from attncli.errors import ConfigError
+
+
+@options(source=Source, run=Run, out=Out, skip=("fmt", "output", "save_svg", "save_html", "width", "theme"))
+def explore(
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+    dtype: Dtype = "float64",
+    mean_heads: MeanHeads = False,
+    query: QueryRow = None,
+    part: Part = None,
+) -> None:
+    """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
+
+    The matrix of `attn show` with a cursor (arrow keys), the focused query's row as bars with the formula of
+    its weights; [ ] head, { } layer (--model), c part (an encoder–decoder: cross, decoder, encoder), v variant,
+    m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
+    JSON. The options are `attn show`'s.
+    """
+    from attncli.cli.hints import limits_for
+    from attncli.render.bars import find_query
+    from attncli.render.explore.state import Explorer
+
+    check_options(ctx, model, keep=("mean_heads", "query", "context"), both=("head",))
+    context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
+    loaded = None if model is None else load_model(model)
+    explorer = Explorer(
+        text_of(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads, part=part
+    )
+    explorer.compute()  # a bad option or text fails here, before the screen is taken
+    explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))
+    warn(explorer.result.tokens)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError(
+            "attn explore is a full-screen app: it needs a terminal on stdin and stdout (attn show prints the tables)"
+        )
+    from attncli.render.explore.app import run_explorer  # Textual loads for this command only
+
+    raise typer.Exit(run_explorer(explorer, out.precision, out.color))

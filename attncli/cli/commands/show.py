@@ -1,0 +1,176 @@
+"""`attn show`: the attention matrix and the output vectors of a text, a model's layer, or each line of a file."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import typer
+
+from attncli.cli.model import (
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    Rollout,
+    Workers,
+    check_options,
+    load_model,
+    worker_count,
+)
+from attncli.cli.options import (
+    Dtype,
+    Lines,
+    MatrixOnly,
+    MeanHeads,
+    NoWeights,
+    Out,
+    QueryRow,
+    Run,
+    Source,
+    Stats,
+    options,
+)
+from attncli.cli.output import emit, table_only
+from attncli.cli.text import context_of, say, text_of, warn
+from attncli.cli.view import model_page
+from attncli.errors import AttnError, ConfigError, DataError
+from attncli.io.inputs import iter_lines, open_lines
+
+
+@options(source=Source, run=Run, out=Out)
+def show(
+    ctx: typer.Context,
+    source: Source,
+    run: Run,
+    out: Out,
+    stats: Stats = False,
+    model: ModelDir = None,
+    layer: Layer = None,
+    head: Head = None,
+    rollout: Rollout = False,
+    lines: Lines = False,
+    no_weights: NoWeights = False,
+    dtype: Dtype = "float64",
+    mean_heads: MeanHeads = False,
+    query: QueryRow = None,
+    matrix_only: MatrixOnly = False,
+    workers: Workers = None,
+    part: Part = None,
+) -> None:
+    """Show the attention matrix and the output vectors of TEXT.
+
+    Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
+    bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
+    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
+    TEXT is the target and --context the source; --part cross (default), decoder or encoder.
+    """
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.cli.view import page_of
+    from attncli.io import documents
+    from attncli.pipeline.result import one_head
+    from attncli.pipeline.run import run as run_text
+    from attncli.render.stats import show_view
+
+    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
+    if stats and no_weights:
+        raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
+    if head is not None and mean_heads:
+        raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    if workers is not None and (not lines or model is not None):
+        raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
+    if rollout and lines:
+        raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
+    table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    context = context_of(run.context, source.errors)
+    if model is not None:
+        from attncli.models import seq2seq
+        from attncli.render.heads import rollout_view
+
+        loaded = load_model(model)  # once, also for every line of --lines
+        if rollout:
+            ro = seq2seq.part_rollout(loaded, text_of(source), layer, context, part)
+            return emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
+        if lines:
+            return _show_lines(
+                source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
+            )
+        text = text_of(source)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part)
+        return _show(
+            result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model, text, context)
+        )
+    config = run.config(dtype=dtype, weights=not no_weights)
+    limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
+    narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
+    if lines:
+        config = config.resolve()  # a bad option fails before the first line is read
+        return _show_lines(
+            source,
+            out,
+            table,
+            stats,
+            lambda line: narrow(run_text(line, config, context=context, limits=limits)),
+            worker_count(workers),
+        )
+    result = narrow(run_text(text_of(source), config, context=context, limits=limits))
+    _show(result, out, table, stats, None if no_weights else page_of(result, "attn show", out.precision))
+
+
+def _show(result, out: Out, table, stats: bool, view) -> None:
+    from attncli.io import documents
+    from attncli.render.stats import stats_document
+
+    warn(result.tokens)
+    extra = {"stats": stats_document(result, out.precision)} if stats else None
+    emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
+
+
+def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
+    """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
+    processes); its number goes into the output, in the input's order."""
+    from attncli.io import documents
+    from attncli.io.output import line_progress
+    from attncli.pipeline.lines import ordered_map
+    from attncli.render.stats import stats_document
+
+    stream, name = open_lines(source.text, source.file)
+    with stream, line_progress(stream, name, out.color, out.output) as counted:
+
+        def run_line(number: int, text: str):  # here, or in a worker process
+            try:
+                return run_one(text)
+            except AttnError as e:
+                raise type(e)(f"{name} line {number}: {e}") from None
+
+        def done(work, processes: int):
+            """work((i, (number, text))) -> (warnings, value) over the non-blank lines: the values, in order."""
+            texts = ((n, line) for n, line in iter_lines(counted, name, source.errors, say) if line.strip())
+            found = False
+            for outcome in ordered_map(work, enumerate(texts), processes):
+                if isinstance(outcome, AttnError):
+                    raise outcome
+                found = True
+                warnings, value = outcome
+                for warning in warnings:
+                    say(warning)
+                yield value
+            if not found:
+                raise DataError(f"no text: every line of {name} is blank")
+
+        def result(item):
+            _, (number, text) = item
+            r = run_line(number, text)
+            return r.tokens.warnings, (number, r)
+
+        def written(write):  # write(i, number, result) -> bytes, done with the run where the line runs
+            def work(item):
+                i, (number, text) = item
+                r = run_line(number, text)
+                return r.tokens.warnings, write(i, number, r)
+
+            return done(work, workers)
+
+        extra = (lambda r: {"stats": stats_document(r, out.precision)}) if stats else None
+        lines = documents.Lines("attn show", results=done(result, 1), line_table=table, extra=extra, each=written)
+        emit(lines, out)

@@ -1,0 +1,35 @@
+"""What every command reads and says besides its result: the text of TEXT/--file, --context, and the one-line
+warnings on stderr (escaped, since they may quote a path or a token)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from attncli.io.escape import escape_text
+from attncli.io.inputs import decode_arg, read_text
+
+if TYPE_CHECKING:
+    from attncli.cli.options import Source
+
+
+def say(message: str) -> None:
+    """A warning on stderr, one line, escaped (it may quote a path)."""
+    typer.echo(f"Warning: {escape_text(message)}", err=True)
+
+
+def warn(tokens) -> None:
+    """The tokenizer's warnings about this text, one line each."""
+    for warning in tokens.warnings:
+        say(warning)
+
+
+def text_of(source: Source) -> str:
+    """TEXT, --file or stdin, read as the source's options say."""
+    return read_text(source.text, source.file, source.errors, say, source.keep_newline)
+
+
+def context_of(context: str | None, errors: str) -> str | None:
+    """--context checked like TEXT: argv bytes that are not UTF-8 are an error, or U+FFFD with --errors replace."""
+    return None if context is None else decode_arg(context, "--context", errors, say)

@@ -1,0 +1,109 @@
+"""Tests of attncli.core.mkl: the optional MKL backend of the blocked kernels.
+
+Where the `mkl` package is not installed, load() must give None (the kernels then use NumPy, which
+tests/core/test_kernels.py covers); the tests of MKL's own results are skipped there.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import numpy as np
+import pytest
+
+from attncli.core import kernels, mkl, ops
+
+
+@pytest.fixture
+def fast():
+    got = mkl.load()
+    if got is None:
+        pytest.skip("the optional mkl package is not installed")
+    return got
+
+
+def test_load_without_the_package_is_none(monkeypatch):
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(mkl, "_loaded", None)
+    monkeypatch.setattr(metadata, "distribution", missing)
+    assert mkl.load() is None
+    assert mkl.load() is None  # remembered, not looked up again
+    assert mkl._loaded is False
+
+
+@pytest.mark.parametrize(
+    "shape,strides,want",
+    [
+        ((3, 4), (16, 4), 4),  # C-contiguous float32
+        ((3, 4), (40, 4), 10),  # rows of a wider matrix
+        ((5, 1), (4, 4), 1),  # a column
+        ((1, 4), (999, 4), 4),  # one row: its stride does not matter
+        ((3, 4), (4, 12), None),  # column-major
+        ((3, 4), (16, 8), None),  # every other column
+        ((3, 4), (-16, 4), None),  # rows reversed
+        ((3, 4), (8, 4), None),  # overlapping rows
+        ((0, 4), (16, 4), None),  # empty
+    ],
+)
+def test_lead(shape, strides, want):
+    x = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32)[32:], shape, strides)
+    assert mkl._lead(x) == want
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 5, 3), (33, 64, 1), (16, 9, 40)])
+def test_matmul_agrees_with_numpy(fast, dtype, accumulate, m, k, n):
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    big = rng.standard_normal((m, k + 3)).astype(dtype)
+    a = big[:, 1 : k + 1]  # rows of a wider matrix: lda > k
+    b = rng.standard_normal((k, n)).astype(dtype)
+    start = rng.standard_normal((m, n)).astype(dtype)
+    want = a.astype(np.float64) @ b + (start if accumulate else 0)
+    for backend in (fast, ops.NUMPY_OPS):
+        out = start.copy()
+        backend.matmul(a, b, out, np.empty_like(out) if accumulate else None)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(out, want, rtol=tol, atol=tol * k)
+
+
+def test_matmul_falls_back_to_numpy_for_what_blas_cannot_take(fast):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 5))
+    b = rng.standard_normal((5, 4))
+    for a_, b_, dt in [(a.T.copy().T, b, np.float64), (a, b[:, ::-1], np.float64), (a, b, np.float16)]:
+        out = np.empty((6, 4), dt)
+        fast.matmul(a_.astype(dt, copy=False), b_.astype(dt, copy=False), out)
+        np.testing.assert_allclose(out, (a_ @ b_).astype(dt), rtol=1e-2 if dt == np.float16 else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_in_place_within_one_ulp(fast, dtype):
+    x = np.linspace(-80, 80, 10001).astype(dtype)
+    want = np.exp(x.astype(np.float64))
+    fast.exp(x)
+    ulp = np.spacing(want.astype(dtype)).astype(np.float64)
+    assert float(np.max(np.abs(x - want) / ulp)) <= 1.0
+    tiny = np.finfo(dtype).tiny
+    edges = np.array([np.log(tiny) - 3, np.log(tiny) - 20, np.inf, -np.inf, np.nan], dtype)  # subnormal, 0, specials
+    want = np.exp(edges.astype(np.float64)).astype(dtype)
+    fast.exp(edges)
+    np.testing.assert_array_equal(edges, want)
+    strided = np.linspace(-5, 5, 20).astype(dtype)[::2]  # not contiguous: NumPy's exp
+    want = np.exp(strided.astype(np.float64))
+    fast.exp(strided)
+    np.testing.assert_allclose(strided, want, rtol=1e-6)
+
+
+def test_kernels_use_it_for_big_inputs_only(fast, monkeypatch):
+    used = []
+    monkeypatch.setattr(kernels, "_fast_ops", lambda: used.append(1) or fast)
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((1, 8, 4)) for _ in range(3))
+    kernels.attention_outputs(q, k, v, 0.5)  # 1 * 8 * 8 * 8 multiply-adds: NumPy
+    assert used == []
+    q, k, v = (rng.standard_normal((2, 300, 64)).astype(np.float32) for _ in range(3))
+    kernels.attention_outputs(q, k, v, 0.125)
+    assert used == [1]
