@@ -68,7 +68,8 @@ def softmax(scores, masked=None, *, in_place: bool = False):  # [..., n], [..., 
     e = np.subtract(s, row_max, out=s if in_place or s is not scores else None)
     np.exp(e, out=e)
     total = e.sum(axis=-1, keepdims=True)  # >= 1 unless the row is fully masked (then e is all 0)
-    return np.divide(e, total, out=e, where=total > 0)
+    total[total == 0] = 1.0  # 0 / 1 = 0 there; a plain divide is ~2x faster than one with where=
+    return np.divide(e, total, out=e)
 
 
 @dataclass(frozen=True)
