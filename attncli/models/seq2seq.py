@@ -78,10 +78,10 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
             "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
+        default = " (the default)" if part is None else ""
         raise ModelError(
-            f"--part {chosen} runs the target through {model.name}'s decoder, which reads a source: "
-            'give it with --context SOURCE (attn show "le chat" --model DIR --context "the cat"), '
-            "or show the source's own attention with --part encoder"
+            f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
+            "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
         )
     return chosen
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,16 @@ def test_refusals_say_what_to_do(args, says):
     assert r.exit_code != 0 and says in r.output, r.output
 
 
+@pytest.mark.parametrize("command", ["show", "steps", "heads", "view"])
+def test_a_target_without_its_source_is_told_about_the_default_part_in_its_own_terms(command):
+    r = attn(command, "bonjour", "--model", GOLDEN / "t5")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.output
+    assert "--part cross (the default)" in r.stderr and "give it with --context SOURCE" in r.stderr
+    assert "le chat" not in r.stderr and "attn show" not in r.stderr  # no example of another text or command
+    given = attn(command, "bonjour", "--model", GOLDEN / "t5", "--part", "decoder").stderr
+    assert "--part decoder runs" in given and "(the default)" not in given
+
+
 def test_heads_of_the_cross_attention():
     r = attn("heads", TARGET, "--model", GOLDEN / "marian", "--context", SOURCE, "--stat", "diagonality", "-f", "json")
     assert r.exit_code == 0, r.output
@@ -97,3 +108,11 @@ def test_cross_rollout_as_json_and_csv():
     assert rows[0] == "query_index,query,key_index,key,weight" and rows[1].startswith("0,</s>,0,<s>,")
     table = attn(*args, "--width", 100).output
     assert "Cross-attention rollout: target rows, source columns" in table
+
+
+@pytest.mark.parametrize("command", ["show", "steps", "heads", "view", "explore"])
+def test_the_help_of_context_says_what_it_is_with_every_kind_of_model(command):
+    """--context is the source of an encoder–decoder (whatever --part), the pair's second text of an encoder."""
+    said = " ".join(attn(command, "--help").output.split())
+    context = re.search(r"--context <str> (.*?)(?= -h, --help| --\w[\w-]* <)", said)[1]
+    assert "encoder–decoder" in context and "source" in context and "sentence pair" in context
