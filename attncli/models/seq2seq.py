@@ -120,9 +120,12 @@ def _with_language(model: Model, text: str, t: ModelTokens, target: bool) -> Mod
         if not target:
             return t
         shown_codes = " ".join(codes[:6]) + (" ..." if len(codes) > 6 else "")
+        words = text.split()
+        code = next((w for w in words if w in codes), codes[0])  # a code given later in the text moves first
+        rest = " ".join(words[: words.index(code)] + words[words.index(code) + 1 :]) if code in words else text.strip()
         raise ModelError(
             f"{model.name} is multilingual: its decoder starts from the target language's code, one of "
-            f"{shown_codes} ({len(codes)}); put one first in the target: '{codes[0]} {text.strip()}'"
+            f"{shown_codes} ({len(codes)}); put one first in the target: '{code} {rest}'"
         )
     keep = [i for i in range(len(t)) if i != given]
     at = keep.index(slot)

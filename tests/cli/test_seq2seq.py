@@ -116,3 +116,13 @@ def test_the_help_of_context_says_what_it_is_with_every_kind_of_model(command):
     said = " ".join(attn(command, "--help").output.split())
     context = re.search(r"--context <str> (.*?)(?= -h, --help| --\w[\w-]* <)", said)[1]
     assert "encoder–decoder" in context and "source" in context and "sentence pair" in context
+
+
+@pytest.mark.parametrize(
+    ("target", "advice"),
+    [("le chat", "'en_XX le chat'"), ("le chat fr_XX", "'fr_XX le chat'"), ("le fr_XX chat", "'fr_XX le chat'")],
+)
+def test_an_mbart_target_without_its_code_first_is_shown_the_target_to_give(target, advice):
+    r = attn("show", target, "--model", GOLDEN / "mbart", "--context", SOURCE)
+    assert r.exit_code == 1 and r.stderr.endswith(f"put one first in the target: {advice}\n"), r.stderr
+    assert attn("show", advice.strip("'"), "--model", GOLDEN / "mbart", "--context", SOURCE).exit_code == 0
