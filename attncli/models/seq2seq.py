@@ -154,7 +154,7 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
 def _source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     _check_language(model, source)
-    t = _with_language(model, source, encode(model, source), target=False)
+    t = _with_language(model, source, encode(model, source, what="context"), target=False)
     return _tokens(model, t.strings, t.ids, t.offsets, t.special)
 
 

@@ -126,3 +126,12 @@ def test_an_mbart_target_without_its_code_first_is_shown_the_target_to_give(targ
     r = attn("show", target, "--model", GOLDEN / "mbart", "--context", SOURCE)
     assert r.exit_code == 1 and r.stderr.endswith(f"put one first in the target: {advice}\n"), r.stderr
     assert attn("show", advice.strip("'"), "--model", GOLDEN / "mbart", "--context", SOURCE).exit_code == 0
+
+
+@pytest.mark.parametrize("repeat", [40, 300])  # past the positions (64); past 16 characters a position (counted early)
+def test_a_source_too_long_for_the_model_is_called_the_context(repeat):
+    r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", "the cat " * repeat)
+    assert r.exit_code == 1 and r.stderr.startswith("Error: the context is "), r.stderr
+    assert "takes at most 64" in r.stderr
+    r = attn("show", "le chat " * repeat, "--model", GOLDEN / "bart", "--context", SOURCE)
+    assert r.exit_code == 1 and r.stderr.startswith("Error: the text is "), r.stderr
