@@ -364,7 +364,9 @@ CROSS_ROLLOUT_METHOD = (
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
     if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {part} of {model.name} has {n_layer} layers")
+        raise ModelError(
+            f"layer {layer} is out of range: --part {part} of {model.name} has {n_layer} layers, 0..{n_layer - 1}"
+        )
     return layer % n_layer
 
 

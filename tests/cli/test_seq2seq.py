@@ -135,3 +135,9 @@ def test_a_source_too_long_for_the_model_is_called_the_context(repeat):
     assert "takes at most 64" in r.stderr
     r = attn("show", "le chat " * repeat, "--model", GOLDEN / "bart", "--context", SOURCE)
     assert r.exit_code == 1 and r.stderr.startswith("Error: the text is "), r.stderr
+
+
+@pytest.mark.parametrize("part", ["cross", "decoder", "encoder"])
+def test_a_layer_out_of_range_names_the_part_and_its_layers_as_an_encoder_does(part):
+    r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--part", part, "--layer", -9)
+    assert r.stderr == f"Error: layer -9 is out of range: --part {part} of bart has 2 layers, 0..1\n", r.stderr
