@@ -141,3 +141,22 @@ def test_a_source_too_long_for_the_model_is_called_the_context(repeat):
 def test_a_layer_out_of_range_names_the_part_and_its_layers_as_an_encoder_does(part):
     r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--part", part, "--layer", -9)
     assert r.stderr == f"Error: layer -9 is out of range: --part {part} of bart has 2 layers, 0..1\n", r.stderr
+
+
+@pytest.mark.parametrize("name", ["bart", "t5", "marian", "mbart"])
+def test_heads_over_a_corpus_of_an_encoder_decoder_reads_its_encoder(name, tmp_path):
+    """Two lines of different lengths (one padded batch): the corpus's mean row entropy is the encoder's, text by
+    text, weighted by the rows of each (T5's position bias once took the batch size for the length)."""
+    lines = ["the cat sat on the mat", "a dog"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    r = attn("heads", "--model", GOLDEN / name, "--lines", "--file", corpus, "--workers", 1, "-f", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["texts"] == 2 and doc["skipped"] == 0
+    ones = [
+        json.loads(attn("heads", t, "--model", GOLDEN / name, "--part", "encoder", "-f", "json").stdout) for t in lines
+    ]
+    n = np.array([len(one["tokens"]) for one in ones])
+    each = np.array([[row["entropy"] for row in one["rows"]] for one in ones])  # [texts, layer × head]
+    assert np.abs(np.array([row["entropy"] for row in doc["rows"]]) - n @ each / n.sum()).max() <= 1e-5
