@@ -106,7 +106,7 @@ Context = Annotated[
     typer.Option(
         "--context",
         help="Cross-attention: keys and values from this text. With an encoder --model: the second text of a "
-        "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]).",
+        "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an encoder–decoder --model: the source (see --part).",
     ),
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of embeddings and weights.")]

@@ -377,7 +377,7 @@ def _encoded(model: Model, text: str, pair: str | None = None) -> dict:
     return _answer(model, model.tokenizer.encode([text if pair is None else (text, pair)])[0])
 
 
-def _counted(model: Model, text: str) -> None:
+def _counted(model: Model, text: str, what: str = "text") -> None:
     """A text longer than PROBE_CHARS_PER_POSITION characters per position is first counted on such a prefix
     (cut where a word ends): more tokens there than positions, and the rest is never tokenized."""
     probe = PROBE_CHARS_PER_POSITION * model.max_positions
@@ -387,19 +387,19 @@ def _counted(model: Model, text: str) -> None:
         count = len(_encoded(model, prefix)["ids"])
         if count > model.max_positions + 1:  # + 1: a word cut in two may make one token more
             raise ModelError(
-                f"the text is more than {model.max_positions} tokens long (its first {len(prefix):,} of "
+                f"the {what} is more than {model.max_positions} tokens long (its first {len(prefix):,} of "
                 f"{len(text):,} characters make {count}), but {model.name} takes at most {model.max_positions} "
                 f"({model.hp['positions_key']})"
             )
 
 
-def _tokens(model: Model, enc: dict, pair: str | None = None) -> ModelTokens:
+def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text") -> ModelTokens:
     """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
     n = len(enc["ids"])
     if n == 0:
-        raise ModelError(f"the text gives no tokens for {model.name}")
+        raise ModelError(f"the {what} gives no tokens for {model.name}")
     if n > model.max_positions:
-        what = "text" if pair is None else "pair"
+        what = what if pair is None else "pair"
         raise ModelError(
             f"the {what} is {n} tokens long, but {model.name} takes at most {model.max_positions} "
             f"({model.hp['positions_key']})"
@@ -423,14 +423,15 @@ def _tokens(model: Model, enc: dict, pair: str | None = None) -> ModelTokens:
     )
 
 
-def encode(model: Model, text: str, pair: str | None = None) -> ModelTokens:
+def encode(model: Model, text: str, pair: str | None = None, what: str = "text") -> ModelTokens:
     """Tokenize `text` (and a second text `pair`) with the model's tokenizer (contained); an error if it gives
     no tokens or more than the positions. A long text is counted on a prefix first (`_counted`), and the run is
-    priced (`check_run`) before the forward pass allocates."""
-    _counted(model, text)
+    priced (`check_run`) before the forward pass allocates. `what` names `text` in the messages ("context": an
+    encoder–decoder's source)."""
+    _counted(model, text, what)
     if pair is not None:
-        _counted(model, pair)
-    return _tokens(model, _encoded(model, text, pair), pair)
+        _counted(model, pair, "context")
+    return _tokens(model, _encoded(model, text, pair), pair, what)
 
 
 def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:

@@ -78,10 +78,10 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
             "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
+        default = " (the default)" if part is None else ""
         raise ModelError(
-            f"--part {chosen} runs the target through {model.name}'s decoder, which reads a source: "
-            'give it with --context SOURCE (attn show "le chat" --model DIR --context "the cat"), '
-            "or show the source's own attention with --part encoder"
+            f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
+            "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
         )
     return chosen
 
@@ -120,9 +120,12 @@ def _with_language(model: Model, text: str, t: ModelTokens, target: bool) -> Mod
         if not target:
             return t
         shown_codes = " ".join(codes[:6]) + (" ..." if len(codes) > 6 else "")
+        words = text.split()
+        code = next((w for w in words if w in codes), codes[0])  # a code given later in the text moves first
+        rest = " ".join(words[: words.index(code)] + words[words.index(code) + 1 :]) if code in words else text.strip()
         raise ModelError(
             f"{model.name} is multilingual: its decoder starts from the target language's code, one of "
-            f"{shown_codes} ({len(codes)}); put one first in the target: '{codes[0]} {text.strip()}'"
+            f"{shown_codes} ({len(codes)}); put one first in the target: '{code} {rest}'"
         )
     keep = [i for i in range(len(t)) if i != given]
     at = keep.index(slot)
@@ -151,7 +154,7 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
 def _source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     _check_language(model, source)
-    t = _with_language(model, source, encode(model, source), target=False)
+    t = _with_language(model, source, encode(model, source, what="context"), target=False)
     return _tokens(model, t.strings, t.ids, t.offsets, t.special)
 
 
@@ -361,7 +364,9 @@ CROSS_ROLLOUT_METHOD = (
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
     if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(f"layer {layer} is out of range: the {part} of {model.name} has {n_layer} layers")
+        raise ModelError(
+            f"layer {layer} is out of range: --part {part} of {model.name} has {n_layer} layers, 0..{n_layer - 1}"
+        )
     return layer % n_layer
 
 

@@ -124,9 +124,9 @@ def _shape(step: Step) -> str:
 
 def _labels(result: AttentionResult, axis: str, size: int):
     if axis == "query":
-        return result.tokens.strings
+        return result.tokens.labels()
     if axis == "key":
-        return result.key_tokens.strings
+        return result.key_tokens.labels()
     return None  # dimensions: numbered columns
 
 

@@ -159,6 +159,13 @@ def test_steps_json_has_every_stage_of_the_layer(bert, gpt2):
     assert "X W_Q + b_Q" in out and "layer 2 of 0..2" in out and "check:" in out
 
 
+def test_steps_tables_mark_the_tokens_the_tokenizer_added_as_their_caption_says(bert):
+    out = ok("steps", TEXT, "--model", bert, "--head", 0, "--color", "never", "--width", 200)
+    assert "◇ = added by the tokenizer" in out
+    rows = [line.split()[0] for line in out.splitlines() if line.split() and "CLS]" in line.split()[0]]
+    assert rows and set(rows) == {"◇[CLS]"}  # every table's [CLS] row, as attn show labels it
+
+
 def test_tokens_with_the_models_tokenizer(bert, gpt2):
     doc = as_json("tokens", "Time flies!", "--model", bert)
     assert [r["token"] for r in doc["rows"]] == ["[CLS]", "time", "flies", "[UNK]", "[SEP]"]

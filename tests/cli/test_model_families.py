@@ -59,3 +59,19 @@ def test_gemma2_caption_names_the_soft_cap_and_the_steps_name_rope():
     assert "2 · tanh(" in caption and "sliding window 8" in caption
     steps = run("steps", TEXT, "--model", folder, "--layer", 1, "--head", 0, "--color", "never", "--width", 200)
     assert "Q = RoPE(X W_Q + b_Q)" in steps and "sliding window" not in steps.split("Q = RoPE")[0]
+
+
+@pytest.mark.parametrize("name", [n for n in FOLDERS if not (GOLDEN / n / "pairs.json").is_file()])
+def test_heads_over_a_corpus_is_every_text_alone_for_every_family(name, tmp_path):
+    """Two lines of different lengths run as one padded batch: the corpus's mean row entropy is that of the texts
+    one by one, weighted by their rows (a causal model's row 0 left out); RoPE once took the heads for the length."""
+    lines = ["the cat sat on the mat", "a dog"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    folder = GOLDEN / name
+    doc = json.loads(run("heads", "--model", folder, "--lines", "--file", corpus, "--workers", 1, "-f", "json"))
+    assert doc["texts"] == 2 and doc["skipped"] == 0
+    ones = [json.loads(run("heads", line, "--model", folder, "-f", "json")) for line in lines]
+    rows = np.array([len(one["tokens"]) - one["causal"] for one in ones])
+    each = np.array([[row["entropy"] for row in one["rows"]] for one in ones])  # [texts, layer × head]
+    assert np.abs(np.array([row["entropy"] for row in doc["rows"]]) - rows @ each / rows.sum()).max() <= 1e-5

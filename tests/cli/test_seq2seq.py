@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,16 @@ def test_refusals_say_what_to_do(args, says):
     assert r.exit_code != 0 and says in r.output, r.output
 
 
+@pytest.mark.parametrize("command", ["show", "steps", "heads", "view"])
+def test_a_target_without_its_source_is_told_about_the_default_part_in_its_own_terms(command):
+    r = attn(command, "bonjour", "--model", GOLDEN / "t5")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.output
+    assert "--part cross (the default)" in r.stderr and "give it with --context SOURCE" in r.stderr
+    assert "le chat" not in r.stderr and "attn show" not in r.stderr  # no example of another text or command
+    given = attn(command, "bonjour", "--model", GOLDEN / "t5", "--part", "decoder").stderr
+    assert "--part decoder runs" in given and "(the default)" not in given
+
+
 def test_heads_of_the_cross_attention():
     r = attn("heads", TARGET, "--model", GOLDEN / "marian", "--context", SOURCE, "--stat", "diagonality", "-f", "json")
     assert r.exit_code == 0, r.output
@@ -97,3 +108,55 @@ def test_cross_rollout_as_json_and_csv():
     assert rows[0] == "query_index,query,key_index,key,weight" and rows[1].startswith("0,</s>,0,<s>,")
     table = attn(*args, "--width", 100).output
     assert "Cross-attention rollout: target rows, source columns" in table
+
+
+@pytest.mark.parametrize("command", ["show", "steps", "heads", "view", "explore"])
+def test_the_help_of_context_says_what_it_is_with_every_kind_of_model(command):
+    """--context is the source of an encoder–decoder (whatever --part), the pair's second text of an encoder."""
+    said = " ".join(attn(command, "--help").output.split())
+    context = re.search(r"--context <str> (.*?)(?= -h, --help| --\w[\w-]* <)", said)[1]
+    assert "encoder–decoder" in context and "source" in context and "sentence pair" in context
+
+
+@pytest.mark.parametrize(
+    ("target", "advice"),
+    [("le chat", "'en_XX le chat'"), ("le chat fr_XX", "'fr_XX le chat'"), ("le fr_XX chat", "'fr_XX le chat'")],
+)
+def test_an_mbart_target_without_its_code_first_is_shown_the_target_to_give(target, advice):
+    r = attn("show", target, "--model", GOLDEN / "mbart", "--context", SOURCE)
+    assert r.exit_code == 1 and r.stderr.endswith(f"put one first in the target: {advice}\n"), r.stderr
+    assert attn("show", advice.strip("'"), "--model", GOLDEN / "mbart", "--context", SOURCE).exit_code == 0
+
+
+@pytest.mark.parametrize("repeat", [40, 300])  # past the positions (64); past 16 characters a position (counted early)
+def test_a_source_too_long_for_the_model_is_called_the_context(repeat):
+    r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", "the cat " * repeat)
+    assert r.exit_code == 1 and r.stderr.startswith("Error: the context is "), r.stderr
+    assert "takes at most 64" in r.stderr
+    r = attn("show", "le chat " * repeat, "--model", GOLDEN / "bart", "--context", SOURCE)
+    assert r.exit_code == 1 and r.stderr.startswith("Error: the text is "), r.stderr
+
+
+@pytest.mark.parametrize("part", ["cross", "decoder", "encoder"])
+def test_a_layer_out_of_range_names_the_part_and_its_layers_as_an_encoder_does(part):
+    r = attn("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--part", part, "--layer", -9)
+    assert r.stderr == f"Error: layer -9 is out of range: --part {part} of bart has 2 layers, 0..1\n", r.stderr
+
+
+@pytest.mark.parametrize("name", ["bart", "t5", "marian", "mbart"])
+def test_heads_over_a_corpus_of_an_encoder_decoder_reads_its_encoder(name, tmp_path):
+    """Two lines of different lengths (one padded batch): the corpus's mean row entropy is the encoder's, text by
+    text, weighted by the rows of each (T5's position bias once took the batch size for the length)."""
+    lines = ["the cat sat on the mat", "a dog"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    r = attn("heads", "--model", GOLDEN / name, "--lines", "--file", corpus, "--workers", 1, "-f", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["texts"] == 2 and doc["skipped"] == 0
+    ones = [
+        json.loads(attn("heads", t, "--model", GOLDEN / name, "--part", "encoder", "-f", "json").stdout) for t in lines
+    ]
+    n = np.array([len(one["tokens"]) for one in ones])
+    each = np.array([[row["entropy"] for row in one["rows"]] for one in ones])  # [texts, layer × head]
+    assert np.abs(np.array([row["entropy"] for row in doc["rows"]]) - n @ each / n.sum()).max() <= 1e-5

@@ -112,9 +112,9 @@ def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
     with pytest.raises(ModelError, match="--context SOURCE"):
         part_result(bart, "le chat")
     assert check_part(bart, "encoder", None) == "encoder" and check_part(bart, None, "x") == "cross"
-    with pytest.raises(ModelError, match="the encoder of bart has 2 layers"):
+    with pytest.raises(ModelError, match="--part encoder of bart has 2 layers"):
         part_result(bart, "le chat", layer=2, part="encoder")
-    with pytest.raises(ModelError, match="the decoder of bart has 2 layers"):
+    with pytest.raises(ModelError, match="--part decoder of bart has 2 layers"):
         part_rollout(bart, "le chat", layer=2, context="the cat")
 
 

@@ -227,6 +227,18 @@ def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(
     explore(test, e)
 
 
+def test_the_matrix_marks_the_tokens_the_tokenizer_added_as_its_caption_says(bert_dir):
+    e = Explorer(TEXT, RunConfig(), model=load_model(bert_dir))
+    e.compute()
+
+    async def test(pilot, app):
+        assert "◇ = added by the tokenizer" in said(app)
+        rows = [line.split()[0] for line in panels(app)[0] if line.split()]
+        assert "◇[CLS]" in rows and "◇[SEP]" in rows and "[CLS]" not in rows
+
+    explore(test, e, size=(120, 40))
+
+
 def test_hostile_text_reaches_the_screen_escaped():
     """A token or an error message that holds terminal controls is drawn as visible escapes."""
 

@@ -115,6 +115,9 @@ def test_the_heads_overview_of_cross_attention_has_the_cross_labels(t5):
         assert doc["labels"] == list(CROSS_LABELS) and list(doc["stats"]) == list(CROSS_STATS)
         caption = str(app.screen.query(Static).first().render())
         assert "(aln, sink, " in caption and "prev" not in caption
+        assert caption.startswith("cross: entropy (bits) of every head")  # which part's heads these are
+        await pilot.press("escape", "c", "h")
+        assert str(app.screen.query(Static).first().render()).startswith("decoder: entropy (bits) of every head")
 
     explore(test, pair(t5))
 

@@ -29,7 +29,11 @@ ModelRequired = Annotated[
 ]
 HeadsContext = Annotated[
     str | None,
-    typer.Option("--context", help="With an encoder–decoder --model and --part decoder: the source the decoder reads."),
+    typer.Option(
+        "--context",
+        help="With an encoder --model: the second text of a sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with "
+        "an encoder–decoder --model: the source (see --part).",
+    ),
 ]
 
 Stat = Annotated[

@@ -48,8 +48,8 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
         p["b_" + key] = np.ascontiguousarray(fused_b[:, i].reshape(h * d_k))
     p["w_o"], p["b_o"] = w[pre + "attention.dense.weight"].T, w[pre + "attention.dense.bias"]
 
-    def rotate(q, k):  # [h, n, d_k] twice -> the same, the first d_rot dimensions rotated
-        cos, sin = rope_tables(q.shape[1], model.hp["inv_freq"])
+    def rotate(q, k):  # [(batch,) h, n, d_k] twice -> the same, the first d_rot dimensions rotated
+        cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"])
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
     steps = attend(l, a, p, h, d_k**-0.5, True, rotate=rotate)

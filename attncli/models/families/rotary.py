@@ -45,12 +45,12 @@ def _norm(model: Model, name: str, x):  # [..., d] -> [..., d]
     return rms_norm(x, model.weights[name], model.eps, model.hp["norm_offset"])
 
 
-def _rotate(model: Model, l: int, q, k):  # [h, n, d_k], [h_kv, n, d_k] -> the same, rotated
+def _rotate(model: Model, l: int, q, k):  # [(batch,) h, n, d_k], [(batch,) h_kv, n, d_k] -> the same, rotated
     """Qwen 3's per-head RMSNorm of q and k, then RoPE on the first d_rot dimensions of each head."""
     pre = f"layers.{l}.self_attn."
     if model.hp["qk_norm"]:
         q, k = _norm(model, pre + "q_norm.weight", q), _norm(model, pre + "k_norm.weight", k)
-    cos, sin = rope_tables(q.shape[1], model.hp["inv_freq"])
+    cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"])
     return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
 

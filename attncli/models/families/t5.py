@@ -69,11 +69,11 @@ def _norm(model: Model, name: str, x):  # [n, d_model] -> [n, d_model]
     return rms_norm(x, model.weights[name + ".weight"], model.eps)
 
 
-def _self(model: Model, side: str, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
+def _self(model: Model, side: str, l: int, x) -> tuple:  # [(batch,) n, d_model] -> same, LayerSteps
     pre = f"{side}.block.{l}.layer.0."
     h = _norm(model, pre + "layer_norm", x)
     p = _projections(model, pre + "SelfAttention.")
-    steps = attend(l, h, p, model.n_head, 1.0, side == "decoder", bias=_bias(model, side, len(x)))
+    steps = attend(l, h, p, model.n_head, 1.0, side == "decoder", bias=_bias(model, side, x.shape[-2]))
     return x + steps.output, steps
 
 

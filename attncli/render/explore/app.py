@@ -119,7 +119,8 @@ class HeadsScreen(Screen[tuple[int, int] | None]):
         doc = self.doc
         yield Static(
             Text(
-                f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
+                ("" if doc.get("part") is None else f"{doc['part']}: ")
+                + f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
                 f"pattern label ({', '.join(SHORT[label] for label in doc['labels'])}). Enter opens the head, Esc "
                 "goes back.",
                 style="bold",

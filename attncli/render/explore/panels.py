@@ -56,8 +56,8 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
         array, cells = e.weights[e.head], None if masked is None else masked[e.head]
     return CursorMatrix(
         array,
-        result.tokens.strings,
-        result.key_tokens.strings,
+        result.tokens.labels(),
+        result.key_tokens.labels(),
         f"Attention weights A = softmax(S) · {head_name(e)}",
         precision,
         "weights",
