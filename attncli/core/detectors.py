@@ -61,27 +61,31 @@ def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal
     the statistics and of the first-token sink."""
     import numpy as np
 
-    a = np.asarray(weights, dtype=np.float64)
-    n = a.shape[-1]
+    n = weights.shape[-1]
     lengths = np.asarray(lengths)
     at = np.arange(n)
     real = at[None, :] < lengths[:, None]  # [B, n]
     rows = real & (at[None, :] >= np.where(causal & (lengths > 1), 1, 0)[:, None])
     ids = np.where(real, ids, -1)
     earlier = (ids[:, :, None] == ids[:, None, :]) & np.tri(n, n, -1, dtype=bool) & real[:, :, None]  # [B, n, n]
-
-    def pick(values: np.ndarray, mask: np.ndarray) -> np.ndarray:  # [B, L, h, m], [B, m] -> [L, h, rows]
-        return np.moveaxis(values, 0, 2)[..., mask]
-
-    p = np.where(a > 0, a, 1.0)
-    return {
-        "entropy": pick(-(a * np.log2(p)).sum(axis=-1), rows),
-        "distance": pick((a * np.abs(at[:, None] - at[None, :])).sum(axis=-1), rows),
-        "diagonal": pick(np.diagonal(a, axis1=-2, axis2=-1), rows),
-        "first-token": pick(a[..., 0], rows),
-        "previous-token": pick(np.diagonal(a, offset=-1, axis1=-2, axis2=-1), real[:, 1:]),
-        "duplicate-token": pick((a * earlier[:, None, None]).sum(axis=-1), earlier.any(axis=-1)),
-    }
+    far, copies = np.abs(at[:, None] - at[None, :]).astype(np.float64), earlier.astype(np.float64)
+    names = ("entropy", "distance", "diagonal", "first-token", "previous-token", "duplicate-token")
+    layers: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for l in range(weights.shape[1]):  # a layer at a time: its [B, h, n, n] stays in the caches
+        a = np.asarray(weights[:, l], dtype=np.float64)
+        values = (
+            -np.einsum("bhij,bhij->bhi", a, np.log2(a + 1e-300)),  # 0 log 0 = 0
+            np.einsum("bhij,ij->bhi", a, far),
+            np.diagonal(a, axis1=-2, axis2=-1),
+            a[..., 0],
+            np.diagonal(a, offset=-1, axis1=-2, axis2=-1),
+            np.einsum("bhij,bij->bhi", a, copies),
+        )
+        for name, value in zip(names, values):
+            layers[name].append(value)
+    masks = {"previous-token": real[:, 1:], "duplicate-token": earlier.any(axis=-1)}
+    # [B, L, h, m] -> [L, h, B, m] -> the masked rows, text after text
+    return {name: np.moveaxis(np.stack(v, axis=1), 0, 2)[..., masks.get(name, rows)] for name, v in layers.items()}
 
 
 def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
