@@ -36,8 +36,9 @@ SHIPPED = (
     "sample_texts",
     "attncli/data",
     "tests/models/golden",
+    "tests/models/known",
     "tools",
-)  # data: the tokenizer; golden: tiny models
+)  # data: the tokenizer; golden and known: tiny models
 BIN = Path(sys.executable).parent  # the venv's bin: its attn and python come first on PATH
 TIMEOUT = 60
 

@@ -46,27 +46,46 @@ STATISTICS = {
 
 def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
     # [L, h, n, n], [n] -> {name: [L, h, rows]}
-    """The per-row values of every statistic and detector but induction for one text. With `causal`, row 0
-    (which can see only itself) is left out of the statistics and of the first-token sink."""
+    """The per-row values of every statistic and detector but induction for one text (`batch_rows` of one)."""
     import numpy as np
 
-    a = np.asarray(weights, dtype=np.float64)
-    n = a.shape[-1]
-    first = 1 if causal and n > 1 else 0
-    p = np.where(a > 0, a, 1.0)
-    entropy = -(a * np.log2(p)).sum(axis=-1)  # [L, h, n]
-    distance = (a * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])).sum(axis=-1)
     ids = np.asarray(ids)
-    earlier = (ids[:, None] == ids[None, :]) & np.tri(n, n, -1, dtype=bool)  # [n, n]: j < i, same token
-    repeated = earlier.any(axis=1)
-    return {
-        "entropy": entropy[..., first:],
-        "distance": distance[..., first:],
-        "diagonal": np.diagonal(a, axis1=-2, axis2=-1)[..., first:],
-        "first-token": a[..., first:, 0],
-        "previous-token": np.diagonal(a, offset=-1, axis1=-2, axis2=-1),
-        "duplicate-token": (a * earlier).sum(axis=-1)[..., repeated],
-    }
+    return batch_rows(np.asarray(weights)[None], ids[None], np.array([len(ids)]), causal)
+
+
+def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
+    # [B, L, h, n, n], [B, n], [B] -> {name: [L, h, rows]}
+    """The per-row values of every statistic and detector but induction for a padded batch of texts: text b
+    is its first lengths[b] tokens (its padding keys carry no weight; padding rows and ids are ignored). The
+    rows of every text, text after text. With `causal`, row 0 (which can see only itself) is left out of
+    the statistics and of the first-token sink."""
+    import numpy as np
+
+    n = weights.shape[-1]
+    lengths = np.asarray(lengths)
+    at = np.arange(n)
+    real = at[None, :] < lengths[:, None]  # [B, n]
+    rows = real & (at[None, :] >= np.where(causal & (lengths > 1), 1, 0)[:, None])
+    ids = np.where(real, ids, -1)
+    earlier = (ids[:, :, None] == ids[:, None, :]) & np.tri(n, n, -1, dtype=bool) & real[:, :, None]  # [B, n, n]
+    far, copies = np.abs(at[:, None] - at[None, :]).astype(np.float64), earlier.astype(np.float64)
+    names = ("entropy", "distance", "diagonal", "first-token", "previous-token", "duplicate-token")
+    layers: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for l in range(weights.shape[1]):  # a layer at a time: its [B, h, n, n] stays in the caches
+        a = np.asarray(weights[:, l], dtype=np.float64)
+        values = (
+            -np.einsum("bhij,bhij->bhi", a, np.log2(a + 1e-300)),  # 0 log 0 = 0
+            np.einsum("bhij,ij->bhi", a, far),
+            np.diagonal(a, axis1=-2, axis2=-1),
+            a[..., 0],
+            np.diagonal(a, offset=-1, axis1=-2, axis2=-1),
+            np.einsum("bhij,bij->bhi", a, copies),
+        )
+        for name, value in zip(names, values):
+            layers[name].append(value)
+    masks = {"previous-token": real[:, 1:], "duplicate-token": earlier.any(axis=-1)}
+    # [B, L, h, m] -> [L, h, B, m] -> the masked rows, text after text
+    return {name: np.moveaxis(np.stack(v, axis=1), 0, 2)[..., masks.get(name, rows)] for name, v in layers.items()}
 
 
 def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
@@ -125,6 +144,14 @@ class CorpusStats:
         self.texts += 1
         self.tokens += len(ids)
         for name, values in text_rows(weights, ids, causal).items():
+            self.add(name, values)
+
+    def add_batch(self, weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool) -> None:
+        # [B, L, h, n, n], [B, n], [B]
+        """The texts of a padded batch (`batch_rows`), in one pass over all of them."""
+        self.texts += len(lengths)
+        self.tokens += int(sum(lengths))
+        for name, values in batch_rows(weights, ids, lengths, causal).items():
             self.add(name, values)
 
     def merge(self, other: CorpusStats) -> CorpusStats:

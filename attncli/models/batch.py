@@ -37,15 +37,25 @@ def batches(lengths: Sequence[int], size: int, tokens: int) -> list[list[int]]:
 def forward_weights(model: Model, texts: Sequence[np.ndarray]) -> list[np.ndarray]:
     # B × [n_b] token ids -> B × [L, n_head, n_b, n_b]
     """Every layer's attention weights of every text, from one padded forward pass of all of them."""
+    weights, _, lengths = forward_padded(model, texts)
+    return [weights[b, :, :, :n, :n] for b, n in enumerate(lengths)]
+
+
+def forward_padded(model: Model, texts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # B × [n_b] token ids -> [B, L, n_head, n, n], [B, n], [B]
+    """One padded forward pass of all `texts`: every layer's weights, the ids padded with 0 and the lengths.
+    A text's real rows put no weight on its padding keys; its padding rows are whatever they are."""
     if not texts or min(len(ids) for ids in texts) == 0:
         raise ModelError("no token ids to run")
-    n = max(len(ids) for ids in texts)
+    lengths = np.array([len(ids) for ids in texts])
+    n = int(lengths.max())
     if n > model.max_positions:
         raise ModelError(f"{n} tokens, but {model.name} takes at most {model.max_positions}")
     family = model.family
     model.weights[family.word]  # the table read once, whole: a batch reads many rows (Weights keeps it)
-    pad = np.arange(n)[None, :] >= np.array([len(ids) for ids in texts])[:, None]  # [B, n]
-    x = np.stack([family.embed(model, np.pad(np.asarray(ids), (0, n - len(ids)))) for ids in texts])  # [B, n, d]
+    pad = np.arange(n)[None, :] >= lengths[:, None]  # [B, n]
+    ids = np.stack([np.pad(np.asarray(t), (0, n - len(t))) for t in texts])  # [B, n]
+    x = np.stack([family.embed(model, row) for row in ids])  # [B, n, d_model]
     layers = []
     with padding(pad):
         for l in range(model.n_layer):
@@ -53,5 +63,4 @@ def forward_weights(model: Model, texts: Sequence[np.ndarray]) -> list[np.ndarra
             layers.append(steps.weights)  # [B, n_head, n, n]
             if l < model.n_layer - 1:  # the last MLP does not change any attention
                 x = family.mlp(model, l, x)
-    weights = np.stack(layers, axis=1)  # [B, L, n_head, n, n]
-    return [weights[b, :, :, : len(ids), : len(ids)] for b, ids in enumerate(texts)]
+    return np.stack(layers, axis=1), ids, lengths

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
-from attncli.models.batch import batches, forward_weights
+from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+WINDOW = 512  # lines read, then sorted by length, before they are cut in chunks
 BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # set to 1 in every worker
@@ -56,12 +57,13 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
         else:
             encoded.append(np.asarray(tokens.ids))
     for batch in batches([len(ids) for ids in encoded], BATCH, BATCH_TOKENS):
-        texts_ids = [encoded[i] for i in batch]
-        for ids, weights in zip(texts_ids, forward_weights(model, texts_ids)):  # weights [L, h, n, n]
-            if not np.isfinite(weights).all():  # finite weights that overflow float32 on this text
-                stats.skipped += 1
-                continue
-            stats.add_text(weights, ids, model.causal)
+        weights, ids, lengths = forward_padded(model, [encoded[i] for i in batch])  # [B, L, h, n, n], [B, n], [B]
+        finite = np.isfinite(weights).all(axis=(1, 2, 3, 4))  # finite weights can overflow float32 on a text
+        if not finite.all():
+            stats.skipped += int((~finite).sum())
+            weights, ids, lengths = weights[finite], ids[finite], lengths[finite]
+        if len(lengths):
+            stats.add_batch(weights, ids, lengths, model.causal)
     return stats
 
 
@@ -88,10 +90,14 @@ def induction_stats(model: Model, sequences: int = INDUCTION_SEQUENCES, length: 
     return moments
 
 
-def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+def _chunks(lines: Iterable[str], size: int, window: int) -> Iterator[list[str]]:
+    """Chunks of `size` lines of similar length: each `window` lines sorted by their length in characters (a
+    cheap stand-in for tokens), so that a chunk's batches pad little (on tools/make_corpus.py's lines, 4% more
+    tokens than the texts hold instead of 10% with chunks cut in reading order)."""
     it = iter(lines)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
+    while block := sorted(itertools.islice(it, window), key=len):
+        for start in range(0, len(block), size):
+            yield block[start : start + size]
 
 
 def _worker_init() -> None:
@@ -124,7 +130,7 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
     each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
     total, read = CorpusStats(), 0
     if workers <= 1:
-        for chunk in _chunks(lines, CHUNK):
+        for chunk in _chunks(lines, CHUNK, WINDOW):
             read += len(chunk)
             total = total.merge(partition_stats(path, chunk))
             yield total, read
@@ -132,7 +138,7 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
     pool, finished = _pool(workers), False
     try:
         pending: list = []
-        for chunk in _chunks(lines, CHUNK):
+        for chunk in _chunks(lines, CHUNK, WINDOW):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
             while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
@@ -219,6 +225,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             "workers": corpus.workers,
             "dask": corpus.dask,
             "chunk": CHUNK,
+            "window": WINDOW,
             "batch": BATCH,
             "batch_tokens": BATCH_TOKENS,
         },

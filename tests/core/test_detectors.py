@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncli.core.detectors import CorpusStats, Moments, induction_rows, text_rows
+from attncli.core.detectors import CorpusStats, Moments, batch_rows, induction_rows, text_rows
 
 
 def _one(pattern: np.ndarray) -> np.ndarray:  # [n, n] -> [L=1, h=1, n, n]
@@ -80,3 +80,21 @@ def test_corpus_stats_of_two_partitions_equal_one_pass():
     assert (both.texts, both.tokens) == (3, 12)
     for name, m in one.moments.items():
         assert np.allclose(both.moments[name].mean(), m.mean()) and np.allclose(both.moments[name].std(), m.std())
+
+
+def test_a_padded_batch_gives_the_rows_of_its_texts_one_after_another():
+    rng = np.random.default_rng(2)
+    lengths, n = np.array([3, 1, 5, 4]), 5
+    weights = rng.random((4, 2, 3, n, n))  # padding rows hold anything; padding keys get no weight
+    ids = rng.integers(0, 3, (4, n))
+    for b, m in enumerate(lengths):
+        weights[b, ..., :m, m:] = 0.0
+        weights[b, ..., :m, :m] /= weights[b, ..., :m, :m].sum(-1, keepdims=True)
+    for causal in (False, True):
+        batched = batch_rows(weights, ids, lengths, causal)
+        alone = [text_rows(weights[b, ..., :m, :m], ids[b, :m], causal) for b, m in enumerate(lengths)]
+        for name, values in batched.items():
+            np.testing.assert_array_equal(values, np.concatenate([rows[name] for rows in alone], axis=-1))
+    many = CorpusStats()
+    many.add_batch(weights, ids, lengths, causal=True)
+    assert (many.texts, many.tokens) == (4, 13)

@@ -98,6 +98,7 @@ def test_an_interrupted_run_reports_what_it_has_marked_partial(bert, corpus, mon
 
     monkeypatch.setattr(corpus_module, "stream_stats", interrupted)
     monkeypatch.setattr(corpus_module, "CHUNK", 4)
+    monkeypatch.setattr(corpus_module, "WINDOW", 4)  # chunks in reading order: the first has texts
     r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--workers", "1", "-f", "json")
     assert r.exit_code == 130
     doc = json.loads(r.stdout)
@@ -202,3 +203,15 @@ def test_ctrl_c_on_a_worker_pool_prints_the_partial_statistics_and_exits_130(ber
     if out:  # the chunks done before the signal
         doc = json.loads(out)
         assert doc["partial"] and 0 < doc["texts"] < 480
+
+
+def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
+    from attncli.models.corpus import _chunks
+
+    lines = [f"{i:02d} " + "x" * (i * 7 % 11) for i in range(23)]
+    chunks = list(_chunks(lines, 3, 8))
+    assert sorted(line for chunk in chunks for line in chunk) == sorted(lines)
+    assert all(len(chunk) <= 3 for chunk in chunks)
+    for start in range(0, 23, 8):  # the lines of one window come out together, shortest first
+        window = [line for chunk in chunks[start // 8 * 3 : start // 8 * 3 + 3] for line in chunk]
+        assert sorted(window) == sorted(lines[start : start + 8]) and window == sorted(window, key=len)
