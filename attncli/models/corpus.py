@@ -28,6 +28,7 @@ import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
 from attncli.models.batch import batches, forward_padded, forward_weights
+from attncli.models.encdec import is_seq2seq
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
 
 SCHEMA = "attncli.corpus/1"
@@ -215,6 +216,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "n_layer": model.n_layer,
         "n_head": model.n_head,
         "causal": model.causal,
+        **({"part": "encoder"} if is_seq2seq(model) else {}),  # an encoder–decoder: its encoder reads each line
         "corpus": corpus.name,
         "partial": corpus.partial,
         "texts": stats.texts,

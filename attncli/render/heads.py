@@ -208,7 +208,8 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         top.append(", ".join(f"L{r['layer']} H{r['head']} {r[name]:.{precision}f}" for r in heads) or "none")
         top.append("\n")
     notes = [
-        f"{doc['model']}: {doc['n_layer']} layers × {doc['n_head']} heads, trained weights",
+        f"{doc['model']}: {doc['n_layer']} layers × {doc['n_head']} heads, trained weights"
+        + (f"; the {doc['part']}'s self-attention (each line is a source)" if "part" in doc else ""),
         f"{doc['corpus']}: {doc['texts']:,} texts, {doc['tokens']:,} tokens"
         + (f", {doc['skipped']:,} skipped (too long for the model)" if doc["skipped"] else "")
         + (" — PARTIAL: stopped before the end" if doc["partial"] else ""),

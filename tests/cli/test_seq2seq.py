@@ -153,10 +153,17 @@ def test_heads_over_a_corpus_of_an_encoder_decoder_reads_its_encoder(name, tmp_p
     r = attn("heads", "--model", GOLDEN / name, "--lines", "--file", corpus, "--workers", 1, "-f", "json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc["texts"] == 2 and doc["skipped"] == 0
+    assert doc["texts"] == 2 and doc["skipped"] == 0 and doc["part"] == "encoder"
     ones = [
         json.loads(attn("heads", t, "--model", GOLDEN / name, "--part", "encoder", "-f", "json").stdout) for t in lines
     ]
     n = np.array([len(one["tokens"]) for one in ones])
     each = np.array([[row["entropy"] for row in one["rows"]] for one in ones])  # [texts, layer × head]
     assert np.abs(np.array([row["entropy"] for row in doc["rows"]]) - n @ each / n.sum()).max() <= 1e-5
+
+
+def test_heads_over_a_corpus_says_an_encoder_decoder_reads_each_line_with_its_encoder():
+    r = attn("heads", "--model", GOLDEN / "bart", "--lines", "the cat sat\na dog", "--workers", 1, "--width", 200)
+    assert r.exit_code == 0 and "the encoder's self-attention (each line is a source)" in r.stdout
+    r = attn("heads", "--model", GOLDEN / "bert", "--lines", "the cat sat\na dog", "--workers", 1, "-f", "json")
+    assert "part" not in json.loads(r.stdout)
