@@ -13,8 +13,7 @@ are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one p
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +37,7 @@ from attncli.pipeline.tokenize import Tokens
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
+from .languages import check_language, with_language
 from .load import Model, ModelTokens, check_head, encode
 from .run import (
     ModelLayer,
@@ -50,8 +50,6 @@ from .run import (
     model_rollout,
     token_marks,
 )
-
-LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source
 
 
 def model_parts(model: Model) -> tuple[str, ...]:
@@ -86,65 +84,6 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
     return chosen
 
 
-def _check_language(model: Model, source: str) -> None:
-    """A multilingual Marian model needs the target language's token (>>fra<<) first in the source."""
-    start, end = LANGUAGE_TOKEN
-    vocab = model.tokenizer.get_vocab(with_added_tokens=True)
-    languages = sorted(t for t in vocab if t.startswith(start) and t.endswith(end) and len(t) > 4)
-    if languages and not source.lstrip().startswith(start):
-        shown_languages = " ".join(languages[:6]) + (" ..." if len(languages) > 6 else "")
-        raise ModelError(
-            f"{model.name} is multilingual: its decoder writes the language whose token starts the source, one of "
-            f"{shown_languages} ({len(languages)}); put one first: --context '{languages[0]} {source.strip()}'"
-        )
-
-
-def _language_codes(model: Model) -> list[str]:
-    """mBART's language codes (en_XX, fr_XX, ...): the vocabulary's tokens of its family's `language_code` form."""
-    pattern = model.hp.get("language_code")
-    if pattern is None:
-        return []
-    return sorted(t for t in model.tokenizer.get_vocab(with_added_tokens=True) if re.fullmatch(pattern, t))
-
-
-def _with_language(model: Model, text: str, t: ModelTokens, target: bool) -> ModelTokens:
-    """mBART: a language code first in `text` takes the place of the one its tokenizer adds (the source language
-    it was saved with), as transformers' tokenizer does given src_lang / tgt_lang. A target must give one: the
-    decoder starts from it."""
-    codes = _language_codes(model)
-    if not codes:
-        return t
-    given = next((i for i, special in enumerate(t.special) if not special), None)  # the first token of the text
-    slot = next((i for i, (s, special) in enumerate(zip(t.strings, t.special)) if special and s in codes), None)
-    if given is None or t.strings[given] not in codes or slot is None:
-        if not target:
-            return t
-        shown_codes = " ".join(codes[:6]) + (" ..." if len(codes) > 6 else "")
-        words = text.split()
-        code = next((w for w in words if w in codes), codes[0])  # a code given later in the text moves first
-        rest = " ".join(words[: words.index(code)] + words[words.index(code) + 1 :]) if code in words else text.strip()
-        raise ModelError(
-            f"{model.name} is multilingual: its decoder starts from the target language's code, one of "
-            f"{shown_codes} ({len(codes)}); put one first in the target: '{code} {rest}'"
-        )
-    keep = [i for i in range(len(t)) if i != given]
-    at = keep.index(slot)
-
-    def moved(values: tuple, value) -> tuple:  # the code given in the text, in the tokenizer's slot
-        out = [values[i] for i in keep]
-        out[at] = value
-        return tuple(out)
-
-    return replace(
-        t,
-        strings=moved(t.strings, t.strings[given]),
-        ids=moved(t.ids, t.ids[given]),
-        offsets=moved(t.offsets, t.offsets[given]),
-        types=moved(t.types, t.types[given]),
-        special=moved(t.special, True),
-    )
-
-
 def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
@@ -153,15 +92,15 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
 
 def _source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
-    _check_language(model, source)
-    t = _with_language(model, source, encode(model, source, what="context"), target=False)
+    check_language(model, source)
+    t = with_language(model, source, encode(model, source, what="context"), target=False)
     return _tokens(model, t.strings, t.ids, t.offsets, t.special)
 
 
 def target_labels(model: Model, target: str) -> ModelTokens:
     """The target as transformers' labels: its tokenizer's tokens (mBART's with the target's language code)."""
     _check_text(target, "text")
-    return _with_language(model, target, encode(model, target), target=True)
+    return with_language(model, target, encode(model, target), target=True)
 
 
 def _decoder_tokens(model: Model, target: str) -> Tokens:
