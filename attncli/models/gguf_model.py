@@ -1,0 +1,94 @@
+"""A GGUF file as the parts `load.py` builds a `Model` from: config, family, tensors (with their names as the
+family asks for them) and tokenizer, every declared size checked and priced before anything is allocated.
+
+    parts = gguf_parts(Path("SmolLM2-135M-Instruct.Q4_1.gguf"))
+    parts.config["model_type"]                                 # "llama"
+    parts.sources["layers.0.self_attn.q_proj.weight"]          # (its handle, "blk.0.attn_q.weight")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .families import Family, family_of, model_types
+from .folder import Header, check_budget, check_declared
+from .gguf import GGUFTensors, open_gguf
+from .gguf_arch import Names, architecture, config_of
+from .hparams import ModelError
+
+
+class GGUFHandle:
+    """The file's tensors as `Weights` reads a safetensors file: `get_tensor(name)` and `get_slice(name)`, in
+    Hugging Face's form (llama.cpp's conversion undone, `Names.undo`)."""
+
+    def __init__(self, tensors: GGUFTensors, names: Names):
+        self.tensors, self.names = tensors, names
+
+    def get_tensor(self, name: str) -> np.ndarray:  # -> the Hugging Face tensor, float32
+        return self.names.undo(name, self.tensors.get_tensor(name))
+
+    def get_slice(self, name: str) -> _Slice:
+        return _Slice(self, name)
+
+
+class _Slice:
+    def __init__(self, handle: GGUFHandle, name: str):
+        self.handle, self.name = handle, name
+
+    def get_shape(self) -> list[int]:
+        return list(self.handle.names.shape(self.name, self.handle.tensors.shape(self.name)))
+
+    def rows(self, ids) -> np.ndarray:  # [k] -> [k, d]: an embedding table's rows (stored as Hugging Face's)
+        return self.handle.tensors.rows(self.name, ids)
+
+
+@dataclass(frozen=True)
+class GGUFParts:
+    config: dict  # as config.json would say it
+    family: Family
+    sources: dict[str, tuple[GGUFHandle, str]]  # the family's tensor name -> (handle, GGUF name)
+    nbytes: int  # the wanted tensors as float32, priced against ATTN_MAX_MEMORY
+    hp: dict
+    tokenizer: Callable[[], Any]  # builds the tokenizers.Tokenizer
+
+
+def gguf_parts(path: Path) -> GGUFParts:
+    """Read `path`'s metadata, map it onto a family, check the tensors the family needs (names, shapes, budget)."""
+    meta, tensors = open_gguf(path)
+    source = str(path)
+    arch = architecture(meta, source)
+    stored: Header = {n: (path, tensors.type_name(n), tensors.shape(n)) for n in tensors.names()}
+    config = config_of(meta, arch, {n: s for n, (_, _, s) in stored.items()})
+    family = family_of(config["model_type"])
+    if family is None:
+        raise ModelError(
+            f"{source} is a {arch} model (general.architecture), which no family serves; supported: "
+            f"{', '.join(model_types())}"
+        )
+    check_declared(config, stored, source)  # before the reader builds anything for those sizes
+    hp, wanted = family.read_config(config)
+    names = Names(arch, hp["n_layer"], config)
+    handle = GGUFHandle(tensors, names)
+    sources: dict[str, tuple[GGUFHandle, str]] = {}
+    for name, shape in wanted.items():
+        stored_name = names.gguf_name(name)
+        if stored_name is None or stored_name not in stored:
+            raise ModelError(f"{source} lacks {stored_name or name} (the {name} of a {config['model_type']} model)")
+        got = names.shape(stored_name, stored[stored_name][2])
+        if len(got) != len(shape) or any(w is not None and w != g for w, g in zip(shape, got)):
+            want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
+            raise ModelError(f"{stored_name} in {source} has shape {list(got)}, its metadata implies {want}")
+        sources[name] = (handle, stored_name)
+    nbytes = check_budget(stored, [s for _, s in sources.values()], source)
+
+    def build() -> Any:
+        from .gguf_tokenizer import tokenizer_from
+
+        return tokenizer_from(meta, source)
+
+    return GGUFParts(config, family, sources, nbytes, hp, build)
