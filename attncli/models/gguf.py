@@ -30,21 +30,14 @@ MAX_COUNT = 1 << 20  # tensors and metadata keys: a real file has hundreds of te
 DEQUANTIZED = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K")
 
 
-def is_gguf(path: Path) -> bool:
-    """Whether `path` is a regular file that starts with the GGUF magic."""
-    try:
-        with open(path, "rb") as f:
-            return path.is_file() and f.read(4) == MAGIC
-    except OSError:
-        return False
-
-
 def _head(path: Path) -> tuple[int, int, int]:
     """(version, tensor count, metadata key count) from the first 24 bytes, checked before the parser loops."""
     with open(path, "rb") as f:
         head = f.read(24)
     if len(head) < 24 or head[:4] != MAGIC:
-        raise ModelError(f"{path} is not a GGUF file (no GGUF magic at its start)")
+        raise ModelError(
+            f"{path} is not a GGUF file (no GGUF magic at its start); --model takes a folder or a GGUF file"
+        )
     version, tensors, keys = struct.unpack("<IQQ", head[4:])
     if version not in (2, 3):
         raise ModelError(f"{path} is GGUF version {version}; attn reads versions 2 and 3")

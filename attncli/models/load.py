@@ -29,7 +29,6 @@ from .folder import (
     json_object,
     json_text,
 )
-from .gguf import is_gguf
 from .hparams import ModelError
 from .hub import resolve_model
 from .tensorfile import TensorFile, TensorFileError
@@ -183,7 +182,7 @@ def load_model(path: str | Path, gguf_file: str | None = None) -> Model:
     a GGUF file, or a model NAME: "gpt2", "Qwen/Qwen2.5-0.5B" from the local Hugging Face cache, an Ollama
     "NAME:TAG", an LM Studio "ORG/NAME" (`hub.resolve_model`; `gguf_file` picks one of a folder's GGUF files)."""
     found = resolve_model(path, gguf_file)
-    if found.is_file() and is_gguf(found):
+    if found.is_file():  # a GGUF file (anything else: one line saying it is not one)
         return _load_gguf(found, str(path))
     folder = found
     if not folder.is_dir():
