@@ -6,7 +6,7 @@ from functools import partial
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, check_options, load_model
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, check_options, load_model
 from attncli.cli.options import Out, Run, Source, Tokenizers, VariantNames, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -21,6 +21,7 @@ def compare(
     tokenizers: Tokenizers = "char,word,bpe",
     variants: VariantNames = "scaled",
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
 ) -> None:
@@ -49,7 +50,7 @@ def compare(
     if model is not None:
         from attncli.models.run import compare_with_model, model_result
 
-        results.append(model_result(load_model(model), text, layer, head))
+        results.append(model_result(load_model(model, gguf_file), text, layer, head))
         doc = compare_with_model(text, results[:-1], results[-1])
     else:
         doc = compare_document(text, results)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Part, Workers, load_model, worker_count
+from attncli.cli.model import GgufFile, Part, Workers, load_model, worker_count
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
@@ -25,7 +25,13 @@ from attncli.io.inputs import iter_lines, open_lines, read_text
 STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
+    str,
+    typer.Option(
+        "--model",
+        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
+        "Ollama NAME:TAG, LM Studio ORG/NAME).",
+        show_default=False,
+    ),
 ]
 HeadsContext = Annotated[
     str | None,
@@ -90,6 +96,7 @@ def heads(
     dask: DaskAddress = None,
     part: Part = None,
     context: HeadsContext = None,
+    gguf_file: GgufFile = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
@@ -98,14 +105,14 @@ def heads(
     if lines:
         if part is not None or context is not None:
             raise ConfigError("--lines runs a model's own attention over a corpus: drop --part and --context")
-        return _corpus(model, out, text, file, max_lines, workers, dask)
+        return _corpus(model, gguf_file, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli.io import documents
     from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
-    loaded, words = load_model(model), read_text(text, file)
+    loaded, words = load_model(model, gguf_file), read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
     if stat not in doc["stats"]:
         why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
@@ -115,7 +122,9 @@ def heads(
     emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 
 
-def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
+def _corpus(
+    given: str, gguf_file: str | None, out: Out, text: str | None, file: str | None, max_lines, workers, dask
+) -> None:
     """`attn heads --lines`: the corpus streamed through the model on `workers` processes (or a Dask cluster);
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
     import itertools
@@ -130,7 +139,8 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     workers = worker_count(workers)
     if dask is not None and (file is None or max_lines is not None):
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
-    model = load_model(path)
+    model = load_model(given, gguf_file)
+    path = str(model.path)  # what the workers load: the folder or GGUF file the name resolved to
     stream, name = open_lines(text, file)
     stats, stopped = None, None
     with stream, lines_progress(stream, out.color, max_lines) as done:

@@ -7,6 +7,7 @@ from functools import partial
 import typer
 
 from attncli.cli.model import (
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -45,6 +46,7 @@ def show(
     out: Out,
     stats: Stats = False,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     rollout: Rollout = False,
@@ -87,7 +89,7 @@ def show(
         from attncli.models import seq2seq
         from attncli.render.heads import rollout_view
 
-        loaded = load_model(model)  # once, also for every line of --lines
+        loaded = load_model(model, gguf_file)  # once, also for every line of --lines
         if rollout:
             ro = seq2seq.part_rollout(loaded, text_of(source), layer, context, part)
             return emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)

@@ -6,7 +6,7 @@ from functools import partial
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
@@ -21,6 +21,7 @@ def steps(
     out: Out,
     query: Query = 0,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -46,7 +47,7 @@ def steps(
     if model is not None:
         from attncli.models.seq2seq import part_result
 
-        loaded = load_model(model)
+        loaded = load_model(model, gguf_file)
         result = part_result(loaded, text, layer, head, context, part)
         view = model_page(lambda: result, "attn steps", out, loaded, model, text, context)
     else:

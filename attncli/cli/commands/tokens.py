@@ -6,7 +6,7 @@ from functools import partial
 
 import typer
 
-from attncli.cli.model import ModelDir, check_options, load_model
+from attncli.cli.model import GgufFile, ModelDir, check_options, load_model
 from attncli.cli.options import Out, Source, Tokenizer, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -14,7 +14,14 @@ from attncli.errors import DataError
 
 
 @options(source=Source, out=Out)
-def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = "word", model: ModelDir = None) -> None:
+def tokens(
+    ctx: typer.Context,
+    source: Source,
+    out: Out,
+    tokenizer: Tokenizer = "word",
+    model: ModelDir = None,
+    gguf_file: GgufFile = None,
+) -> None:
     """List the tokens, ids and character offsets.
 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
@@ -37,7 +44,7 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
         else:
             from attncli.models.run import model_tokens
 
-            toks = model_tokens(load_model(model), text)
+            toks = model_tokens(load_model(model, gguf_file), text)
     except TooManyTokens as e:
         raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
     warn(toks)

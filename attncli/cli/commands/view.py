@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
@@ -18,6 +18,7 @@ def view(
     run: Run,
     out: Out,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -40,7 +41,7 @@ def view(
         from attncli.models.encdec import is_seq2seq
         from attncli.models.seq2seq import part_result
 
-        loaded, context = load_model(model), context_of(run.context, source.errors)
+        loaded, context = load_model(model, gguf_file), context_of(run.context, source.errors)
         if context is not None and not is_seq2seq(loaded):
             raise ConfigError(
                 f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
