@@ -234,6 +234,16 @@ def _with(tmp_path: Path, name: str, meta: dict) -> Path:
     return write(tmp_path / name, "qwen3", {**kept, **meta}, arrays)
 
 
+def _count(n: int):
+    """The vocabulary's array count set to `n` (its key, then the array's value type and item type, then it)."""
+
+    def change(b: bytes) -> bytes:
+        at = b.index(b"tokenizer.ggml.tokens") + len("tokenizer.ggml.tokens") + 8
+        return b[:at] + struct.pack("<Q", n) + b[at + 8 :]
+
+    return change
+
+
 @pytest.mark.parametrize(
     ("cut", "says"),
     [
@@ -241,8 +251,9 @@ def _with(tmp_path: Path, name: str, meta: dict) -> Path:
         (lambda b: b[:20], "not a GGUF file"),
         (lambda b: b[:4] + struct.pack("<I", 7) + b[8:], "version 7"),
         (lambda b: b[:8] + struct.pack("<Q", 2**40) + b[16:], "tensors, more than any model"),
-        (lambda b: b[: len(b) - 4096], "cannot read .* as GGUF"),
-        (lambda b: b[:2000], "cannot read .* as GGUF"),
+        (lambda b: b[: len(b) - 4096], "declares .* bytes that do not fit in the file"),
+        (lambda b: b[:2000], "is cut short: .* runs past its end"),
+        (_count(2**50), "is cut short: tokenizer.ggml.tokens at byte .* runs past its end"),
     ],
 )
 def test_a_damaged_file_is_one_line(cut, says, tmp_path):
