@@ -9,7 +9,8 @@ this module undoes that, so that a GGUF model runs through the same `FAMILIES` e
   (`blk.0.attn_q.weight`) through gguf's own TensorNameMap, llama.cpp's table of those renames;
 - rotary families that llama.cpp converts with `LlamaModel` have the rows of Q and K permuted (its RoPE pairs
   adjacent dimensions, Hugging Face's the two halves of a head): PERMUTED undoes it per head;
-- Gemma's RMSNorm weights are stored as 1 + w (NORM_PLUS_ONE); GPT-2's Conv1D weights transposed (TRANSPOSED).
+- Gemma's RMSNorm weights are stored as 1 + w (NORM_PLUS_ONE); GPT-2's Conv1D weights transposed (TRANSPOSED);
+  Llama 3.1's RoPE scaling as a tensor of factors, rope_freqs.weight (`gguf_model`).
 
 What attn does not run is refused in one line: mixture-of-experts files (`{arch}.expert_count`), vision and
 audio towers (`general.type` mmproj, `clip.*` keys), and architectures no family serves.
@@ -90,11 +91,6 @@ def config_of(meta: dict, arch: str, rows: dict[str, tuple[int, ...]]) -> dict:
         original = meta.get(f"{arch}.rope.scaling.original_context_length")
         if original is not None:
             c["rope_scaling"]["original_max_position_embeddings"] = original
-    if "rope_freqs.weight" in rows:  # Llama 3.1+: the llama3 frequencies as a tensor, their parameters not kept
-        raise ModelError(
-            "the file stores its RoPE frequencies as a tensor (rope_freqs.weight, Llama 3.1+ scaling) without their "
-            "parameters: not supported from GGUF (use the model's safetensors folder)"
-        )
     return c
 
 

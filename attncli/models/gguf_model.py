@@ -22,6 +22,23 @@ from .gguf_arch import Names, architecture, config_of
 from .hparams import ModelError
 
 
+def _rope_factors(tensors: GGUFTensors, hp: dict, source: str) -> np.ndarray:  # -> [d_rot / 2] float32
+    """The RoPE frequencies divided by the file's rope_freqs: llama.cpp's converter stores Llama 3.1's scaling as
+    one factor per frequency (1 for the high ones, `factor` for the low, 1 / ((1 - s) / factor + s) between),
+    so θ_i / rope_freqs_i is transformers' llama3 frequency, to float32's rounding of the factor."""
+    if "inv_freq" not in hp:
+        raise ModelError(f"{source} has rope_freqs.weight, but its family has no RoPE")
+    if tensors.shape("rope_freqs.weight") != hp["inv_freq"].shape:
+        raise ModelError(
+            f"rope_freqs.weight in {source} has shape {list(tensors.shape('rope_freqs.weight'))}, "
+            f"not one factor per RoPE frequency ({hp['inv_freq'].shape[0]})"
+        )
+    factors = tensors.get_tensor("rope_freqs.weight")
+    if not (np.isfinite(factors).all() and (factors > 0).all()):
+        raise ModelError(f"rope_freqs.weight in {source} holds a factor that is not a positive number")
+    return (hp["inv_freq"] / factors).astype(np.float32)
+
+
 class GGUFHandle:
     """The file's tensors as `Weights` reads a safetensors file: `get_tensor(name)` and `get_slice(name)`, in
     Hugging Face's form (llama.cpp's conversion undone, `Names.undo`)."""
@@ -72,6 +89,8 @@ def gguf_parts(path: Path) -> GGUFParts:
         )
     check_declared(config, stored, source)  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
+    if "rope_freqs.weight" in stored:  # Llama 3.1+: llama.cpp keeps its llama3 RoPE scaling as this tensor
+        hp["inv_freq"] = _rope_factors(tensors, hp, source)
     names = Names(arch, hp["n_layer"], config)
     handle = GGUFHandle(tensors, names)
     sources: dict[str, tuple[GGUFHandle, str]] = {}

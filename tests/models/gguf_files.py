@@ -129,4 +129,25 @@ def from_folder(
         if arch.startswith("gemma") and stored.endswith("norm.weight"):
             w = w + np.float32(1)
         tensors[stored] = (w, kind if w.ndim == 2 else "F32")
+    scaling = config.get("rope_parameters") or {}
+    if scaling.get("rope_type") == "llama3":
+        tensors["rope_freqs.weight"] = (llama3_factors(config["head_dim"], scaling), "F32")
     return write(path, arch, meta, tensors, tokenizer_meta(folder, add_bos))
+
+
+def llama3_factors(d: int, s: dict) -> np.ndarray:  # -> [d / 2]: llama.cpp's rope_freqs of a Llama 3.1 config
+    """The factor llama.cpp's converter stores per RoPE frequency: 1 above the high band, `factor` below the low,
+    1 / ((1 - smooth) / factor + smooth) between (written from its LlamaModel.generate_extra_tensors)."""
+    base, factor = s.get("rope_theta", 10000.0), s["factor"]
+    low, high, old = s["low_freq_factor"], s["high_freq_factor"], s["original_max_position_embeddings"]
+    out = []
+    for freq in 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d):
+        wavelen = 2 * np.pi / freq
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)

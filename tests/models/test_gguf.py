@@ -54,9 +54,10 @@ def test_a_converted_golden_folder_runs_as_its_safetensors(name, tmp_path):
         assert np.array_equal(np.stack(forward(model, tokens.ids).weights), np.stack(forward(same, tokens.ids).weights))
 
 
-@pytest.mark.parametrize("name", ["gpt2", "qwen3"])
+@pytest.mark.parametrize("name", ["gpt2", "qwen3", "llama"])
 def test_a_converted_golden_folder_equals_transformers(name, tmp_path):
-    arch, bos = CONVERTED[name]
+    """llama: its llama3 RoPE scaling stored as llama.cpp stores it, one factor per frequency (rope_freqs)."""
+    arch, bos = CONVERTED.get(name, ("llama", True))
     folder = GOLDEN / name
     model, reference = (
         load_model(from_folder(folder, tmp_path / "m.gguf", arch, add_bos=bos)),
