@@ -83,7 +83,22 @@ class _Cursor:
             out = np.frombuffer(self.buf, dtype, count, self.pos).tolist()
             self.pos += count * dtype.itemsize
             return out
+        if item == STRING:
+            return self._strings(count, what)
         return [self.value(item, what) for _ in range(count)]
+
+    def _strings(self, count: int, what: str) -> list[str]:
+        """`count` strings (a vocabulary, its merges): `string` unrolled, each length checked the same way."""
+        buf, pos, end, length, out = self.buf, self.pos, len(self.buf), struct.Struct("<Q").unpack_from, []
+        for _ in range(count):
+            if pos + 8 > end or pos + 8 + length(buf, pos)[0] > end:
+                self.pos = pos
+                self.need(end - pos + 1, what)  # raises: the string runs past the end
+            n = length(buf, pos)[0]
+            out.append(str(buf[pos + 8 : pos + 8 + n], "utf-8", "replace"))
+            pos += 8 + n
+        self.pos = pos
+        return out
 
 
 def _head(path: Path, cur: _Cursor) -> tuple[int, int]:
