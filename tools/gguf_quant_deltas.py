@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K")
@@ -32,8 +34,6 @@ D, FF, LAYERS, HEADS, KV = 256, 512, 2, 4, 2
 
 
 def tiny(path: Path, kind: str, rng) -> Path:
-    import numpy as np
-
     from tests.models.gguf_files import GOLDEN, permute, tokenizer_meta, write
 
     meta = {
@@ -74,8 +74,14 @@ def tiny(path: Path, kind: str, rng) -> Path:
     return write(path, "llama", meta, tensors, tokenizer_meta(GOLDEN / "mistral", True))
 
 
+def attentions(model, ids) -> np.ndarray:  # -> [L, h, n, n]
+    import torch
+
+    with torch.no_grad():
+        return np.stack([a[0].numpy() for a in model(torch.tensor([ids]), output_attentions=True).attentions])
+
+
 def main() -> None:
-    import numpy as np
     import torch
     import transformers
     from transformers import AutoModelForCausalLM
@@ -96,12 +102,9 @@ def main() -> None:
         worst = [0.0, 0.0, 0.0]
         for text in texts:
             ids = encode(ours, text).ids
-            with torch.no_grad():
-                a32 = np.stack([a[0].numpy() for a in theirs(torch.tensor([ids]), output_attentions=True).attentions])
-                a64 = np.stack(
-                    [a[0].numpy() for a in theirs.to(torch.float64)(torch.tensor([ids]), output_attentions=True).attentions]
-                )
-                theirs = theirs.to(torch.float32)
+            a32 = attentions(theirs, ids)
+            a64 = attentions(theirs.to(torch.float64), ids)
+            theirs = theirs.to(torch.float32)
             a = np.stack(forward(ours, ids).weights)
             for i, delta in enumerate((a - a32, a - a64, a32 - a64)):
                 worst[i] = max(worst[i], float(np.abs(delta).max()))
