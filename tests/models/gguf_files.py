@@ -151,3 +151,22 @@ def llama3_factors(d: int, s: dict) -> np.ndarray:  # -> [d / 2]: llama.cpp's ro
             smooth = (old / wavelen - low) / (high - low)
             out.append(1 / ((1 - smooth) / factor + smooth))
     return np.array(out, dtype=np.float32)
+
+
+def tokenizer_cases(spm: dict, bpe: dict) -> dict[str, dict]:
+    """name -> the tokenizer.ggml.* metadata of each case of tests/models/gguf_tokenizers.json (written by
+    tools/golden_gguf_tokenizers.py): a SentencePiece vocabulary with and without merges, a byte-level one under
+    three pre-tokenizer names and with EOS added."""
+    common = {"tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.unknown_token_id": 0}
+    llama = {
+        "tokenizer.ggml.model": "llama",
+        "tokenizer.ggml.tokens": spm["tokens"],
+        "tokenizer.ggml.token_type": spm["token_type"],
+        "tokenizer.ggml.scores": spm["scores"],
+        **common,
+    }
+    out = {"spm-merges": {**llama, "tokenizer.ggml.merges": spm["merges"]}, "spm-scores": llama}
+    for pre in ("default", "llama-bpe", "qwen2"):
+        out[f"bpe-{pre}"] = {**bpe, "tokenizer.ggml.pre": pre}
+    out["bpe-eos"] = {**bpe, "tokenizer.ggml.add_eos_token": True, "tokenizer.ggml.eos_token_id": 1}
+    return out

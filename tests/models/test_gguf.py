@@ -370,3 +370,22 @@ def test_a_hugging_face_cache_repo_of_gguf_files(tmp_path, monkeypatch):
     (snapshot.parent.parent / "refs" / "main").write_text("abc")
     _tiny(snapshot, "tiny.Q4_1.gguf")
     assert load_model("org/tiny-GGUF").model_type == "qwen3"
+
+
+# ---- tokenizers from tokenizer.ggml.* ----------------------------------------------------------------------
+
+
+TOKENIZERS = json.loads((Path(__file__).parent / "gguf_tokenizers.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", sorted(TOKENIZERS["ids"]))
+def test_a_gguf_tokenizer_gives_transformers_ids(case):
+    """SentencePiece (merges from the file, or from the scores; byte fallback), byte-level BPE under each
+    pre-tokenizer name, BOS and EOS: the ids transformers' GGUF loading gave (tools/golden_gguf_tokenizers.py)."""
+    from attncli.models.gguf_tokenizer import tokenizer_from
+    from tests.models.gguf_files import tokenizer_cases, tokenizer_meta
+
+    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], tokenizer_meta(GOLDEN / "qwen2", True))[case]
+    tok = tokenizer_from(meta, case)
+    for text, ids in zip(TOKENIZERS["texts"], TOKENIZERS["ids"][case]):
+        assert tok.encode(text).ids == ids, text
