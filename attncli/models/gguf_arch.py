@@ -3,29 +3,51 @@
 llama.cpp's converter (convert_hf_to_gguf.py) renames a Hugging Face checkpoint and changes a few tensors;
 this module undoes that, so that a GGUF model runs through the same `FAMILIES` entry as its safetensors:
 
-- the architecture `general.architecture` becomes a config.json `model_type` (MODEL_TYPES: gemma3 is
-  `gemma3_text`; the other names are the same), and the `{arch}.*` keys its config keys (CONFIG_KEYS);
+- ARCHITECTURES, the registry of GGUF architectures (`general.architecture`) attn reads: each entry's
+  config.json `model_type` and what llama.cpp's converter did to its tensors; the `{arch}.*` metadata becomes
+  the config keys (CONFIG_KEYS);
 - a tensor name the family asks for (`layers.0.self_attn.q_proj.weight`) becomes its GGUF name
   (`blk.0.attn_q.weight`) through gguf's own TensorNameMap, llama.cpp's table of those renames;
-- rotary families that llama.cpp converts with `LlamaModel` have the rows of Q and K permuted (its RoPE pairs
-  adjacent dimensions, Hugging Face's the two halves of a head): PERMUTED undoes it per head;
-- Gemma's RMSNorm weights are stored as 1 + w (NORM_PLUS_ONE); GPT-2's Conv1D weights transposed (TRANSPOSED);
-  Llama 3.1's RoPE scaling as a tensor of factors, rope_freqs.weight (`gguf_model`).
+- what the converter changed is undone (`Names.undo`): the rows of Q and K that `LlamaModel` permutes (its
+  RoPE pairs adjacent dimensions, Hugging Face's the two halves of a head), Gemma's RMSNorm weights stored as
+  1 + w, GPT-2's transposed Conv1D weights; Llama 3.1's RoPE scaling, kept as a tensor of factors
+  (rope_freqs.weight), is `gguf_model`'s.
 
-What attn does not run is refused in one line: mixture-of-experts files (`{arch}.expert_count`), vision and
-audio towers (`general.type` mmproj, `clip.*` keys), and architectures no family serves.
+An architecture enters the registry with a test that converts a golden folder as llama.cpp does and runs it
+(tests/models/test_gguf.py): llama.cpp's converters reorder some fused tensors (GPT-NeoX's QKV, for one), so an
+architecture not checked that way is refused rather than guessed, as are mixture-of-experts files
+(`{arch}.expert_count`) and vision and audio towers (`general.type` mmproj, `clip.*` keys).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .hparams import ModelError
 
-MODEL_TYPES = {"gemma3": "gemma3_text", "gptneox": "gpt_neox"}  # GGUF architecture -> model_type, when they differ
+
+@dataclass(frozen=True)
+class Arch:
+    """One GGUF architecture: the family's model_type, and what llama.cpp's converter did to its tensors."""
+
+    model_type: str
+    permuted: bool = False  # converted by llama.cpp's LlamaModel: Q and K rows interleaved for its RoPE
+    norm_plus_one: bool = False  # RMSNorm weights stored as 1 + w (Gemma's converters)
+    transposed: tuple[str, ...] = ()  # tensors stored transposed (GPT-2's Conv1D weights), without "blk.N."
+
+
+ARCHITECTURES = {
+    "llama": Arch("llama", permuted=True),  # Llama 1-3, Mistral (written as llama), SmolLM 1/2, TinyLlama
+    "qwen2": Arch("qwen2"),
+    "qwen3": Arch("qwen3"),
+    "gemma": Arch("gemma", norm_plus_one=True),
+    "gemma2": Arch("gemma2", norm_plus_one=True),
+    "gpt2": Arch("gpt2", transposed=("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")),
+}
 CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads its own spelling)
     "block_count": ("num_hidden_layers", "n_layer"),
     "context_length": ("max_position_embeddings", "n_positions"),
@@ -41,15 +63,13 @@ CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads
     "final_logit_softcapping": ("final_logit_softcapping",),
     "rope.freq_base": ("rope_theta",),
 }
-PERMUTED = ("llama", "smollm3")  # converted by llama.cpp's LlamaModel: Q and K rows interleaved for its RoPE
-NORM_PLUS_ONE = ("gemma", "gemma2", "gemma3")  # Gemma's converters store its RMSNorm weights as 1 + w
-TRANSPOSED = {"gpt2": ("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")}
 PREFIXES = ("model.", "transformer.", "gpt_neox.", "")  # in front of a family's names in a Hugging Face checkpoint
 _LAYER = re.compile(r"^blk\.(\d+)\.")
 
 
 def architecture(meta: dict, source: str) -> str:
-    """`general.architecture`, or ModelError when the file is a mixture of experts or a vision/audio tower."""
+    """`general.architecture`, or ModelError when the file is a mixture of experts, a vision/audio tower, or an
+    architecture not in ARCHITECTURES."""
     arch = meta.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise ModelError(f"{source} has no general.architecture: not a model file")
@@ -64,12 +84,17 @@ def architecture(meta: dict, source: str) -> str:
             f"{source} is a mixture-of-experts model ({arch}, {experts} experts per layer): attn runs dense models "
             "only, expert routing is not supported"
         )
+    if arch not in ARCHITECTURES:
+        raise ModelError(
+            f"{source} is a GGUF of architecture {arch!r}; attn reads {', '.join(ARCHITECTURES)} from GGUF (those "
+            "whose conversion by llama.cpp it undoes and checks): use the model's safetensors folder"
+        )
     return arch
 
 
 def config_of(meta: dict, arch: str, rows: dict[str, tuple[int, ...]]) -> dict:
     """The config.json a family reader expects, from the `{arch}.*` metadata and the tensors' shapes."""
-    c: dict[str, Any] = {"model_type": MODEL_TYPES.get(arch, arch)}
+    c: dict[str, Any] = {"model_type": ARCHITECTURES[arch].model_type}
     for key, names in CONFIG_KEYS.items():
         value = meta.get(f"{arch}.{key}")
         if isinstance(value, list):
@@ -104,7 +129,7 @@ class Names:
         if arch not in kinds:
             raise ModelError(f"GGUF architecture {arch!r} is unknown to the gguf package")
         self._map = gguf.get_tensor_name_map(kinds[arch], n_layer)
-        self.arch, self.config = arch, config
+        self.arch, self.config = ARCHITECTURES[arch], config
 
     def gguf_name(self, name: str) -> str | None:  # "layers.0.self_attn.q_proj.weight" -> "blk.0.attn_q.weight"
         for prefix in PREFIXES:
@@ -117,15 +142,15 @@ class Names:
         return stored[::-1] if self._transposed(gguf_name) else stored
 
     def _transposed(self, gguf_name: str) -> bool:
-        return _LAYER.sub("", gguf_name) in TRANSPOSED.get(self.arch, ())
+        return _LAYER.sub("", gguf_name) in self.arch.transposed
 
     def undo(self, gguf_name: str, w: np.ndarray) -> np.ndarray:  # the stored tensor -> the Hugging Face one
         """What llama.cpp's converter did to this tensor, undone: Q/K row order, Gemma's 1 + w, GPT-2's transpose."""
         base = _LAYER.sub("", gguf_name)
-        if self.arch in PERMUTED and base in ("attn_q.weight", "attn_k.weight", "attn_q.bias", "attn_k.bias"):
+        if self.arch.permuted and base in ("attn_q.weight", "attn_k.weight", "attn_q.bias", "attn_k.bias"):
             heads = self.config["num_attention_heads"] if base.startswith("attn_q") else self._kv_heads()
             w = unpermute(w, heads)
-        if self.arch in NORM_PLUS_ONE and base.endswith("norm.weight"):
+        if self.arch.norm_plus_one and base.endswith("norm.weight"):
             w = w - np.float32(1)
         if self._transposed(gguf_name):
             w = np.ascontiguousarray(w.T)

@@ -279,6 +279,20 @@ def test_mixture_of_experts_and_vision_towers_are_refused_in_one_line(tmp_path):
         load_model(_tiny(tmp_path, "mmproj.gguf", **{"general.type": "mmproj"}))
 
 
+def test_every_gguf_architecture_is_served_and_converted_here():
+    from attncli.models.families import family_of
+    from attncli.models.gguf_arch import ARCHITECTURES
+
+    assert all(family_of(a.model_type) is not None for a in ARCHITECTURES.values())
+    assert {a for a, _ in CONVERTED.values()} == set(ARCHITECTURES)  # each one checked by a conversion above
+
+
+def test_an_architecture_not_checked_from_gguf_is_refused(tmp_path):
+    path = write(tmp_path / "neox.gguf", "gptneox", {}, {"w": (np.zeros((1, 32), np.float32), "F32")})
+    with pytest.raises(ModelError, match=r"architecture 'gptneox'; attn reads llama, qwen2, .* from GGUF"):
+        load_model(path)
+
+
 def test_an_unsupported_type_names_it(tmp_path):
     raw = np.zeros((4, 292), dtype=np.uint8)  # Q8_K: 292 bytes per block of 256, a type attn does not read
     path = write(tmp_path / "q8k.gguf", "llama", {}, {"w": (raw, "Q8_K")})
