@@ -84,7 +84,10 @@ def gguf_parts(path: Path) -> GGUFParts:
     family = family_of(config["model_type"])
     assert family is not None  # every ARCHITECTURES entry names a model_type a family serves (test_gguf.py)
     check_declared(config, stored, source)  # before the reader builds anything for those sizes
-    hp, wanted = family.read_config(config)
+    try:
+        hp, wanted = family.read_config(config)
+    except ModelError as e:  # its messages name config.json keys: say where they came from
+        raise ModelError(f"{source}: its {arch}.* metadata, read as config.json: {e}") from None
     if "rope_freqs.weight" in stored:  # Llama 3.1+: llama.cpp keeps its llama3 RoPE scaling as this tensor
         hp["inv_freq"] = _rope_factors(tensors, hp, source)
     names = Names(arch, hp["n_layer"], config)
