@@ -87,7 +87,9 @@ def gguf_parts(path: Path) -> GGUFParts:
     try:
         hp, wanted = family.read_config(config)
     except ModelError as e:  # its messages name config.json keys: say where they came from
-        raise ModelError(f"{source}: its {arch}.* metadata, read as config.json: {e}") from None
+        raise ModelError(
+            f"{source}: its {arch}.* metadata as config.json: {str(e).removeprefix('config.json: ')}"
+        ) from None
     if "rope_freqs.weight" in stored:  # Llama 3.1+: llama.cpp keeps its llama3 RoPE scaling as this tensor
         hp["inv_freq"] = _rope_factors(tensors, hp, source)
     names = Names(arch, hp["n_layer"], config)
