@@ -272,6 +272,25 @@ def test_a_damaged_file_is_one_line(cut, says, tmp_path):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("meta", "says"),
+    [
+        ({"qwen3.embedding_length": "big"}, r"qwen3\.\* metadata as config.json: hidden_size must be a positive"),
+        ({"qwen3.block_count": 10**9}, "declares 1,000,000,000 layers"),
+        ({"tokenizer.ggml.merges": ["zz qq"]}, "Token `zz` out of vocabulary"),
+        ({"tokenizer.ggml.token_type": 5}, "the tokenizer of"),
+        ({"tokenizer.ggml.tokens": [1, 2]}, "tokenizer.ggml.tokens is not a list of strings"),
+        ({"tokenizer.ggml.bos_token_id": 99999}, "bos_token_id 99999 is not a token of its 320"),
+    ],
+)
+def test_lying_metadata_is_one_line(meta, says, tmp_path):
+    from attncli.errors import DataError
+
+    with pytest.raises(DataError, match=says) as e:
+        load_model(_tiny(tmp_path, "lies.gguf", **meta))
+    assert "\n" not in str(e.value)
+
+
 def test_mixture_of_experts_and_vision_towers_are_refused_in_one_line(tmp_path):
     with pytest.raises(ModelError, match=r"mixture-of-experts model \(qwen3, 8 experts per layer\): attn runs dense"):
         load_model(_tiny(tmp_path, "moe.gguf", **{"qwen3.expert_count": 8}))
