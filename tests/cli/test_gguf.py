@@ -47,3 +47,23 @@ def test_gguf_file_without_model_and_a_damaged_file_are_one_line(folder, tmp_pat
     bad.write_bytes((folder / "qwen3-F32.gguf").read_bytes()[:3000])
     r = attn("show", TEXT, "--model", str(bad))
     assert r.exit_code == 1 and r.output.count("Error:") == 1 and "is cut short" in r.output
+
+
+def test_a_corpus_runs_on_a_gguf_chosen_in_a_folder(folder):
+    """heads --lines hands its worker processes the file --model and --gguf-file resolved to."""
+    r = attn(
+        "heads",
+        "time flies like an arrow\nfruit flies like a banana",
+        "--model",
+        str(folder),
+        "--gguf-file",
+        "qwen3-F32.gguf",
+        "--lines",
+        "--workers",
+        "2",
+        "-f",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["texts"] == 2 and doc["model"] == "qwen3-F32.gguf"
