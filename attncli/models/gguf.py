@@ -104,7 +104,7 @@ class _Cursor:
 def _head(path: Path, cur: _Cursor) -> tuple[int, int]:
     """(tensor count, metadata key count) from the first 24 bytes, checked before anything loops over them."""
     if len(cur.buf) < 24 or bytes(cur.buf[:4]) != MAGIC:
-        raise ModelError(f"{path} is not a GGUF file (no GGUF magic at its start); --model takes a folder or one")
+        raise ModelError(f"{path} is not a folder, and not a GGUF file (no GGUF magic at its start)")
     cur.pos = 4
     version, tensors, keys = cur.scalar("<I", "version"), cur.scalar("<Q", "count"), cur.scalar("<Q", "count")
     if version not in (2, 3):
