@@ -155,6 +155,17 @@ def build(family: str):
             **common,
         )
         return tf.XLMRobertaForMaskedLM(config), tok
+    if family == "camembert":  # RoBERTa's layers, a SentencePiece vocabulary and <s> A </s></s> B </s>
+        tok = unigram("<s>", "</s>", "</s> </s>", ["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "")
+        config = tf.CamembertConfig(
+            vocab_size=tok.get_vocab_size(),
+            type_vocab_size=1,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            **common,
+        )
+        return tf.CamembertForMaskedLM(config), tok
     if family == "electra":
         tok = wordpiece()
         config = tf.ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **common)
@@ -190,7 +201,9 @@ def reference(model, tok) -> dict[str, np.ndarray]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
-    parser.add_argument("families", nargs="*", default=["distilbert", "roberta", "xlm-roberta", "electra", "albert"])
+    parser.add_argument(
+        "families", nargs="*", default=["distilbert", "roberta", "xlm-roberta", "camembert", "electra", "albert"]
+    )
     args = parser.parse_args()
     for family in args.families:
         model, tok = build(family)

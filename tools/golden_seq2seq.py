@@ -1,4 +1,4 @@
-"""Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5 and Marian models.
+"""Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5, mT5 and Marian models.
 
 Run with the reference environment (PyTorch and transformers; attn itself never needs them):
 
@@ -95,10 +95,10 @@ def build(family: str):
             decoder_start_token_id=ids["<pad>"], activation_function="swish", scale_embedding=True, **common
         )
         return tf.MarianMTModel(config), tok, tok
-    if family in ("t5", "t5-large-scores"):
+    if family in ("t5", "mt5", "t5-large-scores"):
         special = ["<pad>", "</s>", "<unk>"]
         tok = word_level(special, "$A </s>")
-        config = tf.T5Config(
+        config = (tf.MT5Config if family == "mt5" else tf.T5Config)(
             vocab_size=tok.get_vocab_size(),
             d_model=d,
             d_kv=8,
@@ -115,7 +115,8 @@ def build(family: str):
             decoder_start_token_id=0,
             tie_word_embeddings=False,
         )
-        return tf.T5ForConditionalGeneration(config), tok, tok
+        model = tf.MT5ForConditionalGeneration if family == "mt5" else tf.T5ForConditionalGeneration
+        return model(config), tok, tok
     raise SystemExit(f"unknown family {family}")
 
 
@@ -142,7 +143,7 @@ def reference(model, tok, target_tok, suffix: str = "") -> dict[str, np.ndarray]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
-    parser.add_argument("families", nargs="*", default=["bart", "t5", "marian", "mbart", "t5-large-scores"])
+    parser.add_argument("families", nargs="*", default=["bart", "t5", "mt5", "marian", "mbart", "t5-large-scores"])
     args = parser.parse_args()
     for family in args.families:
         model, tok, target_tok = build(family)

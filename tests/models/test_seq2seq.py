@@ -28,7 +28,7 @@ from attncli.models.seq2seq import (
 
 GOLDEN = Path(__file__).parent / "golden"
 CONDITIONING = Path(__file__).parent / "conditioning"  # tools/golden_seq2seq.py t5-large-scores
-SEQ2SEQ = ("bart", "marian", "mbart", "t5")
+SEQ2SEQ = ("bart", "marian", "mbart", "mt5", "t5")
 TOLERANCE = 1e-5
 
 
