@@ -221,10 +221,13 @@ class ModelLayer:
         if name == "V" or "rope" not in hp:
             return base
         if hp.get("qk_norm"):
-            base = f"RMSNorm_head({base})"
-        d_rot = hp["rope"]["d_rot"]
+            base = f"RMSNorm({base})" if hp["qk_norm"] == "whole" else f"RMSNorm_head({base})"
+        r = hp["ropes"][self.layer] if "ropes" in hp else hp["rope"]  # the layer's own (Gemma 3, SmolLM3)
+        if r is None:
+            return f"{base} (no RoPE on this layer)"
+        d_rot = r["d_rot"]
         part = f" on the first {d_rot} of {self.model.d_k} dims" if d_rot < self.model.d_k else ""
-        return f"RoPE({base}) (rotated by position{part}, θ = {hp['rope']['theta']:g})"
+        return f"RoPE({base}) (rotated by position{part}, θ = {r['theta']:g})"
 
     def _kv_phrase(self) -> str | None:
         """Grouped-query attention: which key/value head the shown query head(s) read."""
