@@ -124,6 +124,7 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             },
             False,
         ),
+        "olmo2": ("Olmo2Config", {**COMMON, **IDS, "num_key_value_heads": 2}, False),
         "gpt_neox": (
             "GPTNeoXConfig",
             {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
