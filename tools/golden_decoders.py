@@ -125,6 +125,20 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             False,
         ),
         "olmo2": ("Olmo2Config", {**COMMON, **IDS, "num_key_value_heads": 2}, False),
+        # Phi-3.5 / Phi-4-mini: fused qkv and gate_up, LongRoPE on half of each head, a sliding window
+        "phi3": (
+            "Phi3Config",
+            {
+                **COMMON,
+                **IDS,
+                "num_key_value_heads": 2,
+                "partial_rotary_factor": 0.5,
+                "sliding_window": 8,
+                "original_max_position_embeddings": 12,
+                "rope_scaling": {"rope_type": "longrope", "short_factor": SHORT[:2], "long_factor": LONG[:2]},
+            },
+            True,
+        ),
         "gpt_neox": (
             "GPTNeoXConfig",
             {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
