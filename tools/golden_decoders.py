@@ -139,6 +139,22 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             },
             True,
         ),
+        # Gemma 3: sliding layers with their own theta, a global layer with linear scaling, q/k norms
+        "gemma3_text": (
+            "Gemma3TextConfig",
+            {
+                **COMMON,
+                **GQA,
+                "sliding_window": 8,
+                "query_pre_attn_scalar": 16,
+                "layer_types": ["sliding_attention", "full_attention"],
+                "rope_parameters": {
+                    "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                },
+            },
+            True,
+        ),
         "gpt_neox": (
             "GPTNeoXConfig",
             {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
