@@ -155,6 +155,8 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             },
             True,
         ),
+        # SmolLM3: no RoPE on every no_rope_layer_interval-th layer (here layer 1)
+        "smollm3": ("SmolLM3Config", {**COMMON, **GQA, **IDS, "no_rope_layer_interval": 2}, False),
         "gpt_neox": (
             "GPTNeoXConfig",
             {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
