@@ -176,11 +176,10 @@ def rope(
         raise ModelError(f"config.json: rope type {kind!r} needs {missing[0]}")
     scaling = None
     if kind in ("linear", "llama3", "yarn", "longrope"):
-        top = c.get("original_max_position_embeddings")  # Phi-3 keeps it beside rope_scaling: it comes first
-        scaling = {**params, "original_max_position_embeddings": top or params.get("original_max_position_embeddings")}
-        scaling["original_max_position_embeddings"] = scaling["original_max_position_embeddings"] or c.get(
-            "max_position_embeddings", 2048
-        )
+        # the length trained on: Phi-3 keeps it beside rope_scaling, and that one comes first (as in transformers)
+        original = c.get("original_max_position_embeddings") or params.get("original_max_position_embeddings")
+        original = original or c.get("max_position_embeddings", 2048)
+        scaling = {**params, "rope_type": kind, "original_max_position_embeddings": original}
         for key in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings", "beta_fast"):
             positive_number(scaling, key, 1.0)  # each one a number, or one line naming it
         for key in ("factor", "attention_factor", "mscale", "mscale_all_dim", "beta_slow"):
