@@ -354,7 +354,7 @@ def heads_table(
     """The `attn heads` document: a row per head with every statistic of `meanings` and its label (one of
     `kinds` or "")."""
     shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
-    n_layer = len(labels)
+    n_layer, n_head = len(labels), len(labels[0])  # an encoder–decoder's part: its own heads
     rows = [
         {
             "layer": l,
@@ -364,7 +364,7 @@ def heads_table(
             "label": labels[l][h],
         }
         for l in range(n_layer)
-        for h in range(model.n_head)
+        for h in range(n_head)
     ]
     return {
         "schema": HEADS_SCHEMA,
@@ -374,7 +374,7 @@ def heads_table(
         "summary": describe(model),
         "model_type": model.model_type,
         "n_layer": n_layer,
-        "n_head": model.n_head,
+        "n_head": n_head,
         **({"n_kv_head": model.n_kv_head} if shared else {}),
         "stats": dict(meanings),
         "labels": list(kinds),

@@ -161,6 +161,8 @@ def read_config(c: dict) -> tuple[dict, dict]:
         "d_model": d,
         "d_k": d_kv,
         "n_head": heads,
+        "n_dec_head": heads,  # T5's decoder has the encoder's heads
+        "d_dec_k": d_kv,
         "n_layer": layers,
         "n_dec_layer": dec_layers,
         "max_positions": positive_int(c, "n_positions", 512),
