@@ -63,3 +63,19 @@ def test_smollm3_nope_layers_and_gemma3_rope_per_layer_type():
 def test_settings_that_cannot_run_are_refused_in_one_line(tmp_path, name, change, message):
     with pytest.raises(ModelError, match=message):
         load_model(relabelled(tmp_path, name, change))
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"model_type": "mixtral", "num_local_experts": 8}, r"mixture-of-experts model \(num_local_experts 8"),
+        ({"model_type": "qwen2_moe", "num_experts": 60}, "mixture-of-experts routing is out of its scope"),
+        ({"model_type": "gemma3", "vision_config": {}}, "vision–language model .*vision towers are out of its scope"),
+        ({"model_type": "llava", "vision_config": {"model_type": "clip_vision_model"}}, "'llava'.* vision tower"),
+    ],
+)
+def test_experts_and_vision_towers_are_refused_in_one_line_that_says_so(tmp_path, config, message):
+    folder = relabelled(tmp_path, "llama", lambda c: c.update(config))
+    with pytest.raises(ModelError, match=message) as e:
+        load_model(folder)
+    assert "\n" not in str(e.value)
