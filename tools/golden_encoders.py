@@ -166,6 +166,12 @@ def build(family: str):
             **common,
         )
         return tf.CamembertForMaskedLM(config), tok
+    if family == "mpnet":  # RoBERTa's tokens and positions, T5's relative position bias, no token types
+        tok = byte_bpe()
+        config = tf.MPNetConfig(
+            vocab_size=tok.get_vocab_size(), pad_token_id=1, bos_token_id=0, eos_token_id=2, **common
+        )
+        return tf.MPNetForMaskedLM(config), tok
     if family == "electra":
         tok = wordpiece()
         config = tf.ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **common)
@@ -188,7 +194,7 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         enc = tok.encode(a, b) if b is not None else tok.encode(a)
         ids = torch.tensor([enc.ids])
         types = torch.tensor([enc.type_ids])
-        kwargs = {} if model.config.model_type == "distilbert" else {"token_type_ids": types}
+        kwargs = {} if model.config.model_type in ("distilbert", "mpnet") else {"token_type_ids": types}
         with torch.no_grad():
             attentions = model(input_ids=ids, output_attentions=True, **kwargs).attentions
         out[f"{name}_ids"] = np.array(enc.ids, dtype=np.int64)
@@ -202,7 +208,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
     parser.add_argument(
-        "families", nargs="*", default=["distilbert", "roberta", "xlm-roberta", "camembert", "electra", "albert"]
+        "families",
+        nargs="*",
+        default=["distilbert", "roberta", "xlm-roberta", "camembert", "mpnet", "electra", "albert"],
     )
     args = parser.parse_args()
     for family in args.families:

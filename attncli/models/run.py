@@ -184,7 +184,10 @@ def score_formula(result: AttentionResult) -> str:
     c = result.config
     formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
     formula = formula if c.temperature == 1 else f"S = ({formula[4:]}) / {c.temperature:g}"
-    cap = cast(ModelLayer, result.source).model.hp.get("softcap")
+    hp = cast(ModelLayer, result.source).model.hp
+    if hp.get("score_bias"):  # a term the family adds to every score (MPNet's relative position bias)
+        formula = f"{formula} + {hp['score_bias']}"
+    cap = hp.get("softcap")
     return formula if cap is None else f"S = {cap:g} · tanh(({formula[4:]}) / {cap:g})  (soft-capped)"
 
 
