@@ -172,6 +172,25 @@ def build(family: str):
             vocab_size=tok.get_vocab_size(), pad_token_id=1, bos_token_id=0, eos_token_id=2, **common
         )
         return tf.MPNetForMaskedLM(config), tok
+    if family == "modernbert":  # a global layer, then a local one (window 8 tokens), RoPE, GeGLU, no token types
+        tok = wordpiece()
+        config = tf.ModernBertConfig(
+            vocab_size=tok.get_vocab_size(),
+            hidden_size=h,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            intermediate_size=ff,
+            max_position_embeddings=pos,
+            local_attention=8,
+            global_attn_every_n_layers=2,
+            pad_token_id=0,
+            cls_token_id=2,
+            sep_token_id=3,
+            bos_token_id=2,
+            eos_token_id=3,
+            initializer_range=0.4,
+        )
+        return tf.ModernBertForMaskedLM(config), tok
     if family == "electra":
         tok = wordpiece()
         config = tf.ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **common)
@@ -194,7 +213,8 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         enc = tok.encode(a, b) if b is not None else tok.encode(a)
         ids = torch.tensor([enc.ids])
         types = torch.tensor([enc.type_ids])
-        kwargs = {} if model.config.model_type in ("distilbert", "mpnet") else {"token_type_ids": types}
+        no_types = ("distilbert", "mpnet", "modernbert")
+        kwargs = {} if model.config.model_type in no_types else {"token_type_ids": types}
         with torch.no_grad():
             attentions = model(input_ids=ids, output_attentions=True, **kwargs).attentions
         out[f"{name}_ids"] = np.array(enc.ids, dtype=np.int64)
@@ -210,7 +230,7 @@ def main() -> None:
     parser.add_argument(
         "families",
         nargs="*",
-        default=["distilbert", "roberta", "xlm-roberta", "camembert", "mpnet", "electra", "albert"],
+        default=["distilbert", "roberta", "xlm-roberta", "camembert", "mpnet", "modernbert", "electra", "albert"],
     )
     args = parser.parse_args()
     for family in args.families:

@@ -66,10 +66,11 @@ PROJECTIONS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 
 def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
-    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay)."""
-    if not causal:
-        return None
+    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay).
+    An encoder's sliding window W (ModernBERT's local layers): keys with |i - j| >= W, on both sides."""
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    if not causal:
+        return None if window is None else np.abs(i - j) >= window
     return (j > i) | (j <= i - window) if window is not None else j > i
 
 

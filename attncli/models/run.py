@@ -137,7 +137,7 @@ def model_result(
         d_k=model.d_k,
         d_v=model.d_k,
         d_a=model.d_k,
-        mask=(("causal",) if s.masked is not None else ())
+        mask=(("causal",) if model.causal else ())
         + ((f"window:{window - 1}",) if (window := _window(model, layer)) is not None else ()),
         temperature=temperature,
     )
@@ -257,7 +257,12 @@ class ModelLayer:
         ]
         lines += token_marks(result.tokens)
         window = _window(m, self.layer)
-        if window is not None:
+        if window is not None and not m.causal:
+            lines.append(
+                f"mask: sliding window: each token sees the tokens up to {window - 1} before and after it "
+                "(· = masked, weight 0)"
+            )
+        elif window is not None:
             lines.append(
                 f"mask: causal and sliding window {window}: each token sees itself and the {window - 1} before it "
                 "(· = masked, weight 0)"
@@ -297,10 +302,10 @@ class ModelLayer:
             Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
         ]
         window = _window(m, layer)
-        out += mask_softmax_mix(
-            result,
-            "causal: keys after the query" + (f"; and keys {window} or more before it" if window is not None else ""),
+        masked = "causal: keys after the query" + (
+            f"; and keys {window} or more before it" if window is not None else ""
         )
+        out += mask_softmax_mix(result, masked if m.causal else f"sliding window: keys {window} or more away")
         out.append(
             Step(
                 "output",
