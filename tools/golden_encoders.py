@@ -191,6 +191,24 @@ def build(family: str):
             initializer_range=0.4,
         )
         return tf.ModernBertForMaskedLM(config), tok
+    if family in ("deberta-v3", "deberta-v2"):
+        # v3's layout (shared keys, normalised relative embeddings, no absolute positions, log buckets past 4 of 32),
+        # and v2's (own position projections, absolute positions, token types, plain offsets up to 16)
+        tok = unigram("[CLS]", "[SEP]", "[SEP]", ["[PAD]", "[CLS]", "[SEP]", "<unk>", "[MASK]"], ":1")
+        v3 = family == "deberta-v3"
+        config = tf.DebertaV2Config(
+            vocab_size=tok.get_vocab_size(),
+            relative_attention=True,
+            pos_att_type="p2c|c2p" if v3 else ["c2p", "p2c"],
+            position_buckets=8 if v3 else -1,
+            max_relative_positions=32 if v3 else 16,
+            share_att_key=v3,
+            norm_rel_ebd="layer_norm" if v3 else "none",
+            position_biased_input=not v3,
+            type_vocab_size=0 if v3 else 2,
+            **common,
+        )
+        return tf.DebertaV2ForMaskedLM(config), tok
     if family == "electra":
         tok = wordpiece()
         config = tf.ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **common)
@@ -213,7 +231,7 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         enc = tok.encode(a, b) if b is not None else tok.encode(a)
         ids = torch.tensor([enc.ids])
         types = torch.tensor([enc.type_ids])
-        no_types = ("distilbert", "mpnet", "modernbert")
+        no_types = ("distilbert", "mpnet", "modernbert")  # DeBERTa-v3's type_vocab_size 0: all 0 (its ids unused)
         kwargs = {} if model.config.model_type in no_types else {"token_type_ids": types}
         with torch.no_grad():
             attentions = model(input_ids=ids, output_attentions=True, **kwargs).attentions
@@ -230,7 +248,18 @@ def main() -> None:
     parser.add_argument(
         "families",
         nargs="*",
-        default=["distilbert", "roberta", "xlm-roberta", "camembert", "mpnet", "modernbert", "electra", "albert"],
+        default=[
+            "distilbert",
+            "roberta",
+            "xlm-roberta",
+            "camembert",
+            "mpnet",
+            "modernbert",
+            "deberta-v3",
+            "deberta-v2",
+            "electra",
+            "albert",
+        ],
     )
     args = parser.parse_args()
     for family in args.families:

@@ -143,6 +143,7 @@ def attend(
     When p also has w_qkv and b_qkv (w_q, w_k, w_v side by side), self-attention makes q, k, v in one product.
 
     `bias` [n_head, m, n] is added to the scaled scores (T5's relative positions); in `padding`: a leading B axis.
+    It may be a function (q, k) -> bias of the split (and rotated) heads (DeBERTa's content-to-position terms).
 
     `rotate(q, k) -> (q, k)` ([h, n, d_k], [h_kv, n, d_k]) runs between the split into heads and the
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
@@ -171,6 +172,8 @@ def attend(
         q, k = rotate(q, k)
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
+    if callable(bias):  # a bias made of the heads' queries and keys (DeBERTa's position terms)
+        bias = bias(q, k)
     *lead, m, _ = q.shape
     n = k.shape[-2]
     cells, pad = attention_mask(n, causal, window), _PADDING.get()

@@ -299,8 +299,14 @@ class ModelLayer:
             Step("q", f"Q = {self._projection('Q')}{split}", result.q, ("head", "query", "dim")),
             Step("k", f"K = {self._projection('K')}{split}{shared}", result.k, ("head", "key", "dim")),
             Step("v", f"V = {self._projection('V')}{split}{shared}", result.v, ("head", "key", "dim")),
-            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
         ]
+        if m.family.score_terms is not None:  # the terms the scores add up from (DeBERTa's content and positions)
+            heads = list(range(m.n_head)) if self.head is None else [self.head]
+            for name, what, term in m.family.score_terms(m, layer, result.q, result.k, heads):
+                out.append(Step(name, what, term, ("head", "query", "key")))
+        out.append(
+            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key"))
+        )
         window = _window(m, layer)
         masked = "causal: keys after the query" + (
             f"; and keys {window} or more before it" if window is not None else ""

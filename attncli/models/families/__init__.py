@@ -34,6 +34,9 @@ class Family:
     architectures: dict[str, str] = field(default_factory=dict)
     # an encoder–decoder's decoder blocks (attncli.models.encdec.Decoder); the blocks above are its encoder's
     decoder: Any = None
+    # the terms a family's scores add up from, for `attn steps` (DeBERTa's content and position terms):
+    # (m, layer, q [h, n, d_k], k, the heads they are) -> [(name, what it is, [h, n, n])], summing to the scores
+    score_terms: Callable | None = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -109,6 +112,7 @@ from . import (  # noqa: E402  (each module registers its families)
     albert,
     bart,
     bert,
+    deberta,
     distilbert,
     electra,
     gemma,
@@ -131,6 +135,7 @@ __all__ = [
     "architecture_type",
     "bart",
     "bert",
+    "deberta",
     "distilbert",
     "electra",
     "family_of",
