@@ -33,8 +33,8 @@ def log_buckets(rel, buckets: int, max_position: int):  # [...] int64 -> [...] i
     """transformers' make_log_bucket_position: the offset itself while |offset| < buckets / 2, else
     sign · (⌈log(|offset| / mid) / log((max_position - 1) / mid) · (mid - 1)⌉ + mid), mid = buckets / 2, in float32.
 
-    >>> log_buckets(np.array([-40, -3, 0, 3, 40]), 8, 32).tolist()
-    [-7, -3, 0, 3, 7]
+    >>> log_buckets(np.array([-40, -5, -3, 0, 3, 5, 20, 40]), 8, 32).tolist()  # transformers' own numbers
+    [-8, -5, -3, 0, 3, 5, 7, 8]
     """
     rel = np.asarray(rel, dtype=np.int64)
     mid = buckets // 2
