@@ -89,6 +89,13 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
         _PADDING.reset(token)
 
 
+def text_lengths():  # -> [B] int64, or None outside `padding`
+    """Inside `padding`, each text's own length (its padding sits after it): what a block whose numbers depend on
+    the length (longrope's factors) reads instead of the padded one."""
+    pad = _PADDING.get()
+    return None if pad is None else (~np.asarray(pad, dtype=bool)).sum(axis=-1)
+
+
 #: Score cells a block of heads holds (1 MiB of float32): scores, mask, exp and normalisation run on a block
 #: while it sits in a core's L2 cache (2 MiB here); MiniLM at 512 tokens: one head a block, at 128: all 12.
 BLOCK_CELLS = 1 << 18
