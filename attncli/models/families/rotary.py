@@ -73,7 +73,6 @@ def _whole_norm(model: Model, name: str, x):  # [(batch,) h, n, d_k] -> the same
 def _projections(model: Model, l: int) -> dict:  # -> {"w_q": [d_model, n_head · d_k], "b_q": ..., "w_o", "b_o"}
     """The q, k, v, o projections as [in, out] matrices (Phi-3: q, k and v column blocks of its fused qkv_proj)."""
     w, hp, pre = model.weights, model.hp, f"layers.{l}.self_attn."
-    p = {}
     if hp["fused"]:
         qkv = w[pre + "qkv_proj.weight"].T  # [d_model, (n_head + 2 n_kv_head) · d_k]
         d_q, d_kv = model.n_head * model.d_k, model.n_kv_head * model.d_k
