@@ -79,3 +79,14 @@ def test_experts_and_vision_towers_are_refused_in_one_line_that_says_so(tmp_path
     with pytest.raises(ModelError, match=message) as e:
         load_model(folder)
     assert "\n" not in str(e.value)
+
+
+def test_modernbert_older_keys_are_the_same_layers(tmp_path, monkeypatch):
+    def older(c):  # answerdotai/ModernBERT-base's config.json: a pattern and two thetas instead of per-type sets
+        del c["rope_parameters"], c["layer_types"]
+        c |= {"global_attn_every_n_layers": 2, "global_rope_theta": 160000.0, "local_rope_theta": 10000.0}
+
+    monkeypatch.setattr("tests.models.test_golden.GOLDEN", tmp_path)
+    relabelled(tmp_path, "modernbert", older)
+    assert load_model(tmp_path / "modernbert").hp["windows"] == [None, 5]  # global, then local: |i - j| <= 4
+    assert max_delta("modernbert") <= 1e-5
