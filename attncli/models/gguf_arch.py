@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .families import out_of_scope
 from .hparams import ModelError
 
 
@@ -78,12 +79,9 @@ def architecture(meta: dict, source: str) -> str:
             f"{source} is a {meta.get('general.type', 'clip')} file (a vision/audio tower or an adapter), not a "
             "language model: attn reads the text model's attention, so give it the model's own GGUF"
         )
-    experts = meta.get(f"{arch}.expert_count")
-    if isinstance(experts, int) and experts > 0:
-        raise ModelError(
-            f"{source} is a mixture-of-experts model ({arch}, {experts} experts per layer): attn runs dense models "
-            "only, expert routing is not supported"
-        )
+    why = out_of_scope({"num_local_experts": meta.get(f"{arch}.expert_count")})  # the registry's own reasons
+    if why is not None:
+        raise ModelError(f"{source} ({arch}) is {why}")
     if arch not in ARCHITECTURES:
         raise ModelError(
             f"{source} is a GGUF of architecture {arch!r}; attn reads {', '.join(ARCHITECTURES)} from GGUF (those "

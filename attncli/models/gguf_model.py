@@ -22,21 +22,24 @@ from .gguf_arch import Names, architecture, config_of
 from .hparams import ModelError
 
 
-def _rope_factors(tensors: GGUFTensors, hp: dict, source: str) -> np.ndarray:  # -> [d_rot / 2] float32
-    """The RoPE frequencies divided by the file's rope_freqs: llama.cpp's converter stores Llama 3.1's scaling as
-    one factor per frequency (1 for the high ones, `factor` for the low, 1 / ((1 - s) / factor + s) between),
-    so θ_i / rope_freqs_i is transformers' llama3 frequency, to float32's rounding of the factor."""
-    if "inv_freq" not in hp:
+def _rope_factors(tensors: GGUFTensors, hp: dict, source: str) -> None:
+    """Each RoPE's frequencies divided by the file's rope_freqs [d_rot / 2], in `hp`: llama.cpp's converter stores
+    Llama 3.1's scaling as one factor per frequency (1 for the high ones, `factor` for the low,
+    1 / ((1 - s) / factor + s) between), so θ_i / rope_freqs_i is transformers' llama3 frequency, to float32's
+    rounding of the factor."""
+    ropes = list({id(r): r for r in hp.get("ropes") or [] if r is not None}.values())  # each distinct one once
+    if not ropes:
         raise ModelError(f"{source} has rope_freqs.weight, but its family has no RoPE")
-    if tensors.shape("rope_freqs.weight") != hp["inv_freq"].shape:
-        raise ModelError(
-            f"rope_freqs.weight in {source} has shape {list(tensors.shape('rope_freqs.weight'))}, "
-            f"not one factor per RoPE frequency ({hp['inv_freq'].shape[0]})"
-        )
     factors = tensors.get_tensor("rope_freqs.weight")
     if not (np.isfinite(factors).all() and (factors > 0).all()):
         raise ModelError(f"rope_freqs.weight in {source} holds a factor that is not a positive number")
-    return (hp["inv_freq"] / factors).astype(np.float32)
+    for r in ropes:
+        if factors.shape != r["inv_freq"].shape:
+            raise ModelError(
+                f"rope_freqs.weight in {source} has shape {list(factors.shape)}, not one factor per RoPE frequency "
+                f"({r['inv_freq'].shape[0]})"
+            )
+        r["inv_freq"] = (r["inv_freq"] / factors).astype(np.float32)
 
 
 class GGUFHandle:
@@ -91,7 +94,7 @@ def gguf_parts(path: Path) -> GGUFParts:
             f"{source}: its {arch}.* metadata as config.json: {str(e).removeprefix('config.json: ')}"
         ) from None
     if "rope_freqs.weight" in stored:  # Llama 3.1+: llama.cpp keeps its llama3 RoPE scaling as this tensor
-        hp["inv_freq"] = _rope_factors(tensors, hp, source)
+        _rope_factors(tensors, hp, source)
     names = Names(arch, hp["n_layer"], config)
     handle = GGUFHandle(tensors, names)
     sources: dict[str, tuple[GGUFHandle, str]] = {}
