@@ -47,6 +47,8 @@ ARCHITECTURES = {
     "qwen3": Arch("qwen3"),
     "gemma": Arch("gemma", norm_plus_one=True),
     "gemma2": Arch("gemma2", norm_plus_one=True),
+    "olmo2": Arch("olmo2"),  # its post-norms and whole-projection q/k norms under their llama.cpp names
+    "gemma3": Arch("gemma3_text", norm_plus_one=True),  # q/k norms too; sliding layers by their pattern
     "gpt2": Arch("gpt2", transposed=("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")),
 }
 CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads its own spelling)
@@ -63,6 +65,7 @@ CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads
     "attn_logit_softcapping": ("attn_logit_softcapping",),
     "final_logit_softcapping": ("final_logit_softcapping",),
     "rope.freq_base": ("rope_theta",),
+    "rope.freq_base_swa": ("rope_local_base_freq",),  # Gemma 3's sliding layers
 }
 PREFIXES = ("model.", "transformer.", "gpt_neox.", "")  # in front of a family's names in a Hugging Face checkpoint
 _LAYER = re.compile(r"^blk\.(\d+)\.")
@@ -99,6 +102,11 @@ def config_of(meta: dict, arch: str, rows: dict[str, tuple[int, ...]]) -> dict:
             raise ModelError(f"{arch}.{key} differs per layer in this file ({value[:4]}...): not supported")
         if value is not None:
             c |= dict.fromkeys(names, value)
+    pattern = meta.get(f"{arch}.attention.sliding_window_pattern")  # a period, or per layer whether it slides
+    if isinstance(pattern, list):
+        c["layer_types"] = ["sliding_attention" if p else "full_attention" for p in pattern]
+    elif pattern is not None:
+        c["sliding_window_pattern"] = pattern
     if "token_embd.weight" in rows:
         c["vocab_size"] = rows["token_embd.weight"][0]
     if "blk.0.attn_q.bias" in rows:

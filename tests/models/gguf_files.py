@@ -98,6 +98,15 @@ def from_folder(
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     meta = {f"{arch}.{KEYS[k]}": v for k, v in config.items() if k in KEYS and v is not None}
     meta[f"{arch}.rope.freq_base"] = float(config.get("rope_parameters", {}).get("rope_theta", 10000.0))
+    if config.get("layer_types"):  # llama.cpp writes which layers slide as a list of booleans
+        meta[f"{arch}.attention.sliding_window_pattern"] = [t == "sliding_attention" for t in config["layer_types"]]
+    params = config.get("rope_parameters") or {}
+    if isinstance(params.get("sliding_attention"), dict):  # Gemma 3: one RoPE per layer type
+        meta[f"{arch}.rope.freq_base"] = float(params["full_attention"]["rope_theta"])
+        meta[f"{arch}.rope.freq_base_swa"] = float(params["sliding_attention"]["rope_theta"])
+        if params["full_attention"].get("rope_type") == "linear":
+            meta[f"{arch}.rope.scaling.type"] = "linear"
+            meta[f"{arch}.rope.scaling.factor"] = float(params["full_attention"]["factor"])
     if arch == "gpt2":
         config |= {"num_hidden_layers": config["n_layer"], "num_attention_heads": config["n_head"]}
         meta = {
