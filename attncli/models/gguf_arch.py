@@ -49,6 +49,7 @@ ARCHITECTURES = {
     "gemma2": Arch("gemma2", norm_plus_one=True),
     "olmo2": Arch("olmo2"),  # its post-norms and whole-projection q/k norms under their llama.cpp names
     "gemma3": Arch("gemma3_text", norm_plus_one=True),  # q/k norms too; sliding layers by their pattern
+    "phi3": Arch("phi3"),  # fused qkv and gate_up kept as they are; LongRoPE's factors as two tensors
     "gpt2": Arch("gpt2", transposed=("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")),
 }
 CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads its own spelling)
@@ -66,6 +67,7 @@ CONFIG_KEYS = {  # {arch}.KEY -> the config.json keys it sets (each family reads
     "final_logit_softcapping": ("final_logit_softcapping",),
     "rope.freq_base": ("rope_theta",),
     "rope.freq_base_swa": ("rope_local_base_freq",),  # Gemma 3's sliding layers
+    "rope.scaling.original_context_length": ("original_max_position_embeddings",),
 }
 PREFIXES = ("model.", "transformer.", "gpt_neox.", "")  # in front of a family's names in a Hugging Face checkpoint
 _LAYER = re.compile(r"^blk\.(\d+)\.")
@@ -119,9 +121,6 @@ def config_of(meta: dict, arch: str, rows: dict[str, tuple[int, ...]]) -> dict:
     kind = meta.get(f"{arch}.rope.scaling.type")
     if isinstance(kind, str) and kind != "none":
         c["rope_scaling"] = {"rope_type": kind, "factor": meta.get(f"{arch}.rope.scaling.factor")}
-        original = meta.get(f"{arch}.rope.scaling.original_context_length")
-        if original is not None:
-            c["rope_scaling"]["original_max_position_embeddings"] = original
     return c
 
 

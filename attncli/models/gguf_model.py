@@ -42,6 +42,18 @@ def _rope_factors(tensors: GGUFTensors, hp: dict, source: str) -> None:
         r["inv_freq"] = (r["inv_freq"] / factors).astype(np.float32)
 
 
+def _longrope(tensors: GGUFTensors, meta: dict, arch: str, source: str) -> dict:
+    """config.json's rope_scaling of a LongRoPE model from rope_factors_long / rope_factors_short [d_rot / 2] and
+    the metadata's original length and attention factor (when the file gives one; else the family's default,
+    √(1 + ln(factor) / ln(original length)), which is also how llama.cpp's converter computes it)."""
+    if "rope_factors_short.weight" not in tensors.names():
+        raise ModelError(f"{source} has rope_factors_long.weight but no rope_factors_short.weight")
+    long, short = (tensors.get_tensor(f"rope_factors_{k}.weight").reshape(-1) for k in ("long", "short"))
+    scaling = {"rope_type": "longrope", "long_factor": long.tolist(), "short_factor": short.tolist()}
+    attention = meta.get(f"{arch}.rope.scaling.attn_factor")
+    return scaling | ({"attention_factor": attention} if attention is not None else {})
+
+
 class GGUFHandle:
     """The file's tensors as `Weights` reads a safetensors file: `get_tensor(name)` and `get_slice(name)`, in
     Hugging Face's form (llama.cpp's conversion undone, `Names.undo`)."""
@@ -84,6 +96,8 @@ def gguf_parts(path: Path) -> GGUFParts:
     arch = architecture(meta, source)
     stored: Header = {n: (path, tensors.type_name(n), tensors.shape(n)) for n in tensors.names()}
     config = config_of(meta, arch, {n: s for n, (_, _, s) in stored.items()})
+    if "rope_factors_long.weight" in stored:  # Phi-3's LongRoPE: llama.cpp keeps its factors as two tensors
+        config["rope_scaling"] = _longrope(tensors, meta, arch, source)
     family = family_of(config["model_type"])
     assert family is not None  # every ARCHITECTURES entry names a model_type a family serves (test_gguf.py)
     check_declared(config, stored, source)  # before the reader builds anything for those sizes

@@ -107,6 +107,10 @@ def from_folder(
         if params["full_attention"].get("rope_type") == "linear":
             meta[f"{arch}.rope.scaling.type"] = "linear"
             meta[f"{arch}.rope.scaling.factor"] = float(params["full_attention"]["factor"])
+    if params.get("rope_type") == "longrope":  # Phi-3: the factors as tensors, the original length as metadata
+        meta[f"{arch}.rope.scaling.original_context_length"] = params["original_max_position_embeddings"]
+        d_k = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        meta[f"{arch}.rope.dimension_count"] = int(d_k * params["partial_rotary_factor"])
     if arch == "gpt2":
         config |= {"num_hidden_layers": config["n_layer"], "num_attention_heads": config["n_head"]}
         meta = {
@@ -139,6 +143,9 @@ def from_folder(
             w = w + np.float32(1)
         tensors[stored] = (w, kind if w.ndim == 2 else "F32")
     scaling = config.get("rope_parameters") or {}
+    if scaling.get("rope_type") == "longrope":
+        for key in ("long", "short"):
+            tensors[f"rope_factors_{key}.weight"] = (np.array(scaling[f"{key}_factor"], dtype=np.float32), "F32")
     if scaling.get("rope_type") == "llama3":
         tensors["rope_freqs.weight"] = (llama3_factors(config["head_dim"], scaling), "F32")
     return write(path, arch, meta, tensors, tokenizer_meta(folder, add_bos))

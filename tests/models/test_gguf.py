@@ -31,6 +31,7 @@ CONVERTED = {  # golden folder -> (GGUF architecture, whether its tokenizer adds
     "gemma2": ("gemma2", True),  # and its sandwich norms under their llama.cpp names
     "olmo2": ("olmo2", False),  # norms after the blocks, q/k norms over the whole projection
     "gemma3_text": ("gemma3", True),  # 1 + w norms (q/k too), sliding and global layers each with its RoPE
+    "phi3": ("phi3", True),  # fused qkv and gate_up, partial RoPE, LongRoPE's factors as tensors
 }
 NORM_ROUNDING = 1e-6  # Gemma's (1 + w) - 1 in float32 moves a norm weight by an ulp of 1 (1.2e-7), no more
 
@@ -63,7 +64,7 @@ def test_a_converted_golden_folder_runs_as_its_safetensors(name, tmp_path):
         assert np.abs(got - want).max() <= (NORM_ROUNDING if arch.startswith("gemma") else 0)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "qwen3", "llama", "gemma", "olmo2"])
+@pytest.mark.parametrize("name", ["gpt2", "qwen3", "llama", "gemma", "olmo2", "phi3"])
 def test_a_converted_golden_folder_equals_transformers(name, tmp_path):
     """llama: its llama3 RoPE scaling stored as llama.cpp stores it, one factor per frequency (rope_freqs)."""
     arch, bos = CONVERTED.get(name, ("llama", True))
