@@ -49,6 +49,7 @@ ARCHITECTURES = {
     "gemma2": Arch("gemma2", norm_plus_one=True),
     "olmo2": Arch("olmo2"),  # its post-norms and whole-projection q/k norms under their llama.cpp names
     "gemma3": Arch("gemma3_text", norm_plus_one=True),  # q/k norms too; sliding layers by their pattern
+    "smollm3": Arch("smollm3", permuted=True),  # llama.cpp fixes its RoPE-less layers at every 4th, the default
     "phi3": Arch("phi3"),  # fused qkv and gate_up kept as they are; LongRoPE's factors as two tensors
     "gpt2": Arch("gpt2", transposed=("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")),
 }

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 GOLDEN = Path(__file__).parent / "golden"
+LLAMA_MODELS = ("llama", "smollm3")  # written by llama.cpp's LlamaModel or a subclass: Q and K rows permuted
 KEYS = {  # config.json key -> {arch}.KEY, as llama.cpp's converter writes them
     "num_hidden_layers": "block_count",
     "max_position_embeddings": "context_length",
@@ -133,7 +134,7 @@ def from_folder(
         if stored is None or stored == "output.weight":
             continue
         w = w.astype(np.float32)
-        if arch == "llama" and permuted and stored.endswith(("attn_q.weight", "attn_k.weight")):
+        if arch in LLAMA_MODELS and permuted and stored.endswith(("attn_q.weight", "attn_k.weight")):
             w = permute(w, n_head if "attn_q" in stored else n_kv)
         if arch == "gpt2" and stored.endswith(
             ("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")

@@ -32,12 +32,14 @@ CONVERTED = {  # golden folder -> (GGUF architecture, whether its tokenizer adds
     "olmo2": ("olmo2", False),  # norms after the blocks, q/k norms over the whole projection
     "gemma3_text": ("gemma3", True),  # 1 + w norms (q/k too), sliding and global layers each with its RoPE
     "phi3": ("phi3", True),  # fused qkv and gate_up, partial RoPE, LongRoPE's factors as tensors
+    "smollm3": ("smollm3", False),  # Q/K permuted as Llama's; its RoPE-less layers every 4th (llama.cpp's only)
 }
 NORM_ROUNDING = 1e-6  # Gemma's (1 + w) - 1 in float32 moves a norm weight by an ulp of 1 (1.2e-7), no more
 
 
 def _windowless(name: str, tmp_path: Path) -> Path:
-    """The golden folder without its sliding window (llama.cpp's llama and qwen2 attend to every token)."""
+    """The golden folder as a GGUF can say it: no sliding window (llama.cpp's llama and qwen2 attend to every
+    token), Gemma 2/3's score scale by the head width, SmolLM3's RoPE-less layers every 4th."""
     folder = tmp_path / name
     shutil.copytree(GOLDEN / name, folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -45,6 +47,8 @@ def _windowless(name: str, tmp_path: Path) -> Path:
     config["use_sliding_window"] = False
     if "query_pre_attn_scalar" in config:  # llama.cpp's gemma2 scales scores by its head width: no key for it
         config["query_pre_attn_scalar"] = config["head_dim"]
+    if "no_rope_layers" in config:  # a GGUF has no key for them: llama.cpp drops RoPE on every 4th layer
+        config["no_rope_layers"] = [int((l + 1) % 4 != 0) for l in range(config["num_hidden_layers"])]
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder
 
