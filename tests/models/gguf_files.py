@@ -108,6 +108,10 @@ def from_folder(
         if params["full_attention"].get("rope_type") == "linear":
             meta[f"{arch}.rope.scaling.type"] = "linear"
             meta[f"{arch}.rope.scaling.factor"] = float(params["full_attention"]["factor"])
+    if params.get("rope_type") == "yarn":  # as llama.cpp's converters write YaRN: its type, factor, original length
+        meta[f"{arch}.rope.scaling.type"] = "yarn"
+        meta[f"{arch}.rope.scaling.factor"] = float(params["factor"])
+        meta[f"{arch}.rope.scaling.original_context_length"] = params["original_max_position_embeddings"]
     if params.get("rope_type") == "longrope":  # Phi-3: the factors as tensors, the original length as metadata
         meta[f"{arch}.rope.scaling.original_context_length"] = params["original_max_position_embeddings"]
         d_k = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]

@@ -68,9 +68,10 @@ def test_a_converted_golden_folder_runs_as_its_safetensors(name, tmp_path):
         assert np.abs(got - want).max() <= (NORM_ROUNDING if arch.startswith("gemma") else 0)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "qwen3", "llama", "gemma", "olmo2", "phi3"])
+@pytest.mark.parametrize("name", ["gpt2", "qwen3", "llama", "llama-yarn", "gemma", "olmo2", "phi3"])
 def test_a_converted_golden_folder_equals_transformers(name, tmp_path):
-    """llama: its llama3 RoPE scaling stored as llama.cpp stores it, one factor per frequency (rope_freqs)."""
+    """llama: its llama3 RoPE scaling stored as llama.cpp stores it, one factor per frequency (rope_freqs);
+    llama-yarn: YaRN as its type, factor and original length (the long text runs past that length)."""
     arch, bos = CONVERTED.get(name, ("llama", True))
     folder = GOLDEN / name
     model, reference = (
