@@ -39,6 +39,9 @@ class Arch:
     permuted: bool = False  # converted by llama.cpp's LlamaModel: Q and K rows interleaved for its RoPE
     norm_plus_one: bool = False  # RMSNorm weights stored as 1 + w (Gemma's converters)
     transposed: tuple[str, ...] = ()  # tensors stored transposed (GPT-2's Conv1D weights), without "blk.N."
+    # the layer count of the one size whose scores llama.cpp scales by 1/√(d_model / n_head), not 1/√d_k (no key
+    # says so: Gemma 2 and 3 27B, whose query_pre_attn_scalar is d_model / n_head)
+    wide_scale_layers: int = 0
 
 
 ARCHITECTURES = {
@@ -46,9 +49,11 @@ ARCHITECTURES = {
     "qwen2": Arch("qwen2"),
     "qwen3": Arch("qwen3"),
     "gemma": Arch("gemma", norm_plus_one=True),
-    "gemma2": Arch("gemma2", norm_plus_one=True),
+    "gemma2": Arch("gemma2", norm_plus_one=True, wide_scale_layers=46),
     "olmo2": Arch("olmo2"),  # its post-norms and whole-projection q/k norms under their llama.cpp names
-    "gemma3": Arch("gemma3_text", norm_plus_one=True),  # q/k norms too; sliding layers by their pattern
+    "gemma3": Arch(
+        "gemma3_text", norm_plus_one=True, wide_scale_layers=62
+    ),  # q/k norms too; sliding layers by their pattern
     "smollm3": Arch("smollm3", permuted=True),  # llama.cpp fixes its RoPE-less layers at every 4th, the default
     "phi3": Arch("phi3"),  # fused qkv and gate_up kept as they are; LongRoPE's factors as two tensors
     "gpt2": Arch("gpt2", transposed=("attn_qkv.weight", "attn_output.weight", "ffn_up.weight", "ffn_down.weight")),
@@ -105,6 +110,9 @@ def config_of(meta: dict, arch: str, rows: dict[str, tuple[int, ...]]) -> dict:
             raise ModelError(f"{arch}.{key} differs per layer in this file ({value[:4]}...): not supported")
         if value is not None:
             c |= dict.fromkeys(names, value)
+    wide = ARCHITECTURES[arch].wide_scale_layers
+    if wide and c.get("num_hidden_layers") == wide and isinstance(c.get("hidden_size"), int):
+        c["query_pre_attn_scalar"] = c["hidden_size"] // max(c.get("num_attention_heads") or 1, 1)
     pattern = meta.get(f"{arch}.attention.sliding_window_pattern")  # a period, or per layer whether it slides
     if isinstance(pattern, list):
         c["layer_types"] = ["sliding_attention" if p else "full_attention" for p in pattern]

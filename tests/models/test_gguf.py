@@ -316,6 +316,17 @@ def test_every_gguf_architecture_is_served_and_converted_here():
     assert {a for a, _ in CONVERTED.values()} == set(ARCHITECTURES)  # each one checked by a conversion above
 
 
+def test_gemma_27b_scales_scores_as_llama_cpp_does():
+    """llama.cpp scales Gemma 2/3 27B's scores by d_model / n_head (their query_pre_attn_scalar), the others' by
+    the head width: the layer count is the only sign of the size a file carries."""
+    from attncli.models.gguf_arch import config_of
+
+    meta = {"gemma2.block_count": 46, "gemma2.embedding_length": 4608, "gemma2.attention.head_count": 32}
+    assert config_of(meta | {"gemma2.attention.key_length": 128}, "gemma2", {})["query_pre_attn_scalar"] == 144
+    meta["gemma2.block_count"] = 42  # 9B: the head width, 256
+    assert config_of(meta | {"gemma2.attention.key_length": 256}, "gemma2", {})["query_pre_attn_scalar"] == 256
+
+
 def test_an_architecture_not_checked_from_gguf_is_refused(tmp_path):
     path = write(tmp_path / "neox.gguf", "gptneox", {}, {"w": (np.zeros((1, 32), np.float32), "F32")})
     with pytest.raises(ModelError, match=r"architecture 'gptneox'; attn reads llama, qwen2, .* from GGUF"):
