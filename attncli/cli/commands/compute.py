@@ -22,7 +22,6 @@ from attncli.cli.options import (
     Temperature,
     Variant,
     VPath,
-    check_variant_options,
     options,
 )
 from attncli.cli.output import emit
@@ -51,6 +50,7 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
+    from attncli.api.config import check_variant_options
     from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.core.masks import parse_masks
     from attncli.io import documents

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import signal
 from typing import Annotated
 
@@ -13,7 +12,6 @@ from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
 from attncli.cli.text import say
-from attncli.cli.view import model_page
 from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError, DataError
 from attncli.io.inputs import iter_lines, open_lines, read_text
@@ -101,18 +99,10 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.io import documents
-    from attncli.models.seq2seq import part_heads_document, part_result
-    from attncli.render.heads import heads_view
+    from attncli import api
 
-    loaded, words = load_model(model), read_text(text, file)
-    doc = part_heads_document(loaded, words, context, part)
-    if stat not in doc["stats"]:
-        why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
-        raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
-    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part)
-    view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
-    emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
+    words = read_text(text, file)
+    emit(api.heads(words, model=model, stat=stat, context=context, part=part, precision=out.precision).document, out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
