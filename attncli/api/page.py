@@ -64,5 +64,5 @@ def inline(page: str, height: int = FRAME_HEIGHT) -> str:
     """
     return (
         f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" title="attn view" '
-        f'style="width:100%;height:{height}px;border:1px solid #ccc;resize:vertical"></iframe>'
+        f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>'
     )
