@@ -7,12 +7,25 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
 `show` and `steps` return an `Attention` (tokens, weights, outputs, the whole result), `view` a `Page`,
-`heads`, `tokens` and `compare` `Records`, `rollout` an `Output`; each has `to_json()` (what `-f json` prints),
-`save(path)` (what `-o path` writes), the table in a terminal REPL and, in a notebook, the interactive page inline.
+`heads`, `corpus`, `tokens` and `compare` `Records`, `rollout` an `Output`; each has `to_json()` (what `-f json`
+prints), `save(path)` (what `-o path` writes), the table in a terminal REPL and, in a notebook, the page inline.
 """
 
 from attncli.api.outputs import Attention, Output, Page, Records
-from attncli.api.records import compare, heads, tokens
+from attncli.api.records import compare, corpus, heads, tokens
 from attncli.api.runs import rollout, show, steps, view
 
-__all__ = ["Attention", "Output", "Page", "Records", "compare", "heads", "rollout", "show", "steps", "tokens", "view"]
+__all__ = [
+    "Attention",
+    "Output",
+    "Page",
+    "Records",
+    "compare",
+    "corpus",
+    "heads",
+    "rollout",
+    "show",
+    "steps",
+    "tokens",
+    "view",
+]

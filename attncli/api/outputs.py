@@ -123,7 +123,10 @@ class Attention(Output):
 
 
 class Records(Output):
-    """The output of `heads`, `tokens` and `compare`: a small document of flat rows (`doc["rows"]`)."""
+    """The output of `heads`, `corpus`, `tokens` and `compare`: a small document of flat rows (`doc["rows"]`).
+    `stopped`: what ended a corpus run before its end (its rows are of the lines before), else None."""
+
+    stopped: BaseException | None = None
 
     @property
     def doc(self) -> dict[str, Any]:

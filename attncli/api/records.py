@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -46,6 +46,55 @@ def heads(
     view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
     table = partial(heads_view, doc, stat)
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
+
+
+def corpus(
+    lines: Iterable[str],
+    *,
+    model: Any,
+    name: str = "lines",
+    workers: int = 1,
+    max_lines: int | None = None,
+    dask: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    stops: tuple[type[BaseException], ...] = (KeyboardInterrupt,),
+    precision: int | None = None,
+) -> Records:
+    """`attn heads --lines`: the mean and spread of every head's statistics and detectors over a corpus, each of
+    `lines` one text (the first `max_lines`; blank ones skipped), streamed in padded batches on `workers`
+    processes, each loading the model from its path. `progress(n)` hears the lines read so far. One of `stops`
+    (Ctrl-C in a notebook) ends the run with the statistics so far, marked partial, and is kept in `.stopped`.
+    With `dask` (a scheduler's address) the cluster's workers read the file `name` themselves instead."""
+    import itertools
+
+    from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
+    from attncli.render.heads import corpus_view
+
+    if max_lines is not None and max_lines < 1:
+        raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
+    if dask is not None and max_lines is not None:
+        raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
+    loaded, path = load(model)
+    stats, stopped = None, None
+    try:
+        if dask is not None:
+            stats = dask_stats(dask, path, name)
+        else:
+            for partial_stats, read in stream_stats(path, itertools.islice(lines, max_lines), workers):
+                stats = partial_stats  # what to report if a stop ends the rest
+                if progress is not None:
+                    progress(read)
+    except stops as e:
+        stopped = e
+    if stats is None or not stats.texts:
+        if stopped is not None:
+            raise stopped
+        raise DataError(f"no text: every line of {name} is blank or too long for {loaded.name}")
+    ran = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
+    doc = corpus_document(loaded, stats, induction_stats(loaded), ran)
+    out = Records(documents.Records("attn heads", partial(corpus_view, doc), doc=doc), precision)
+    out.stopped = stopped
+    return out
 
 
 def tokens(text: str, *, tokenizer: str = "word", model: Any = None, max_tokens: int = MAX_TOKENS) -> Records:

@@ -164,3 +164,25 @@ def test_save_writes_what_o_writes(tmp_path):
     assert (tmp_path / "page.html").read_text(encoding="utf-8") == page.html
     assert attn("view", TEXT, "-o", tmp_path / "cli.html").exit_code == 0
     assert (tmp_path / "cli.html").read_text(encoding="utf-8") == page.html
+
+
+def test_a_corpus_is_what_heads_lines_prints():
+    path = ROOT / "sample_texts" / "ambiguity.txt"
+    printed = attn("heads", "--lines", "--file", path, "--model", GPT2, "--workers", "1", "-f", "json")
+    assert printed.exit_code == 0, printed.output
+    with open(path, encoding="utf-8") as lines:
+        stats = attncli.corpus(lines, model=GPT2, name=str(path))
+    assert stats.to_json() == printed.stdout and stats.stopped is None
+
+
+def test_a_stopped_corpus_keeps_what_it_read():
+    def lines():  # a reader's Ctrl-C after the first window of lines
+        yield from ["the cat sat on the mat"] * 512
+        raise KeyboardInterrupt
+
+    read = []
+    stats = attncli.corpus(lines(), model=GPT2, progress=read.append)
+    assert isinstance(stats.stopped, KeyboardInterrupt) and stats.doc["partial"] and read[-1] == 512
+    assert stats.doc["texts"] == 512
+    with pytest.raises(KeyboardInterrupt):  # with no stops, the interrupt goes through
+        attncli.corpus(lines(), model=GPT2, stops=())
