@@ -26,6 +26,7 @@ _PUBLIC = {  # name -> the module that holds it
     "heads": "attncli.api",
     "tokens": "attncli.api",
     "compare": "attncli.api",
+    "compute": "attncli.api",
     "corpus": "attncli.api",
     "rollout": "attncli.api",
     "Attention": "attncli.api",

@@ -75,6 +75,10 @@ COMMANDS = [
     f"view '{TEXT}' -f json --model MINILM",
     f"heads '{TEXT}' -f json --model MINILM",
     "heads --file sample_texts/paragraph.txt --lines -f json --model MINILM --workers 1",
+    "compute --input docs/two_by_two.json -f json",
+    "compute --input docs/two_by_two.json -f json -v additive --mask causal --seed 3",
+    "compute --input docs/two_by_two.json -f json --no-weights --dtype float32",
+    "variants -f json",
 ]
 
 

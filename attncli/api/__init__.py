@@ -6,14 +6,14 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     >>> r.weights[1, 0].tolist()  # the first query sees only itself
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
-`show` and `steps` return an `Attention` (tokens, weights, outputs, the whole result), `view` a `Page`,
+`show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a `Page`,
 `heads`, `corpus`, `tokens` and `compare` `Records`, `rollout` an `Output`; each has `to_json()` (what `-f json`
 prints), `save(path)` (what `-o path` writes), the table in a terminal REPL and, in a notebook, the page inline.
 """
 
 from attncli.api.outputs import Attention, Output, Page, Records
 from attncli.api.records import compare, corpus, heads, tokens
-from attncli.api.runs import rollout, show, steps, view
+from attncli.api.runs import compute, rollout, show, steps, view
 
 __all__ = [
     "Attention",
@@ -21,6 +21,7 @@ __all__ = [
     "Page",
     "Records",
     "compare",
+    "compute",
     "corpus",
     "heads",
     "rollout",

@@ -125,7 +125,7 @@ def check_show(stats: bool, no_weights: bool, head: int | None, mean_heads: bool
         raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
 
 
-def limits_of(limits: Limits | None, max_tokens: int, output: OutputCost | None = None) -> Limits:
+def limits_of(limits: Limits | None, max_tokens: int | None, output: OutputCost | None = None) -> Limits:
     """`limits` if given (the command line's, with its hints), else `max_tokens` per text and ATTN_MAX_MEMORY
     per run, with `output` (what writing the result holds on top of the run)."""
     return limits if limits is not None else Limits(max_tokens, max_bytes_from(os.environ), output)

@@ -18,6 +18,7 @@ ATTN_MAX_MEMORY (the command line passes its own, whose refusals suggest its opt
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -242,6 +243,57 @@ def view(
     if output is not None:
         shown.save(output)
     return shown
+
+
+def compute(
+    q: Any,
+    k: Any = None,
+    v: Any = None,
+    *,
+    variant: str = "scaled",
+    d_a: int | None = None,
+    mask: str | None = None,
+    rank: int | None = None,
+    features: int | None = None,
+    no_weights: bool = False,
+    dtype: str = "float64",
+    seed: int = 0,
+    temperature: float = 1.0,
+    params: dict[str, Any] | None = None,
+    precision: int | None = None,
+    limits: Limits | None = None,
+) -> Attention:
+    """`attn compute`: one head of attention on your own queries q [m, d_q], keys k [n, d_k] (default q) and values
+    v [n, d_v] (default k), anything `numpy.asarray` takes; no embedding, no projection. `params`: a learned
+    variant's parameters by name (default: seeded by `seed`). `q` may also be the matrices the command line read
+    (an `attncli.pipeline.matrices.Given`).
+
+        >>> r = compute([[1, 0], [0, 1]], v=[[10, 0], [0, 10]], variant="dot")
+        >>> r.weights.round(3).tolist()
+        [[[0.731, 0.269], [0.269, 0.731]]]
+    """
+    import numpy as np  # the matrices are NumPy's from here on
+
+    from attncli.api.config import check_variant_options
+    from attncli.pipeline import given, matrices
+    from attncli.render.show import show as show_table
+
+    check_variant_options([variant], rank, features)
+    if isinstance(q, matrices.Given):
+        read = q
+    else:
+        qa = matrices.matrix(np.asarray(q), "q")
+        ka = qa if k is None else matrices.matrix(np.asarray(k), "k")
+        va = ka if v is None else matrices.matrix(np.asarray(v), "v")
+        listed = None if params is None else {name: np.asarray(p).tolist() for name, p in params.items()}
+        read = matrices.Given(qa, ka, va, k is not None or v is not None, "arrays", listed)
+    if limits is None:  # no tokens here: the memory guard alone, priced for the dtype and weights asked
+        limits = replace(limits_of(None, None), weights=not no_weights, dtype=dtype)
+    result = given.compute(
+        read, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights,
+        rank=rank, features=features,
+    )  # fmt: skip
+    return Attention(documents.Result("attn compute", partial(show_table, result), result=result), result, precision)
 
 
 def _text_options(run: dict[str, Any]) -> dict[str, Any]:

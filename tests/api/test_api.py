@@ -186,3 +186,16 @@ def test_a_stopped_corpus_keeps_what_it_read():
     assert stats.doc["texts"] == 512
     with pytest.raises(KeyboardInterrupt):  # with no stops, the interrupt goes through
         attncli.corpus(lines(), model=GPT2, stops=())
+
+
+def test_compute_takes_arrays_and_writes_what_attn_compute_writes():
+    given = json.loads((ROOT / "docs" / "two_by_two.json").read_text(encoding="utf-8"))
+    printed = attn("compute", "--input", ROOT / "docs" / "two_by_two.json", "-f", "json", "-v", "dot")
+    assert printed.exit_code == 0, printed.output
+    computed = attncli.compute(np.array(given["q"]), given["k"], given["v"], variant="dot")
+    assert computed.to_json() == printed.stdout
+    assert computed.weights.shape == (1, 2, 2) and computed.tokens == ["0", "1"]
+    with pytest.raises(DataError, match=re.escape("k has shape [2]: expected a 2-D matrix")):
+        attncli.compute([[1.0, 2.0]], [1.0, 2.0])
+    with pytest.raises(DataError, match="values must be finite"):
+        attncli.compute([[1.0, float("nan")]])
