@@ -28,6 +28,7 @@ _PUBLIC = {  # name -> the module that holds it
     "compare": "attncli.api",
     "compute": "attncli.api",
     "corpus": "attncli.api",
+    "variants": "attncli.api",
     "rollout": "attncli.api",
     "Attention": "attncli.api",
     "Page": "attncli.api",

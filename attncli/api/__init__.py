@@ -6,13 +6,14 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     >>> r.weights[1, 0].tolist()  # the first query sees only itself
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
-`show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a `Page`,
-`heads`, `corpus`, `tokens` and `compare` `Records`, `rollout` an `Output`; each has `to_json()` (what `-f json`
-prints), `save(path)` (what `-o path` writes), the table in a terminal REPL and, in a notebook, the page inline.
+`show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a
+`Page`, `heads`, `corpus`, `tokens`, `compare` and `variants` `Records`, `rollout` an `Output`; each has
+`to_json()` (what `-f json` prints), `save(path)` (what `-o path` writes), the table in a terminal REPL and, in a
+notebook, the page inline.
 """
 
 from attncli.api.outputs import Attention, Output, Page, Records
-from attncli.api.records import compare, corpus, heads, tokens
+from attncli.api.records import compare, corpus, heads, tokens, variants
 from attncli.api.runs import compute, rollout, show, steps, view
 
 __all__ = [
@@ -28,5 +29,6 @@ __all__ = [
     "show",
     "steps",
     "tokens",
+    "variants",
     "view",
 ]

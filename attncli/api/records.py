@@ -119,6 +119,19 @@ def tokens(text: str, *, tokenizer: str = "word", model: Any = None, max_tokens:
     return Records(doc, warnings=toks.warnings)
 
 
+def variants() -> Records:
+    """`attn variants`: the attention variants of the registry, one row each (formula, parameters, paper, notes)."""
+    from attncli.core.variants import VARIANTS
+
+    def table(digits: int, width: int):  # Rich loads when the table is drawn, not for to_json()
+        from attncli.render.variants import variants as variants_table
+
+        return variants_table(rows, width)
+
+    rows = [v.record() for v in VARIANTS.values()]
+    return Records(documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows}))
+
+
 def compare(
     text: str,
     *,

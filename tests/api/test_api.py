@@ -59,6 +59,7 @@ SAME = {
     "heads": ("heads", {"model": GPT2, "stat": "max"}),
     "tokens": ("tokens", {"tokenizer": "bpe"}),
     "compare": ("compare", {"tokenizers": "char,word", "variants": "scaled,dot"}),
+    "variants": ("variants", {}),
 }
 
 
@@ -75,9 +76,10 @@ def options(keywords: dict) -> list[str]:
 def test_to_json_is_what_the_command_prints(name):
     function, keywords = SAME[name]
     command, argv = ("show", ["--rollout"]) if function == "rollout" else (function, [])
-    printed = attn(command, TEXT, *options(keywords), *argv, "-f", "json")
+    text = () if function == "variants" else (TEXT,)
+    printed = attn(command, *text, *options(keywords), *argv, "-f", "json")
     assert printed.exit_code == 0, printed.output
-    assert getattr(attncli, function)(TEXT, **keywords).to_json() == printed.stdout
+    assert getattr(attncli, function)(*text, **keywords).to_json() == printed.stdout
 
 
 def test_a_run_has_its_tokens_weights_and_outputs():
