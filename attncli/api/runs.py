@@ -13,6 +13,9 @@ AttnError family, with the command line's words), and returns what the command w
 `model=` takes what `--model` takes (a folder, a .gguf, a cached name) or a model `attncli.models.load_model`
 loaded, so that a notebook loads it once. `limits` replaces the memory guard of `max_tokens` and
 ATTN_MAX_MEMORY (the command line passes its own, whose refusals suggest its options).
+
+The functions import what they run inside them: a text run loads no model code, and `attncli.api` itself
+(imported by every command) no NumPy and no Rich (tests/cli/test_startup.py).
 """
 
 from __future__ import annotations
@@ -80,8 +83,8 @@ def show(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features, dtype=dtype, no_weights=no_weights)
-    check_model_options(model, run, layer=layer, part=part)
+    run |= dict(rank=rank, features=features)
+    check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
     check_show(stats, no_weights, head, mean_heads)
     from attncli.render.stats import show_view, stats_document
 
@@ -98,7 +101,7 @@ def show(
         from attncli.pipeline.result import one_head
         from attncli.pipeline.run import run as run_text
 
-        config = run_config(**_text_options(run), dtype=dtype, weights=not no_weights)
+        config = run_config(**run, dtype=dtype, weights=not no_weights)
         limits = limits_of(limits, max_tokens, HEAD_STATISTICS if stats else None)
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
@@ -294,8 +297,3 @@ def compute(
         rank=rank, features=features,
     )  # fmt: skip
     return Attention(documents.Result("attn compute", partial(show_table, result), result=result), result, precision)
-
-
-def _text_options(run: dict[str, Any]) -> dict[str, Any]:
-    """The keywords of `run_config` among `show`'s (dtype and no_weights become the config's dtype and weights)."""
-    return {k: v for k, v in run.items() if k not in ("dtype", "no_weights")}

@@ -22,11 +22,22 @@ def browser():
     shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_two_results_on_one_notebook_page_both_draw_and_stay_apart(browser, tmp_path):
+# A notebook page's own Content-Security-Policy, which a srcdoc frame inherits on top of the page's own: none
+# (Jupyter's default), or one as strict as the page's (a host that allows inline script and style only)
+HOSTS = {
+    "no policy": "",
+    "strict policy": '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">",
+}
+
+
+@pytest.mark.parametrize("policy", HOSTS)
+def test_two_results_on_one_notebook_page_both_draw_and_stay_apart(browser, tmp_path, policy):
     outputs = [attncli.show(TEXT, heads=2), attncli.steps("fruit flies like a banana", variant="cosine")]
     cells = "".join(f'<div class="output">{out._repr_html_()}</div>' for out in outputs)
     host = tmp_path / "notebook.html"
-    host.write_text(f"<!DOCTYPE html><html><body><h1>notebook</h1>{cells}</body></html>", encoding="utf-8")
+    head = f"<head>{HOSTS[policy]}</head>"
+    host.write_text(f"<!DOCTYPE html><html>{head}<body><h1>notebook</h1>{cells}</body></html>", encoding="utf-8")
     browser.get_log("performance")
     browser.get(host.as_uri())
     browser.get_log("browser")
