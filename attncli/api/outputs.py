@@ -32,7 +32,7 @@ class Output:
         self.warnings = warnings
 
     def to_json(self) -> str:
-        """What `-f json` prints for the same options (JSON Lines for a model's rollout), one string."""
+        """What `-f json` prints for the same options, one string."""
         return self.written("json").decode("utf-8")
 
     def written(self, fmt: str) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
 from attncli.api.outputs import Records
@@ -22,11 +22,14 @@ from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
+if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.load import Model
+
 
 def heads(
     text: str,
     *,
-    model: Any,
+    model: str | Model,
     stat: str = "entropy",
     context: str | None = None,
     part: str | None = None,
@@ -51,7 +54,7 @@ def heads(
 def corpus(
     lines: Iterable[str],
     *,
-    model: Any,
+    model: str | Model,
     name: str = "lines",
     workers: int = 1,
     max_lines: int | None = None,
@@ -97,7 +100,9 @@ def corpus(
     return out
 
 
-def tokens(text: str, *, tokenizer: str = "word", model: Any = None, max_tokens: int = MAX_TOKENS) -> Records:
+def tokens(
+    text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
+) -> Records:
     """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
     from attncli.pipeline.compare import tokens_document
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
@@ -149,7 +154,7 @@ def compare(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    model: Any = None,
+    model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
     max_tokens: int = MAX_TOKENS,

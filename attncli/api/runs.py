@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
 from attncli.api.outputs import Attention, Output, Page
@@ -33,8 +33,11 @@ from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
+if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.load import Model
 
-def load(model: Any) -> tuple[Any, str]:
+
+def load(model: str | Model) -> tuple[Model, str]:
     """(the loaded model, the name its page's commands use): `model` loaded if it is a path or a name."""
     if isinstance(model, str):
         from attncli.models import load_model  # the model code loads only for a model run
@@ -61,7 +64,7 @@ def show(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    model: Any = None,
+    model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,
@@ -114,7 +117,7 @@ def show(
 def rollout(
     text: str,
     *,
-    model: Any,
+    model: str | Model,
     layer: int | None = None,
     context: str | None = None,
     part: str | None = None,
@@ -148,7 +151,7 @@ def steps(
     rank: int | None = None,
     features: int | None = None,
     query: int = 0,
-    model: Any = None,
+    model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,
@@ -203,7 +206,7 @@ def view(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    model: Any = None,
+    model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,

@@ -94,6 +94,7 @@ def show(
         return _show_lines(source, out, table, stats, one, worker_count(workers))
     text = text_of(source)
     if rollout:
+        assert model is not None  # check_options: --rollout needs --model
         rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
         return emit(rolled.document, out)
     shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
