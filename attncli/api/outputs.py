@@ -27,6 +27,9 @@ class Output:
     `warnings` are what the tokenizer had to say about the text (a truncation), which `attn` prints on stderr."""
 
     def __init__(self, document: Document, precision: int | None = None, warnings: tuple[str, ...] = ()):
+        from attncli.io.output import check_precision
+
+        check_precision(precision)
         self.document = document
         self.precision = precision
         self.warnings = warnings

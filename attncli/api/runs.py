@@ -109,6 +109,11 @@ def show(
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
         page = None if no_weights else page_of(result, "attn show", precision)
+    if query is not None:  # a query the table cannot draw fails here, not when the table is shown
+        from attncli.render.bars import find_query
+
+        result.attention("--query shows a row of the weights: run without --no-weights")
+        find_query(result.tokens.strings, query)
     extra = {"stats": stats_document(result, precision)} if stats else None
     doc = documents.Result("attn show", partial(table, result), result=result, extra=extra, view=page)
     return Attention(doc, result, precision)
