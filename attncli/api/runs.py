@@ -72,7 +72,7 @@ def show(
     no_weights: bool = False,
     dtype: str = "float64",
     mean_heads: bool = False,
-    query: str | None = None,
+    query: int | str | None = None,
     matrix_only: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
@@ -81,7 +81,8 @@ def show(
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`).
 
-    `mean_heads`, `query` and `matrix_only` change only what the table draws."""
+    `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
+    the table draws."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -90,6 +91,8 @@ def show(
     check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
     check_show(stats, no_weights, head, mean_heads)
     from attncli.render.stats import show_view, stats_document
+
+    query = None if query is None else str(query)  # an index or a token, as --query reads it
 
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:

@@ -108,7 +108,7 @@ def test_a_run_has_its_tokens_weights_and_outputs():
         (lambda: attncli.heads(TEXT, model=GPT2, stat="monotonic"), ConfigError, "--stat monotonic"),
         (lambda: attncli.tokens(""), DataError, "empty text"),
         (lambda: attncli.show(TEXT).written("parquet"), ConfigError, "-f parquet is not available"),
-        (lambda: attncli.show(TEXT, query="9"), ConfigError, "--query 9 is out of range"),
+        (lambda: attncli.show(TEXT, query=9), ConfigError, "--query 9 is out of range"),
         (lambda: attncli.show(TEXT, precision=18), ConfigError, "--precision must be between 0 and 17"),
     ],
 )
