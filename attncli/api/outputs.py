@@ -126,8 +126,8 @@ class Attention(Output):
 
 
 class Records(Output):
-    """The output of `heads`, `corpus`, `tokens` and `compare`: a small document of flat rows (`doc["rows"]`).
-    `stopped`: what ended a corpus run before its end (its rows are of the lines before), else None."""
+    """The output of `heads`, `corpus`, `tokens`, `compare` and `variants`: a small document of flat rows
+    (`doc["rows"]`). `stopped`: what ended a corpus run early (its rows are of the lines before), else None."""
 
     stopped: BaseException | None = None
 
@@ -145,6 +145,11 @@ class Page(Attention):
     """The output of `view`: the interactive page (`html`) and its data (`doc`, schema attncli.view/1), and the
     run it shows (the layer it opens at, for a model)."""
 
+    @functools.cached_property
+    def view(self) -> View | None:
+        """The page's document is its view."""
+        return self.document  # type: ignore[return-value]
+
     @property
     def doc(self) -> dict[str, Any]:
         return self.document.doc  # type: ignore[attr-defined]
@@ -152,6 +157,3 @@ class Page(Attention):
     @property
     def html(self) -> str:
         return self.document.page(self.doc)  # type: ignore[attr-defined]
-
-    def page(self) -> str:
-        return self.html
