@@ -164,6 +164,16 @@ def load_model(path: str, gguf_file: str | None = None):
     return load(path, gguf_file)
 
 
+def model_path(model: str | None, gguf_file: str | None) -> str | None:
+    """--model as the API takes it: with --gguf-file, the path of the GGUF file it chooses in that folder (a
+    Hugging Face cache repo, LM Studio's), so that every process of a run (heads --lines' workers) reads that one."""
+    if model is None or gguf_file is None:
+        return model
+    from attncli.models.hub import resolve_model  # only with --gguf-file
+
+    return str(resolve_model(model, gguf_file))
+
+
 def worker_count(given: int | None) -> int:
     """--workers, checked; by default the cores this process may use, at most 4."""
     if given is None:
