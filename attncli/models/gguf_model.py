@@ -55,14 +55,11 @@ def _longrope(tensors: GGUFTensors, meta: dict, arch: str, source: str) -> dict:
 
 
 class GGUFHandle:
-    """The file's tensors as `Weights` reads a safetensors file: `get_tensor(name)` and `get_slice(name)`, in
-    Hugging Face's form (llama.cpp's conversion undone, `Names.undo`)."""
+    """The file's tensors as `Weights` reads a safetensors file (`get_slice(name)`: its shape, its rows, the whole
+    tensor checked finite), in Hugging Face's form: llama.cpp's conversion undone (`Names.undo`)."""
 
     def __init__(self, tensors: GGUFTensors, names: Names):
         self.tensors, self.names = tensors, names
-
-    def get_tensor(self, name: str) -> np.ndarray:  # -> the Hugging Face tensor, float32
-        return self.names.undo(name, self.tensors.get_tensor(name))
 
     def get_slice(self, name: str) -> _Slice:
         return _Slice(self, name)
@@ -74,6 +71,10 @@ class _Slice:
 
     def get_shape(self) -> list[int]:
         return list(self.handle.names.shape(self.name, self.handle.tensors.shape(self.name)))
+
+    def read_checked(self) -> tuple[np.ndarray, bool]:  # -> the Hugging Face tensor, float32; whether all finite
+        w = self.handle.names.undo(self.name, self.handle.tensors.get_tensor(self.name))
+        return w, bool(np.isfinite(w).all())
 
     def rows(self, ids) -> np.ndarray:  # [k] -> [k, d]: an embedding table's rows (stored as Hugging Face's)
         return self.handle.tensors.rows(self.name, ids)
