@@ -96,10 +96,10 @@ def show(
 
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:
-        from attncli.models import seq2seq
+        from attncli.models import route
 
         loaded, name = load(model)
-        result = seq2seq.part_result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part)
         page: Callable[[], documents.View] | None = model_page(
             lambda: result, "attn show", precision, loaded, name, text, context
         )
@@ -133,10 +133,10 @@ def rollout(
 ) -> Output:
     """`attn show --rollout`: the attention rollout (Abnar & Zuidema 2020) of `model` on `text`, token to token
     through layers 0..`layer` (default the last); an encoder–decoder's `part` over the source `context`."""
-    from attncli.models.seq2seq import part_rollout
+    from attncli.models import route
     from attncli.render.heads import rollout_view
 
-    rolled = part_rollout(load(model)[0], text, layer, context, part)
+    rolled = route.rollout(load(model)[0], text, layer, context, part)
     return Output(documents.Rollout("attn show", partial(rollout_view, rolled), rollout=rolled), precision)
 
 
@@ -180,10 +180,10 @@ def steps(
     from attncli.render.steps import show_steps
 
     if model is not None:
-        from attncli.models.seq2seq import part_result
+        from attncli.models import route
 
         loaded, name = load(model)
-        result = part_result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part)
         page = model_page(lambda: result, "attn steps", precision, loaded, name, text, context)
     else:
         from attncli.pipeline.run import run as run_text
@@ -232,8 +232,8 @@ def view(
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, part=part)
     if model is not None:
+        from attncli.models import route
         from attncli.models.encdec import is_seq2seq
-        from attncli.models.seq2seq import part_result
 
         loaded, name = load(model)
         if context is not None and not is_seq2seq(loaded):
@@ -241,7 +241,7 @@ def view(
                 f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
                 "is not one; attn show --context shows its sentence pair"
             )
-        result = part_result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part)
         build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
     else:
         from attncli.io.formats import JSON_LISTS

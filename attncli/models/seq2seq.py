@@ -1,14 +1,14 @@
 """An encoder–decoder's three attentions (`--part`) as the objects the rest of attn already reads.
 
     model = load_model("tests/models/golden/bart")
-    r = part_result(model, "le chat est assis sur le tapis", context="the cat sat on the mat")
+    r = part_result(model, "le chat est assis sur le tapis", None, None, "the cat sat on the mat", "cross")
     r.weights.shape     # (4, 9, 8): every head of the last decoder layer's cross-attention, target × source
 
 `attn show TARGET --model DIR --context SOURCE` runs SOURCE through the encoder and TARGET through the
 decoder with teacher forcing, as transformers does given labels (labels = the tokenizer's ids of
 TARGET, decoder input = the decoder start token then the labels without their last; mBART's target starts
 with its language code, and its decoder with that code, the last label). The part names
-are attncli.core.parts.PARTS; a model that is not an encoder–decoder has one part, its own.
+are attncli.core.parts.PARTS; route.py checks the part and sends only an encoder–decoder's runs here.
 """
 
 from __future__ import annotations
@@ -34,54 +34,13 @@ from attncli.pipeline.run import _check_text
 from attncli.pipeline.steps import Step, mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
-from .encdec import decoder_input, is_seq2seq, seq2seq_forward
+from .encdec import decoder_input, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
 from .languages import check_language, with_language
-from .load import Model, ModelTokens, encode
-from .run import (
-    ModelLayer,
-    Rollout,
-    describe,
-    heads_document,
-    heads_rows,
-    heads_table,
-    model_result,
-    model_rollout,
-    token_marks,
-)
-
-
-def model_parts(model: Model) -> tuple[str, ...]:
-    """The parts a model has: an encoder–decoder all of PARTS, an encoder (BERT) or a decoder (GPT-2) its one."""
-    if is_seq2seq(model):
-        return tuple(PARTS)
-    return ("decoder",) if model.causal else ("encoder",)
-
-
-def _kind(model: Model) -> str:
-    return "an encoder–decoder" if is_seq2seq(model) else "a decoder-only" if model.causal else "an encoder-only"
-
-
-def check_part(model: Model, part: str | None, context: str | None) -> str:
-    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
-    if part is not None and part not in PARTS:
-        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
-    parts = model_parts(model)
-    chosen = part or (DEFAULT_PART if is_seq2seq(model) else parts[0])
-    if chosen not in parts:
-        raise ModelError(
-            f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
-            f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
-            "(BART, mBART, T5, Marian)"
-        )
-    if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
-        default = " (the default)" if part is None else ""
-        raise ModelError(
-            f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
-            "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
-        )
-    return chosen
+from .load import Model
+from .run import ModelLayer, Rollout, describe, heads_rows, heads_table, token_marks
+from .tokens import ModelTokens, encode
 
 
 def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
@@ -125,18 +84,10 @@ def score_formula(model: Model, part: str) -> str:
 
 
 def part_result(
-    model: Model,
-    text: str,
-    layer: int | None = None,
-    head: int | None = None,
-    context: str | None = None,
-    part: str | None = None,
+    model: Model, text: str, layer: int | None, head: int | None, context: str | None, chosen: str
 ) -> AttentionResult:
-    """One layer (default the last) of one part: `text` is the target (the source with --part encoder and no
-    context), `context` the source. A model that is not an encoder–decoder runs `model_result`."""
-    chosen = check_part(model, part, context)
-    if not is_seq2seq(model):
-        return model_result(model, text, layer, head, context)
+    """One layer (default the last) of the part `chosen` (route.check_part's): `text` is the target (the source
+    with --part encoder and no context), `context` the source."""
     layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     n_head, d_k = part_heads(model, chosen)
     pick_head = None if head is None else _check_head(model, chosen, head, n_head)
@@ -318,7 +269,7 @@ CROSS_ROLLOUT_METHOD = (
 def part_heads(model: Model, part: str) -> tuple[int, int]:
     """(heads, d_k) of a part: the encoder's, or the decoder's (its self- and cross-attention: BART and Marian may
     have other decoder_attention_heads than encoder_attention_heads)."""
-    if part == "encoder" or not is_seq2seq(model):
+    if part == "encoder":
         return model.n_head, model.d_k
     return int(model.hp["n_dec_head"]), int(model.hp["d_dec_k"])
 
@@ -339,16 +290,12 @@ def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> in
     return layer % n_layer
 
 
-def part_rollout(
-    model: Model, text: str, layer: int | None = None, context: str | None = None, part: str | None = None
-) -> Rollout:
-    """Attention rollout through one part's layers 0..layer: the encoder's or the decoder's self-attention, or
-    (cross) how much each source token has flowed into each target position after decoder layer `layer`."""
-    chosen = check_part(model, part, context)
-    if not is_seq2seq(model):
-        return model_rollout(model, text, layer, context)
+def part_rollout(model: Model, text: str, layer: int | None, context: str | None, chosen: str) -> Rollout:
+    """Attention rollout through the layers 0..layer of the part `chosen`: the encoder's or the decoder's
+    self-attention, or (cross) how much each source token has flowed into each target position after decoder
+    layer `layer`."""
     if chosen == "cross":
-        assert context is not None  # check_part asks for the source
+        assert context is not None  # route.check_part asks for the source
         src, tgt = _source_tokens(model, context), _decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         layer = _check_layer(model, "decoder", layer, len(run.cross))
@@ -363,29 +310,19 @@ def part_rollout(
     return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
-def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own.
-    Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
-    chosen = check_part(model, part, context)
-    if not is_seq2seq(model):
-        return heads_document(model, text, context)
+def part_heads_document(model: Model, text: str, context: str | None, chosen: str) -> dict:
+    """`attn heads --part`: every head of every layer of the part `chosen`. Cross-attention has its own
+    statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
     source = {} if context is None else {"source": context}
     if chosen == "cross":
-        assert context is not None  # check_part asks for the source
+        assert context is not None  # route.check_part asks for the source
         stats = cross_head_stats(np.stack(weights))
         doc = heads_table(model, shown_text, tokens, stats, label_cross_heads(stats), CROSS_STATS, CROSS_LABELS)
         src = _source_tokens(model, context)
         return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
     return doc | {"part": chosen, **source}
-
-
-def part_layers(model: Model, part: str) -> int:
-    """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
-    if not is_seq2seq(model) or not PARTS[part].needs_source:
-        return model.n_layer
-    return int(model.hp["n_dec_layer"])
 
 
 @dataclass(frozen=True)

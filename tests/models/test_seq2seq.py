@@ -13,18 +13,12 @@ import pytest
 
 from attncli.core.parts import PARTS
 from attncli.core.stats import CROSS_LABELS, CROSS_STATS, cross_head_stats, cross_rollout, label_cross_heads, rollout
-from attncli.models import ModelError, encode, forward, load_model
+from attncli.models import ModelError, encode, forward, load_model, route
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
 from attncli.models.families.t5 import position_buckets
-from attncli.models.seq2seq import (
-    check_part,
-    model_parts,
-    part_heads_document,
-    part_result,
-    part_rollout,
-    target_labels,
-)
+from attncli.models.route import check_part, kind_of, model_parts
+from attncli.models.seq2seq import target_labels
 
 GOLDEN = Path(__file__).parent / "golden"
 CONDITIONING = Path(__file__).parent / "conditioning"  # tools/golden_seq2seq.py t5-large-scores
@@ -86,7 +80,7 @@ def test_large_unscaled_scores_are_as_exact_as_float32_allows():
 
 def test_cross_attention_is_target_by_source_and_sums_to_one():
     model = load_model(GOLDEN / "bart")
-    r = part_result(model, "le chat est assis sur le tapis", context="the cat sat on the mat")
+    r = route.result(model, "le chat est assis sur le tapis", context="the cat sat on the mat")
     assert r.weights.shape == (4, len(r.tokens), len(r.context_tokens))
     assert r.tokens.strings[0] == "</s>" and r.tokens.special[0]  # BART's decoder start token
     assert r.context_tokens.strings == ("<s>", "the", "cat", "sat", "on", "the", "mat", "</s>")
@@ -96,26 +90,33 @@ def test_cross_attention_is_target_by_source_and_sums_to_one():
 
 def test_decoder_part_is_causal_and_encoder_part_needs_no_context():
     model = load_model(GOLDEN / "t5")
-    d = part_result(model, "le chat est", context="the cat", part="decoder", layer=0, head=1)
+    d = route.result(model, "le chat est", context="the cat", part="decoder", layer=0, head=1)
     assert d.weights.shape == (1, 4, 4) and d.masked is not None and np.triu(d.weights[0], 1).max() == 0
-    e = part_result(model, "the cat sat", part="encoder")
+    e = route.result(model, "the cat sat", part="encoder")
     assert e.tokens.strings == ("the", "cat", "sat", "</s>") and e.context_tokens is None
 
 
 def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
     bart = load_model(GOLDEN / "bart")
     assert model_parts(bart) == tuple(PARTS) and model_parts(bert) == ("encoder",) and model_parts(gpt2) == ("decoder",)
+    assert [kind_of(m) for m in (bert, gpt2, bart)] == ["encoder", "decoder", "encoder-decoder"]
+    # each kind to its own runner: a self-attention model's layer is a ModelLayer, an encoder–decoder's a PartLayer
+    kinds = [
+        type(route.result(m, "le chat", context=c).source).__name__
+        for m, c in ((bert, None), (gpt2, None), (bart, "x"))
+    ]
+    assert kinds == ["ModelLayer", "ModelLayer", "PartLayer"]
     with pytest.raises(ModelError, match=r"encoder-only.*its only part is encoder"):
         check_part(bert, "cross", "x")
     with pytest.raises(ModelError, match=r"decoder-only.*its only part is decoder"):
         check_part(gpt2, "cross", None)
     with pytest.raises(ModelError, match="--context SOURCE"):
-        part_result(bart, "le chat")
+        route.result(bart, "le chat")
     assert check_part(bart, "encoder", None) == "encoder" and check_part(bart, None, "x") == "cross"
     with pytest.raises(ModelError, match="--part encoder of bart has 2 layers"):
-        part_result(bart, "le chat", layer=2, part="encoder")
+        route.result(bart, "le chat", layer=2, part="encoder")
     with pytest.raises(ModelError, match="--part decoder of bart has 2 layers"):
-        part_rollout(bart, "le chat", layer=2, context="the cat")
+        route.rollout(bart, "le chat", layer=2, context="the cat")
 
 
 def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):
@@ -126,15 +127,15 @@ def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):
     (folder / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
     model = load_model(folder)
     with pytest.raises(ModelError, match=r"multilingual.*>>fra<<.*--context '>>fra<< the cat'"):
-        part_result(model, "le chat", context="the cat")
-    assert part_result(model, "le chat", context=">>fra<< the cat").context_tokens.strings[0] == ">>fra<<"
+        route.result(model, "le chat", context="the cat")
+    assert route.result(model, "le chat", context=">>fra<< the cat").context_tokens.strings[0] == ">>fra<<"
 
 
 def test_rollout_and_heads_of_a_part():
     model = load_model(GOLDEN / "marian")
-    ro = part_rollout(model, "le chat est", context="the cat", part="decoder")
+    ro = route.rollout(model, "le chat est", context="the cat", part="decoder")
     assert ro.matrix.shape == (4, 4) and np.allclose(ro.matrix.sum(-1), 1) and np.triu(ro.matrix, 1).max() == 0
-    doc = part_heads_document(model, "the cat sat", part="encoder")
+    doc = route.heads(model, "the cat sat", part="encoder")
     assert doc["part"] == "encoder" and len(doc["rows"]) == 2 * 4 and doc["causal"] is False
 
 
@@ -148,7 +149,7 @@ def test_t5_buckets_and_marian_sinusoids_as_transformers_builds_them():
 
 def test_cross_heads_have_the_statistics_of_an_alignment():
     model = load_model(GOLDEN / "bart")
-    doc = part_heads_document(model, "le chat est", context="the cat sat")
+    doc = route.heads(model, "le chat est", context="the cat sat")
     assert (
         doc["part"] == "cross"
         and set(doc["stats"]) == set(CROSS_STATS)
@@ -181,7 +182,7 @@ def test_cross_head_statistics_by_hand():
 
 def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
     model = load_model(GOLDEN / "t5")
-    ro = part_rollout(model, "le chat est", context="the cat sat")
+    ro = route.rollout(model, "le chat est", context="the cat sat")
     run = seq2seq_forward(model, ro.context_tokens.ids, ro.tokens.ids)
     t, s = cross_rollout(run.encoder.weights, [a.weights for a in run.decoder], [a.weights for a in run.cross], 1)
     np.testing.assert_allclose(t.sum(-1) + s.sum(-1), 1)  # every bit of each target position comes from somewhere
@@ -192,7 +193,7 @@ def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
     a_hat = (run.decoder[0].weights.mean(0) + np.eye(4)) / 2
     e = rollout(run.encoder.weights)
     np.testing.assert_allclose(
-        part_rollout(model, "le chat est", layer=0, context="the cat sat").matrix,
+        route.rollout(model, "le chat est", layer=0, context="the cat sat").matrix,
         (c := 0.5 * (a_hat @ np.zeros((4, 4))) + 0.5 * run.cross[0].weights.mean(0) @ e) / c.sum(-1, keepdims=True),
     )
 
@@ -201,7 +202,7 @@ def test_cross_rollout_flows_through_the_encoder_and_the_decoder():
 def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
     model = load_model(GOLDEN / name)
     target = json.loads((GOLDEN / name / "pairs.json").read_text(encoding="utf-8"))["short"]["target"]
-    r = part_result(model, target, context="the cat")  # 2 to 4 source tokens, 8 or 9 target
+    r = route.result(model, target, context="the cat")  # 2 to 4 source tokens, 8 or 9 target
     assert r.x_context is not None and r.projections is not None
     encoded = forward(model, r.context_tokens.ids).final
     np.testing.assert_array_equal(r.x_context, encoded)  # the keys' and values' input: the encoder's output
@@ -221,24 +222,26 @@ def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
 def test_mbart_takes_the_target_language_code_first_and_its_decoder_starts_from_it():
     model = load_model(GOLDEN / "mbart")
     with pytest.raises(ModelError, match=r"multilingual: its decoder starts .* en_XX fr_XX \(2\).*'en_XX le chat'"):
-        part_result(model, "le chat", context="the cat")
-    r = part_result(model, "fr_XX le chat", context="the cat")
+        route.result(model, "le chat", context="the cat")
+    r = route.result(model, "fr_XX le chat", context="the cat")
     assert r.tokens.strings == ("fr_XX", "le", "chat", "</s>") and r.tokens.special == (True, False, False, True)
     assert r.context_tokens.strings == ("the", "cat", "</s>", "en_XX")  # the tokenizer's source language
     assert target_labels(model, "fr_XX le chat").strings == ("le", "chat", "</s>", "fr_XX")  # as tgt_lang makes them
-    french = part_result(model, "fr_XX le chat", context="fr_XX the cat", part="encoder")  # a source's code replaces it
+    french = route.result(
+        model, "fr_XX le chat", context="fr_XX the cat", part="encoder"
+    )  # a source's code replaces it
     assert french.tokens.strings == ("the", "cat", "</s>", "fr_XX")
 
 
 def test_a_decoder_with_other_heads_than_its_encoder_shows_each_parts_own():
     """BART with 4 encoder heads and 2 decoder heads (d_k 8 and 16), as transformers runs it."""
     model = load_model(GOLDEN / "bart-heads")
-    cross = part_result(model, "le chat est", context="the cat sat")
+    cross = route.result(model, "le chat est", context="the cat sat")
     assert cross.weights.shape[0] == 2 and cross.config.d_k == 16 and cross.config.heads == 2
     assert "decoder 2 heads" in cross.source.caption(cross)[0]
-    encoder = part_result(model, "the cat sat", part="encoder", head=3)
+    encoder = route.result(model, "the cat sat", part="encoder", head=3)
     assert encoder.weights.shape[0] == 1 and encoder.config.d_k == 8
     with pytest.raises(ModelError, match=r"head 3 is out of range: --part decoder of bart-heads has 2 heads"):
-        part_result(model, "le chat", context="the cat", part="decoder", head=3)
-    doc = part_heads_document(model, "le chat est", context="the cat sat")
+        route.result(model, "le chat", context="the cat", part="decoder", head=3)
+    doc = route.heads(model, "le chat est", context="the cat sat")
     assert doc["n_head"] == 2 and len(doc["rows"]) == 2 * 2

@@ -1,0 +1,100 @@
+"""Where a `--model` run goes: a model's kind (encoder, decoder, encoder–decoder) and its parts.
+
+    model = load_model("tests/models/golden/bart")
+    kind_of(model)                                               # 'encoder-decoder'
+    r = result(model, "le chat", context="the cat", part="decoder")  # seq2seq.py's part_result
+    result(load_model("tests/models/golden/gpt2"), "time flies")     # run.py's model_result
+
+An encoder (BERT) and a decoder (GPT-2) have one part, their own self-attention, run by run.py (a second text
+`context` is an encoder's sentence pair); an encoder–decoder (BART, mBART, T5, Marian) has the three parts of
+attncli.core.parts.PARTS, run by seq2seq.py (`context` is the source). `result`, `rollout` and `heads` check the
+part, then hand the run to its kind's module: every model run of attn goes through them.
+"""
+
+from __future__ import annotations
+
+from attncli.core.parts import DEFAULT_PART, PARTS
+from attncli.pipeline.result import AttentionResult
+
+from . import run, seq2seq
+from .encdec import is_seq2seq
+from .hparams import ModelError
+from .load import Model
+
+KINDS = {  # a model's kind -> how its messages name it
+    "encoder": "an encoder-only",
+    "decoder": "a decoder-only",
+    "encoder-decoder": "an encoder–decoder",
+}
+
+
+def kind_of(model: Model) -> str:
+    """One of KINDS: an encoder–decoder has its family's decoder blocks, a decoder masks later keys (causal)."""
+    return "encoder-decoder" if is_seq2seq(model) else "decoder" if model.causal else "encoder"
+
+
+def model_parts(model: Model) -> tuple[str, ...]:
+    """The parts a model has: an encoder–decoder all of PARTS, an encoder (BERT) or a decoder (GPT-2) its one."""
+    kind = kind_of(model)
+    return tuple(PARTS) if kind == "encoder-decoder" else (kind,)
+
+
+def check_part(model: Model, part: str | None, context: str | None) -> str:
+    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
+    if part is not None and part not in PARTS:
+        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
+    parts, kind = model_parts(model), kind_of(model)
+    chosen = part or (DEFAULT_PART if kind == "encoder-decoder" else parts[0])
+    if chosen not in parts:
+        raise ModelError(
+            f"--part {chosen}: {model.name} is {KINDS[kind]} model ({model.model_type}); its only part is "
+            f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
+            "(BART, mBART, T5, Marian)"
+        )
+    if kind == "encoder-decoder" and PARTS[chosen].needs_source and context is None:
+        default = " (the default)" if part is None else ""
+        raise ModelError(
+            f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
+            "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
+        )
+    return chosen
+
+
+def part_layers(model: Model, part: str) -> int:
+    """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
+    if not is_seq2seq(model) or not PARTS[part].needs_source:
+        return model.n_layer
+    return int(model.hp["n_dec_layer"])
+
+
+def result(
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    context: str | None = None,
+    part: str | None = None,
+) -> AttentionResult:
+    """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`."""
+    chosen = check_part(model, part, context)
+    if is_seq2seq(model):
+        return seq2seq.part_result(model, text, layer, head, context, chosen)
+    return run.model_result(model, text, layer, head, context)
+
+
+def rollout(
+    model: Model, text: str, layer: int | None = None, context: str | None = None, part: str | None = None
+) -> run.Rollout:
+    """Attention rollout through one part's layers 0..layer (default all): `attn show --rollout`."""
+    chosen = check_part(model, part, context)
+    if is_seq2seq(model):
+        return seq2seq.part_rollout(model, text, layer, context, chosen)
+    return run.model_rollout(model, text, layer, context)
+
+
+def heads(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
+    """Every head of every layer of one part, its statistics and label: `attn heads -f json`."""
+    chosen = check_part(model, part, context)
+    if is_seq2seq(model):
+        return seq2seq.part_heads_document(model, text, context, chosen)
+    return run.heads_document(model, text, context)
