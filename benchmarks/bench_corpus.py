@@ -74,7 +74,7 @@ def one_by_one(folder: str, lines: list[str]) -> None:
     from attncli.core.detectors import CorpusStats
     from attncli.models.corpus import _model
     from attncli.models.forward import forward
-    from attncli.models.load import encode
+    from attncli.models.tokens import encode
 
     model, stats = _model(folder), CorpusStats()
     for line in lines:

@@ -387,7 +387,7 @@ def corpus_rows(count: int, reps: int) -> list[Row]:
         return [("corpus: heads --lines (MiniLM)", "FLOP ceiling", None, None, 1 / 0.9, "the model is missing")]
     from attncli.models import load_model
     from attncli.models.corpus import stream_stats
-    from attncli.models.load import encode_many
+    from attncli.models.tokens import encode_many
 
     sys.path.insert(0, str(ROOT / "tools"))
     from make_corpus import corpus

@@ -8,8 +8,10 @@
     head_stats(np.stack(run.weights), causal=model.causal)  # {stat: [L, n_head]}
     rollout(run.weights, upto_layer=5)                      # [n, n]
 
-load.py reads the folder (and raises ModelError for every bad input), gguf*.py a GGUF file (stores.py finds
-Ollama's and LM Studio's); families/ is the registry
+load.py opens a folder or a GGUF file (and raises ModelError for every bad input): weights.py reads the
+safetensors tensors, folder_tokenizer.py builds the folder's tokenizer, gguf*.py read a GGUF file (stores.py finds
+Ollama's and LM Studio's); tokens.py cuts a text with the model's tokenizer; route.py sends a run to its kind's
+module (run.py: an encoder or a decoder, seq2seq.py: an encoder–decoder); families/ is the registry
 of architecture families (their config readers and blocks), built from the shared blocks.py and
 attention.py; forward.py runs a family's blocks in one loop. Needs `safetensors` and `tokenizers`,
 imported only when a model is loaded.
@@ -21,7 +23,10 @@ from .attention import LayerSteps
 from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm
 from .families import FAMILIES, Family
 from .forward import Forward, forward
-from .load import SUPPORTED, Model, ModelError, ModelTokens, Weights, check_head, check_layer, encode, load_model
+from .hparams import ModelError
+from .load import SUPPORTED, Model, check_head, check_layer, load_model
+from .tokens import ModelTokens, encode
+from .weights import Weights
 
 __all__ = [
     "ACTIVATION_FNS",

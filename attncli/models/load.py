@@ -1,147 +1,26 @@
-"""Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
+"""Open a model: a Hugging Face folder (config.json, safetensors weights, its own tokenizer) or a GGUF file.
 
-A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its
-weights (read lazily from the safetensors files by tensorfile.py, one tensor at a time, kept
-once read; F32, F16, BF16 and F64 all become float32) and its tokenizer. Nothing here imports
-PyTorch; `tokenizers` is imported inside the functions that need it.
+A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its weights
+(weights.py: read lazily from the safetensors files) and its tokenizer (folder_tokenizer.py); a GGUF file gives
+the same parts (gguf_model.py). Both end in the shared `_check_hp` and `_model`. tokens.py cuts a text with the
+model's tokenizer. Nothing here imports PyTorch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .blocks import ACTIVATION_FNS
 from .families import Family, architecture_type, family_of, model_types, out_of_scope
-from .folder import (
-    ContainedTokenizer,
-    Header,
-    check_budget,
-    check_declared,
-    check_run,
-    checkpoint,
-    finite,
-    inside,
-    json_object,
-    json_text,
-)
+from .folder import ContainedTokenizer, check_declared, checkpoint, json_object
+from .folder_tokenizer import load_tokenizer
 from .hparams import ModelError
 from .hub import resolve_model
-from .tensorfile import TensorFile, TensorFileError
+from .weights import Weights, open_weights
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
-
-
-# ---- weights --------------------------------------------------------------------------------------
-
-
-class Weights:
-    """The tensors a model needs, by their prefix-free names (`encoder.layer.0.attention.self.query.weight`).
-
-    Each tensor is read from its safetensors file on first use, as float32, and kept; the word
-    embedding table is read row by row (`rows`), so a short text never reads the whole table.
-    """
-
-    def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
-        self._sources = sources  # name -> (its TensorFile, name stored in the file)
-        self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
-        self._cache: dict[str, np.ndarray] = {}
-        self._made: dict[tuple, Any] = {}  # what `made` built from the tensors, by its key
-
-    def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
-        if name not in self._cache:
-            handle, stored = self._sources[name]
-            tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
-            self._cache[name] = tensor if all_finite else finite(tensor, stored, "the weights")
-        return self._cache[name]
-
-    def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
-        """nn.Linear weights (or biases) side by side, transposed to [in, out], in one C-contiguous array made on
-        first use and kept instead of its parts: projections that read one input become one product."""
-        key = "joined " + " + ".join(names)  # never a tensor's name
-        if key not in self._cache:
-            parts = [self[name] for name in names]
-            joined = np.empty((*parts[0].shape[1:][::-1], sum(len(p) for p in parts)), np.float32)
-            at = 0
-            for part in parts:  # each part transposed into its columns: one copy, no concatenated array between
-                joined[..., at : at + len(part)] = part.T
-                at += len(part)
-            self._cache[key] = joined
-            for name in names:
-                del self._cache[name]  # kept once, in the joined array
-        return self._cache[key]
-
-    def made(self, key: tuple, make: Callable[[], Any]) -> Any:
-        """make(), built on first use and kept under `key`: what a block derives from the tensors once per model
-        (a layer's projections) rather than once per forward pass. Never to be changed by its readers."""
-        if key not in self._made:
-            self._made[key] = make()
-        return self._made[key]
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        handle, stored = self._sources[name]
-        return tuple(handle.get_slice(stored).get_shape())
-
-    def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [n] -> [n, d]
-        """Rows `ids` of a 2-D tensor, reading only those rows unless the tensor is already loaded."""
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if name in self._cache:
-            return self._cache[name][ids]
-        handle, stored = self._sources[name]
-        return finite(_float32(handle.get_slice(stored).rows(ids)), stored, "the weights")
-
-
-def _why(e: Exception) -> str:  # an exception as one line
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no copy if already float32)
-    return a.astype(np.float32, copy=False)
-
-
-def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
-    """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
-
-    Names are matched after removing the prefix found in front of `anchor` (`bert.`,
-    `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
-    GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
-    """
-    files = {name: path for name, (path, _, _) in tensors.items()}
-    prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
-    if not prefixes:
-        raise ModelError(f"the weights in {folder} have no {anchor}: not a checkpoint of this model type")
-    prefix = min(prefixes, key=len)  # "" before "bert."
-    names = {name[len(prefix) :]: name for name in files if name.startswith(prefix)}
-    names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
-    names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
-    handles: dict[Path, Any] = {}
-    sources = {}
-    for name, shape in wanted.items():
-        if name not in names:
-            raise ModelError(f"the weights in {folder} lack {prefix + name}")
-        path = files[names[name]]
-        if path not in handles:
-            try:
-                handles[path] = TensorFile(path)
-            except (OSError, TensorFileError) as e:
-                raise ModelError(f"cannot read {path}: {_why(e)}") from None
-        sliced = handles[path].get_slice(names[name])
-        dtype, got = sliced.get_dtype(), tuple(sliced.get_shape())
-        if dtype not in ("F32", "F16", "BF16", "F64"):
-            raise ModelError(f"{prefix + name} is {dtype}; only F32, F16, BF16 and F64 weights are supported")
-        if len(got) != len(shape) or any(w is not None and w != g for w, g in zip(shape, got)):
-            want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
-            raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
-        sources[name] = (handles[path], names[name])
-    return Weights(sources, check_budget(tensors, [names[n] for n in wanted], str(folder)))
-
-
-# ---- the model ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -210,8 +89,8 @@ def load_model(path: str | Path, gguf_file: str | None = None) -> Model:
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     _check_hp(hp)
-    weights = _open_weights(folder, tensors, wanted, family.word)
-    tokenizer = _load_tokenizer(folder, family, config)
+    weights = open_weights(folder, tensors, wanted, family.word)
+    tokenizer = load_tokenizer(folder, family, config)
     return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer)
 
 
@@ -277,212 +156,6 @@ def _check_architectures(config: dict, model_type: str, config_path: Path) -> No
                 f"{config_path} says model_type {model_type!r} but architectures {name!r}, a {other} model: "
                 "refusing to guess which is right (fix one of the two)"
             )
-
-
-# ---- tokenizer ------------------------------------------------------------------------------------
-
-
-def _read_json(path: Path) -> dict:
-    return json_object(path.parent, path.name) if path.is_file() else {}
-
-
-def _special(tok_config: dict, key: str, default: str) -> str:
-    value = tok_config.get(key, default)
-    return value.get("content", default) if isinstance(value, dict) else str(value)
-
-
-def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
-    """BERT's tokenizer from vocab.txt, as transformers' BertTokenizerFast builds it."""
-    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
-    from tokenizers.models import WordPiece
-
-    tok_config = _read_json(folder / "tokenizer_config.json")
-    lower = tok_config.get("do_lower_case", config.get("do_lower_case", True))
-    cls, sep = _special(tok_config, "cls_token", "[CLS]"), _special(tok_config, "sep_token", "[SEP]")
-    unk = _special(tok_config, "unk_token", "[UNK]")
-    try:
-        vocab = WordPiece.read_file(str(folder / "vocab.txt"))
-    except Exception as e:
-        raise ModelError(f"cannot read {folder / 'vocab.txt'}: {_why(e)}") from None
-    missing = [t for t in (cls, sep, unk) if t not in vocab]
-    if missing:
-        raise ModelError(f"{folder / 'vocab.txt'} lacks the special token {missing[0]}")
-    tok = Tokenizer(WordPiece(vocab, unk_token=unk, continuing_subword_prefix="##", max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=tok_config.get("strip_accents"), lowercase=bool(lower)
-    )
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single=f"{cls}:0 $A:0 {sep}:0",
-        pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
-        special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
-    )
-    pad, mask = _special(tok_config, "pad_token", "[PAD]"), _special(tok_config, "mask_token", "[MASK]")
-    tok.add_special_tokens([t for t in (pad, unk, cls, sep, mask) if t in vocab])
-    return tok
-
-
-def _byte_level_bpe(folder: Path) -> Any:
-    """GPT-2's tokenizer from vocab.json and merges.txt, as transformers' GPT2TokenizerFast builds it."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors
-    from tokenizers.models import BPE
-
-    try:
-        tok = Tokenizer(BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
-    except Exception as e:
-        raise ModelError(f"cannot read vocab.json/merges.txt in {folder}: {_why(e)}") from None
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    return tok
-
-
-_VOCAB_FILES = {  # a family's vocab_files -> (the files, the tokenizer built from them)
-    "vocab.txt": (("vocab.txt",), lambda folder, config: _wordpiece_from_vocab(folder, config)),
-    "vocab.json + merges.txt": (("vocab.json", "merges.txt"), lambda folder, config: _byte_level_bpe(folder)),
-}
-
-
-def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
-    """tokenizer.json if present, else the family's vocab_files (BERT: vocab.txt, GPT-2: vocab.json + merges.txt).
-
-    Padding and truncation are switched off: one text is never padded, and a text longer
-    than the model's positions is an error in `encode` (transformers does not apply a
-    tokenizer.json's own truncation either unless asked).
-    """
-    path = folder / "tokenizer.json"
-    if path.is_file():
-        text = json_text(folder, path.name)
-
-        def build() -> Any:
-            from tokenizers import Tokenizer
-
-            try:
-                tok = Tokenizer.from_str(text)
-            except Exception as e:
-                raise ModelError(f"cannot read {path}: {_why(e)}") from None
-            tok.no_padding()
-            tok.no_truncation()
-            return tok
-
-    elif family.vocab_files and all((folder / f).is_file() for f in _VOCAB_FILES[family.vocab_files][0]):
-        files, make = _VOCAB_FILES[family.vocab_files]
-        for name in files:
-            inside(folder, name, "tokenizer file")
-
-        def build() -> Any:
-            tok = make(folder, config)
-            tok.no_padding()
-            tok.no_truncation()
-            return tok
-
-    else:
-        other = f" or {family.vocab_files}" if family.vocab_files else ""
-        raise ModelError(f"no tokenizer in {folder}: need tokenizer.json{other}")
-    return ContainedTokenizer(build, f"the tokenizer of {folder}")
-
-
-@dataclass(frozen=True)
-class ModelTokens:
-    """A text (or a pair) as the model's tokenizer cuts it: parallel tuples, special tokens included."""
-
-    strings: tuple[str, ...]  # the tokenizer's own strings: "[CLS]", "##s", "Ġtime"
-    ids: tuple[int, ...]
-    offsets: tuple[tuple[int, int], ...]  # character offsets into the text (or the pair's second text)
-    types: tuple[int, ...]  # token type ids: 0, and 1 for a pair's second segment where the model has types
-    special: tuple[bool, ...]  # added by the tokenizer ([CLS], [SEP], <s>, BOS), not cut from the text
-    second: int | None = None  # a pair: the index of the second segment's first token
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-PROBE_CHARS_PER_POSITION = 16  # a long text is first tokenized as a prefix of 16 characters per position
-
-
-def _answer(model: Model, enc: dict | str) -> dict:
-    """One answer of the contained tokenizer: the encoding, or ModelError with the tokenizer's reason."""
-    if isinstance(enc, str):
-        raise ModelError(f"the tokenizer of {model.name} cannot encode this text: {enc}")
-    return enc
-
-
-def _encoded(model: Model, text: str, pair: str | None = None) -> dict:
-    """`text` (and a second text `pair`, with the tokenizer's pair template) through the model's tokenizer, run
-    contained: {"ids", "tokens", "offsets", "types", "special", "second"}."""
-    return _answer(model, model.tokenizer.encode([text if pair is None else (text, pair)])[0])
-
-
-def _counted(model: Model, text: str, what: str = "text") -> None:
-    """A text longer than PROBE_CHARS_PER_POSITION characters per position is first counted on such a prefix
-    (cut where a word ends): more tokens there than positions, and the rest is never tokenized."""
-    probe = PROBE_CHARS_PER_POSITION * model.max_positions
-    if len(text) > probe:
-        space = text.rfind(" ", probe // 2, probe)
-        prefix = text[: space if space > 0 else probe]
-        count = len(_encoded(model, prefix)["ids"])
-        if count > model.max_positions + 1:  # + 1: a word cut in two may make one token more
-            raise ModelError(
-                f"the {what} is more than {model.max_positions} tokens long (its first {len(prefix):,} of "
-                f"{len(text):,} characters make {count}), but {model.name} takes at most {model.max_positions} "
-                f"({model.hp['positions_key']})"
-            )
-
-
-def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text") -> ModelTokens:
-    """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
-    n = len(enc["ids"])
-    if n == 0:
-        raise ModelError(f"the {what} gives no tokens for {model.name}")
-    if n > model.max_positions:
-        what = what if pair is None else "pair"
-        raise ModelError(
-            f"the {what} is {n} tokens long, but {model.name} takes at most {model.max_positions} "
-            f"({model.hp['positions_key']})"
-        )
-    bad = [i for i in enc["ids"] if i >= model.vocab_size]
-    if bad:
-        raise ModelError(f"token id {bad[0]} is outside the embedding table of {model.name} ({model.vocab_size} rows)")
-    second = None
-    if pair is not None:
-        second = enc["second"]
-        if second is None:
-            raise ModelError(f"the context gives no tokens for {model.name}")
-    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, n, model.name)
-    return ModelTokens(
-        tuple(enc["tokens"]),
-        tuple(enc["ids"]),
-        tuple((int(a), int(b)) for a, b in enc["offsets"]),
-        tuple(enc["types"]),
-        tuple(bool(m) for m in enc["special"]),
-        second,
-    )
-
-
-def encode(model: Model, text: str, pair: str | None = None, what: str = "text") -> ModelTokens:
-    """Tokenize `text` (and a second text `pair`) with the model's tokenizer (contained); an error if it gives
-    no tokens or more than the positions. A long text is counted on a prefix first (`_counted`), and the run is
-    priced (`check_run`) before the forward pass allocates. `what` names `text` in the messages ("context": an
-    encoder–decoder's source)."""
-    _counted(model, text, what)
-    if pair is not None:
-        _counted(model, pair, "context")
-    return _tokens(model, _encoded(model, text, pair), pair, what)
-
-
-def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:
-    """`encode` for many texts, the short ones in one contained child (a corpus chunk; a long one is counted
-    on its prefix first, alone): each its tokens or its ModelError."""
-    probe = PROBE_CHARS_PER_POSITION * model.max_positions
-    short: list[str | tuple[str, str]] = [t for t in texts if len(t) <= probe]
-    answers = iter(model.tokenizer.encode(short) if short else [])
-    out: list[ModelTokens | ModelError] = []
-    for text in texts:
-        try:
-            out.append(_tokens(model, _answer(model, next(answers))) if len(text) <= probe else encode(model, text))
-        except ModelError as e:
-            out.append(e)
-    return out
 
 
 def check_layer(model: Model, layer: int) -> int:

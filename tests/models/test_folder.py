@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import attncli.models.load as load_module
+import attncli.models.tokens as tokens_module
+import attncli.models.weights as weights_module
 from attncli.models import ModelError, load_model
 from attncli.models.folder import MAX_BYTES, check_run, inside
 from attncli.pipeline.read import MAX_JSON_DEPTH
@@ -153,7 +154,7 @@ def test_a_finite_weight_that_overflows_writes_nothing(tmp_path):
 
 def test_weights_past_the_memory_budget_are_refused_before_they_are_read(bert, monkeypatch):
     monkeypatch.setenv("ATTN_MAX_MEMORY", "16K")
-    monkeypatch.setattr(load_module.Weights, "__getitem__", lambda *a: pytest.fail("a tensor was read"))
+    monkeypatch.setattr(weights_module.Weights, "__getitem__", lambda *a: pytest.fail("a tensor was read"))
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY \(16 KiB\)"):
         load_model(bert)
 
@@ -167,11 +168,11 @@ def test_a_run_is_priced_by_its_tokens():
 def test_a_long_text_is_counted_on_a_prefix_and_never_tokenized_whole(bert, monkeypatch):
     model = load_model(bert)  # 32 positions: a prefix of 512 characters
     seen: list[int] = []
-    real = load_module._encoded
-    monkeypatch.setattr(load_module, "_encoded", lambda m, text: seen.append(len(text)) or real(m, text))
+    real = tokens_module._encoded
+    monkeypatch.setattr(tokens_module, "_encoded", lambda m, text: seen.append(len(text)) or real(m, text))
     text = "time flies like an arrow " * 40_000  # a million characters
     with pytest.raises(ModelError, match=r"more than 32 tokens long \(its first \d+ of 1,000,000 characters make"):
-        load_module.encode(model, text)
+        tokens_module.encode(model, text)
     assert seen and max(seen) <= 512, seen
 
 
@@ -205,7 +206,7 @@ def test_a_runaway_model_tokenizer_is_stopped(bert, monkeypatch):
 
 def test_the_tokenizer_is_the_models_own_and_still_answers(bert):
     model = load_model(bert)
-    assert load_module.encode(model, "time flies").strings == ("[CLS]", "time", "flies", "[SEP]")
+    assert tokens_module.encode(model, "time flies").strings == ("[CLS]", "time", "flies", "[SEP]")
     assert model.tokenizer.get_vocab_size(with_added_tokens=True) == model.vocab_size
     assert np.isfinite(model.weights["encoder.layer.0.attention.self.query.weight"]).all()
 
