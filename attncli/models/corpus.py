@@ -204,6 +204,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             scores = {d: row[d] for d in DETECTORS if row[d] is not None}
             best = max(scores, key=lambda d: scores[d], default=None)
             row["score"] = 0.0 if best is None else scores[best]
+            row["detector"] = best or ""  # the strongest detector, named in every cell of the grid
             row["label"] = best if best is not None and scores[best] >= LABEL_SCORE else ""
             # what a table of rows alone (CSV, Parquet) needs to stand on its own
             row.update(model=model.name, corpus=corpus.name, texts=stats.texts, tokens=stats.tokens)
