@@ -203,6 +203,9 @@ def load_model(path: str | Path) -> Model:
     if hp["n_head"] % n_kv_head:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
     weights = _open_weights(folder, tensors, wanted, family.word)
+    start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
+    if start is not None and start >= vocab:
+        raise ModelError(f"config.json: decoder_start_token_id {start:,} is not a token of the {vocab:,} in {folder}")
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
@@ -224,7 +227,7 @@ def load_model(path: str | Path) -> Model:
         hp=hp,
         weights=weights,
         tokenizer=_load_tokenizer(folder, family, config),
-        vocab_size=weights.shape(family.word)[0],
+        vocab_size=vocab,
     )
 
 

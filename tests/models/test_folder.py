@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -230,3 +231,27 @@ def test_a_config_value_of_the_wrong_type_is_one_line(tmp_path, family, key, val
         config[key] = value
         (folder / "config.json").write_text(json.dumps(config))
     one_line(attn("show", "time flies", "--model", folder), needle)
+
+
+def _golden_with(tmp_path, family: str, **config) -> Path:
+    folder = tmp_path / family
+    shutil.copytree(Path(__file__).parent / "golden" / family, folder)
+    c = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(c | config))  # json writes inf as Infinity, which it reads
+    return folder
+
+
+@pytest.mark.parametrize(
+    "family, config, needle",
+    [  # hostile round III: each was a MemoryError, RoPE tables of gigabytes, or an internal error
+        ("llama", {"head_dim": 10**8}, "head size 100,000,000 (head_dim)"),
+        ("llama", {"partial_rotary_factor": 1e6}, "at most 1, not 1000000.0"),
+        ("llama", {"partial_rotary_factor": 2.0}, "at most 1, not 2.0"),
+        ("llama", {"partial_rotary_factor": math.inf}, "partial_rotary_factor must be a positive number (finite)"),
+        ("gemma2", {"query_pre_attn_scalar": math.inf}, "query_pre_attn_scalar must be a positive number (finite)"),
+        ("bart", {"decoder_start_token_id": 10**9}, "decoder_start_token_id 1,000,000,000 is not a token"),
+    ],
+)
+def test_a_hostile_size_in_config_json_is_refused_before_anything_is_built(tmp_path, family, config, needle):
+    folder = _golden_with(tmp_path, family, **config)
+    one_line(attn("show", "time flies", "--model", folder, env={"ATTN_MAX_MEMORY": "256M"}), needle)

@@ -124,6 +124,10 @@ def rope(c: dict, d_k: int, theta_key: str = "rope_theta", partial_key: str = "p
     theta = positive_number(params, "rope_theta", positive_number(c, theta_key, 10000.0))
     partial = positive_number(params, "partial_rotary_factor", positive_number(c, partial_key, 1.0))
     assert theta is not None and partial is not None  # both have defaults
+    if partial > 1:
+        raise ModelError(
+            f"config.json: {partial_key} is the share of each head that is rotated, at most 1, not {partial!r}"
+        )
     d_rot = int(d_k * partial)
     if kind in ("linear", "llama3"):
         missing = [
