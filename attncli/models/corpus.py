@@ -33,6 +33,7 @@ from attncli.models.load import Model, ModelError, encode, encode_many, load_mod
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+POLL = 0.5  # seconds between looks at the workers while a chunk is awaited
 WINDOW = 512  # lines read, then sorted by length, before they are cut in chunks
 BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
@@ -126,6 +127,22 @@ def _pool(workers: int):
                 os.environ[name] = value
 
 
+def _result(done, workers: list) -> CorpusStats:
+    """A chunk's statistics once they are ready, or ModelError as soon as a worker is found dead (killed by the
+    system when memory ran out, say): the chunk it held never comes back, so waiting on would be forever."""
+    while True:
+        dead = next((p for p in workers if p.exitcode is not None), None)
+        if dead is not None:
+            how = f"signal {-dead.exitcode}" if dead.exitcode < 0 else f"exit status {dead.exitcode}"
+            raise ModelError(
+                f"a worker process stopped ({how}; the system may have run out of memory): "
+                "run with fewer --workers, or on a shorter --max-lines"
+            )
+        if done.ready():
+            return done.get()
+        done.wait(POLL)
+
+
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
     """The statistics so far and the lines read so far, after each chunk of CHUNK lines; on `workers` processes
     each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
@@ -137,6 +154,7 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             yield total, read
         return
     pool, finished = _pool(workers), False
+    started = list(pool._pool)  # the worker processes (a Pool replaces a dead one, and its task is lost)
     try:
         pending: list = []
         for chunk in _chunks(lines, CHUNK, WINDOW):
@@ -144,11 +162,11 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
                 read += size
-                total = total.merge(done.get())
+                total = total.merge(_result(done, started))
                 yield total, read
         for size, done in pending:
             read += size
-            total = total.merge(done.get())
+            total = total.merge(_result(done, started))
             yield total, read
         finished = True
     finally:

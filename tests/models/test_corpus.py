@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,3 +221,56 @@ def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
     for start in range(0, 23, 8):  # the lines of one window come out together, shortest first
         window = [line for chunk in chunks[start // 8 * 3 : start // 8 * 3 + 3] for line in chunk]
         assert sorted(window) == sorted(lines[start : start + 8]) and window == sorted(window, key=len)
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of `pid` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _until(check, what: str):
+    for _ in range(1200):  # a safety net of two minutes: each step ends as soon as the state is reached
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"never: {what}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the pool's workers in Linux's /proc")
+def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert):
+    """Hostile round III: a worker killed as the out-of-memory killer would left the run waiting forever."""
+    args = ["heads", "--model", str(bert), "--lines", "-", "--workers", "2", "-f", "json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(("\n".join(LINES * 25) + "\n").encode())  # 600 lines, and stdin left open: the run waits
+        proc.stdin.flush()
+        server = _until(
+            lambda: [p for p in _children(proc.pid) if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()],
+            "the pool's server",
+        )[0]
+        workers = _until(lambda: len(_children(server)) >= 2 and _children(server), "two workers")
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        _until(lambda: not set(workers) & set(_children(server)), "the workers gone")
+        out, err = proc.communicate(timeout=120)  # closes stdin: the run must now find its workers dead
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and out == b"", err
+    text = err.decode()
+    assert text.startswith("Error: a worker process stopped (signal 9") and text.count("\n") == 1, text
