@@ -11,7 +11,8 @@ yields the merged statistics after each chunk; `dask_stats` runs the same map on
     parts = db.read_text("corpus.txt").map_partitions(lambda lines: [partition_stats(MODEL, lines)])
     stats = merge_all(parts.compute())
 
-Lines the model cannot take (longer than its positions, no tokens) are counted as skipped.
+Lines the model cannot take (longer than its positions, no tokens) are counted as skipped, lines on which its
+numbers overflow as overflowed; neither enters the statistics.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import itertools
 import multiprocessing
 import os
 import signal
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -33,6 +35,7 @@ from attncli.models.load import Model, ModelError, encode, encode_many, load_mod
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+DASK_TIMEOUT = "30s"  # how long --dask waits for its scheduler to answer
 POLL = 0.5  # seconds between looks at the workers while a chunk is awaited
 WINDOW = 512  # lines read, then sorted by length, before they are cut in chunks
 BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
@@ -49,7 +52,8 @@ def _model(path: str) -> Model:
 
 def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
     """The map: the moments of every statistic over `texts` (one partition of a corpus) for the model at `path`.
-    Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
+    Blank lines are passed over; lines the model cannot take are counted in `skipped`, lines on which its numbers
+    overflow (non-finite weights) in `overflowed`."""
     model = _model(path)
     stats, encoded = CorpusStats(), []
     lines = [t for t in (text.strip("\r\n") for text in texts) if t.strip()]
@@ -62,7 +66,7 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
         weights, ids, lengths = forward_padded(model, [encoded[i] for i in batch])  # [B, L, h, n, n], [B, n], [B]
         finite = np.isfinite(weights).all(axis=(1, 2, 3, 4))  # finite weights can overflow float32 on a text
         if not finite.all():
-            stats.skipped += int((~finite).sum())
+            stats.overflowed += int((~finite).sum())
             weights, ids, lengths = weights[finite], ids[finite], lengths[finite]
         if len(lengths):
             stats.add_batch(weights, ids, lengths, model.causal)
@@ -106,6 +110,7 @@ def _worker_init() -> None:
     """A worker: Ctrl-C (sent to the whole process group) is the parent's to handle: it stops the pool and
     reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.simplefilter("ignore", RuntimeWarning)  # an overflow is counted (`overflowed`), never printed
     if hasattr(signal, "SIGHUP"):  # like Ctrl-C, it reaches the whole process group
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
@@ -185,7 +190,11 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
         from dask.distributed import Client
     except ImportError:
         raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
-    with Client(address, timeout="30s") as client:
+    try:
+        client = Client(address, timeout=DASK_TIMEOUT)
+    except (OSError, ValueError) as e:  # nothing listens there, or the address is no address
+        raise ModelError(f"no Dask scheduler answered at {address!r}: {e}") from None
+    with client:
         bag = db.read_text(corpus, blocksize="1MiB" if partitions is None else None)
         if partitions is not None:
             bag = bag.repartition(partitions)
@@ -241,6 +250,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "texts": stats.texts,
         "tokens": stats.tokens,
         "skipped": stats.skipped,
+        "overflowed": stats.overflowed,
         "config": {
             "max_lines": corpus.max_lines,
             "workers": corpus.workers,

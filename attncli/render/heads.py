@@ -213,6 +213,7 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         + (f"; the {doc['part']}'s self-attention (each line is a source)" if "part" in doc else ""),
         f"{doc['corpus']}: {doc['texts']:,} texts, {doc['tokens']:,} tokens"
         + (f", {doc['skipped']:,} skipped (too long for the model)" if doc["skipped"] else "")
+        + (f", {doc['overflowed']:,} left out (the model's numbers overflowed)" if doc.get("overflowed") else "")
         + (" — PARTIAL: stopped before the end" if doc["partial"] else ""),
         "cell: the head's strongest detector score, and that detector (a clear pattern, the head's label in "
         f"-f json, when at least {doc['label_score']}); each score is a mean weight in [0, 1] over the corpus's "

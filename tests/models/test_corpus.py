@@ -274,3 +274,15 @@ def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert):
     assert proc.returncode == 1 and out == b"", err
     text = err.decode()
     assert text.startswith("Error: a worker process stopped (signal 9") and text.count("\n") == 1, text
+
+
+def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, monkeypatch):
+    """Hostile round III: `--dask tcp://127.0.0.1:1` gave a raw traceback."""
+    pytest.importorskip("dask.distributed", reason="the dask extra")
+    import attncli.models.corpus
+
+    monkeypatch.setattr(attncli.models.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying
+    for address in ("tcp://127.0.0.1:1", "nonsense::"):
+        r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--dask", address)
+        assert r.exit_code == 1 and r.stderr.startswith("Error: no Dask scheduler answered at"), r.output
+        assert r.stderr.count("\n") == 1, r.stderr

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
@@ -255,3 +256,36 @@ def _golden_with(tmp_path, family: str, **config) -> Path:
 def test_a_hostile_size_in_config_json_is_refused_before_anything_is_built(tmp_path, family, config, needle):
     folder = _golden_with(tmp_path, family, **config)
     one_line(attn("show", "time flies", "--model", folder, env={"ATTN_MAX_MEMORY": "256M"}), needle)
+
+
+def test_a_model_that_overflows_on_a_corpus_says_so_in_one_line(tmp_path):
+    """Hostile round III: the workers flooded stderr with NumPy's RuntimeWarnings, then every line was said to be
+    "blank or too long"."""
+    folder = make_bert(tmp_path / "m")
+    poke(folder, "encoder.layer.0.attention.self.query.weight", 3e38, slice(None))  # q = x W_Q overflows
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("time flies like an arrow\nfruit flies like a banana\n" * 20)
+    for workers in ("1", "2"):
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "attncli",
+                "heads",
+                "--model",
+                folder,
+                "--lines",
+                "--file",
+                corpus,
+                "--workers",
+                workers,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 1 and p.stdout == "", p.stderr
+        assert p.stderr == (
+            f"Error: no text: on every line of {corpus} it could take (40), m's numbers overflowed "
+            "(non-finite attention weights)\n"
+        )

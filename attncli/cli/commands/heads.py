@@ -147,6 +147,11 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     if stats is None or not stats.texts:
         if stopped is not None:
             raise stopped
+        if stats is not None and stats.overflowed:
+            raise DataError(
+                f"no text: on every line of {name} it could take ({stats.overflowed:,}), {model.name}'s numbers "
+                "overflowed (non-finite attention weights)"
+            )
         raise DataError(f"no text: every line of {name} is blank or too long for {model.name}")
     corpus = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
     doc = corpus_document(model, stats, induction_stats(model), corpus)
