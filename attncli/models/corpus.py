@@ -17,11 +17,13 @@ numbers overflow as overflowed; neither enters the statistics.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import multiprocessing
 import os
 import signal
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, 
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
+from attncli.pipeline.contain import die_with_parent
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
@@ -106,11 +109,34 @@ def _chunks(lines: Iterable[str], size: int, window: int) -> Iterator[list[str]]
             yield block[start : start + size]
 
 
+HELD = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP held while the pool starts (its processes start with them held too), and
+    delivered when it has: a pool stopped half-made left workers that died loading it, each printing a traceback.
+    Only the main thread handles signals; elsewhere nothing is held."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _worker_init() -> None:
     """A worker: Ctrl-C (sent to the whole process group) is the parent's to handle: it stops the pool and
-    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers."""
+    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers; held at its start
+    (`_signals_held`), it is let through now. The worker dies with the pool's server, which ends with attn
+    (SIGKILL too), so that no worker outlives it or writes to its closed pipes."""
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore", RuntimeWarning)  # an overflow is counted (`overflowed`), never printed
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
     if hasattr(signal, "SIGHUP"):  # like Ctrl-C, it reaches the whole process group
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
@@ -122,9 +148,17 @@ def _pool(workers: int):
     context.set_forkserver_preload([__name__])
     saved = {name: os.environ.get(name) for name in BLAS_THREADS}
     os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+    # the server and the workers it forks write nothing to the terminal: a worker's error comes back through the
+    # pool, its death is noticed (`_result`); what multiprocessing itself would print (a worker started as the
+    # pool was stopped, failing to load it) is a traceback of its own race, not a message for the user
+    stderr, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
     try:
         return context.Pool(workers, initializer=_worker_init)
     finally:
+        os.dup2(stderr, 2)
+        os.close(stderr)
+        os.close(devnull)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name)
@@ -158,9 +192,11 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             total = total.merge(partition_stats(path, chunk))
             yield total, read
         return
-    pool, finished = _pool(workers), False
-    started = list(pool._pool)  # the worker processes (a Pool replaces a dead one, and its task is lost)
+    pool, finished = None, False
     try:
+        with _signals_held():  # a signal held meanwhile is raised as this ends, with the pool made
+            pool = _pool(workers)
+        started = list(pool._pool)  # the worker processes (a Pool replaces a dead one, and its task is lost)
         pending: list = []
         for chunk in _chunks(lines, CHUNK, WINDOW):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
@@ -175,11 +211,12 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             yield total, read
         finished = True
     finally:
-        if finished:
-            pool.close()  # the workers leave when the queue is empty
-        else:
-            pool.terminate()  # stopped, or failed: SIGTERM to every worker
-        pool.join()
+        if pool is not None:
+            if finished:
+                pool.close()  # the workers leave when the queue is empty
+            else:
+                pool.terminate()  # stopped, or failed: SIGTERM to every worker
+            pool.join()
 
 
 def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:

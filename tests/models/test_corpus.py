@@ -286,3 +286,51 @@ def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, mon
         r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--dask", address)
         assert r.exit_code == 1 and r.stderr.startswith("Error: no Dask scheduler answered at"), r.output
         assert r.stderr.count("\n") == 1, r.stderr
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the processes in Linux's /proc")
+def test_no_process_outlives_a_run_stopped_in_a_slow_tokenizer(tmp_path):
+    """Hostile round III: a SIGTERM while a worker's contained tokenizer ran left it, the server and the resource
+    tracker alive for as long as the tokenizer took (17–42 s)."""
+    folder = make_bert(tmp_path / "m")
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": r"\w*\w*\w*[^\w]"}, "behavior": "Isolated"}
+    doc["pre_tokenizer"]["invert"] = False  # about n^4 steps: hours on 3,000 characters
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", "heads", "--model", folder, "--lines", "-", "--workers", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "ATTN_TOKENIZER_SECONDS": "3600"},
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(("a" * 3000 + "\n").encode())
+        proc.stdin.close()
+        # the server, its workers, and a worker's contained tokenizer (a grandchild of the server)
+        _until(lambda: any(_children(w) for s in _children(proc.pid) for w in _children(s)), "a tokenizer running")
+        seen = _descendants(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, proc.stderr.read() if proc.stderr else None
+    _until(lambda: not any(_alive(p) for p in seen), "every process gone")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
