@@ -24,6 +24,7 @@ from attncli import __version__
 from attncli.cli.lazy import LazyGroup, LazyTyper
 from attncli.cli.signals import Stopped, stop_on_signals
 from attncli.errors import AttnError, DataError
+from attncli.io.closed import stand_in
 from attncli.io.escape import escape_text
 
 
@@ -135,6 +136,7 @@ def _root(
 
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly; a signal ends it cleanly."""
+    stand_in()  # started with stdout or stdin closed (>&-, <&-): using it is one line
     stop_on_signals()
     for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a token (PYTHONIOENCODING=ascii)
         if hasattr(stream, "reconfigure"):  # shows it as \u0120 rather than failing on it
@@ -147,6 +149,9 @@ def main() -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except AttnError as e:  # before any command runs: --help into a closed stdout
+        typer.echo(f"Error: {escape_text(str(e))}", err=True)
+        sys.exit(e.exit_code)
     except Stopped as stop:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)

@@ -179,7 +179,15 @@ def _display_name(folder: Path) -> str:
 
 def load_model(path: str | Path) -> Model:
     """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
-    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
+    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache; a file of it that cannot
+    be read (no permission, a link to nothing) is a ModelError naming it."""
+    try:
+        return _load_model(path)
+    except OSError as e:
+        raise ModelError(f"cannot read the model: {e.filename or path}: {e.strerror or e}") from None
+
+
+def _load_model(path: str | Path) -> Model:
     folder = resolve_model(path)
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")

@@ -101,3 +101,16 @@ def test_a_snapshot_linked_out_of_the_cache_is_refused(tmp_path):
 def test_a_name_or_cache_too_long_for_the_system_is_one_line(tmp_path, length):
     _refused("a" * length, {"HF_HUB_CACHE": str(tmp_path)}, f"(a name of {length:,} characters)")
     _refused("org/m", {"HF_HOME": "/" + "h" * length}, "cannot read the model 'org/m' or its cache")
+
+
+def test_a_model_or_cache_attn_may_not_read_is_reported_as_such(tmp_path, monkeypatch):
+    """Hostile round III: an unreadable folder or cache came out as "cannot write the output" or "No such file"."""
+    import errno
+
+    import attncli.models.load
+
+    def denied(path):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "cache"))
+
+    monkeypatch.setattr(attncli.models.load, "resolve_model", denied)  # as root, chmod 000 would not stop a read
+    _refused("org/m", None, f"Error: cannot read the model: {tmp_path / 'cache'}: Permission denied")
