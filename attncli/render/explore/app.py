@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
+import typing
 from functools import partial
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -31,8 +32,6 @@ from attncli.render.matrix import Matrix
 from attncli.render.show import caption
 from attncli.render.stats import show_view
 from attncli.render.style import shade
-
-Result = TypeVar("Result")
 
 SIDE = (30, 60)  # the focused row's panel: its fewest and most columns (its rule, padding and scrollbar: 4)
 DEBOUNCE = 0.03  # seconds of quiet typing before the edited text runs (a sentence then takes a few ms)
@@ -68,21 +67,23 @@ class Pane(VerticalScroll, can_focus=False):
     """A scrolling column that leaves the arrow keys to the app (they move the cursor)."""
 
 
-class Once(Screen[Result]):
-    """A screen that leaves once, and only while it is the app's screen: a key that comes before it has gone
-    (Enter twice a few ms apart, a burst of Esc) finds it leaving and does nothing. Textual's `dismiss` pops
-    whatever screen is on top, so a second one took the main screen with it (ScreenStackError)."""
+class Once:
+    """Mixed into a screen (before its Screen class): it leaves once, and only while it is the app's screen; a
+    key that comes before it has gone (Enter twice a few ms apart, a burst of Esc) finds it leaving and does
+    nothing. Textual's `dismiss` pops whatever screen is on top, so a second one took the main screen with it
+    (ScreenStackError)."""
 
     _left = False
 
-    def dismiss(self, result: Result | None = None) -> AwaitComplete:
-        if self._left or self.app.screen is not self:
+    def dismiss(self, result=None) -> AwaitComplete:
+        screen = typing.cast(Screen, self)
+        if self._left or screen.app.screen is not screen:
             return AwaitComplete()
-        self._left = True
-        return super().dismiss(result)
+        self._left = True  # the Screen class after this mixin dismisses it
+        return super().dismiss(result)  # type: ignore[misc]
 
 
-class HelpScreen(Once[None], ModalScreen[None]):
+class HelpScreen(Once, ModalScreen[None]):
     """Every key and what it does; any of Esc, q, ? closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "close")]
@@ -98,7 +99,7 @@ class HelpScreen(Once[None], ModalScreen[None]):
         yield Static(text, id="help")
 
 
-class PromptScreen(Once[str | None], ModalScreen[str | None]):
+class PromptScreen(Once, ModalScreen[str | None]):
     """A one-line prompt for a file name: Enter gives it, Esc gives None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "cancel")]
@@ -122,7 +123,7 @@ class PromptScreen(Once[str | None], ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
-class HeadsScreen(Once[tuple[int, int] | None]):
+class HeadsScreen(Once, Screen[tuple[int, int] | None]):
     """`attn heads`' grid (entropy of each head, pattern label under it) with a cursor; Enter opens the head."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,h,q", "dismiss(None)", "back")]
