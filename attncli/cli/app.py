@@ -24,7 +24,6 @@ from attncli import __version__
 from attncli.cli.lazy import LazyGroup, LazyTyper
 from attncli.cli.signals import Stopped, stop_on_signals
 from attncli.errors import AttnError, DataError
-from attncli.io.closed import stand_in
 from attncli.io.escape import escape_text
 
 
@@ -136,7 +135,10 @@ def _root(
 
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly; a signal ends it cleanly."""
-    stand_in()  # started with stdout or stdin closed (>&-, <&-): using it is one line
+    if sys.stdin is None or sys.stdout is None:  # started with one closed (<&-, >&-): using it is one line
+        from attncli.io.closed import stand_in
+
+        stand_in()
     stop_on_signals()
     for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a token (PYTHONIOENCODING=ascii)
         if hasattr(stream, "reconfigure"):  # shows it as \u0120 rather than failing on it

@@ -61,7 +61,9 @@ class Fitted:
         self.table = table
         for column in table.columns:  # a cell wraps between units: a label stays with its number
             column._cells = [
-                Units.of(Text.from_markup(c) if isinstance(c, str) else c) if isinstance(c, (str, Text)) else c
+                Units.of(Text.from_markup(c, emoji=False) if isinstance(c, str) else c)
+                if isinstance(c, (str, Text))
+                else c
                 for c in column._cells
             ]
 
