@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.errors import ConfigError
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
@@ -229,7 +230,9 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
         raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
     try:
         client = Client(address, timeout=DASK_TIMEOUT)
-    except (OSError, ValueError) as e:  # nothing listens there, or the address is no address
+    except ValueError as e:  # the address is no address: a wrong command line
+        raise ConfigError(f"--dask {address!r} is not a scheduler's address: {e}") from None
+    except OSError as e:  # nothing listens there
         raise ModelError(f"no Dask scheduler answered at {address!r}: {e}") from None
     with client:
         bag = db.read_text(corpus, blocksize="1MiB" if partitions is None else None)

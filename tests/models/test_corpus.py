@@ -282,9 +282,9 @@ def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, mon
     import attncli.models.corpus
 
     monkeypatch.setattr(attncli.models.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying
-    for address in ("tcp://127.0.0.1:1", "nonsense::"):
+    for address, code, said in (("tcp://127.0.0.1:1", 1, "no Dask scheduler answered at"), ("a::", 2, "--dask 'a::'")):
         r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--dask", address)
-        assert r.exit_code == 1 and r.stderr.startswith("Error: no Dask scheduler answered at"), r.output
+        assert r.exit_code == code and r.stderr.startswith(f"Error: {said}"), r.output
         assert r.stderr.count("\n") == 1, r.stderr
 
 
