@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .families import Family
 from .folder import ContainedTokenizer, inside, json_object, json_text, why
 from .hparams import ModelError
 
@@ -74,8 +73,8 @@ _VOCAB_FILES = {  # a family's vocab_files -> (the files, the tokenizer built fr
 }
 
 
-def load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
-    """tokenizer.json if present, else the family's vocab_files (BERT: vocab.txt, GPT-2: vocab.json + merges.txt).
+def load_tokenizer(folder: Path, vocab_files: str | None, config: dict) -> Any:
+    """tokenizer.json if present, else the family's `vocab_files` (BERT: vocab.txt, GPT-2: vocab.json + merges.txt).
 
     Padding and truncation are switched off: one text is never padded, and a text longer
     than the model's positions is an error in `encode` (transformers does not apply a
@@ -96,8 +95,8 @@ def load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
             tok.no_truncation()
             return tok
 
-    elif family.vocab_files and all((folder / f).is_file() for f in _VOCAB_FILES[family.vocab_files][0]):
-        files, make = _VOCAB_FILES[family.vocab_files]
+    elif vocab_files and all((folder / f).is_file() for f in _VOCAB_FILES[vocab_files][0]):
+        files, make = _VOCAB_FILES[vocab_files]
         for name in files:
             inside(folder, name, "tokenizer file")
 
@@ -108,6 +107,6 @@ def load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
             return tok
 
     else:
-        other = f" or {family.vocab_files}" if family.vocab_files else ""
+        other = f" or {vocab_files}" if vocab_files else ""
         raise ModelError(f"no tokenizer in {folder}: need tokenizer.json{other}")
     return ContainedTokenizer(build, f"the tokenizer of {folder}")

@@ -98,7 +98,7 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     hp, wanted = family.read_config(config)
     _check_hp(hp)
     weights = open_weights(folder, tensors, wanted, family.word)
-    tokenizer = load_tokenizer(folder, family, config)
+    tokenizer = load_tokenizer(folder, family.vocab_files, config)
     return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer)
 
 
