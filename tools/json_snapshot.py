@@ -79,6 +79,16 @@ COMMANDS = [
     "compute --input docs/two_by_two.json -f json -v additive --mask causal --seed 3",
     "compute --input docs/two_by_two.json -f json --no-weights --dtype float32",
     "variants -f json",
+    # every kind of model and part (encoder, decoder, encoder–decoder), after the lines above to keep their names
+    f"show '{TEXT}' -f json --model {GOLDEN}/bert --rollout",
+    f"heads '{TEXT}' -f json --model {GOLDEN}/bert --context 'a second text'",
+    f"steps '{TEXT}' -f json --model {GOLDEN}/deberta-v2 --layer 0 --head 1",
+    f"compare '{TEXT}' -f json --variants scaled --model {GOLDEN}/bert",
+    f"steps '{TEXT}' -f json --model {GOLDEN}/gpt2 --head 0",
+    f"show '{TEXT}' -f json --model {GOLDEN}/bart --part encoder",
+    f"show '{TEXT}' -f json --model {GOLDEN}/t5 --context 'the source text' --part decoder --rollout",
+    f"show '{TEXT}' -f json --model {GOLDEN}/marian --context 'the source text' --rollout",
+    f"heads '{TEXT}' -f json --model {GOLDEN}/t5 --part encoder",
 ]
 
 
