@@ -73,8 +73,8 @@ def model_tokens(model: Model, text: str, pair: str | None = None) -> Tokens:
     return _encode(model, text, pair)[0]
 
 
-def _run(model: Model, text: str, pair: str | None, **kwargs) -> tuple[Tokens, Forward]:
-    """Tokenize and run the model: a pair with its token types."""
+def run_pass(model: Model, text: str, pair: str | None = None, **kwargs) -> tuple[Tokens, Forward]:
+    """Tokenize and run the model (`forward`'s keywords): a pair with its token types."""
     tokens, t = _encode(model, text, pair)
     return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
@@ -123,7 +123,7 @@ def model_result(
     """
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
-    tokens, run = _run(model, text, pair, upto_layer=layer, steps_layer=layer)
+    tokens, run = run_pass(model, text, pair, upto_layer=layer, steps_layer=layer)
     s = run.steps
     assert s is not None  # steps_layer asks for them
     _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
@@ -333,7 +333,7 @@ class ModelLayer:
 def heads_document(model: Model, text: str, pair: str | None = None) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
     sentence pair `text`, `pair` with its token types, when a second text is given)."""
-    tokens, run = _run(model, text, pair)
+    tokens, run = run_pass(model, text, pair)
     weights = np.stack(run.weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
     return heads_rows(model, text, tokens, weights, model.causal) | ({} if pair is None else {"pair": pair})
@@ -405,7 +405,7 @@ class Rollout:
 def model_rollout(model: Model, text: str, layer: int | None = None, pair: str | None = None) -> Rollout:
     """Attention rollout through layers 0..layer (default all), from one forward pass (of a pair with `pair`)."""
     layer = check_layer(model, -1 if layer is None else layer)
-    tokens, run = _run(model, text, pair, upto_layer=layer)
+    tokens, run = run_pass(model, text, pair, upto_layer=layer)
     weights = run.weights
     matrix = rollout(weights, upto_layer=layer)
     _check_finite(model, "the rollout", matrix, *weights)

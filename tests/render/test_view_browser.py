@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.io.view import weights_of
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
 
@@ -87,8 +88,20 @@ def pages(tmp_path_factory):
 
 
 def load(driver, path: Path) -> None:
+    """Open the page and wait until it has drawn (it inflates its weights first: `data-ready` on <html>)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(path.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     driver.get_log("browser")  # start each page with an empty console log
+
+
+def hover(driver, element) -> None:
+    """The pointer on `element`, scrolled to the middle of the window first (the readout panel covers the bottom)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element)
+    ActionChains(driver).move_to_element(element).perform()
 
 
 def count(driver, selector: str) -> int:
@@ -101,13 +114,13 @@ def key(driver, keys: str) -> None:
 
 def drawn_lines(doc: dict, layer: int, heads: list[int]) -> int:
     """The lines a head view draws: every weight above 0 that no mask hides, of each head shown."""
-    total = 0
+    total, weights = 0, weights_of(doc)
     for h in heads:
         head = doc["layers"][layer]["heads"][h]
         mask = doc["masks"][head["mask"]] if head["mask"] is not None else None
         total += sum(
             1
-            for i, row in enumerate(head["weights"])
+            for i, row in enumerate(weights[layer, h])
             for j, w in enumerate(row)
             if w > 0 and (mask is None or mask[i][j] == "0")
         )
@@ -144,18 +157,16 @@ def test_the_head_view_draws_the_tokens_and_a_line_per_weight(browser, pages):
 
 
 def test_hovering_a_token_highlights_its_lines(browser, pages):
-    from selenium.webdriver.common.action_chains import ActionChains
-
     path, doc = pages["text"]
     load(browser, path)
     assert count(browser, "line.on") == 0
     token = browser.find_element("css selector", '.tok[data-side="q"][data-i="3"]')
-    ActionChains(browser).move_to_element(token).perform()
-    weights = doc["layers"][0]["heads"][0]["weights"][3]
+    hover(browser, token)
+    weights = weights_of(doc)[0, 0, 3]
     assert count(browser, "line.on") == sum(1 for j, w in enumerate(weights) if w > 0 and j <= 3)  # causal: keys ≤ 3
     assert "query 3 an" in browser.find_element("id", "readout").text
     key_token = browser.find_element("css selector", '.tok[data-side="k"][data-i="0"]')
-    ActionChains(browser).move_to_element(key_token).perform()
+    hover(browser, key_token)
     assert count(browser, "line.on") == len(doc["tokens"])  # every query sees the first key
 
 
@@ -209,13 +220,11 @@ def test_the_matrix_marks_row_maxima_and_masked_cells(browser, pages):
 
 
 def test_the_steps_view_shows_the_arithmetic_of_a_weight(browser, pages):
-    from selenium.webdriver.common.action_chains import ActionChains
-
     path, doc = pages["text"]
     load(browser, path)
     key(browser, "4")
     cell = browser.find_element("css selector", '.step[data-step="weights"] rect[data-i="2"][data-j="1"]')
-    ActionChains(browser).move_to_element(cell).perform()
+    hover(browser, cell)
     text = browser.find_element("id", "readout").text
     steps = {s["name"]: s["array"] for s in doc["steps"]}
     row = [s for s in steps["masked_scores"][0][2] if s is not None]
@@ -326,6 +335,10 @@ def _state(driver) -> tuple[str, str, str]:
     )
 
 
+def maxima(drawn: np.ndarray) -> list[tuple[int, int]]:  # [m, n] -> every (row, column) of a row's largest value
+    return [(i, j) for i, row in enumerate(drawn) for j in np.flatnonzero(row == row.max()).tolist()]
+
+
 def _row_maxima(driver) -> list[tuple[int, int]]:
     """The (row, column) of each dot of the matrix view, from where it is drawn."""
     return [
@@ -389,18 +402,18 @@ def test_the_alignment_marks_each_target_tokens_strongest_source_token(browser, 
     load(browser, path)
     key(browser, ",3")  # cross, the last layer, head 0: the matrix of target rows × source columns
     cross = doc["parts"]["cross"]
-    weights = np.array(cross["layers"][1]["heads"][0]["weights"])
-    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(weights)]
+    drawn = np.rint(weights_of(cross) * 255)  # [L, h, m, n], the page's bytes
+    assert _row_maxima(browser) == maxima(drawn[1, 0])
     title = browser.execute_script("return document.querySelector('#stage svg > text').textContent")
     assert title.startswith("cross layer 1, head 0, the alignment: rows target (queries), columns source (keys)")
     key(browser, "a")  # the mean over the heads: the alignment a course draws
-    mean = np.mean([h["weights"] for h in cross["layers"][1]["heads"]], axis=0)
+    mean = drawn[1].mean(axis=0)
     assert browser.find_element("id", "mean").is_selected()
-    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(mean)]
+    assert _row_maxima(browser) == maxima(mean)
     browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
     text = browser.find_element("id", "readout").text
     assert f"query 1 {cross['tokens'][1]} → key 1 {cross['context_tokens'][1]}" in text
-    assert f"mean of the 4 heads): weight {mean[1, 1] / 1000:.3f}" in text
+    assert f"mean of the 4 heads): weight {mean[1, 1] / 255:.3f}" in text
     assert "--part cross --layer 1 -f json | jq '[.heads[].weights[1][1]] | add / length'" in text
     key(browser, "1")  # the head view draws the mean as one set of lines
     assert count(browser, ".lines g") == 1 and count(browser, ".lines line") == int((mean > 0).sum())

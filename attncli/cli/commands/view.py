@@ -8,7 +8,6 @@ from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_m
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
-from attncli.errors import ConfigError
 
 
 @options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"))
@@ -26,8 +25,9 @@ def view(
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
     offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
-    document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head;
-    an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
+    document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
+    (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
+    encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
@@ -37,15 +37,9 @@ def view(
     check_options(ctx, model, keep=("context",), both=("head",))
     text = text_of(source)
     if model is not None:
-        from attncli.models.encdec import is_seq2seq
         from attncli.models.seq2seq import part_result
 
         loaded, context = load_model(model), context_of(run.context, source.errors)
-        if context is not None and not is_seq2seq(loaded):
-            raise ConfigError(
-                f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
-                "is not one; attn show --context shows its sentence pair"
-            )
         result = part_result(loaded, text, layer, head, context, part)
         build = page_of(result, "attn view", out.precision, loaded, model, pair=(text, context))
     else:
