@@ -170,7 +170,7 @@ def model_view(
     part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
     from attncli.models.encdec import is_seq2seq
-    from attncli.models.run import ModelLayer, run_pass  # the model's own forward pass: only a --model run gets here
+    from attncli.models.run import ModelLayer, layer_mask, run_pass  # the model's own pass: only --model gets here
 
     if is_seq2seq(model):
         return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
@@ -180,7 +180,9 @@ def model_view(
     tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
     weights = np.stack(run.weights)  # [L, h, n, n]
     n_layer, n_head, n = weights.shape[:3]
-    masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
+    masked = None
+    if model.causal:  # causal, and in some families a sliding window in some layers
+        masked = np.stack([np.broadcast_to(layer_mask(model, l, n), (n_head, n, n)) for l in range(n_layer)])
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     texts = shlex.quote(result.text or "") + ("" if source.pair is None else f" --context {shlex.quote(source.pair)}")

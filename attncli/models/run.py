@@ -33,6 +33,7 @@ from attncli.models import (
     label_heads,
     rollout,
 )
+from attncli.models.attention import attention_mask
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
@@ -104,6 +105,11 @@ def _score(model: Model, layer: int) -> tuple[str, float]:
 def _window(model: Model, layer: int) -> int | None:
     """The sliding window of `layer` (a query sees itself and the window - 1 tokens before it), if any."""
     return model.hp.get("windows", [None] * model.n_layer)[layer]
+
+
+def layer_mask(model: Model, layer: int, n: int) -> np.ndarray | None:  # -> [n, n] bool, True = masked; or None
+    """The cells `layer` masks on n tokens: none (an encoder), causal, or causal and its sliding window."""
+    return attention_mask(n, model.causal, _window(model, layer))
 
 
 def kv_head(model: Model, head: int) -> int:

@@ -20,6 +20,8 @@ from tests.model_fixtures import make_gpt2
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
+LONG = "the time flies like an arrow, extraordinarily internationalization of the time"
+FAMILIES = ("llama", "gemma2", "qwen2")  # RoPE; RoPE and a soft-cap; RoPE and grouped-query attention
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = [
@@ -78,6 +80,10 @@ def pages(tmp_path_factory):
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
+        "long": [LONG, "--heads", "2"],
+        "ties": ["a b a b", "--projection", "identity"],
+        "pair": [SOURCE, "--model", str(GOLDEN / "bert"), "--context", "it was tired"],
+        **{family: [SOURCE, "--model", str(GOLDEN / family)] for family in FAMILIES},
     }
     out = {}
     for name, args in runs.items():
@@ -431,3 +437,199 @@ def test_the_mean_works_on_a_text_run_and_its_exact_value_is_the_mean_of_the_exa
     assert "mean of the 4 heads" in text
     shown = float(text.split("exact weights = ")[1].split()[0])
     assert shown == pytest.approx(float(np.mean([h[1][0] for h in exact])), rel=1e-15)
+
+
+# ---- issue 25: keys, the readout, whole tokens, pairs, the steps of a model, ties, size ------------------------
+
+
+def _view(driver) -> str:
+    return driver.execute_script("return document.body.dataset.view")
+
+
+def test_page_keys_act_after_a_checkbox_or_a_select_and_tab_order_is_kept(browser, pages):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    path, _ = pages["model"]
+    load(browser, path)
+    box = browser.find_element("css selector", '#heads input[value="1"]')
+    box.click()
+    assert browser.switch_to.active_element == box  # the focus stays where the reader put it
+    box.send_keys("3")  # a page key, typed while the checkbox has the focus
+    assert _view(browser) == "matrix"
+    box = browser.find_element("css selector", '#heads input[value="1"]')
+    box.send_keys(Keys.TAB)  # Tab moves on from the checkbox, as it always did
+    assert browser.switch_to.active_element.get_attribute("id") == "mean"  # the next control: 2 heads, then the mean
+    layer = browser.find_element("id", "layer")
+    Select(layer).select_by_value("0")
+    layer.send_keys("2")  # a digit on the select: the view, not the select's type-ahead
+    assert _view(browser) == "model" and layer.get_attribute("value") == "0"
+    layer.send_keys("]")
+    assert browser.find_element("id", "layer").get_attribute("value") == "1"
+    browser.find_element("id", "mean").send_keys("a")  # `a` on the mean box itself: the mean, on
+    assert browser.find_element("id", "mean").is_selected()
+    browser.find_element("id", "mean").send_keys("a")  # and off
+    assert not browser.find_element("id", "mean").is_selected()
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (480, 800)])
+def test_the_readout_stays_inside_the_window(browser, pages, size):
+    def inside() -> bool:
+        return browser.execute_script(
+            """const r = document.getElementById('readout').getBoundingClientRect();
+            return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.height > 20;"""
+        )
+
+    browser.set_window_size(*size)
+    try:
+        path, doc = pages["long"]
+        load(browser, path)
+        key(browser, "3")
+        n = len(doc["tokens"])
+        cell = browser.find_element("css selector", f'.matrix rect[data-i="{n - 1}"][data-j="{n - 1}"]')
+        hover(browser, cell)
+        assert f"query {n - 1} " in browser.find_element("id", "readout").text and inside()
+        cell.click()  # pinned: the exact value, still in view
+        assert "exact: " in browser.find_element("id", "readout").text and inside()
+        key(browser, "4")
+        cell = browser.find_element("css selector", f'.step[data-step="weights"] rect[data-i="{n - 1}"][data-j="2"]')
+        hover(browser, cell)
+        assert "e^(s − max)" in browser.find_element("id", "readout").text and inside()
+        path, _ = pages["llama"]
+        load(browser, path)
+        key(browser, "4")
+        hover(browser, browser.find_element("css selector", '.nscore[data-j="1"]'))
+        assert "Σ_d q_d k_d" in browser.find_element("id", "readout").text and inside()
+    finally:
+        browser.set_window_size(1200, 900)
+
+
+def _labels(driver, selector: str) -> list[tuple[str, str | None, float]]:
+    """(text, tooltip, left edge in the window) of each text element `selector` finds."""
+    return [
+        tuple(x)
+        for x in driver.execute_script(
+            """return [...document.querySelectorAll(arguments[0])].map(t => {
+              const title = t.querySelector('title');
+              return [t.lastChild.textContent, title ? title.textContent : null, t.getBoundingClientRect().left];
+            });""",
+            selector,
+        )
+    ]
+
+
+def _whole(labels, names: list[str]) -> None:
+    """Each label is its token's whole name, or starts it and ends in … with the whole name as its tooltip."""
+    for (text, tip, _), name in zip(labels, names, strict=True):
+        assert text == name or (text.endswith("…") and name.startswith(text[:-1]) and tip == name), (text, name)
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (480, 800)])
+def test_every_label_is_a_whole_token_and_nothing_is_off_the_left_edge(browser, pages, size):
+    browser.set_window_size(*size)
+    try:
+        path, doc = pages["long"]
+        tokens = doc["tokens"]
+        names = [t + (f"#{i}" if tokens.count(t) > 1 else "") for i, t in enumerate(tokens)]
+        assert "the#0" in names and "internationalization" in names
+        load(browser, path)
+        key(browser, "3")
+        svg = "#stage svg > text.mono"
+        _whole(_labels(browser, svg)[: len(tokens)], names)  # the rows, then the columns
+        _whole(_labels(browser, svg)[len(tokens) :], names)
+        key(browser, "4")
+        titles = browser.execute_script("return [...document.querySelectorAll('.stage-title')].map(t => t.textContent)")
+        assert titles[0].startswith("input   X = E") and any(t.startswith("queries   Q = X W_Q") for t in titles)
+        assert not any(t.startswith(("x ", "q ", "trace:")) for t in titles)  # words, not the JSON names
+        for text, _, left in _labels(browser, "#stage svg text"):
+            assert left >= 0, text  # nothing starts left of the window
+        wide = browser.execute_script(
+            "const s = document.getElementById('stage'); return s.scrollWidth > s.clientWidth"
+        )
+        assert browser.find_element("id", "wide").is_displayed() == wide  # the cue is there exactly when needed
+        if size[0] == 480:
+            assert wide  # the steps of 14 tokens are wider than a phone
+    finally:
+        browser.set_window_size(1200, 900)
+
+
+def test_a_sentence_pair_draws_its_boundary_and_each_tokens_text(browser, pages):
+    path, doc = pages["pair"]
+    second = doc["second_segment"]
+    assert doc["tokens"][second] == "it" and doc["labels"][second] == "‖it"  # the test tokenizer adds no [SEP]
+    load(browser, path)
+    assert count(browser, ".pair-boundary") == 1
+    drawn = browser.execute_script(
+        "return [...document.querySelectorAll('.tok[data-side=\"q\"] text')].map(t => t.textContent)"
+    )
+    assert drawn[second] == "‖it" and drawn[3] == "at#3"  # the mark of attn show --context; a repeated token
+    hover(browser, browser.find_element("css selector", f'.tok[data-side="q"][data-i="{second}"]'))
+    assert "text 2, --context" in browser.find_element("id", "readout").text
+    hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
+    assert "(text 1)" in browser.find_element("id", "readout").text
+    key(browser, "3")
+    assert count(browser, ".pair-boundary") == 2  # between the rows and between the columns
+    assert count(browser, ".matrix rect[data-i]") == len(doc["tokens"]) ** 2
+
+
+def _steps(doc: dict, folder: Path, layer: int, head: int) -> dict:
+    """`attn steps --model -f json` of the page's text (and its pair's second text), one head: name -> array."""
+    pair = [] if doc.get("second_segment") is None else ["--context", doc["context"]]
+    args = [doc["text"], *pair, "--model", str(folder), "--layer", str(layer), "--head", str(head), "-f", "json"]
+    return {s["name"]: np.array(s["array"], dtype=float) for s in json.loads(attn("steps", *args).stdout)["steps"]}
+
+
+@pytest.mark.parametrize("name", ["model", "pair", *FAMILIES])
+def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name):
+    """q⊙k, the score, the weight and the mix of the page, against `attn steps --model -f json`: to float32 rounding
+    (the page sums in float64 what the model sums in float32), and the mix to v's float16."""
+    from selenium.webdriver.support.ui import Select
+
+    path, doc = pages[name]
+    folder = Path(doc["exact"]["command"].split("--model ")[1].split()[0].strip("'"))
+    layer, head, query = doc["neuron"]["layer"], 1, len(doc["tokens"]) - 2
+    load(browser, path)
+    key(browser, "4.")  # the steps view, head 1
+    Select(browser.find_element("id", "query")).select_by_value(str(query))
+    page = browser.execute_script(
+        """const v = s => [...document.querySelectorAll(s)].map(t => t.dataset.value);
+        return [v('.nsum'), v('.nscore'), v('.nweight'), v('.nmix')];"""
+    )
+    sums, scores, weights, mix = page
+    exact = _steps(doc, folder, layer, head)
+    q, k, v = exact["q"][0, query], exact["k"][0], exact["v"][0]  # [d], [n, d], [n, d]
+    d, n = q.size, k.shape[0]
+    eps = 2.0**-24
+    scale = doc["neuron"]["scale"]
+    size = np.abs(q * k).sum(axis=1) * scale  # [n]: what the float32 sum can be off by, in ulps
+    for j in range(n):
+        assert float(sums[j]) == pytest.approx(float(q @ k[j]), abs=(d + 2) * eps * size[j] / scale)
+        if scores[j] == "masked":
+            assert exact["weights"][0, query, j] == 0
+            continue
+        tol = (d + 4) * eps * (size[j] + abs(exact["scores"][0, query, j]))
+        assert float(scores[j]) == pytest.approx(exact["scores"][0, query, j], abs=tol)
+    tol_a = 2 * (d + 4) * eps * (size.max() + np.abs(exact["scores"][0, query]).max()) + (n + 4) * eps
+    assert np.abs(np.array(weights, dtype=float) - exact["weights"][0, query]).max() <= tol_a
+    a = exact["weights"][0, query]
+    tol_o = 2.0**-11 * (a @ np.abs(v)) + tol_a * np.abs(v).sum(axis=0) + 1e-7  # v as float16, a as above
+    assert (np.abs(np.array(mix, dtype=float) - exact["head_outputs"][0, query]) <= tol_o).all()
+
+
+def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pages):
+    path, doc = pages["ties"]
+    drawn = np.rint(weights_of(doc)[0, 0] * 255)
+    expected = maxima(drawn)
+    assert len(expected) > len(doc["tokens"])  # a and a (and b and b) are the same vector: their weights tie
+    load(browser, path)
+    key(browser, "3")
+    assert _row_maxima(browser) == expected
+    cell = browser.find_element("css selector", '.matrix rect[data-i="0"][data-j="0"]')
+    hover(browser, cell)
+    text = browser.find_element("id", "readout").text
+    assert "query 0 a#0 → key 0 a#0" in text and "row maximum (equal with a#2)" in text
+    key(browser, "1")
+    hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
+    assert "b#1 attends to" in browser.find_element("id", "readout").text
+    exact = {s["name"]: np.array(s["array"]) for s in doc["steps"]}["weights"][0]
+    assert exact[0, 0] == exact[0, 2]  # exactly equal, as the terminal marks them
