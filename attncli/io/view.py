@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -207,7 +208,7 @@ def model_view(
         "context": source.pair,
         "config": config,
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
-        "neuron": neuron(run.steps, source.steps(result)),
+        "neuron": neuron(run.steps, replace(source, head=None).steps(result)),  # the words of every head
     }
 
 
@@ -232,8 +233,8 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
         "q": packed(s.q.astype("<f4")),
         "k": packed(s.k[kv].astype("<f4")),
         "v": packed(s.v[kv].astype("<f2")),
-        "precision": "q and k: the model's float32; v: float16 (about 3 significant digits); "
-        "the page computes the scores, the softmax and the mix from them in float64",
+        "precision": "q, k: the model's float32 · v: float16 (3 digits) · the scores, softmax and mix: "
+        "computed in the page, in float64",
         "stages": {st.name: {"title": st.title, "formula": st.formula} for st in stages},
     }
 
