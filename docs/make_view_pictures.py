@@ -56,7 +56,7 @@ def main() -> None:
         for name, (width, height, actions) in PICTURES.items():
             driver.set_window_size(width, height)
             driver.get(page.as_uri())
-            WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+            WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready"))
             for action in actions:
                 verb, target = action.split(" ", 1)
                 if verb == "key":

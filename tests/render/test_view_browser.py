@@ -98,7 +98,7 @@ def load(driver, path: Path) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(path.as_uri())
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready"))
     driver.get_log("browser")  # start each page with an empty console log
 
 
@@ -667,4 +667,35 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     for view in "1234":
         key(browser, view)
     assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
+    assert browser.get_log("browser") == []
+
+
+def test_two_pages_share_one_document_without_clashing(browser, pages, tmp_path):
+    """As a notebook shows them: two fragments in one document, each with its own ids, keys and drawing, and
+    nothing of their style reaching the document around them."""
+    from attncli.render.html_view import fragment
+
+    host = tmp_path / "notebook.html"
+    outside = '<h1 id="out-h1">a heading</h1><svg><text id="out-text" x="0" y="10">outside</text></svg>'
+    docs = [pages["text"][1], pages["pair"][1]]
+    body = "".join(fragment(doc, f"cell{i}-") for i, doc in enumerate(docs))
+    host.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{outside}{body}</body></html>")
+    browser.get(host.as_uri())
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ready = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.ready)"
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(ready) == ["true", "true"])
+    ids = browser.execute_script("return [...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids))  # no id twice
+    assert count(browser, "#cell0-stage .tok") == 2 * len(docs[0]["tokens"])
+    assert count(browser, "#cell1-stage .pair-boundary") == 1
+    browser.find_element("id", "cell1-layer").send_keys("3")  # a key in the second page
+    views = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.view)"
+    assert browser.execute_script(views) == ["head", "matrix"]
+    assert count(browser, "#cell1-stage .matrix rect[data-i]") == len(docs[1]["tokens"]) ** 2
+    style = browser.execute_script(
+        """const h = getComputedStyle(document.getElementById('out-h1')), t = document.getElementById('out-text');
+        return [h.fontSize, getComputedStyle(t).fill, getComputedStyle(document.body).paddingTop];"""
+    )
+    assert style == ["32px", "rgb(0, 0, 0)", "0px"]  # the browser's defaults: no rule of the pages leaked
     assert browser.get_log("browser") == []

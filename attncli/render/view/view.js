@@ -2,9 +2,14 @@
    Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data.
    An encoder–decoder's document has "parts" (cross, decoder, encoder), each with what a one-part document has
    at its top (tokens, context_tokens, masks, layers): choosing a part puts its fields where the views read. */
-(function () {
+(function (script) {
   "use strict";
-  var D = JSON.parse(document.getElementById("attn-data").textContent);
+  // The page's root: the element around this script (the <body> of a page, a <div> of a notebook's output).
+  // Everything the script makes and finds is inside it, and each id starts with the root's data-prefix, so
+  // that several pages can share one document.
+  var root = script.parentNode, P = root.dataset.prefix || "";
+  var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+  function id(name) { return P + name; }
   var N = null;  // a model page's one layer of queries, keys and values (D.neuron), decoded
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
@@ -84,7 +89,7 @@
   }
   function rgb(hex) { var v = parseInt(hex.trim().slice(1), 16); return [v >> 16 & 255, v >> 8 & 255, v & 255]; }
   function readColors() {
-    var cs = getComputedStyle(document.documentElement);
+    var cs = getComputedStyle(root);
     ["bg", "fg", "muted", "line", "panel", "accent", "cell0", "cell1", "masked", "mark"].forEach(function (n) {
       C[n] = cs.getPropertyValue("--" + n).trim();
     });
@@ -165,12 +170,13 @@
     return D.second_segment === undefined || D.second_segment === null ? "" : i < D.second_segment ? " (text 1)" : " (text 2, --context)";
   }
   function newSvg(w, h, label) {
-    var svg = el("svg", { xmlns: NS, width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img",
+    var svg = el("svg", { xmlns: NS, "class": "attn-svg", width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img",
       "aria-label": label, "font-family": "system-ui, sans-serif", "font-size": 12 });
-    el("style", {}, svg, "text{fill:" + C.fg + "} .mono{font-family:ui-monospace,monospace}" +
-      " .focused .lines line:not(.on){visibility:hidden} .tok{cursor:pointer;outline:none}" +
-      " .tok:focus rect,.tok.sel rect{stroke:" + C.accent + ";stroke-width:2} .thumb{cursor:pointer;outline:none}" +
-      " .thumb:focus>rect{stroke:" + C.accent + ";stroke-width:3} .mono{font-family:" + MONO + "}");
+    var my = "svg.attn-svg";  // each rule scoped to the page's drawings (an inline SVG's style is the document's)
+    el("style", {}, svg, my + " text{fill:" + C.fg + "} " + my + " .mono{font-family:" + MONO + "} " +
+      my + ".focused .lines line:not(.on){visibility:hidden} " + my + " .tok{cursor:pointer;outline:none} " +
+      my + " .tok:focus rect," + my + " .tok.sel rect{stroke:" + C.accent + ";stroke-width:2} " +
+      my + " .thumb{cursor:pointer;outline:none} " + my + " .thumb:focus>rect{stroke:" + C.accent + ";stroke-width:3}");
     el("rect", { width: w, height: h, fill: C.bg }, svg);
     return svg;
   }
@@ -304,7 +310,7 @@
   var SHORT = { "previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "broad" };
   function drawModel(width) {
     var nh = D.layers[0].heads.length, nl = D.layers.length, left = 34, top = 22;
-    var size = Math.max(28, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
+    var size = Math.max(22, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
     var svg = newSvg(left + nh * cellW + 10, top + nl * cellH + 8, "model view: every layer and head" + (D.parts ? " of the " + S.part : ""));
     for (var h = 0; h < nh; h++) el("text", { x: left + h * cellW + size / 2, y: 15, "text-anchor": "middle", fill: C.muted }, svg, "H" + D.layers[0].heads[h].head);
     D.layers.forEach(function (layer, li) {
@@ -343,21 +349,22 @@
   }
 
   // ---- matrix view: one head's weights, row maxima marked, masked cells hatched, a legend --------------
+  function HATCH() { return "url(#" + id("hatch") + ")"; }
   function hatch(svg) {
     var defs = el("defs", {}, svg);
-    var p = el("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
+    var p = el("pattern", { id: id("hatch"), width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
     el("rect", { width: 6, height: 6, fill: C.bg }, p);
     el("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: C.masked, "stroke-width": 3 }, p);
   }
   function legend(svg, x, y) {
-    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: "ramp" }, defs);
+    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: id("ramp") }, defs);
     for (var s = 0; s <= 10; s++) el("stop", { offset: s / 10, "stop-color": css(ramp(s / 10)) }, grad);
     el("text", { x: x, y: y, "font-weight": 600 }, svg, "weight");
-    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#ramp)", stroke: C.line }, svg);
+    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#" + id("ramp") + ")", stroke: C.line }, svg);
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
       el("text", { x: x + 160 * t, y: y + 31, "text-anchor": "middle", "font-size": 10.5 }, svg, String(t));
     });
-    el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: "url(#hatch)", stroke: C.line }, svg);
+    el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: HATCH(), stroke: C.line }, svg);
     el("text", { x: x + 207, y: y + 16 }, svg, "masked (weight 0)");
     el("circle", { cx: x + 330, cy: y + 12, r: 4, fill: C.mark, stroke: C.bg }, svg);
     el("text", { x: x + 340, y: y + 16 }, svg, alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)");
@@ -442,7 +449,7 @@
     qn.forEach(function (t, i) { labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
     columnHeaders(svg, kn, x0, y0 - 6, c, fontQ);
     var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
-      return masked(head, i, j) ? "url(#hatch)" : css(ramp(weight(head, i, j)));
+      return masked(head, i, j) ? HATCH() : css(ramp(weight(head, i, j)));
     }, "matrix", head);
     for (var i = 0; i < m; i++) maxima(head, i).forEach(function (at) {  // each row maximum: a dot, not only a colour
       el("circle", { cx: x0 + at * c + c / 2, cy: y0 + i * c + c / 2, r: Math.max(1.5, c * 0.16), fill: C.mark, stroke: C.bg,
@@ -617,7 +624,7 @@
       labelText(svg, { x: xk - 6, y: y + 12, "text-anchor": "end", "class": "mono", "font-size": px }, kn[j], px);
       for (var e = 0; e < d; e++) {
         el("rect", { x: xk + e * cd, y: y, width: cd, height: rh - 2, fill: diverging(row.k[e], qmax), "data-kind": "k", "data-j": j, "data-d": e }, g);
-        el("rect", { x: xp + e * cd, y: y, width: cd, height: rh - 2, fill: row.masked ? "url(#hatch)" : diverging(row.prod[e], pmax), "data-kind": "p", "data-j": j, "data-d": e }, g);
+        el("rect", { x: xp + e * cd, y: y, width: cd, height: rh - 2, fill: row.masked ? HATCH() : diverging(row.prod[e], pmax), "data-kind": "p", "data-j": j, "data-d": e }, g);
       }
       el("text", { x: cols[0] + 76, y: y + 12, "text-anchor": "end", "class": "mono nsum", "font-size": px, "data-kind": "s", "data-j": j, "data-value": row.dot }, g, num(row.dot, 4));
       el("text", { x: cols[1] + 76, y: y + 12, "text-anchor": "end", "class": "mono nscore", "font-size": px, "data-kind": "s", "data-j": j, "data-value": row.masked ? "masked" : row.score }, g, row.masked ? "masked" : num(row.score, 4));
@@ -669,7 +676,7 @@
   function draw() {
     if (!ready) return;
     readColors();
-    var width = Math.max(320, stage.clientWidth || document.documentElement.clientWidth - 32);
+    var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
     var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
@@ -680,9 +687,9 @@
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
-    document.body.dataset.part = S.part || "";
+    root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
-    document.body.dataset.view = S.view;
+    root.dataset.view = S.view;
   }
   function setView(v) { S.view = v; draw(); }
   function wideCue() {  // a view wider than the window: say so above it, and keep its scrollbar visible
@@ -706,7 +713,7 @@
   }
   function step(list, value, by) { return Math.max(0, Math.min(list - 1, value + by)); }
   function build() {
-    var header = html("header", {}, document.body);
+    var header = html("header", {}, root);
     html("h1", {}, header, "attn view");
     var pair = D.second_segment !== undefined && D.second_segment !== null;
     html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : pair ? "text 1: " : "") + (D.text || ""));
@@ -720,9 +727,9 @@
     html("li", {}, ul, "weights drawn to 1/" + D.scale + " (" + D.encoding.weights + "); " + (D.steps ?
       "the exact numbers are in the steps view and on a click in the matrix view" : "a click in the matrix view gives the command that prints the exact number"));
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
-    var nav = html("nav", { role: "tablist", "aria-label": "views" }, document.body);
+    var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
-      var b = html("button", { role: "tab", id: "tab-" + v[0], title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
+      var b = html("button", { role: "tab", id: id("tab-" + v[0]), title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
       b.addEventListener("click", function () { setView(v[0]); });
       tabs[v[0]] = b;
     });
@@ -730,20 +737,20 @@
       var i = VIEWS.findIndex(function (v) { return v[0] === S.view; }), d = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
       if (d) { setView(VIEWS[(i + d + VIEWS.length) % VIEWS.length][0]); tabs[S.view].focus(); }
     });
-    var controls = html("div", { "class": "controls" }, document.body);
+    var controls = html("div", { "class": "controls" }, root);
     if (D.parts) {
       var plab = html("label", {}, controls, "Attention ");
-      partSelect = html("select", { id: "part", title: "key c" }, plab);
+      partSelect = html("select", { id: id("part"), title: "key c" }, plab);
       Object.keys(D.parts).forEach(function (name) {
         html("option", { value: name }, partSelect, name + (D.parts[name].context_tokens ? " (alignment)" : " self-attention"));
       });
       partSelect.addEventListener("change", function () { setPart(partSelect.value); });
     }
     var lab = html("label", {}, controls, "Layer ");
-    layerSelect = html("select", { id: "layer" }, lab);
+    layerSelect = html("select", { id: id("layer") }, lab);
     fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
-    headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
+    headBox = html("fieldset", { "class": "heads", id: id("heads") }, controls);
     html("legend", { style: "float:left;margin-right:6px" }, headBox, "Heads");
     D.layers[0].heads.forEach(function (h, i) {
       var l = html("label", { title: "head " + h.head }, headBox);
@@ -761,30 +768,30 @@
       });
     });
     var ml = html("label", { title: "key a" }, headBox);
-    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, ml);
+    meanBox = html("input", { type: "checkbox", id: id("mean"), "aria-label": "mean of the heads" }, ml);
     ml.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
     if (D.neuron) {
       queryLabel = html("label", {}, controls, "Query ");
-      querySelect = html("select", { id: "query" }, queryLabel);
+      querySelect = html("select", { id: id("query") }, queryLabel);
       Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
     }
-    var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
+    var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    wide = html("p", { id: "wide", "class": "help", hidden: "" }, document.body,
+    wide = html("p", { id: id("wide"), "class": "help wide", hidden: "" }, root,
       "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
-    stage = html("main", { id: "stage" }, document.body);
-    readout = html("p", { id: "readout", "aria-live": "polite" }, document.body);
-    html("p", { "class": "help" }, document.body,
+    stage = html("main", { id: id("stage"), "class": "stage" }, root);
+    readout = html("p", { id: id("readout"), "class": "readout", "aria-live": "polite" }, root);
+    html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
       " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
-    document.addEventListener("keydown", pageKey);
+    (root === document.body ? document : root).addEventListener("keydown", pageKey);  // a notebook's: its own keys
     var resized = null;
     window.addEventListener("resize", function () { clearTimeout(resized); resized = setTimeout(draw, 150); });
     window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", draw);
-    window.addEventListener("beforeprint", function () { document.documentElement.classList.add("print"); draw(); });
-    window.addEventListener("afterprint", function () { document.documentElement.classList.remove("print"); draw(); });
+    window.addEventListener("beforeprint", function () { root.classList.add("print"); draw(); });
+    window.addEventListener("afterprint", function () { root.classList.remove("print"); draw(); });
   }
   function typing(t) {  // a control that takes text: its keys are its own (a checkbox, a select or a button's are not)
     return t.isContentEditable || t.tagName === "TEXTAREA" ||
@@ -807,7 +814,7 @@
     svg.classList.remove("focused");
     var text = '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg);
     var url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
-    var a = html("a", { href: url, download: "attn-" + S.view + ".svg" }, document.body);
+    var a = html("a", { href: url, download: "attn-" + S.view + ".svg" }, root);
     a.click();
     a.remove();
     setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
@@ -817,6 +824,6 @@
     ready = true;
     draw();
     performance.mark("attn-drawn");  // the first view drawn, on the browser's own clock (benchmarks/view_page.py)
-    document.documentElement.dataset.ready = "true";  // drawn: what a test (or a reader's script) can wait for
+    root.dataset.ready = "true";  // drawn: what a test (or a reader's script) can wait for
   });
-})();
+})(document.currentScript);
