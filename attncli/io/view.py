@@ -217,9 +217,9 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
     steps view: q and k as float32 (their products are exact in the page's float64), v as float16, each key/value
     head once; with the layer's scale and soft-cap and the words and formulas of `attn steps --model`.
 
-    The page redoes a score as Σ_d q_d k_d × scale (then the cap); the model sums in float32, so the two
-    agree to float32 rounding. A bias added to the scores (T5's relative positions) is not carried: "bias"
-    says whether the layer has one, and the page then sends to `attn steps`.
+    The page redoes a score as Σ_d q_d k_d × scale (+ the bias, then the cap); the model sums in float32, so the
+    two agree to float32 rounding. A bias added to the scores (T5's relative positions, [h, m, n]) comes as
+    float32 too, or null.
     """
     group = s.q.shape[0] // s.n_kv_head
     kv = slice(None, None, group)  # each key/value head once (grouped-query attention repeats them per query head)
@@ -227,7 +227,7 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
         "layer": s.layer,
         "scale": float(s.scale),
         "softcap": s.softcap,
-        "bias": s.bias is not None,
+        "bias": None if s.bias is None else packed(np.broadcast_to(s.bias, s.weights.shape).astype("<f4")),
         "kv_group": group,
         "shape": {"q": list(s.q.shape), "k": list(s.k[kv].shape), "v": list(s.v[kv].shape)},
         "q": packed(s.q.astype("<f4")),
@@ -286,13 +286,16 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.seq2seq import every_part  # only an encoder–decoder's page gets here
+    from attncli.models.seq2seq import PartLayer, every_part, part_layer  # only an encoder–decoder's page gets here
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
-    parts = {
-        name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
-        for name, found in every_part(model, text, context).items()
-    }
+    parts = {}
+    for name, found in every_part(model, text, context).items():
+        weights = np.stack(found.weights)  # [L, h, m, n]
+        parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
+        shown, s = part_layer(model, text, min(record["layer"], len(weights) - 1), None, context, name)
+        words = cast(PartLayer, shown.source).steps(shown)  # the formulas of attn steps --model --part
+        parts[name]["neuron"] = neuron(s, words)
     pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(

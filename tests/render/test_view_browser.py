@@ -84,6 +84,7 @@ def pages(tmp_path_factory):
         "ties": ["a b a b", "--projection", "identity"],
         "pair": [SOURCE, "--model", str(GOLDEN / "bert"), "--context", "it was tired"],
         **{family: [SOURCE, "--model", str(GOLDEN / family)] for family in FAMILIES},
+        "t5": [TARGET, "--model", str(GOLDEN / "t5"), "--context", SOURCE],
     }
     out = {}
     for name, args in runs.items():
@@ -572,23 +573,32 @@ def test_a_sentence_pair_draws_its_boundary_and_each_tokens_text(browser, pages)
     assert count(browser, ".matrix rect[data-i]") == len(doc["tokens"]) ** 2
 
 
-def _steps(doc: dict, folder: Path, layer: int, head: int) -> dict:
-    """`attn steps --model -f json` of the page's text (and its pair's second text), one head: name -> array."""
-    pair = [] if doc.get("second_segment") is None else ["--context", doc["context"]]
+def _steps(doc: dict, folder: Path, layer: int, head: int, part: str | None) -> dict:
+    """`attn steps --model -f json` of the page's text (and its pair's second text, or an encoder–decoder's source
+    and part), one head: name -> array."""
+    pair = [] if doc["context"] is None else ["--context", doc["context"]]
+    pair += [] if part is None else ["--part", part]
     args = [doc["text"], *pair, "--model", str(folder), "--layer", str(layer), "--head", str(head), "-f", "json"]
     return {s["name"]: np.array(s["array"], dtype=float) for s in json.loads(attn("steps", *args).stdout)["steps"]}
 
 
-@pytest.mark.parametrize("name", ["model", "pair", *FAMILIES])
-def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name):
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [("model", None), ("pair", None), *((f, None) for f in FAMILIES), ("t5", "decoder"), ("t5", "cross")],
+)
+def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, part):
     """q⊙k, the score, the weight and the mix of the page, against `attn steps --model -f json`: to float32 rounding
-    (the page sums in float64 what the model sums in float32), and the mix to v's float16."""
+    (the page sums in float64 what the model sums in float32; T5's position bias comes as float32), and the mix to
+    v's float16."""
     from selenium.webdriver.support.ui import Select
 
     path, doc = pages[name]
     folder = Path(doc["exact"]["command"].split("--model ")[1].split()[0].strip("'"))
-    layer, head, query = doc["neuron"]["layer"], 1, len(doc["tokens"]) - 2
+    entry = doc if part is None else doc["parts"][part]
+    layer, head, query = entry["neuron"]["layer"], 1, len(entry["tokens"]) - 2
     load(browser, path)
+    if part is not None:
+        Select(browser.find_element("id", "part")).select_by_value(part)
     key(browser, "4.")  # the steps view, head 1
     Select(browser.find_element("id", "query")).select_by_value(str(query))
     page = browser.execute_script(
@@ -596,12 +606,13 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name):
         return [v('.nsum'), v('.nscore'), v('.nweight'), v('.nmix')];"""
     )
     sums, scores, weights, mix = page
-    exact = _steps(doc, folder, layer, head)
+    exact = _steps(doc, folder, layer, head, part)
     q, k, v = exact["q"][0, query], exact["k"][0], exact["v"][0]  # [d], [n, d], [n, d]
     d, n = q.size, k.shape[0]
     eps = 2.0**-24
-    scale = doc["neuron"]["scale"]
-    size = np.abs(q * k).sum(axis=1) * scale  # [n]: what the float32 sum can be off by, in ulps
+    scale = entry["neuron"]["scale"]
+    bias = 0.0 if entry["neuron"]["bias"] is None else np.abs(exact["scores"][0, query]).max()  # T5: added in float32
+    size = np.abs(q * k).sum(axis=1) * scale + bias  # [n]: what the float32 sum can be off by, in ulps
     for j in range(n):
         assert float(sums[j]) == pytest.approx(float(q @ k[j]), abs=(d + 2) * eps * size[j] / scale)
         if scores[j] == "masked":

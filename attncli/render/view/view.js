@@ -10,7 +10,7 @@
   var root = script.parentNode, P = root.dataset.prefix || "";
   var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
   function id(name) { return P + name; }
-  var N = null;  // a model page's one layer of queries, keys and values (D.neuron), decoded
+  var NEU = null, N = null;  // a model page's (or part's) one layer of q, k and v: as in the document, and decoded
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
   function usePart(name) {
@@ -18,6 +18,7 @@
     if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
     Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
     QL = P.labels || Q; KL = P.context_tokens ? K : QL; REP = {};
+    NEU = P.neuron || null; N = P.N || null;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
   }
@@ -26,7 +27,8 @@
     "#8c564b", "#e377c2", "#6b6b6b", "#a7a81c", "#393b9a", "#4f7a1f"];
   var DASHES = ["", "7 3", "2 3", "9 3 2 3"];  // colour is never the only sign of a head
   var VIEWS = [["head", "Head"], ["model", "Model"], ["matrix", "Matrix"]];
-  if (D.steps || D.neuron) VIEWS.push(["steps", "Steps"]);
+  var PARTS = D.parts ? Object.keys(D.parts).map(function (k) { return D.parts[k]; }) : [D];  // what has layers
+  if (D.steps || PARTS.some(function (P) { return P.neuron; })) VIEWS.push(["steps", "Steps"]);
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0 };
   usePart(D.part);
@@ -56,20 +58,18 @@
     }
     return out;
   }
-  function decodeAll() {  // every head's weights (of every part) into head.w, and the neuron layer into N
+  function decodeAll() {  // every head's weights (of every part) into head.w, and each one layer's q, k, v into .N
     var jobs = [];
-    (D.parts ? Object.keys(D.parts).map(function (k) { return D.parts[k]; }) : [D]).forEach(function (P) {
+    PARTS.forEach(function (P) {
       P.layers.forEach(function (l) { l.heads.forEach(function (h) {
         jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
       }); });
-    });
-    if (D.neuron) {
-      var n = D.neuron;
-      jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v)]).then(function (b) {
-        N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]) };
+      var n = P.neuron;
+      if (n) jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
+        P.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
       }));
-    }
-    return Promise.all(jobs);
+    });
+    return Promise.all(jobs).then(function () { usePart(S.part); });
   }
 
   // ---- small helpers ------------------------------------------------------------------------------
@@ -553,15 +553,15 @@
   }
 
   // ---- steps view of a model page (a neuron view): for one head and query, q, k and q⊙k per dimension, the
-  // score, the softmax and the mix, from the model's own q, k and v of D.neuron's layer --------------------------
+  // score, the softmax and the mix, from the model's own q, k and v of one layer (NEU, decoded in N) -------------
   function neuronRow(hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
-    var nr = D.neuron, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
+    var nr = NEU, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
     var head = layerOf().heads[hi], q = N.q.subarray((hi * m + i) * d, (hi * m + i + 1) * d);
     var rows = [], best = -Infinity;
     for (var j = 0; j < n; j++) {
       var k = N.k.subarray((kh * n + j) * d, (kh * n + j + 1) * d), prod = new Float64Array(d), dot = 0;
       for (var e = 0; e < d; e++) { prod[e] = q[e] * k[e]; dot += prod[e]; }
-      var s = dot * nr.scale;
+      var s = dot * nr.scale + (N.bias ? N.bias[(hi * m + i) * n + j] : 0);
       if (nr.softcap !== null) s = nr.softcap * Math.tanh(s / nr.softcap);
       var shut = masked(head, i, j);
       rows.push({ k: k, prod: prod, dot: dot, score: s, masked: shut });
@@ -581,13 +581,13 @@
     return css([0, 1, 2].map(function (c) { return Math.round(bg[c] + (to[c] - bg[c]) * Math.sqrt(t)); }));
   }
   function num(x, digits) { return x === -Infinity ? "−∞" : Number(x.toPrecision(digits || 6)).toString(); }
-  function neuronStage(name) { var st = D.neuron.stages[name]; return st ? st.title + "   " + st.formula : ""; }
+  function neuronStage(name) { var st = NEU.stages[name]; return st ? st.title + "   " + st.formula : ""; }
   function drawNeuron(width) {
-    var nr = D.neuron, hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
-    if (layerOf().layer !== nr.layer) {
+    var nr = NEU, hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
+    if (!nr || layerOf().layer !== nr.layer) {
       var note = newSvg(Math.max(width - 20, 400), 60, "steps view: not carried for this layer");
-      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the steps of layer " + nr.layer +
-        " (the layer it was written for); press ] or [ to reach it,");
+      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the steps of " + (D.parts ? S.part + " " : "") +
+        "layer " + (nr ? nr.layer : "") + " (the layer it was written for); press ] or [ to reach it,");
       el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
       return note;
     }
@@ -595,10 +595,11 @@
     var kn = K.map(function (_, j) { return tokName("k", j); });
     var lw = labelWidth(kn.concat(["q of query " + i]), px) + 12;
     var cd = Math.max(4, Math.min(12, Math.floor((width - lw - 300) / (2 * d))));
-    var xk = lw, xp = xk + d * cd + 16, xs = xp + d * cd + 16, cols = [xs, xs + 84, xs + 168], x1 = xs + 252;
+    var heads = ["k (each dim)", "q ⊙ k (each dim)"].map(function (t) { return Math.max(d * cd, textWidth(t, 12, 600)) + 16; });
+    var xk = lw, xp = xk + heads[0], xs = xp + heads[1], cols = [xs, xs + 84, xs + 168], x1 = xs + 252;
     var lines = [nr.precision, neuronStage("q"), neuronStage("k"), neuronStage("scores"),
       neuronStage("weights"), neuronStage("head_outputs")].filter(function (t) { return t; });
-    var title = "layer " + nr.layer + ", head " + headOf(hi).head + (S.mean ? " (the mean has no steps: head " + headOf(hi).head + ")" : "") +
+    var title = (D.parts ? S.part + " " : "") + "layer " + nr.layer + ", head " + headOf(hi).head + (S.mean ? " (the mean has no steps: head " + headOf(hi).head + ")" : "") +
       ", query " + i + " " + tokName("q", i) + segment(i) + (nr.kv_group > 1 ? " · key/value head " + r.kv : "");
     var top = 26 + lines.length * 16 + 34, svgW = Math.max(width - 20, x1 + 10, textWidth(title, 12, 600) + 12);
     lines.forEach(function (t) { svgW = Math.max(svgW, textWidth(t, 12) + 12); });
@@ -648,14 +649,16 @@
     return svg;
   }
   function neuronText(hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
-    var nr = D.neuron, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
+    var nr = NEU, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
     var row = j === null ? null : r.rows[j];
     if (kind === "q") return who + ", dim " + e + ": q = " + num(r.q[e], 7);
     if (kind === "k" || kind === "p") return who + ", dim " + e + ": q = " + num(r.q[e], 7) + ", k = " + num(row.k[e], 7) +
       ", q·k = " + num(row.prod[e], 7) + (row.masked ? " (the key is masked)" : "");
+    var bias = N.bias ? N.bias[(hi * Q.length + i) * K.length + j] : 0;
     if (kind === "s") return who + ": Σ_d q_d k_d = " + num(row.dot, 7) + "; × scale " + num(nr.scale, 7) + " = " +
-      num(row.dot * nr.scale, 7) + (nr.softcap === null ? "" : "; soft-cap " + nr.softcap + " · tanh(s / " + nr.softcap + ") = " + num(row.score, 7)) +
-      (row.masked ? "; masked: −∞" : "") + (nr.bias ? "\nthis layer also adds a bias to the scores, not carried here: attn steps --model shows it" : "") +
+      num(row.dot * nr.scale, 7) + (N.bias ? "; + position bias " + num(bias, 7) + " = " + num(row.dot * nr.scale + bias, 7) : "") +
+      (nr.softcap === null ? "" : "; soft-cap " + nr.softcap + " · tanh(s / " + nr.softcap + ") = " + num(row.score, 7)) +
+      (row.masked ? "; masked: −∞" : "") +
       "\n(float64 from the model's float32 q and k; the model sums in float32: attn steps --model -f json prints its own)";
     if (kind === "a") return who + ": A = e^(s − max) / Σ e^(s − max) = e^(" + num(row.score, 7) + " − " + num(r.max, 7) + ") / " +
       num(r.sum, 7) + " = " + (row.masked ? "0 (masked)" : num(row.weight, 7));
@@ -702,8 +705,15 @@
     D.layers.forEach(function (l, i) { html("option", { value: i }, layerSelect, String(l.layer)); });
     layerSelect.disabled = D.layers.length < 2;
   }
+  function fillQueries() {  // the query chooser of the steps view: the rows' tokens
+    if (!querySelect) return;
+    querySelect.replaceChildren();
+    Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
+    S.query = Math.min(S.query, Q.length - 1);
+  }
   function setPart(name) {  // another attention of the encoder–decoder: the same layer (or its last) and heads
     usePart(name);
+    fillQueries();
     S.layer = Math.min(S.layer, D.layers.length - 1);
     S.heads = S.heads.filter(function (h) { return h < layerOf().heads.length; });
     if (!S.heads.length) S.heads = [0];
@@ -771,10 +781,10 @@
     meanBox = html("input", { type: "checkbox", id: id("mean"), "aria-label": "mean of the heads" }, ml);
     ml.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
-    if (D.neuron) {
+    if (VIEWS.length > 3 && !D.steps) {
       queryLabel = html("label", {}, controls, "Query ");
       querySelect = html("select", { id: id("query") }, queryLabel);
-      Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
+      fillQueries();
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
     }
     var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
