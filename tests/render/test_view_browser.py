@@ -20,7 +20,7 @@ from tests.model_fixtures import make_gpt2
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
-LONG = "the time flies like an arrow, extraordinarily internationalization of the time"
+LONG = "the time flies like an arrow, extraordinarily internationalization of the " + "pneumono" * 6 + " time"
 FAMILIES = ("llama", "gemma2", "qwen2")  # RoPE; RoPE and a soft-cap; RoPE and grouped-query attention
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -534,7 +534,11 @@ def test_every_label_is_a_whole_token_and_nothing_is_off_the_left_edge(browser, 
         names = [t + (f"#{i}" if tokens.count(t) > 1 else "") for i, t in enumerate(tokens)]
         assert "the#0" in names and "internationalization" in names
         load(browser, path)
-        key(browser, "3")
+        _whole(_labels(browser, '.tok[data-side="q"] text'), names)  # the head view's queries
+        for view in "13":
+            key(browser, view)
+            for text, _, left in _labels(browser, "#stage svg text"):
+                assert left >= 0, text  # nothing starts left of the window
         svg = "#stage svg > text.mono"
         _whole(_labels(browser, svg)[: len(tokens)], names)  # the rows, then the columns
         _whole(_labels(browser, svg)[len(tokens) :], names)
