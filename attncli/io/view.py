@@ -6,8 +6,9 @@ weights rounded to 1/255 (round(weight × 255), one byte a cell, row-major), com
 written in base64, so that a 200-token page of a 6-layer × 12-head model stays under 2 MB; `weights_of`
 reads them back. The exact numbers stay one step away: a text run carries every stage of `attn steps` whole
 ("steps", the same records as `attn steps -f json`); a model run carries the command and the jq path that
-print any weight exactly ("exact"), and the queries, keys and values of one layer ("neuron": q and k as the
-model's own float32, v as float16) from which the page redoes a score, its softmax and the mix.
+print any weight exactly ("exact"), and the queries, keys and values of its every layer, or of the page's layer
+when they would take more than NEURON_BYTES ("neuron": q and k as the model's own float32, v as float16), from
+which the page redoes a score, its softmax and the mix.
 
     >>> from attncli.pipeline.run import run
     >>> doc = result_view(run("a b a"), "attn view")
@@ -45,6 +46,7 @@ ENCODING = {
     "another, compressed with raw deflate (RFC 1951), in base64",
     "precision": "weights to 1/255 (0.004); the exact ones: 'exact' (a model) or 'steps' (a text run)",
 }
+NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
 
 
@@ -171,7 +173,7 @@ def model_view(
     part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
     from attncli.models.encdec import is_seq2seq
-    from attncli.models.run import ModelLayer, layer_mask, run_pass  # the model's own pass: only --model gets here
+    from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
 
     if is_seq2seq(model):
         return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
@@ -201,6 +203,13 @@ def model_view(
         steps=None,
     )
     assert run.steps is not None  # steps_layer asks for them
+    one = neuron(run.steps, replace(source, head=None).steps(result))  # the words of every head
+    carried = [one]
+    shape = one["shape"]
+    size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
+    if size * n_layer <= NEURON_BYTES:  # short enough: every layer, as they come (one more pass each)
+        others = [model_layer(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
+        carried = [one if l == source.layer else neuron(s, r.source.steps(r)) for l, (r, s) in enumerate(others)]
     return {
         **doc,
         **token_marks(tokens),
@@ -208,7 +217,7 @@ def model_view(
         "context": source.pair,
         "config": config,
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
-        "neuron": neuron(run.steps, replace(source, head=None).steps(result)),  # the words of every head
+        "neuron": carried,
     }
 
 
@@ -295,7 +304,7 @@ def parts_view(
         parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
         shown, s = part_layer(model, text, min(record["layer"], len(weights) - 1), None, context, name)
         words = cast(PartLayer, shown.source).steps(shown)  # the formulas of attn steps --model --part
-        parts[name]["neuron"] = neuron(s, words)
+        parts[name]["neuron"] = [neuron(s, words)]
     pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(

@@ -33,7 +33,7 @@ from attncli.models import (
     label_heads,
     rollout,
 )
-from attncli.models.attention import attention_mask
+from attncli.models.attention import LayerSteps, attention_mask
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
@@ -127,6 +127,14 @@ def model_result(
     x is that attention's input; q, k, v, scores, weights and head_outputs are the heads shown;
     output is the attention output of the layer, all heads merged (concat(O_h) W_O + b_O).
     """
+    return model_layer(model, text, layer, head, pair)[0]
+
+
+def model_layer(
+    model: Model, text: str, layer: int | None = None, head: int | None = None, pair: str | None = None
+) -> tuple[AttentionResult, LayerSteps]:
+    """`model_result`, and the layer's every stage as the model ran it (its scale and soft-cap, each key/value
+    head once): what the page's steps view redoes."""
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
     tokens, run = run_pass(model, text, pair, upto_layer=layer, steps_layer=layer)
@@ -148,7 +156,7 @@ def model_result(
         temperature=temperature,
     )
     masked = None if s.masked is None else np.ascontiguousarray(s.masked[pick])
-    return AttentionResult(
+    result = AttentionResult(
         text=text,
         context=None,
         tokens=tokens,
@@ -168,6 +176,7 @@ def model_result(
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
     )
+    return result, s
 
 
 def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:

@@ -145,3 +145,23 @@ def test_a_40_token_page_of_a_12_layer_12_head_model_stays_under_300_kb():
     layers, masks = _layers(weights, None, list(range(12)), list(range(12)), labels)
     doc = {**result_view(run(" ".join(["w"] * 42)), "attn view"), "layers": layers, "masks": masks, "steps": None}
     assert len(page(doc).encode()) < 300_000  # random weights: the least a compression can gain
+
+
+def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_own(bert_dir, monkeypatch):
+    from attncli.io import view
+    from attncli.io.view import unpacked
+    from attncli.models.run import model_layer
+
+    model, text = load_model(bert_dir), "time flies like an arrow"
+    doc = model_view(model, model_result(model, text, 1), bert_dir, "attn view")
+    assert [n["layer"] for n in doc["neuron"]] == list(range(model.n_layer))
+    for n in doc["neuron"]:
+        _, s = model_layer(model, text, n["layer"])
+        assert unpacked(n["q"], "<f4", tuple(n["shape"]["q"])).tolist() == s.q.tolist()  # the model's own float32
+        assert unpacked(n["k"], "<f4", tuple(n["shape"]["k"])).tolist() == s.k.tolist()
+        v = unpacked(n["v"], "<f2", tuple(n["shape"]["v"]))
+        assert np.abs(v - s.v).max() <= 2.0**-11 * np.abs(s.v).max()  # float16: 11 significant bits
+        assert n["scale"] == s.scale and n["stages"]["q"]["title"] == "queries"
+    monkeypatch.setattr(view, "NEURON_BYTES", 0)
+    doc = model_view(model, model_result(model, text, 0), bert_dir, "attn view")
+    assert [n["layer"] for n in doc["neuron"]] == [0]  # too long for every layer: the page's own

@@ -587,10 +587,17 @@ def _steps(doc: dict, folder: Path, layer: int, head: int, part: str | None) -> 
 
 
 @pytest.mark.parametrize(
-    ("name", "part"),
-    [("model", None), ("pair", None), *((f, None) for f in FAMILIES), ("t5", "decoder"), ("t5", "cross")],
+    ("name", "part", "up"),
+    [
+        ("model", None, 0),
+        ("model", None, 1),  # a layer below the page's: short texts carry every layer
+        ("pair", None, 0),
+        *((f, None, 0) for f in FAMILIES),
+        ("t5", "decoder", 0),
+        ("t5", "cross", 0),
+    ],
 )
-def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, part):
+def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, part, up):
     """q⊙k, the score, the weight and the mix of the page, against `attn steps --model -f json`: to float32 rounding
     (the page sums in float64 what the model sums in float32; T5's position bias comes as float32), and the mix to
     v's float16."""
@@ -599,11 +606,14 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, pa
     path, doc = pages[name]
     folder = Path(doc["exact"]["command"].split("--model ")[1].split()[0].strip("'"))
     entry = doc if part is None else doc["parts"][part]
-    layer, head, query = entry["neuron"]["layer"], 1, len(entry["tokens"]) - 2
+    carried = {n["layer"]: n for n in entry["neuron"]}
+    layer = min(doc["layer"], len(entry["layers"]) - 1) - up
+    head, query = 1, len(entry["tokens"]) - 2
     load(browser, path)
     if part is not None:
         Select(browser.find_element("id", "part")).select_by_value(part)
-    key(browser, "4.")  # the steps view, head 1
+    key(browser, "4." + "[" * up)  # the steps view, head 1, `up` layers down
+    assert browser.find_element("id", "layer").get_attribute("value") == str(layer)
     Select(browser.find_element("id", "query")).select_by_value(str(query))
     page = browser.execute_script(
         """const v = s => [...document.querySelectorAll(s)].map(t => t.dataset.value);
@@ -614,8 +624,8 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, pa
     q, k, v = exact["q"][0, query], exact["k"][0], exact["v"][0]  # [d], [n, d], [n, d]
     d, n = q.size, k.shape[0]
     eps = 2.0**-24
-    scale = entry["neuron"]["scale"]
-    bias = 0.0 if entry["neuron"]["bias"] is None else np.abs(exact["scores"][0, query]).max()  # T5: added in float32
+    scale = carried[layer]["scale"]
+    bias = 0.0 if carried[layer]["bias"] is None else np.abs(exact["scores"][0, query]).max()  # T5: added in float32
     size = np.abs(q * k).sum(axis=1) * scale + bias  # [n]: what the float32 sum can be off by, in ulps
     for j in range(n):
         assert float(sums[j]) == pytest.approx(float(q @ k[j]), abs=(d + 2) * eps * size[j] / scale)

@@ -10,7 +10,7 @@
   var root = script.parentNode, P = root.dataset.prefix || "";
   var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
   function id(name) { return P + name; }
-  var NEU = null, N = null;  // a model page's (or part's) one layer of q, k and v: as in the document, and decoded
+  var NEU = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
   function usePart(name) {
@@ -18,7 +18,7 @@
     if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
     Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
     QL = P.labels || Q; KL = P.context_tokens ? K : QL; REP = {};
-    NEU = P.neuron || null; N = P.N || null;
+    NEU = P.neuron || null;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
   }
@@ -64,12 +64,13 @@
       P.layers.forEach(function (l) { l.heads.forEach(function (h) {
         jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
       }); });
-      var n = P.neuron;
-      if (n) jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
-        P.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
-      }));
+      (P.neuron || []).forEach(function (n) {
+        jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
+          n.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
+        }));
+      });
     });
-    return Promise.all(jobs).then(function () { usePart(S.part); });
+    return Promise.all(jobs);
   }
 
   // ---- small helpers ------------------------------------------------------------------------------
@@ -554,8 +555,11 @@
 
   // ---- steps view of a model page (a neuron view): for one head and query, q, k and q⊙k per dimension, the
   // score, the softmax and the mix, from the model's own q, k and v of one layer (NEU, decoded in N) -------------
-  function neuronRow(hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
-    var nr = NEU, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
+  function neuronAt(layer) {  // the carried q, k and v of this layer, or null
+    return (NEU || []).filter(function (n) { return n.layer === layer; })[0] || null;
+  }
+  function neuronRow(nr, hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
+    var N = nr.N, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
     var head = layerOf().heads[hi], q = N.q.subarray((hi * m + i) * d, (hi * m + i + 1) * d);
     var rows = [], best = -Infinity;
     for (var j = 0; j < n; j++) {
@@ -581,24 +585,25 @@
     return css([0, 1, 2].map(function (c) { return Math.round(bg[c] + (to[c] - bg[c]) * Math.sqrt(t)); }));
   }
   function num(x, digits) { return x === -Infinity ? "−∞" : Number(x.toPrecision(digits || 6)).toString(); }
-  function neuronStage(name) { var st = NEU.stages[name]; return st ? st.title + "   " + st.formula : ""; }
+  function neuronStage(nr, name) { var st = nr.stages[name]; return st ? st.title + "   " + st.formula : ""; }
   function drawNeuron(width) {
-    var nr = NEU, hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
-    if (!nr || layerOf().layer !== nr.layer) {
+    var nr = neuronAt(layerOf().layer), hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
+    if (!nr) {
       var note = newSvg(Math.max(width - 20, 400), 60, "steps view: not carried for this layer");
       el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the steps of " + (D.parts ? S.part + " " : "") +
-        "layer " + (nr ? nr.layer : "") + " (the layer it was written for); press ] or [ to reach it,");
+        "layer " + NEU.map(function (n) { return n.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
       el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
       return note;
     }
-    var r = neuronRow(hi, i), d = r.d, n = K.length, px = 11, rh = 16;
+    var r = neuronRow(nr, hi, i), d = r.d, n = K.length, px = 11, rh = 16;
     var kn = K.map(function (_, j) { return tokName("k", j); });
     var lw = labelWidth(kn.concat(["q of query " + i]), px) + 12;
     var cd = Math.max(4, Math.min(12, Math.floor((width - lw - 300) / (2 * d))));
     var heads = ["k (each dim)", "q ⊙ k (each dim)"].map(function (t) { return Math.max(d * cd, textWidth(t, 12, 600)) + 16; });
     var xk = lw, xp = xk + heads[0], xs = xp + heads[1], cols = [xs, xs + 84, xs + 168], x1 = xs + 252;
-    var lines = [nr.precision, neuronStage("q"), neuronStage("k"), neuronStage("scores"),
-      neuronStage("weights"), neuronStage("head_outputs")].filter(function (t) { return t; });
+    var lines = [nr.precision].concat(["q", "k", "scores", "weights", "head_outputs"].map(function (name) {
+      return neuronStage(nr, name);
+    })).filter(function (t) { return t; });
     var title = (D.parts ? S.part + " " : "") + "layer " + nr.layer + ", head " + headOf(hi).head + (S.mean ? " (the mean has no steps: head " + headOf(hi).head + ")" : "") +
       ", query " + i + " " + tokName("q", i) + segment(i) + (nr.kv_group > 1 ? " · key/value head " + r.kv : "");
     var top = 26 + lines.length * 16 + 34, svgW = Math.max(width - 20, x1 + 10, textWidth(title, 12, 600) + 12);
@@ -638,7 +643,7 @@
     el("text", { x: 4, y: ym + rh + 18, fill: C.muted }, svg, "blue: positive, orange: negative, stronger: larger |value|; hover any cell for its numbers");
     g.addEventListener("mousemove", function (ev) {
       var t = ev.target.dataset;
-      if (t && t.kind) say(neuronText(hi, i, r, t.kind, t.j === undefined ? null : +t.j, t.d === undefined ? null : +t.d));
+      if (t && t.kind) say(neuronText(nr, hi, i, r, t.kind, t.j === undefined ? null : +t.j, t.d === undefined ? null : +t.d));
     });
     g.addEventListener("keydown", function (ev) {
       var step = { ArrowUp: -1, ArrowDown: 1 }[ev.key];
@@ -648,8 +653,8 @@
     });
     return svg;
   }
-  function neuronText(hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
-    var nr = NEU, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
+  function neuronText(nr, hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
+    var N = nr.N, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
     var row = j === null ? null : r.rows[j];
     if (kind === "q") return who + ", dim " + e + ": q = " + num(r.q[e], 7);
     if (kind === "k" || kind === "p") return who + ", dim " + e + ": q = " + num(r.q[e], 7) + ", k = " + num(row.k[e], 7) +
