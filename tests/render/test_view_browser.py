@@ -573,8 +573,17 @@ def test_a_sentence_pair_draws_its_boundary_and_each_tokens_text(browser, pages)
     hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
     assert "(text 1)" in browser.find_element("id", "readout").text
     key(browser, "3")
+    n = len(doc["tokens"])
     assert count(browser, ".pair-boundary") == 2  # between the rows and between the columns
-    assert count(browser, ".matrix rect[data-i]") == len(doc["tokens"]) ** 2
+    assert count(browser, ".matrix rect[data-i]") == n**2 and count(browser, ".matrix rect[opacity]") == 0
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element("id", "pair")).select_by_value("12")  # as bertviz's filter: text 1 → text 2
+    assert count(browser, ".matrix rect[opacity]") == n**2 - second * (n - second)  # the others drawn faint
+    key(browser, "1")
+    drawn = weights_of(doc)[doc["layer"], 0]
+    assert count(browser, ".lines line") == int((drawn[:second, second:] > 0).sum())
+    assert count(browser, '.tok[data-side="q"][opacity]') == n - second  # text 2's queries, faint
 
 
 def _steps(doc: dict, folder: Path, layer: int, head: int, part: str | None) -> dict:

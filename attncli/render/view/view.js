@@ -30,7 +30,7 @@
   var PARTS = D.parts ? Object.keys(D.parts).map(function (k) { return D.parts[k]; }) : [D];  // what has layers
   if (D.steps || PARTS.some(function (P) { return P.neuron; })) VIEWS.push(["steps", "Steps"]);
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0 };
+    query: 0, pair: "all" };
   usePart(D.part);
   S.query = D.query || 0;
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
@@ -167,6 +167,13 @@
     if (!REP[side]) REP[side] = repeats(list);
     return shown(labels[i]) + (REP[side][list[i]] > 1 ? "#" + i : "");
   }
+  var PAIRS = [["all", "both texts"], ["11", "text 1 → text 1"], ["12", "text 1 → text 2"], ["21", "text 2 → text 1"],
+    ["22", "text 2 → text 2"]];  // as bertviz's sentence-pair filter: queries of one text, keys of one
+  function shownPair(i, j) {  // whether the pair filter shows query i → key j (the others are drawn faint)
+    if (S.pair === "all") return true;
+    var b = D.second_segment;
+    return (i < b ? "1" : "2") === S.pair.charAt(0) && (j < b ? "1" : "2") === S.pair.charAt(1);
+  }
   function segment(i) {  // a sentence pair: which text token i comes from
     return D.second_segment === undefined || D.second_segment === null ? "" : i < D.second_segment ? " (text 1)" : " (text 2, --context)";
   }
@@ -212,14 +219,16 @@
       var g = el("g", { stroke: color, "stroke-dasharray": dash || null, "data-head": head.head }, lines);
       for (var i = 0; i < Q.length; i++) for (var j = 0; j < K.length; j++) {
         var w = drawn(head, i, j);
-        if (w <= 0 || masked(head, i, j)) continue;
+        if (w <= 0 || masked(head, i, j) || !shownPair(i, j)) continue;
         el("line", { x1: xq + 4, y1: y(i), x2: xk - 4, y2: y(j), "stroke-opacity": w / D.scale,
           "data-q": i, "data-k": j }, g);
       }
     });
     [[Q, "q", xq, "end", wq], [K, "k", xk, "start", wk]].forEach(function (side) {
       side[0].forEach(function (t, i) {
-        var g = el("g", { "class": "tok", tabindex: 0, "data-side": side[1], "data-i": i, role: "button",
+        var inside = side[1] === "q" ? shownPair(i, D.second_segment && S.pair.charAt(1) === "2" ? D.second_segment : 0)
+          : shownPair(D.second_segment && S.pair.charAt(0) === "2" ? D.second_segment : 0, i);
+        var g = el("g", { "class": "tok", tabindex: 0, "data-side": side[1], "data-i": i, role: "button", opacity: inside ? null : 0.35,
           "aria-label": (side[1] === "q" ? "query " : "key ") + i + " " + tokName(side[1], i) + segment(i) }, svg);
         var x0 = side[3] === "end" ? side[2] - side[4] : side[2];
         el("rect", { x: x0, y: y(i) - rowH / 2 + 1, width: side[4], height: rowH - 2, rx: 3, fill: C.panel,
@@ -381,7 +390,7 @@
     for (var i = 0; i < m; i++) for (var j = 0; j < n; j++) {
       var f = fill(i, j);
       el("rect", { x: x0 + j * c, y: y0 + i * c, width: c, height: c, fill: f, stroke: C.bg, "stroke-width": c > 8 ? 1 : 0,
-        "data-i": i, "data-j": j }, g);
+        "data-i": i, "data-j": j, opacity: shownPair(i, j) ? null : 0.2 }, g);
     }
     return g;
   }
@@ -760,6 +769,12 @@
         html("option", { value: name }, partSelect, name + (D.parts[name].context_tokens ? " (alignment)" : " self-attention"));
       });
       partSelect.addEventListener("change", function () { setPart(partSelect.value); });
+    }
+    if (D.second_segment) {
+      var pl = html("label", {}, controls, "Show ");
+      var pairSelect = html("select", { id: id("pair") }, pl);
+      PAIRS.forEach(function (o) { html("option", { value: o[0] }, pairSelect, o[1]); });
+      pairSelect.addEventListener("change", function () { S.pair = pairSelect.value; draw(); });
     }
     var lab = html("label", {}, controls, "Layer ");
     layerSelect = html("select", { id: id("layer") }, lab);
