@@ -837,7 +837,7 @@
     else if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
     else if (e.key === "Escape") draw();
     else done = false;
-    if (done && e.target.tagName === "SELECT") e.preventDefault();  // not also the select's own type-ahead
+    if (done && e.target.tagName === "SELECT" && e.key !== "Escape") e.preventDefault();  // not its type-ahead too
   }
   function downloadSvg() {
     var svg = stage.querySelector("svg").cloneNode(true);
