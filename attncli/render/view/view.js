@@ -7,9 +7,9 @@
   // The page's root: the element around this script (the <body> of a page, a <div> of a notebook's output).
   // Everything the script makes and finds is inside it, and each id starts with the root's data-prefix, so
   // that several pages can share one document.
-  var root = script.parentNode, P = root.dataset.prefix || "";
+  var root = script.parentNode, PREFIX = root.dataset.prefix || "";
   var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
-  function id(name) { return P + name; }
+  function id(name) { return PREFIX + name; }
   var NEU = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
@@ -32,7 +32,6 @@
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, pair: "all" };
   usePart(D.part);
-  S.query = D.query || 0;
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
@@ -50,7 +49,7 @@
     var stream = new Blob([bytesOf(b64)]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
     return new Response(stream).arrayBuffer();
   }
-  function halfs(buf) {  // float16 little-endian -> Float64Array
+  function halfs(buf) {  // float16 (little-endian, as typed arrays read on every current machine) -> Float64Array
     var u = new Uint16Array(buf), out = new Float64Array(u.length);
     for (var i = 0; i < u.length; i++) {
       var h = u[i], e = (h >> 10) & 31, f = h & 1023, s = h >> 15 ? -1 : 1;
