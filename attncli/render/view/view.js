@@ -201,7 +201,8 @@
     var wk = Math.max(labelWidth(kn, px), 40, textWidth(COLS, 12, 600)) + 16;
     var gap = Math.max(160, Math.min(360, width - wq - wk - 40));
     var xq = 10 + wq, xk = xq + gap, h = top + Math.max(Q.length, K.length) * rowH + 10, pair = !!D.second_segment;
-    var svg = newSvg(Math.max(xk + wk + 10, pair ? textWidth(PAIR_NOTE, 11) + 12 : 0), h + (pair ? 20 : 0), "head view: lines from each query to its keys, opacity = weight");
+    var noteW = pair ? Math.max.apply(null, PAIR_NOTE.map(function (t) { return textWidth(t, 11); })) + 12 : 0;
+    var svg = newSvg(Math.max(xk + wk + 10, noteW), h + (pair ? 16 * PAIR_NOTE.length + 4 : 0), "head view: lines from each query to its keys, opacity = weight");
     el("text", { x: xq - 6, y: 18, "text-anchor": "end", "font-weight": 600 }, svg, ROWS);
     el("text", { x: xk + 6, y: 18, "font-weight": 600 }, svg, COLS);
     var names = S.mean ? headName(meanHead()) : (S.heads.length > 1 ? "heads " : "head ") +
@@ -263,12 +264,12 @@
     });
     return svg;
   }
-  var PAIR_NOTE = "sentence pair: the dashed line divides the two texts; ‖ marks the first token of text 2 (--context), " +
-    "◇ a token the tokenizer added";
+  var PAIR_NOTE = ["sentence pair: a dashed line divides the two texts;", "‖ marks the first token of text 2 (--context);",
+    "◇ marks a token the tokenizer added"];
   function pairBoundary(svg, x1, x2, y, yNote) {  // a sentence pair: the line between its two texts, and what it is
     el("line", { x1: x1, x2: x2, y1: y, y2: y, stroke: C.accent, "stroke-width": 1.5, "stroke-dasharray": "6 3",
       "class": "pair-boundary" }, svg);
-    el("text", { x: x1, y: yNote, "font-size": 11, fill: C.accent }, svg, PAIR_NOTE);
+    PAIR_NOTE.forEach(function (line, k) { el("text", { x: x1, y: yNote + 16 * k, "font-size": 11, fill: C.accent }, svg, line); });
   }
   function focusToken(t) {
     var svg = stage.querySelector("svg");
@@ -285,7 +286,7 @@
       var n = side === "q" ? K.length : Q.length;
       for (var j = 0; j < n; j++) {
         var a = side === "q" ? i : j, b = side === "q" ? j : i;
-        if (!masked(head, a, b)) pairs.push([drawn(head, a, b), j]);
+        if (!masked(head, a, b) && shownPair(a, b)) pairs.push([drawn(head, a, b), j]);
       }
       pairs.sort(function (x, y) { return y[0] - x[0]; });
       return headName(head) + ": " + pairs.slice(0, 4).map(function (p) {
