@@ -43,6 +43,7 @@ def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
     assert doc["schema"] == "attncli.view/2" and doc["tokens"] == list(result.tokens.strings)
     assert [h["head"] for h in doc["layers"][0]["heads"]] == [0, 1]
     assert doc["scale"] == SCALE == 255 and "deflate" in doc["encoding"]["weights"]
+    assert "1/255" in doc["encoding"]["precision"]  # the document says what it keeps
     drawn = weights_of(doc)[0]  # [h, m, n]
     assert np.abs(drawn - result.weights).max() <= 0.5 / SCALE + 1e-12  # rounded to the nearest 1/255
     for head in doc["layers"][0]["heads"]:
