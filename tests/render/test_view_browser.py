@@ -535,10 +535,15 @@ def test_every_label_is_a_whole_token_and_nothing_is_off_the_left_edge(browser, 
         assert "the#0" in names and "internationalization" in names
         load(browser, path)
         _whole(_labels(browser, '.tok[data-side="q"] text'), names)  # the head view's queries
-        for view in "13":
+        for view in "134":
             key(browser, view)
             for text, _, left in _labels(browser, "#stage svg text"):
                 assert left >= 0, text  # nothing starts left of the window
+            assert browser.execute_script(  # nor ends right of its drawing (the stage scrolls to all of it)
+                """const svg = document.querySelector('#stage svg'), right = svg.getBoundingClientRect().right;
+                return [...svg.querySelectorAll('text')].every(t => t.getBoundingClientRect().right <= right + 0.5);"""
+            )
+        key(browser, "3")
         svg = "#stage svg > text.mono"
         _whole(_labels(browser, svg)[: len(tokens)], names)  # the rows, then the columns
         _whole(_labels(browser, svg)[len(tokens) :], names)

@@ -100,11 +100,20 @@
     return c;
   }
   function css(c) { return "rgb(" + c.join(",") + ")"; }
-  var measure = document.createElement("canvas").getContext("2d");
   var MONO = "ui-monospace, \"DejaVu Sans Mono\", Menlo, Consolas, monospace";
-  function textWidth(s, px, weight, mono) {  // as drawn: the same font as the SVG's text (or its .mono class)
-    measure.font = (weight || 400) + " " + (px || 12) + "px " + (mono ? MONO : "system-ui, sans-serif");
-    return measure.measureText(s).width;
+  var ruler = null, widths = {};
+  function textWidth(s, px, weight, mono) {  // as drawn: measured by an SVG text of the same font, out of sight
+    var key = [px, weight, mono, s].join("\u0001");
+    if (key in widths) return widths[key];
+    if (!ruler) {  // (a canvas's measureText may resolve system-ui to another font than the SVG does)
+      var box = el("svg", { width: 0, height: 0, "aria-hidden": "true", style: "position:absolute;visibility:hidden" }, root);
+      ruler = el("text", {}, box);
+    }
+    ruler.setAttribute("font-size", px || 12);
+    ruler.setAttribute("font-weight", weight || 400);
+    ruler.setAttribute("font-family", mono ? MONO : "system-ui, sans-serif");
+    ruler.textContent = s;
+    return (widths[key] = ruler.getComputedTextLength());
   }
   function monoWidth(s, px) { return textWidth(s, px, 400, true); }
   var LABEL_MAX = 220;  // px: a longer label is drawn cut with an ellipsis, the whole token in its tooltip
@@ -377,8 +386,9 @@
     el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: HATCH(), stroke: C.line }, svg);
     el("text", { x: x + 207, y: y + 16 }, svg, "masked (weight 0)");
     el("circle", { cx: x + 330, cy: y + 12, r: 4, fill: C.mark, stroke: C.bg }, svg);
-    el("text", { x: x + 340, y: y + 16 }, svg, alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)");
+    el("text", { x: x + 340, y: y + 16 }, svg, legendMax());
   }
+  function legendMax() { return alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)"; }
   var RECT_CELLS = 160 * 160;  // more cells than this: the matrix is one image (hover still finds each cell)
   function drawGrid(svg, x0, y0, c, m, n, fill, cls, head) {
     var g = el("g", { "class": cls, tabindex: 0, role: "grid", "aria-label": cls + ": arrow keys move, Enter shows the exact value" }, svg);
@@ -452,7 +462,7 @@
     var wq = labelWidth(qn, fontQ) + 12, wk = labelWidth(kn, fontQ) + 12;
     var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
     var x0 = wq + 8, y0 = wk * 0.87 + 34, svgH = y0 + m * c + 70;
-    var svgW = Math.max(x0 + n * c + 20, 460, textWidth(title, 12, 600) + 16);
+    var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
@@ -522,7 +532,7 @@
     var svgW = Math.max(width - 20, 400);
     blocks.forEach(function (b) {
       b.head = Math.max(16, labelWidth(b.cols, 10) * 0.87) + 8;  // the rotated column headers
-      svgW = Math.max(svgW, lw + b.cols.length * cw + 30, textWidth(b.title, 12, 600) + 12, monoWidth(b.step.formula, 12) + 12);
+      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12);
       b.h = 20 + b.head + b.rows.length * rh;
     });
     var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20);
@@ -711,7 +721,7 @@
   function setView(v) { S.view = v; draw(); }
   function wideCue() {  // a view wider than the window: say so above it, and keep its scrollbar visible
     var over = stage.scrollWidth > stage.clientWidth + 1;
-    stage.classList.toggle("wide", over);
+    stage.classList.toggle("overflows", over);
     wide.hidden = !over;
   }
   function fillLayers() {
@@ -809,7 +819,7 @@
     }
     var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    wide = html("p", { id: id("wide"), "class": "help wide", hidden: "" }, root,
+    wide = html("p", { id: id("wide"), "class": "help wide-note", hidden: "" }, root,
       "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
     stage = html("main", { id: id("stage"), "class": "stage" }, root);
     readout = html("p", { id: id("readout"), "class": "readout", "aria-live": "polite" }, root);
