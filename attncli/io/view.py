@@ -183,10 +183,11 @@ def model_view(
     tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
     weights = np.stack(run.weights)  # [L, h, n, n]
     n_layer, n_head, n = weights.shape[:3]
-    cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, and in some families a sliding window
-    masked = (
-        None if cells[0] is None else np.stack([np.broadcast_to(c, (n_head, n, n)) for c in cells if c is not None])
-    )
+    cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none
+    none = np.zeros((n, n), dtype=bool)
+    masked = None
+    if any(c is not None for c in cells):
+        masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     texts = shlex.quote(result.text or "") + ("" if source.pair is None else f" --context {shlex.quote(source.pair)}")
