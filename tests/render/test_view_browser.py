@@ -21,7 +21,9 @@ from tests.model_fixtures import make_gpt2
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
 LONG = "the time flies like an arrow, extraordinarily internationalization of the " + "pneumono" * 6 + " time"
-FAMILIES = ("llama", "gemma2", "qwen2")  # RoPE; RoPE and a soft-cap; RoPE and grouped-query attention
+# RoPE; RoPE and a soft-cap; RoPE and grouped-query attention; disentangled position terms added to the scores;
+# a relative position bias; an encoder's local window; Phi-3's partial rotary heads
+FAMILIES = ("llama", "gemma2", "qwen2", "deberta-v3", "mpnet", "modernbert", "phi3")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = [
