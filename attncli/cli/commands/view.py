@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import Head, Layer, ModelDir, Part, check_options
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
@@ -24,29 +26,19 @@ def view(
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
-    offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
+    offline from the file in any current browser. -f json writes its data (schema attncli.view/2), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
+    from attncli import api
     from attncli.cli.hints import limits_for
-    from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
-    from attncli.pipeline.result import one_head
-    from attncli.pipeline.run import run as run_text
 
     check_options(ctx, model, keep=("context",), both=("head",))
     text = text_of(source)
-    if model is not None:
-        from attncli.models.seq2seq import part_result
-
-        loaded, context = load_model(model), context_of(run.context, source.errors)
-        result = part_result(loaded, text, layer, head, context, part)
-        build = page_of(result, "attn view", out.precision, loaded, model, pair=(text, context))
-    else:
-        limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
-        result = run_text(text, run.config(), context=context_of(run.context, source.errors), trace=True, limits=limits)
-        if head is not None:
-            one_head(result, head)  # checks that the run has it
-        build = page_of(result, "attn view", out.precision, head=head)
-    warn(result.tokens)
-    emit(build(), out)
+    context = context_of(run.context, source.errors)
+    limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
+    chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
+    page = api.view(text, **chosen, model=model, precision=out.precision, limits=limits)
+    warn(page)
+    emit(page.document, out)
