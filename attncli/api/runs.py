@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import model_page, page_of
-from attncli.errors import ConfigError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
