@@ -1,7 +1,8 @@
 """The head statistics of one run, as the views show them: computed here, drawn by `attncli.render`.
 
 `summaries` are `attn show --stats`' per-head numbers (and `stats_document` their JSON); `text_heads_document`
-is the explorer's heads overview of a text run, shaped as `attn heads -f json`. The statistics themselves are
+is the explorer's heads overview of a text run, shaped as `attn heads -f json`; `mean_of_heads` is what
+`--mean` shows. The statistics themselves are
 computed by `attncli.core.stats` and named by the registry `attncli.core.statistics`.
 
     >>> from attncli.pipeline.config import RunConfig
@@ -13,9 +14,19 @@ computed by `attncli.core.stats` and named by the registry `attncli.core.statist
 
 from __future__ import annotations
 
+import numpy as np
+
 from attncli.core.statistics import LABELS
 from attncli.core.stats import head_rows, head_summaries
 from attncli.pipeline.result import AttentionResult
+
+
+def mean_of_heads(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | None]:
+    # [h, m, n] weights, masked -> [m, n], [m, n] bool or None
+    """The mean of the heads' weights, and the keys every head masks (None without a mask): what `--mean`
+    shows; a mean of weights, never of scores."""
+    masked = None if result.masked is None else np.asarray(result.masked.all(axis=0))
+    return result.attention()[1].mean(axis=0), masked
 
 
 def summaries(result: AttentionResult) -> list[dict]:  # [h, m, n] weights -> one dict per head

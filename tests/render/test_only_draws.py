@@ -1,8 +1,9 @@
 """Renderers only draw: no exponential, logarithm, softmax or head statistic is computed under attncli/render.
 
 Every number a view shows comes computed from `attncli.core` or `attncli.pipeline` (the result, its steps,
-`attncli.pipeline.heads`); a view that needs the arithmetic of a softmax row asks `core.attention.softmax_terms`.
-No file is exempt: a view that wants a new number gets it from below.
+`attncli.pipeline.heads`: the head statistics and the mean of the heads); a view that needs the arithmetic
+of a softmax row asks `core.attention.softmax_terms`. No file is exempt: a view that wants a new number
+gets it from below.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from tests.conftest import ROOT
 
 MATHS = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "softmax", "logsumexp", "einsum"}
 STATISTICS = {"entropy", "row_entropy", "head_summaries", "head_stats", "cross_head_stats", "head_rows"}
-STATISTICS |= {"label_head", "label_heads", "rollout", "cross_rollout", "entropy_scale"}
+STATISTICS |= {
+    "label_head",
+    "label_heads",
+    "rollout",
+    "cross_rollout",
+    "entropy_scale",
+    "mean",
+    "average",
+    "std",
+    "var",
+}
 COMPUTES = "attncli.core.stats"  # the module that computes the statistics: the pipeline calls it, not a view
 
 
@@ -43,6 +54,7 @@ def computing(source: str) -> list[str]:
         "from attncli.core.stats import head_summaries",
         "s = row_entropy(w)",
         "w = softmax(s)",
+        "row = weights[:, i].mean(axis=0)",
     ],
 )
 def test_the_scan_finds_maths(source):

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from attncli.core.attention import softmax_terms
 from attncli.io.escape import escape_text, escape_token
+from attncli.pipeline.heads import mean_of_heads
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
 from attncli.render.matrix import HEATMAP_ABOVE, Form, Matrix, fmt
@@ -50,7 +51,7 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
     result = e.result
     masked = result.masked
     if e.mean:
-        array, cells = e.weights.mean(axis=0), None if masked is None else masked.all(axis=0)
+        array, cells = mean_of_heads(result)
     else:
         array, cells = e.weights[e.head], None if masked is None else masked[e.head]
     return CursorMatrix(

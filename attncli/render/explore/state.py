@@ -26,7 +26,7 @@ from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL
-from attncli.pipeline.heads import text_heads_document
+from attncli.pipeline.heads import mean_of_heads, text_heads_document
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import TOKENIZERS
@@ -232,8 +232,8 @@ class Explorer:
         scores, weights = self.result.attention()
         masked = self.result.masked
         if self.mean:
-            every = None if masked is None else np.asarray(masked[:, self.query].all(axis=0))
-            return weights[:, self.query].mean(axis=0), None, every
+            average, every = mean_of_heads(self.result)
+            return average[self.query], None, None if every is None else every[self.query]
         h, i = self.head, self.query
         return weights[h, i], scores[h, i], None if masked is None else masked[h, i]
 
