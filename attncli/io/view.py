@@ -121,20 +121,21 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
 
 
 def model_view(
-    model: Model, result: AttentionResult, model_dir: str, command: str, pair: tuple[str, str | None] | None = None
+    model: Model, result: AttentionResult, model_arg: str, command: str, pair: tuple[str, str | None] | None = None
 ) -> dict:
     """Every layer and head of a model on the result's text, opened at the result's layer (and head, if one).
 
     The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
-    jq path that print one weight exactly, with {layer}, {head}, {query} and {key} to fill in (and the same
-    for the mean over the heads, "mean_command" and "mean_path"). An encoder–decoder's page has its every
-    part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
+    jq path that print one weight exactly, format strings with {layer}, {head}, {query} and {key} to fill in
+    ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
+    "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
+    `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
     from attncli.models import forward  # the model's own forward pass: only a --model run gets here
     from attncli.models.encdec import is_seq2seq
 
     if is_seq2seq(model):
-        return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
+        return parts_view(model, result, model_arg, command, *(pair or _pair(result)))
 
     record = result.source.config_record(result)  # the layer shown, and the head if one was chosen
     weights = np.stack(forward(model, np.asarray(result.tokens.ids)).weights)  # [L, h, n, n]
@@ -142,7 +143,7 @@ def model_view(
     masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
-    exact = _exact(f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)} --layer {{layer}}")
+    exact = _exact(f"attn show {_word(result.text or '')} --model {_braced(model_arg)} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,
@@ -155,6 +156,20 @@ def model_view(
         steps=None,
     )
     return {**doc, "config": config, "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head}}
+
+
+def _braced(s: str) -> str:
+    """`s` inside a format string of "exact": its braces doubled, so that a text's "{layer}" stays text."""
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def _word(s: str) -> str:
+    """`s` as one shell word inside a format string of "exact".
+
+    >>> _word("see {layer} now")
+    "'see {{layer}} now'"
+    """
+    return _braced(shlex.quote(s))
 
 
 def _exact(shown: str) -> dict:
@@ -194,7 +209,7 @@ def _pair(result: AttentionResult) -> tuple[str, str | None]:
 
 
 def parts_view(
-    model: Model, result: AttentionResult, model_dir: str, command: str, text: str, context: str | None
+    model: Model, result: AttentionResult, model_arg: str, command: str, text: str, context: str | None
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
@@ -211,7 +226,7 @@ def parts_view(
         name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
         for name, found in every_part(model, text, context).items()
     }
-    pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
+    pair = _word(text) + ("" if context is None else f" --context {_word(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(
         result,
@@ -220,7 +235,7 @@ def parts_view(
         parts=parts,
         layer=record["layer"],
         head=record.get("head", 0),
-        exact=_exact(f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}}"),
+        exact=_exact(f"attn show {pair} --model {_braced(model_arg)} --part {{part}} --layer {{layer}}"),
         steps=None,
     )
     return {

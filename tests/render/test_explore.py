@@ -184,6 +184,7 @@ def test_j_writes_the_json_of_attn_show_and_s_the_screen(tmp_path):
     app = explore(test, text_run(heads=2))
     assert json.loads(target.read_text()) == show_json(TEXT, "--heads", "2", "-v", "cosine")
     assert picture.read_text().startswith("<svg") and "cosine" in picture.read_text()
+    assert "@font-face" not in picture.read_text() and "cdnjs" not in picture.read_text()  # nothing fetched
     assert app.return_code == 0
 
 
