@@ -53,10 +53,20 @@ def short_help(help: str | None):
 
 
 class LazyTyper(typer.Typer):
-    """`typer.Typer` whose commands are the modules of `package`, imported on first use (`cls`: a LazyGroup)."""
+    """`typer.Typer` whose commands are the modules of `package`, imported on first use (`cls`: a LazyGroup;
+    `command_cls`: the class of every command)."""
 
-    def __init__(self, *, cls: type[LazyGroup], package: str, commands: dict[str, str], **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        cls: type[LazyGroup],
+        command_cls: type[TyperCommand],
+        package: str,
+        commands: dict[str, str],
+        **kwargs: Any,
+    ):
         self.package = package
+        self.command_cls = command_cls
         self.summaries = commands
         super().__init__(cls=type(cls.__name__, (cls,), {"app": self, "__module__": cls.__module__}), **kwargs)
 
@@ -64,5 +74,5 @@ class LazyTyper(typer.Typer):
         """The CommandInfo `@app.command()` records for the function `name` of the module `package.name`."""
         # __import__, not importlib.import_module: -X importtime logs only the imports that go through it
         callback = getattr(__import__(f"{self.package}.{name}", fromlist=[name]), name)
-        self.command(name)(callback)
+        self.command(name, cls=self.command_cls)(callback)
         return self.registered_commands.pop()
