@@ -40,6 +40,14 @@ def table_only(out: Out, **chosen: bool) -> None:
         raise ConfigError(f"{', '.join(given)} only change what the table draws; -f {fmt} has every number")
 
 
+def check_writes(kind: type[Document], command: str, out: Out) -> None:
+    """Before any work: ConfigError when the format chosen (-f, or -o's extension) cannot write this kind of
+    document (`attn view -o x.svg`: the page is HTML)."""
+    from attncli.io.output import check_format, resolve_format
+
+    check_format(kind, command, resolve_format(out.fmt, out.output, kind.default_format))
+
+
 def writing(kind: type[Document], out: Out) -> OutputCost | None:
     """What writing a document of this kind in the chosen format holds on top of its run."""
     from attncli.io.formats import FORMATS

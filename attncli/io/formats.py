@@ -184,8 +184,9 @@ FORMATS: dict[str, Format] = {
 
 
 def formats_for(kind: type[Document]) -> list[str]:
-    """The formats that can write a document of this kind: the pictures, and the data formats that take it."""
-    return [name for name, f in FORMATS.items() if f.picture or kind in f.writers]
+    """The formats that can write a document of this kind: the data formats that take it, and the pictures of its
+    table (not of a page's data: `attn view` writes its page, or that data)."""
+    return [name for name, f in FORMATS.items() if kind in f.writers or (f.picture and kind.pictured)]
 
 
 def format_for_path(path: str) -> str | None:

@@ -29,7 +29,7 @@ from attncli.cli.output import emit
 from attncli.cli.text import say
 
 
-@options(out=Out)
+@options(out=Out, writes=("Result",))
 def compute(
     out: Out,
     input_path: InputPath = None,

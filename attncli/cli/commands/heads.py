@@ -77,7 +77,7 @@ DaskAddress = Annotated[
 ]
 
 
-@options(out=Out)
+@options(out=Out, writes=("Records",))
 def heads(
     model: ModelRequired,
     out: Out,

@@ -37,7 +37,7 @@ from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.inputs import iter_lines, open_lines
 
 
-@options(source=Source, run=Run, out=Out)
+@options(source=Source, run=Run, out=Out, writes=("Result", "Lines", "Rollout"))
 def show(
     ctx: typer.Context,
     source: Source,

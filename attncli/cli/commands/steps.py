@@ -13,7 +13,7 @@ from attncli.cli.text import context_of, text_of, warn
 from attncli.cli.view import model_page
 
 
-@options(source=Source, run=Run, out=Out)
+@options(source=Source, run=Run, out=Out, writes=("Steps",))
 def steps(
     ctx: typer.Context,
     source: Source,

@@ -13,7 +13,7 @@ from attncli.cli.text import text_of, warn
 from attncli.errors import DataError
 
 
-@options(source=Source, out=Out)
+@options(source=Source, out=Out, writes=("Records",))
 def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = "word", model: ModelDir = None) -> None:
     """List the tokens, ids and character offsets.
 

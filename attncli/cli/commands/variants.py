@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from attncli.cli.options import Out, RecordFormat, options
+from attncli.cli.options import Out, options
 from attncli.cli.output import emit
 
 
-@options(out=Out, skip=("fmt", "precision"))
-def variants(out: Out, fmt: RecordFormat = None) -> None:
+@options(out=Out, skip=("precision",), writes=("Records",))
+def variants(out: Out) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
     from attncli.core.variants import VARIANTS
     from attncli.io import documents
@@ -21,4 +19,4 @@ def variants(out: Out, fmt: RecordFormat = None) -> None:
 
     rows = [v.record() for v in VARIANTS.values()]
     doc = documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows})
-    emit(doc, replace(out, fmt=fmt))
+    emit(doc, out)

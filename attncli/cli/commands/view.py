@@ -6,12 +6,12 @@ import typer
 
 from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Out, Run, Source, options
-from attncli.cli.output import emit
+from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
 from attncli.errors import ConfigError
 
 
-@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"))
+@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))
 def view(
     ctx: typer.Context,
     source: Source,
@@ -30,11 +30,13 @@ def view(
     an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
+    from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
 
     check_options(ctx, model, keep=("context",), both=("head",))
+    check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     text = text_of(source)
     if model is not None:
         from attncli.models.encdec import is_seq2seq
