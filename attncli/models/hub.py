@@ -55,6 +55,6 @@ def resolve_model(path: str | Path) -> Path:
             return snap
     raise ModelError(
         f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}); "
-        f"attn never downloads: on a connected machine run `huggingface-cli download {name}` "
+        f"attn never downloads: on a connected machine run `hf download {name}` "
         "(then copy its cache here, or set HF_HUB_CACHE), or give --model the path of a model folder"
     )

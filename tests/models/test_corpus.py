@@ -215,3 +215,14 @@ def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
     for start in range(0, 23, 8):  # the lines of one window come out together, shortest first
         window = [line for chunk in chunks[start // 8 * 3 : start // 8 * 3 + 3] for line in chunk]
         assert sorted(window) == sorted(lines[start : start + 8]) and window == sorted(window, key=len)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_comes_after_the_first_batch_not_the_first_chunk(bert, workers):
+    """The bar sat at 0 % until a whole chunk (128 lines) was done on every worker: the first chunks are one
+    batch each, so the first report comes after BATCH lines."""
+    from attncli.models.corpus import BATCH, CHUNK
+
+    lines = [f"time flies like an arrow {'x' * (i % 7)} {i}" for i in range(3 * CHUNK)]
+    reads = [read for _, read in stream_stats(bert, lines, workers)]
+    assert reads[0] == BATCH and reads[-1] == len(lines) and reads == sorted(reads)

@@ -26,7 +26,7 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit
-from attncli.cli.text import say
+from attncli.cli.text import say, stdin_prompt
 
 
 @options(out=Out, writes=("Result",))
@@ -67,6 +67,7 @@ def compute(
     limits = replace(
         limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
     )
+    stdin_prompt(input_path, "the JSON")
     qkv = matrices.read_given(input_path, q, k, v, sys.stdin.buffer, errors, say, limits)
     result = given.compute(
         qkv, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options

@@ -12,7 +12,7 @@ from attncli.cli.model import Part, Workers, load_model, worker_count
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
-from attncli.cli.text import say
+from attncli.cli.text import say, stdin_prompt
 from attncli.cli.view import model_page
 from attncli.core.detectors import DETECTORS, STATISTICS
 from attncli.errors import ConfigError, DataError
@@ -105,7 +105,9 @@ def heads(
     from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
-    loaded, words = load_model(model), read_text(text, file)
+    loaded = load_model(model)
+    stdin_prompt(text)
+    words = read_text(text, file)
     doc = part_heads_document(loaded, words, context, part)
     if stat not in doc["stats"]:
         why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
@@ -131,6 +133,7 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     if dask is not None and (file is None or max_lines is not None):
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
     model = load_model(path)
+    stdin_prompt(text, "the lines")
     stream, name = open_lines(text, file)
     stats, stopped = None, None
     with stream, lines_progress(stream, out.color, max_lines) as done:
