@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.errors import ConfigError
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
@@ -178,7 +179,7 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
         import dask.bag as db
         from dask.distributed import Client
     except ImportError:
-        raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
+        raise ConfigError("--dask needs Dask: pip install 'attncli[dask]'") from None
     with Client(address, timeout="30s") as client:
         bag = db.read_text(corpus, blocksize="1MiB" if partitions is None else None)
         if partitions is not None:

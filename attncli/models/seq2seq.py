@@ -28,6 +28,7 @@ from attncli.core.stats import (
     label_cross_heads,
     rollout,
 )
+from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -36,7 +37,6 @@ from attncli.pipeline.tokenize import Tokens
 
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
-from .hparams import ModelError
 from .languages import check_language, with_language
 from .load import Model, ModelTokens, check_head, encode
 from .run import (
@@ -64,20 +64,20 @@ def _kind(model: Model) -> str:
 
 
 def check_part(model: Model, part: str | None, context: str | None) -> str:
-    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
+    """The part to show (an encoder–decoder's default: cross), or ConfigError naming the parts the model has."""
     if part is not None and part not in PARTS:
-        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
+        raise ConfigError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
     parts = model_parts(model)
     chosen = part or (DEFAULT_PART if is_seq2seq(model) else parts[0])
     if chosen not in parts:
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
             f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
             "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
         default = " (the default)" if part is None else ""
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
             "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
         )
@@ -303,7 +303,7 @@ CROSS_ROLLOUT_METHOD = (
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
     if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(
+        raise ConfigError(
             f"layer {layer} is out of range: --part {part} of {model.name} has {n_layer} layers, 0..{n_layer - 1}"
         )
     return layer % n_layer

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attncli.errors import DataError
+from attncli.errors import ConfigError, DataError
 from attncli.models import (
     ModelError,
     check_head,
@@ -257,11 +257,11 @@ def test_upto_layer_stops_and_agrees(bert):
 def test_check_layer_and_head(bert):
     assert check_layer(bert, 1) == 1 and check_layer(bert, -1) == 1
     assert check_head(bert, -2) == 0
-    with pytest.raises(ModelError, match=r"layer 2 is out of range: .* 2 layers, 0\.\.1"):
+    with pytest.raises(ConfigError, match=r"layer 2 is out of range: .* 2 layers, 0\.\.1"):
         check_layer(bert, 2)
-    with pytest.raises(ModelError, match=r"head 5 is out of range: .* 2 heads per layer, 0\.\.1"):
+    with pytest.raises(ConfigError, match=r"head 5 is out of range: .* 2 heads per layer, 0\.\.1"):
         check_head(bert, 5)
-    with pytest.raises(ModelError, match="layer -3"):
+    with pytest.raises(ConfigError, match="layer -3"):
         forward(bert, [2, 3], upto_layer=-3)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from attncli.core.parts import PARTS
 from attncli.core.stats import CROSS_LABELS, CROSS_STATS, cross_head_stats, cross_rollout, label_cross_heads, rollout
+from attncli.errors import ConfigError
 from attncli.models import ModelError, encode, forward, load_model
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
@@ -119,16 +120,16 @@ def test_decoder_part_is_causal_and_encoder_part_needs_no_context():
 def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
     bart = load_model(GOLDEN / "bart")
     assert model_parts(bart) == tuple(PARTS) and model_parts(bert) == ("encoder",) and model_parts(gpt2) == ("decoder",)
-    with pytest.raises(ModelError, match=r"encoder-only.*its only part is encoder"):
+    with pytest.raises(ConfigError, match=r"encoder-only.*its only part is encoder"):
         check_part(bert, "cross", "x")
-    with pytest.raises(ModelError, match=r"decoder-only.*its only part is decoder"):
+    with pytest.raises(ConfigError, match=r"decoder-only.*its only part is decoder"):
         check_part(gpt2, "cross", None)
-    with pytest.raises(ModelError, match="--context SOURCE"):
+    with pytest.raises(ConfigError, match="--context SOURCE"):
         part_result(bart, "le chat")
     assert check_part(bart, "encoder", None) == "encoder" and check_part(bart, None, "x") == "cross"
-    with pytest.raises(ModelError, match="--part encoder of bart has 2 layers"):
+    with pytest.raises(ConfigError, match="--part encoder of bart has 2 layers"):
         part_result(bart, "le chat", layer=2, part="encoder")
-    with pytest.raises(ModelError, match="--part decoder of bart has 2 layers"):
+    with pytest.raises(ConfigError, match="--part decoder of bart has 2 layers"):
         part_rollout(bart, "le chat", layer=2, context="the cat")
 
 
