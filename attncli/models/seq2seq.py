@@ -325,7 +325,7 @@ def part_heads(model: Model, part: str) -> tuple[int, int]:
 
 def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
     if not -n_head <= head < n_head:
-        raise ModelError(
+        raise ConfigError(
             f"head {head} is out of range: --part {part} of {model.name} has {n_head} heads per layer, 0..{n_head - 1}"
         )
     return head % n_head

@@ -256,7 +256,7 @@ def test_a_decoder_with_other_heads_than_its_encoder_shows_each_parts_own():
     assert "decoder 2 heads" in cross.source.caption(cross)[0]
     encoder = part_result(model, "the cat sat", part="encoder", head=3)
     assert encoder.weights.shape[0] == 1 and encoder.config.d_k == 8
-    with pytest.raises(ModelError, match=r"head 3 is out of range: --part decoder of bart-heads has 2 heads"):
+    with pytest.raises(ConfigError, match=r"head 3 is out of range: --part decoder of bart-heads has 2 heads"):
         part_result(model, "le chat", context="the cat", part="decoder", head=3)
     doc = part_heads_document(model, "le chat est", context="the cat sat")
     assert doc["n_head"] == 2 and len(doc["rows"]) == 2 * 2
