@@ -1,16 +1,21 @@
-"""The interactive page of a run (`attn view`, and `--save-html` / `-f html` of show, steps and heads).
+"""The interactive page of a run (`attn view`, `--save-html` / `-f html` of show, steps and heads, and a result
+shown in a notebook).
 
-A command hands `page_of(...)` to its document as `view`: the page's data is computed only when a page is
-written (a model's every layer takes one more forward pass), and its HTML comes from the renderer.
+A result's document carries `page_of(...)` as its `view`: the page's data is computed only when a page is
+written or shown (a model's every layer takes one more forward pass), and its HTML comes from the renderer.
+In a notebook the page sits in an `<iframe srcdoc>` (`inline`): its script and its ids stay inside its own
+frame, so several pages on one notebook never clash, and the frame's sandbox gives it no access to the notebook.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from functools import partial
 
-from attncli.cli.options import Out
 from attncli.io import documents
+
+FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
 
 
 def page_of(
@@ -55,7 +60,23 @@ def model_argument(given: str) -> str:
     return '"$MODEL"' if os.path.isabs(os.path.expanduser(given)) else shlex.quote(given)
 
 
-def model_page(result_of: Callable, command: str, out: Out, loaded, model: str, text: str, context: str | None):
+def model_page(
+    result_of: Callable, command: str, precision: int | None, loaded, model: str, text: str, context: str | None
+) -> Callable[[], documents.View]:
     """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
     encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
-    return lambda: page_of(result_of(), command, out.precision, loaded, model, pair=(text, context))()
+    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+
+
+def inline(page: str, height: int = FRAME_HEIGHT) -> str:
+    """The page as one `<iframe>` for a notebook's output: the whole page in `srcdoc` (escaped, so no token of it
+    can end the attribute), sandboxed to run its own script only, `height` pixels tall.
+
+    >>> frame = inline('<p title="a&b">x</p>', 300)
+    >>> frame.startswith('<iframe srcdoc="&lt;p title=&quot;a&amp;b&quot;&gt;x&lt;/p&gt;"'), 'height:300px' in frame
+    (True, True)
+    """
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" title="attn view" '
+        f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>'
+    )
