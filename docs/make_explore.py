@@ -29,7 +29,7 @@ async def picture() -> str:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*KEYS)
         await pilot.pause()
-        return offline_svg(app.export_screenshot(title=f'attn explore "{TEXT}" --heads 2'))
+        return offline_svg(app.export_screenshot(title=f'attn explore "{TEXT}" --heads 2   ({SIZE[0]} columns)'))
 
 
 if __name__ == "__main__":
