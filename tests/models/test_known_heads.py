@@ -12,7 +12,9 @@ import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 
+from attncli.render.heads import SHORT, corpus_view
 from tests.conftest import ROOT, attn
 from tests.tolerance import assert_within
 
@@ -71,3 +73,16 @@ def test_the_committed_folder_is_what_the_script_builds(tmp_path):
     assert again.keys() == shipped.keys()
     for name, tensor in shipped.items():  # float64 codes (BLAS products: their last bits vary by CPU) cast to
         assert_within(again[name], tensor, np.spacing(np.abs(tensor)), name)  # float32: one ulp apart at most
+
+
+def test_every_cell_of_the_grid_names_its_detector_weak_or_clear(rows):
+    doc = {"model": "m", "corpus": "c", "texts": 1, "tokens": 1, "skipped": 0, "partial": False}
+    doc |= {"n_layer": 2, "n_head": 3, "label_score": 0.4, "rows": list(rows.values())}
+    console = Console(width=80, color_system=None, record=True)
+    console.print(corpus_view(doc))
+    lines = console.export_text().splitlines()
+    for (layer, head), row in rows.items():
+        assert row["detector"] == max(DETECTORS, key=lambda d: row[d])  # under 0.4 as well as over
+        assert row["label"] == (row["detector"] if row[row["detector"]] >= 0.4 else "")
+        named = lines[lines.index(next(x for x in lines if x.strip().startswith(f"L{layer} "))) + 1]
+        assert named.split()[head] == SHORT[row["detector"]], (layer, head, named)
