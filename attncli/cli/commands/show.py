@@ -114,8 +114,8 @@ def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: 
     processes); its number goes into the output, in the input's order."""
     from attncli.io import documents
     from attncli.io.output import line_progress
+    from attncli.pipeline.heads import stats_document
     from attncli.pipeline.lines import ordered_map
-    from attncli.render.stats import stats_document
 
     stdin_prompt(source.text, "the lines")
     stream, name = open_lines(source.text, source.file)
