@@ -14,11 +14,11 @@ part, then hand the run to its kind's module: every model run of attn goes throu
 from __future__ import annotations
 
 from attncli.core.parts import DEFAULT_PART, PARTS
+from attncli.errors import ConfigError
 from attncli.pipeline.result import AttentionResult
 
 from . import run, seq2seq
 from .encdec import is_seq2seq
-from .hparams import ModelError
 from .load import Model
 
 KINDS = {  # a model's kind -> how its messages name it
@@ -40,20 +40,20 @@ def model_parts(model: Model) -> tuple[str, ...]:
 
 
 def check_part(model: Model, part: str | None, context: str | None) -> str:
-    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
+    """The part to show (an encoder–decoder's default: cross), or ConfigError naming the parts the model has."""
     if part is not None and part not in PARTS:
-        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
+        raise ConfigError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
     parts, kind = model_parts(model), kind_of(model)
     chosen = part or (DEFAULT_PART if kind == "encoder-decoder" else parts[0])
     if chosen not in parts:
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}: {model.name} is {KINDS[kind]} model ({model.model_type}); its only part is "
             f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
             "(BART, mBART, T5, Marian)"
         )
     if kind == "encoder-decoder" and PARTS[chosen].needs_source and context is None:
         default = " (the default)" if part is None else ""
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
             "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
         )

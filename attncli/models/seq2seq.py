@@ -21,6 +21,7 @@ from attncli.core.attention import Projections
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS, CROSS_UNDEFINED
 from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
+from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -30,7 +31,6 @@ from attncli.pipeline.tokenize import Tokens
 from .attention import LayerSteps
 from .encdec import decoder_input, seq2seq_forward
 from .forward import forward
-from .hparams import ModelError
 from .languages import check_language, with_language
 from .load import Model
 from .run import ModelLayer, Rollout, describe, heads_rows, heads_table, token_marks
@@ -279,7 +279,7 @@ def part_heads(model: Model, part: str) -> tuple[int, int]:
 
 def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
     if not -n_head <= head < n_head:
-        raise ModelError(
+        raise ConfigError(
             f"head {head} is out of range: --part {part} of {model.name} has {n_head} heads per layer, 0..{n_head - 1}"
         )
     return head % n_head
@@ -287,7 +287,7 @@ def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
     if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(
+        raise ConfigError(
             f"layer {layer} is out of range: --part {part} of {model.name} has {n_layer} layers, 0..{n_layer - 1}"
         )
     return layer % n_layer
