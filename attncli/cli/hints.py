@@ -11,7 +11,8 @@ from functools import partial
 
 from attncli.core.variants import VARIANTS
 from attncli.io.formats import JSON_LISTS
-from attncli.pipeline.limits import Estimate, Limits, OutputCost, max_bytes_from
+from attncli.pipeline.budget import max_bytes_from
+from attncli.pipeline.limits import Estimate, Limits, OutputCost
 
 HEAD_STATISTICS = OutputCost("head statistics", 6 * 8)  # about six [m, n] arrays, one head at a time
 

@@ -104,7 +104,7 @@ def attend_long(
 ) -> Attended:
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended (scores, masked, weights None with weights=False)
     """`attention.attend` for --no-weights and --dtype: the same checks, the same result, other paths."""
-    check_shapes(q, k, v, variant)
+    check_shapes(q, k, v, variant.equal_width, f"variant {variant.name}")
     dt = _dtype(dtype)
     q, k, v = cast("Q", q, dt), cast("K", k, dt), cast("V", v, dt)
     params = {name: p.astype(dt) if p.dtype.kind == "f" else p for name, p in (params or {}).items()}

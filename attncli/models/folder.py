@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from attncli.models.hparams import ModelError
+from attncli.pipeline.budget import ENV, max_bytes_from
 from attncli.pipeline.contain import contained
-from attncli.pipeline.limits import ENV, max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
 from attncli.pipeline.tokenize import MAX_TOKENIZER_BYTES
 

@@ -34,8 +34,8 @@ from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig, check_options
 from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.matrices import SMALLER, Given, axes_of, json_array, shape_of
-from attncli.pipeline.result import AttentionResult, config_record
-from attncli.pipeline.steps import Step, mask_softmax_mix, score_step
+from attncli.pipeline.result import AttentionResult, Step, config_record
+from attncli.pipeline.steps import mask_softmax_mix, score_step
 from attncli.pipeline.tokenize import Tokens
 
 

@@ -21,7 +21,6 @@ before it is tokenized. NumPy-free and quick: the arithmetic only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,13 +28,12 @@ from typing import TYPE_CHECKING
 from attncli.core.masks import acts_on_scores
 from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import ENV, MAX_MEMORY
 from attncli.pipeline.read import MAX_TOKENS, human_bytes
 
 if TYPE_CHECKING:  # `attn variants` reads the formats, and through them these limits, but tokenizes nothing
     from attncli.pipeline.tokenize import TooManyTokens
 
-MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
-ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64
 TOKEN_BYTES = 300  # one token as Python holds it: its string, id, offsets (tuples) and its share of the lists
 
@@ -75,33 +73,6 @@ class Limits:
 
 
 NO_LIMITS = Limits(None, None)
-
-
-def parse_size(value: str, name: str = ENV) -> int | None:
-    """'2G', '512M', '1.5GiB', '3000000' (bytes) -> bytes; 'none' or '0' -> None (no limit).
-
-    >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
-    (2147483648, 536870912, None)
-    >>> parse_size("9" * 300)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999...': give none for no limit
-    """
-    text = value.strip().lower()
-    if text in ("none", "0", "unlimited"):
-        return None
-    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?", text)
-    if not m:
-        raise ConfigError(f"{name} must be a size such as 2G, 512M or 1.5GiB (or none), got {value!r}")
-    size = float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_")
-    if not size < 2**60:  # inf from 300 digits included
-        raise ConfigError(f"{name} must be below 1024P (an exabyte), got {value[:40]!r}: give none for no limit")
-    return int(size)
-
-
-def max_bytes_from(environ) -> int | None:
-    """ATTN_MAX_MEMORY from the environment, or the default MAX_MEMORY."""
-    value = environ.get(ENV)
-    return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
 
 
 @dataclass(frozen=True)

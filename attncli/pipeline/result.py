@@ -9,7 +9,7 @@ the caption, the JSON "config" record, the stages of `attn steps` and the heads'
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -18,8 +18,20 @@ from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokenize import Tokens
 
-if TYPE_CHECKING:  # steps.py reads AttentionResult: a type only, no import cycle at run time
-    from attncli.pipeline.steps import Step
+
+@dataclass(frozen=True)
+class Step:
+    """One stage of a run as `attn steps` shows it: its numbers, the formula they follow, what each axis is."""
+
+    name: str  # the JSON name: "x", "q", "scores", "trace:qk", ...
+    formula: str  # what a reader checks the numbers against
+    array: np.ndarray
+    axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
+    note: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
 
 
 class Source(Protocol):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,11 +25,8 @@ from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
-from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, check_count, expected_tokens, tokenize
-
-if TYPE_CHECKING:  # the stages load for attn steps and the page, not for every run
-    from attncli.pipeline.steps import Step
 
 
 @dataclass(frozen=True)

@@ -11,29 +11,14 @@ NumPy and the standard library only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL, embed
-from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.result import AttentionResult, Step
 
 SCHEMA = "attncli.steps/1"
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str  # the JSON name: "x", "q", "scores", "trace:qk", ...
-    formula: str  # what a reader checks the numbers against
-    array: np.ndarray
-    axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
-    note: str = ""
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.array.shape)
 
 
 def _trace_axes(terms: dict, name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, json_depth, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
@@ -192,7 +193,6 @@ def _contained_tokenizer(path: str, label: str) -> Tokenizer:
     """An untrusted tokenizer.json, loaded once in a contained child to check it (a bad file fails here, before
     any text is read), then loaded and run there again for each text."""
     from attncli.pipeline.contain import contained  # (faulthandler, json, select): only for a tokenizer file
-    from attncli.pipeline.limits import max_bytes_from
 
     def run(fn: Callable, *args: object):
         return contained(fn, *args, what=f"tokenizer {label}", memory=max_bytes_from(os.environ))
