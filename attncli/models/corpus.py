@@ -29,7 +29,8 @@ import numpy as np
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
-from attncli.models.load import Model, ModelError, encode, encode_many, load_model
+from attncli.models.load import ModelError, encode, encode_many, load_model
+from attncli.models.model import Model
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)

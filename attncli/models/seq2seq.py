@@ -29,16 +29,17 @@ from attncli.core.stats import (
     rollout,
 )
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.run import _check_text
-from attncli.pipeline.steps import Step, mask_softmax_mix, shown
+from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .hparams import ModelError
 from .languages import check_language, with_language
-from .load import Model, ModelTokens, encode
+from .load import ModelTokens, encode
+from .model import Model
 from .run import (
     ModelLayer,
     Rollout,
