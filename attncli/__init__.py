@@ -8,6 +8,8 @@ The public names are imported on first use, so that `attn` can configure NumPy's
 before NumPy loads (see cli/app.py).
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 _PUBLIC = {
@@ -25,7 +27,5 @@ __all__ = ["TOKENIZERS", "VARIANTS", "AttentionResult", "RunConfig", "__version_
 
 def __getattr__(name: str):
     if name in _PUBLIC:
-        import importlib
-
         return getattr(importlib.import_module(_PUBLIC[name]), name)
     raise AttributeError(f"module 'attncli' has no attribute {name!r}")

@@ -137,7 +137,7 @@ def test_no_import_cycles():
 #: why an import may sit inside a function: to keep a command's start-up light (what is loaded only where it is
 #: first needed), or because the package is an optional extra that may not be installed
 LATE_KINDS = ("start-up", "optional")
-LATE = re.compile(rf"# late: ({'|'.join(LATE_KINDS)}) \\([^()]+\\)")
+LATE = re.compile(rf"# late: ({'|'.join(LATE_KINDS)}) \([^()]+\)")
 
 
 def is_late_reason(line: str) -> bool:

@@ -50,7 +50,7 @@ Rollout = Annotated[
 
 
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
-    from attncli.core.parts import PARTS
+    from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 
     return PARTS
 
@@ -133,7 +133,7 @@ def check_options(
         raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
     if every:
         return
-    from attncli.core.variants import DEFAULT_VARIANT
+    from attncli.core.variants import DEFAULT_VARIANT  # late: start-up (not for --help)
 
     variant = ctx.params.get("variant")
     clash = [
@@ -149,7 +149,7 @@ def check_options(
 
 def load_model(path: str):
     """attncli.models.load_model, imported only when a command is given --model."""
-    from attncli.models import load_model as load
+    from attncli.models import load_model as load  # late: start-up (model code only with --model)
 
     return load(path)
 

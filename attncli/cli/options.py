@@ -47,14 +47,14 @@ def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs:
 
 
 def _variants() -> Iterable[str]:
-    from attncli.core.variants import VARIANTS
+    from attncli.core.variants import VARIANTS  # late: start-up (a registry loads only when its option is built)
 
     return VARIANTS
 
 
 def _formats(kind: str | None = None) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
-        from attncli.io import documents
+        from attncli.io import documents  # late: start-up (a registry loads only when its option is built)
         from attncli.io.formats import FORMATS, formats_for
 
         return FORMATS if kind is None else formats_for(getattr(documents, kind))
@@ -63,20 +63,20 @@ def _formats(kind: str | None = None) -> Callable[[], Iterable[str]]:
 
 
 def _themes() -> Iterable[str]:
-    from attncli.io.formats import THEMES
+    from attncli.io.formats import THEMES  # late: start-up (a registry loads only when its option is built)
 
     return THEMES
 
 
 def _positional() -> Iterable[str]:
-    from attncli.pipeline.embed import POSITIONAL
+    from attncli.pipeline.embed import POSITIONAL  # late: start-up (a registry loads only when its option is built)
 
     return POSITIONAL
 
 
 def _config(name: str) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
-        from attncli.pipeline import config
+        from attncli.pipeline import config  # late: start-up (a registry loads only when its option is built)
 
         return getattr(config, name)
 
@@ -284,7 +284,7 @@ class Run:
     def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
         """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
         of the `variants` run (default: -v)."""
-        from attncli.pipeline.config import RunConfig
+        from attncli.pipeline.config import RunConfig  # late: start-up (not for --help)
 
         check_variant_options(variants or [self.variant], self.rank, self.features)
         mask = tuple(self.mask.split(",")) if self.mask else ()
@@ -323,7 +323,7 @@ class Out:
 
 def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
     """--rank and --features belong to the variants that take them: ConfigError when no chosen variant does."""
-    from attncli.core.variants import VARIANTS
+    from attncli.core.variants import VARIANTS  # late: start-up (a registry loads only when its option is built)
 
     for name, value in (("rank", rank), ("features", features)):
         takers = [v for v, spec in VARIANTS.items() if name in spec.options]

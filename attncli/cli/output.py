@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the output machinery (formats, documents, emit) loads in th
 
 def emit(doc: Document, out: Out) -> None:
     """Write `doc` in the chosen format, to stdout or -o (io/output.py's `emit`)."""
-    from attncli.io.output import emit as write
+    from attncli.io.output import emit as write  # late: start-up (--help and --version load no output machinery)
 
     write(
         doc,
@@ -31,7 +31,7 @@ def emit(doc: Document, out: Out) -> None:
 
 def table_only(out: Out, **chosen: bool) -> None:
     """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
-    from attncli.io.formats import FORMATS
+    from attncli.io.formats import FORMATS  # late: start-up (--help and --version load no output machinery)
     from attncli.io.output import resolve_format
 
     fmt = resolve_format(out.fmt, out.output)
@@ -42,7 +42,7 @@ def table_only(out: Out, **chosen: bool) -> None:
 
 def writing(kind: type[Document], out: Out) -> OutputCost | None:
     """What writing a document of this kind in the chosen format holds on top of its run."""
-    from attncli.io.formats import FORMATS
+    from attncli.io.formats import FORMATS  # late: start-up (--help and --version load no output machinery)
     from attncli.io.output import resolve_format
 
     return FORMATS[resolve_format(out.fmt, out.output)].memory.get(kind)

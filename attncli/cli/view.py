@@ -28,7 +28,7 @@ def page_of(
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
     def build() -> documents.View:
-        from attncli.io.view import model_view, result_view
+        from attncli.io.view import model_view, result_view  # late: start-up (only when a page is written)
         from attncli.render.html_view import page
         from attncli.render.stats import show_view
 

@@ -47,7 +47,7 @@ STATISTICS = {
 def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
     # [L, h, n, n], [n] -> {name: [L, h, rows]}
     """The per-row values of every statistic and detector but induction for one text (`batch_rows` of one)."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     ids = np.asarray(ids)
     return batch_rows(np.asarray(weights)[None], ids[None], np.array([len(ids)]), causal)
@@ -59,7 +59,7 @@ def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal
     is its first lengths[b] tokens (its padding keys carry no weight; padding rows and ids are ignored). The
     rows of every text, text after text. With `causal`, row 0 (which can see only itself) is left out of
     the statistics and of the first-token sink."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     n = weights.shape[-1]
     lengths = np.asarray(lengths)
@@ -91,7 +91,7 @@ def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal
 def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
     """On tokens `prefix + r + r` (r of length `period` starting at `start`), the weight each query of the
     second copy puts on the token after its earlier copy: row i, key i - period + 1."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     a = np.asarray(weights, dtype=np.float64)
     rows = np.arange(start + period, start + 2 * period - 1)  # the last query has no "next" token to find
@@ -115,12 +115,12 @@ class Moments:
         return Moments(self.count + other.count, self.total + other.total, self.squares + other.squares)
 
     def mean(self) -> np.ndarray | None:  # -> [L, h]
-        import numpy as np
+        import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
         return None if not self.count else np.asarray(self.total) / self.count
 
     def std(self) -> np.ndarray | None:  # -> [L, h], the population standard deviation over rows
-        import numpy as np
+        import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
         mean = self.mean()
         if mean is None:

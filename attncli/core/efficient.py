@@ -77,7 +77,7 @@ def outputs_only(
     if variant.linear is not None:
         out = variant.linear(q, k, v, temperature, np.random.default_rng(rng_seed), options)
     elif variant.kernel_qk is not None:
-        from attncli.core.kernels import attention_outputs  # the blocked kernels load only for long inputs
+        from attncli.core.kernels import attention_outputs  # late: start-up (kernels: long inputs only)
 
         q, k, scale = variant.kernel_qk(q, k, params)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -112,7 +112,7 @@ def attend_long(
         out = outputs_only(q, k, v, variant, params, masks, temperature, rng_seed, options or {})
         return Attended(None, None, None, out)
     if variant.kernel_weights and variant.kernel_qk and all(m.name in variant.fast_masks for m in masks):
-        from attncli.core.kernels import attention_weights  # (likewise)
+        from attncli.core.kernels import attention_weights  # late: start-up (kernels: long inputs only)
 
         _, _, scale = variant.kernel_qk(q, k, params)
         scale /= temperature

@@ -270,7 +270,7 @@ def norm_and_unit(x):  # [..., d] -> [...], [..., d]   (zero vectors stay zero)
 
     (np.linalg.norm squares the entries: 1e-170 squares to 0 and 1e200 to inf.)
     """
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     big = np.abs(x).max(axis=-1, keepdims=True)
     y = np.divide(x, big, out=np.zeros_like(x), where=big > 0)  # entries in [-1, 1], one of them ±1
@@ -358,7 +358,7 @@ def _explain_additive(c: Cell) -> str:
 )
 def additive_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
     """s = vᵀ tanh(W₁q + W₂k + b) (Bahdanau)"""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     a = q @ params["W1"].swapaxes(-1, -2) + params["b"][:, None, :]  # [h, m, d_a]
     c = k @ params["W2"].swapaxes(-1, -2)  # [h, n, d_a]
@@ -451,7 +451,7 @@ def _explain_gated(c: Cell) -> str:
 )
 def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = σ(W_g [q; k]) · qᵀk"""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     d_q = q.shape[-1]
     w_g = params["W_g"]  # [h, d_q + d_k]
@@ -469,7 +469,7 @@ def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
 
 def _linformer_params(rng, n_head, d_q, d_k, d_a, *, n_keys, rank=8) -> Params:  # -> {"group": [h, n]}
     """The partition of the n keys into min(R, n) groups, the same for every head."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import linformer_projection
 
@@ -478,7 +478,7 @@ def _linformer_params(rng, n_head, d_q, d_k, d_a, *, n_keys, rank=8) -> Params: 
 
 
 def _linformer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, d], [h, n, d_v] -> [h, m, d_v]
-    from attncli.core.approx import linformer
+    from attncli.core.approx import linformer  # late: start-up (the approximations load with their variant)
 
     scale = 1 / (math.sqrt(q.shape[-1]) * temperature)
     return linformer(q, k, v, scale, options["rank"], rng, return_weights=False)[1]
@@ -524,7 +524,7 @@ def _explain_linformer(c: Cell) -> str:
 )
 def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = q_i · k̄_g(j) / √d: each key scored through the mean of its group (attncli.core.approx)."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import group_means
 
@@ -543,7 +543,7 @@ def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m,
 
 def _performer_params(rng, n_head, d_q, d_k, d_a, *, n_keys=None, features=64) -> Params:  # -> {"W": [h, F, d_k]}
     """F orthogonal random feature directions (rows marginally N(0, I)), the same for every head."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import performer_features
 
@@ -552,7 +552,7 @@ def _performer_params(rng, n_head, d_q, d_k, d_a, *, n_keys=None, features=64) -
 
 
 def _performer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, d], [h, n, d_v] -> [h, m, d_v]
-    from attncli.core.approx import performer
+    from attncli.core.approx import performer  # late: start-up (the approximations load with their variant)
 
     return performer(q, k, v, 1 / math.sqrt(q.shape[-1]), options["features"], rng, return_weights=False)[1]
 
@@ -601,7 +601,7 @@ def _explain_performer(c: Cell) -> str:
 )
 def performer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = ln((1/F) Σ_f e^{a_if + b_jf}): the log of the FAVOR+ estimate of e^{q·k/√d} (attncli.core.approx)."""
-    from attncli.core.approx import performer_log_scores
+    from attncli.core.approx import performer_log_scores  # late: start-up (the approximations load with their variant)
 
     a, b, scores = performer_log_scores(q, k, params["W"])
     if trace is not None:

@@ -63,7 +63,7 @@ THEMES = ("light", "dark")  # --theme: the pictures' background; light is what a
 
 def terminal_theme(name: str):
     """The Rich TerminalTheme of a --theme: light (white paper, dark text) or dark (Rich's own SVG theme)."""
-    from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
+    from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme  # late: start-up (Rich only for -f svg)
 
     if name == "dark":
         return SVG_EXPORT_THEME

@@ -130,7 +130,7 @@ def model_view(
     for the mean over the heads, "mean_command" and "mean_path"). An encoder–decoder's page has its every
     part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
-    from attncli.models import forward  # the model's own forward pass: only a --model run gets here
+    from attncli.models import forward  # late: start-up (the model's own forward pass: only a --model run gets here)
     from attncli.models.encdec import is_seq2seq
 
     if is_seq2seq(model):
@@ -204,7 +204,7 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.seq2seq import every_part  # only an encoder–decoder's page gets here
+    from attncli.models.seq2seq import every_part  # late: start-up (only an encoder–decoder's page gets here)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
     parts = {

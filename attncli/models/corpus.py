@@ -164,7 +164,7 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
     """The same map and reduce on the Dask cluster at `address`: its workers read the corpus file and load the
     model from their own disk (the same paths). Needs `pip install 'attncli[dask]'`."""
     try:
-        import dask.bag as db
+        import dask.bag as db  # late: optional (dask, the dask extra: only for --dask)
         from dask.distributed import Client
     except ImportError:
         raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None

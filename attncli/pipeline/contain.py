@@ -74,7 +74,7 @@ def _child(write: int, fn: Callable[..., Any], args: tuple, memory: int | None) 
         os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one text, one thread: no pool forked mid-use
         size = _address_space()
         if memory is not None and size is not None:
-            import resource
+            import resource  # late: start-up (only in the child, only under a memory limit)
 
             resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
         try:

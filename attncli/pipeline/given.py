@@ -188,7 +188,7 @@ def compute(
     config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
     check(estimate, limits, "attention on these matrices", config_hint, (SMALLER,))
     if dtype != "float64" or not weights:  # the long-input paths
-        from attncli.core.efficient import attend_long  # loaded only for long inputs, as run() does
+        from attncli.core.efficient import attend_long  # late: start-up (kernels: long inputs only, as in run)
 
         a = attend_long(
             q[None],

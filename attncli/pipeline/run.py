@@ -63,7 +63,7 @@ class TextRun:
         return config_record(c, c.tokenizer, c.positional, c.projection, c.seed)
 
     def steps(self, result: AttentionResult) -> list[Step]:
-        from attncli.pipeline.steps import text_steps
+        from attncli.pipeline.steps import text_steps  # late: start-up (attn steps and the page)
 
         return text_steps(result)
 
@@ -182,7 +182,7 @@ def run(
     terms: dict | None = {} if trace else None
     masks = parse_masks(",".join(config.mask))
     if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.core.efficient
-        from attncli.core.efficient import cast, multi_head_long  # loaded only when asked: kernels and threads
+        from attncli.core.efficient import cast, multi_head_long  # late: start-up (when asked: kernels, threads)
 
         x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
         x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))

@@ -33,7 +33,7 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
-    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for  # late: start-up (not for --help)
     from attncli.io import documents
     from attncli.pipeline.compare import compare_document, compare_runs, split_names
     from attncli.render.compare import compare_view
@@ -47,7 +47,7 @@ def compare(
     for r in results:
         warn(r.tokens)
     if model is not None:
-        from attncli.models.run import compare_with_model, model_result
+        from attncli.models.run import compare_with_model, model_result  # late: start-up (model code only with --model)
 
         results.append(model_result(load_model(model), text, layer, head))
         doc = compare_with_model(text, results[:-1], results[-1])

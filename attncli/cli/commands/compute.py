@@ -51,7 +51,7 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
-    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for  # late: start-up (not for --help)
     from attncli.core.masks import parse_masks
     from attncli.io import documents
     from attncli.io.formats import FORMATS

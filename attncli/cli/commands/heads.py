@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import signal
 from typing import Annotated
 
@@ -101,7 +102,7 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
     from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
@@ -118,9 +119,7 @@ def heads(
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
     """`attn heads --lines`: the corpus streamed through the model on `workers` processes (or a Dask cluster);
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
-    import itertools
-
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
     from attncli.io.progress import lines_progress
     from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
     from attncli.render.heads import corpus_view

@@ -64,7 +64,7 @@ def show(
     or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
-    from attncli.cli.hints import HEAD_STATISTICS, limits_for
+    from attncli.cli.hints import HEAD_STATISTICS, limits_for  # late: start-up (not for --help)
     from attncli.cli.view import page_of
     from attncli.io import documents
     from attncli.pipeline.result import one_head
@@ -84,7 +84,7 @@ def show(
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     context = context_of(run.context, source.errors)
     if model is not None:
-        from attncli.models import seq2seq
+        from attncli.models import seq2seq  # late: start-up (model code only with --model)
         from attncli.render.heads import rollout_view
 
         loaded = load_model(model)  # once, also for every line of --lines
@@ -118,7 +118,7 @@ def show(
 
 
 def _show(result, out: Out, table, stats: bool, view) -> None:
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
     from attncli.render.stats import stats_document
 
     warn(result.tokens)
@@ -129,7 +129,7 @@ def _show(result, out: Out, table, stats: bool, view) -> None:
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
     """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
     processes); its number goes into the output, in the input's order."""
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
     from attncli.io.output import line_progress
     from attncli.pipeline.lines import ordered_map
     from attncli.render.stats import stats_document

@@ -33,7 +33,7 @@ def steps(
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
     --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
     """
-    from attncli.cli.hints import limits_for
+    from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.cli.view import page_of
     from attncli.io import documents
     from attncli.pipeline.run import run as run_text
@@ -44,7 +44,7 @@ def steps(
     text = text_of(source)
     context = context_of(run.context, source.errors)
     if model is not None:
-        from attncli.models.seq2seq import part_result
+        from attncli.models.seq2seq import part_result  # late: start-up (model code only with --model)
 
         loaded = load_model(model)
         result = part_result(loaded, text, layer, head, context, part)

@@ -20,7 +20,7 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
     whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
-    from attncli.cli.hints import limits_for
+    from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.io import documents
     from attncli.pipeline.compare import tokens_document
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
@@ -35,7 +35,7 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
         if model is None:
             toks = tokenize(text, tokenizer, source.max_tokens)
         else:
-            from attncli.models.run import model_tokens
+            from attncli.models.run import model_tokens  # late: start-up (model code only with --model)
 
             toks = model_tokens(load_model(model), text)
     except TooManyTokens as e:

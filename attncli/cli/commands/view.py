@@ -28,7 +28,7 @@ def view(
     offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head;
     an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
-    from attncli.cli.hints import limits_for
+    from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
     from attncli.pipeline.result import one_head
@@ -37,7 +37,7 @@ def view(
     check_options(ctx, model, keep=("context",), both=("head",))
     text = text_of(source)
     if model is not None:
-        from attncli.models.encdec import is_seq2seq
+        from attncli.models.encdec import is_seq2seq  # late: start-up (model code only with --model)
         from attncli.models.seq2seq import part_result
 
         loaded, context = load_model(model), context_of(run.context, source.errors)
