@@ -77,9 +77,10 @@ class Source(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttentionResult:
-    """Everything one run computed. Shapes: m queries, n keys, h heads."""
+    """Everything one run computed. Shapes: m queries, n keys, h heads. Built by keyword only: nineteen fields,
+    several of the same type, are too many to pass by position."""
 
     text: str | None  # None in attn compute: there is no text
     context: str | None
