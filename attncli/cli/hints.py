@@ -39,8 +39,8 @@ def hints(command: str, config, estimate: Estimate | None, fits: dict[str, int])
         return out
     heavy = {k for k, v in estimate.parts.items() if v >= estimate.total / 4}
     variant = VARIANTS[config.variant] if config is not None else None
-    if variant is not None and variant.hidden:
-        hidden = f"{variant.name}'s {variant.hidden}"  # the part run_bytes names it by
+    if variant is not None and variant.cost.hidden:
+        hidden = f"{variant.name}'s {variant.cost.hidden}"  # the part run_bytes names it by
         if hidden in estimate.parts and heavy & {hidden, JSON_LISTS.label}:
             out.append(f"a smaller --d-a (steps keeps {variant.name}'s [h, m, n, d_a] term)")
     if JSON_LISTS.label in heavy:

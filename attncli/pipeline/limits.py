@@ -112,13 +112,13 @@ def attention_bytes_per_cell(
     temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
     tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
     entry = VARIANTS[variant]
-    per = 2 * itemsize + entry.score_temporaries * itemsize
+    per = 2 * itemsize + entry.cost.score_temporaries * itemsize
     if masks:
         per += 2  # the boolean mask and np.isfinite's
     if acts_on_scores(masks):
         per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
     if trace:
-        per += entry.trace_cells * itemsize  # qk (and the gate) for steps
+        per += entry.cost.trace_cells * itemsize  # qk (and the gate) for steps
         if masks:
             per += itemsize  # steps' S' with −∞ where masked
     return per
@@ -133,7 +133,7 @@ def outputs_only_bytes(
     """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
     [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
     entry = VARIANTS[variant]
-    if entry.linear is not None:  # its one option (--rank, --features) is the width of its linear path
+    if entry.fast.linear is not None:  # its one option (--rank, --features) is the width of its linear path
         (width,) = option_values(entry, {"rank": rank, "features": features}).values()
         return 3 * itemsize * h * (m + n) * width
     return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
@@ -183,11 +183,11 @@ def run_bytes(
     parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
     largest = cells
     entry = VARIANTS[config.variant]
-    if entry.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
+    if entry.cost.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
         parts[f"{entry.name}'s slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
         if trace:
             # (computed in float64, and in float32 a rounded copy as well)
-            parts[f"{entry.name}'s {entry.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
+            parts[f"{entry.name}'s {entry.cost.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
     if output is not None:
         parts.update(output.bytes(m, n, largest))
@@ -224,7 +224,7 @@ def compute_bytes(
     cells = m * n
     per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
     parts = {"attention": cells * per, **matrices}
-    if VARIANTS[variant].hidden:
+    if VARIANTS[variant].cost.hidden:
         parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
     if output is not None:
         parts.update(output.bytes(m, n, cells))
@@ -263,7 +263,7 @@ def fits(config, estimate: Estimate) -> dict[str, int]:
     if (
         config.weights
         and variant.outputs_only
-        and all(str(x).partition(":")[0] in variant.fast_masks for x in config.mask)
+        and all(str(x).partition(":")[0] in variant.fast.masks for x in config.mask)
     ):
         options = {"rank": config.rank, "features": config.features}
         out["outputs-only"] = rest + outputs_only_bytes(variant.name, h, m, n, options["rank"], options["features"])
