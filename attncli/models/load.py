@@ -1,6 +1,6 @@
 """Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
 
-A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its
+A folder is a `Model` (model.py): its family (attncli/models/families/), its hyper-parameters, its
 weights (read lazily from the safetensors files by tensorfile.py, one tensor at a time, kept
 once read; F32, F16, BF16 and F64 all become float32) and its tokenizer. Nothing here imports
 PyTorch; `tokenizers` is imported inside the functions that need it.
