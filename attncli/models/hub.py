@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from .hparams import ModelError
+from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, ollama_blob, ollama_store
 
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?")  # "gpt2", "Qwen/Qwen2.5-0.5B"
 
@@ -28,33 +29,78 @@ def hub_caches() -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+COMMIT = re.compile(r"[0-9A-Za-z][\w.-]{0,127}")  # what refs/main holds: a commit hash, never a path
+REF_BYTES = 256  # refs/main is read no further than this: a commit hash is 40 characters
+
+
+def _inside(snap: Path, repo: Path) -> Path:
+    """`snap` if it is a folder of `repo` once links are followed, else ModelError (a cache never points out)."""
+    if not snap.resolve().is_relative_to(repo.resolve()):
+        raise ModelError(f"{snap} leads out of its cache folder {repo}: a damaged or hostile cache")
+    return snap
+
+
 def _snapshot(repo: Path) -> Path | None:
-    """refs/main's snapshot, else the newest snapshot folder, else None."""
+    """refs/main's snapshot, else the newest snapshot folder, else None; never a folder outside `repo`."""
     ref = repo / "refs" / "main"
     if ref.is_file():
-        snap = repo / "snapshots" / ref.read_text(encoding="utf-8").strip()
+        with ref.open("rb") as f:
+            raw = f.read(REF_BYTES + 1)
+        commit = raw.decode("utf-8", "replace").strip()
+        if len(raw) > REF_BYTES or not COMMIT.fullmatch(commit):
+            raise ModelError(f"{ref} does not hold a commit hash: a damaged or hostile cache")
+        snap = repo / "snapshots" / commit
         if snap.is_dir():
-            return snap
+            return _inside(snap, repo)
     snaps = [p for p in (repo / "snapshots").glob("*") if p.is_dir()]
-    return max(snaps, key=lambda p: p.stat().st_mtime) if snaps else None
+    return _inside(max(snaps, key=lambda p: p.stat().st_mtime), repo) if snaps else None
 
 
-def resolve_model(path: str | Path) -> Path:
-    """A folder as given if it exists (or is plainly a path), else the cached snapshot of the model NAME.
+def _shown(name: str) -> str:
+    """A name as an error shows it: whole when short, else its start and how long it is (it is never cut silently)."""
+    return repr(name) if len(name) <= 200 else f"{name[:60]!r}… (a name of {len(name):,} characters)"
 
-    A name not in the cache is a ModelError saying that attn never downloads and how to get it.
+
+def resolve_model(path: str | Path, gguf_file: str | None = None) -> Path:
+    """A folder or file as given if it exists (or is plainly a path), else the model NAME: a Hugging Face cache
+    snapshot, an Ollama model (NAME:TAG), an LM Studio folder (ORG/NAME); a folder holding GGUF files and no
+    config.json means its GGUF file (`stores.gguf_in`, `gguf_file` choosing among several).
+
+    A name found nowhere is a ModelError saying that attn never downloads and how to get it.
     """
-    folder = Path(path).expanduser()
     name = str(path)
-    if folder.exists() or not REPO_ID.fullmatch(name):
-        return folder
+    try:
+        return _resolve(Path(path).expanduser(), name, gguf_file)
+    except OSError as e:  # a name or HF_HOME too long for the system, a cache attn may not read
+        raise ModelError(f"cannot read the model {_shown(name)} or its cache: {e.strerror or e}") from None
+
+
+def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
+    if folder.exists() or not (REPO_ID.fullmatch(name) or OLLAMA_NAME.fullmatch(name)):
+        return _in_folder(folder, gguf_file)
     caches = hub_caches()
     for cache in caches:
-        snap = _snapshot(cache / ("models--" + name.replace("/", "--")))
+        snap = _snapshot(cache / ("models--" + name.replace("/", "--"))) if REPO_ID.fullmatch(name) else None
         if snap is not None:
-            return snap
+            return _in_folder(snap, gguf_file)
+    blob = ollama_blob(name)
+    if blob is not None:
+        return _in_folder(blob, gguf_file)
+    studio = lmstudio_folder(name)
+    if studio is not None:
+        return _in_folder(studio, gguf_file)
     raise ModelError(
-        f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}); "
-        f"attn never downloads: on a connected machine run `huggingface-cli download {name}` "
-        "(then copy its cache here, or set HF_HUB_CACHE), or give --model the path of a model folder"
+        f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}), "
+        f"the Ollama store ({ollama_store()}) or LM Studio's (~/.lmstudio/models); "
+        f"attn never downloads: on a connected machine run `huggingface-cli download {name}` or `ollama pull {name}` "
+        "(then copy it here, or set HF_HUB_CACHE or OLLAMA_MODELS), or give --model the path of a model folder"
     )
+
+
+def _in_folder(found: Path, gguf_file: str | None) -> Path:
+    """A folder's GGUF model file when it holds one (or `gguf_file`), else `found` itself."""
+    if found.is_dir():
+        return gguf_in(found, gguf_file) or found
+    if gguf_file is not None:
+        raise ModelError(f"--gguf-file chooses a file in a model folder, but {found} is not a folder")
+    return found

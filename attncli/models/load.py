@@ -83,10 +83,22 @@ def _display_name(folder: Path) -> str:
     return f"{p.parent.name}/{p.name}" if p.name == "model" and p.parent.name else p.name
 
 
-def load_model(path: str | Path) -> Model:
+def load_model(path: str | Path, gguf_file: str | None = None) -> Model:
     """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
-    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
-    folder = resolve_model(path)
+    a GGUF file, or a model NAME: "gpt2", "Qwen/Qwen2.5-0.5B" from the local Hugging Face cache, an Ollama
+    "NAME:TAG", an LM Studio "ORG/NAME" (`hub.resolve_model`; `gguf_file` picks one of a folder's GGUF files);
+    a file of it that cannot be read (no permission, a link to nothing) is a ModelError naming it."""
+    try:
+        return _load_model(path, gguf_file)
+    except OSError as e:
+        raise ModelError(f"cannot read the model: {e.filename or path}: {e.strerror or e}") from None
+
+
+def _load_model(path: str | Path, gguf_file: str | None) -> Model:
+    found = resolve_model(path, gguf_file)
+    if found.is_file():  # a GGUF file (anything else: one line saying it is not one)
+        return _load_gguf(found, str(path))
+    folder = found
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
     config_path = folder / "config.json"
@@ -104,6 +116,26 @@ def load_model(path: str | Path) -> Model:
     tensors = checkpoint(folder)
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
+    _check_hp(hp)
+    weights = _open_weights(folder, tensors, wanted, family.word)
+    tokenizer = _load_tokenizer(folder, family, config)
+    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer)
+
+
+def _load_gguf(path: Path, given: str) -> Model:
+    """A GGUF file (`gguf_model.gguf_parts`): its family's hyper-parameters, weights and tokenizer."""
+    from .gguf_model import gguf_parts  # late: start-up (GGUF code only for a GGUF file)
+
+    parts = gguf_parts(path)
+    _check_hp(parts.hp)
+    weights = Weights(dict(parts.sources), parts.nbytes)
+    tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
+    name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
+    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer)
+
+
+def _check_hp(hp: dict) -> None:
+    """The hyper-parameters every family shares: a known activation, heads that divide the width and each other."""
     if not isinstance(hp["activation"], str) or hp["activation"] not in ACTIVATION_FNS:
         raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
     if "d_k" not in hp and hp["d_model"] % hp["n_head"]:
@@ -111,29 +143,34 @@ def load_model(path: str | Path) -> Model:
     n_kv_head = hp.get("n_kv_head", hp["n_head"])
     if hp["n_head"] % n_kv_head:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
-    weights = _open_weights(folder, tensors, wanted, family.word)
+
+
+def _model(path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any) -> Model:
+    start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
+    if start is not None and start >= vocab:
+        raise ModelError(f"config.json: decoder_start_token_id {start:,} is not a token of the {vocab:,} in {path}")
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
     return Model(
-        path=folder,
-        name=_display_name(folder),
-        model_type=model_type,
+        path=path,
+        name=name,
+        model_type=config["model_type"],
         family=family,
         config=config,
         n_layer=hp["n_layer"],
         n_head=hp["n_head"],
         d_model=hp["d_model"],
         d_k=hp.get("d_k", hp["d_model"] // hp["n_head"]),
-        n_kv_head=n_kv_head,
+        n_kv_head=hp.get("n_kv_head", hp["n_head"]),
         max_positions=max_positions,
         causal=hp["causal"],
         eps=hp["eps"],
         activation=hp["activation"],
         hp=hp,
         weights=weights,
-        tokenizer=_load_tokenizer(folder, family, config),
-        vocab_size=weights.shape(family.word)[0],
+        tokenizer=tokenizer,
+        vocab_size=vocab,
     )
 
 

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
 from attncli.cli.text import context_of, text_of, warn
 from attncli.errors import ConfigError
@@ -19,6 +19,7 @@ def explore(
     run: Run,
     out: Out,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     dtype: Dtype = "float64",
@@ -39,7 +40,7 @@ def explore(
 
     check_options(ctx, model, keep=("mean_heads", "query", "context"), both=("head",))
     context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
-    loaded = None if model is None else load_model(model)
+    loaded = None if model is None else load_model(model, gguf_file)
     explorer = Explorer(
         text_of(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads, part=part
     )

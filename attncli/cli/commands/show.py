@@ -8,6 +8,7 @@ from functools import partial
 import typer
 
 from attncli.cli.model import (
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -16,6 +17,7 @@ from attncli.cli.model import (
     Workers,
     check_options,
     load_model,
+    model_path,
     worker_count,
 )
 from attncli.cli.options import (
@@ -45,6 +47,7 @@ def show(
     out: Out,
     stats: Stats = False,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     rollout: Rollout = False,
@@ -69,6 +72,7 @@ def show(
     from attncli.cli.hints import limits_for
 
     check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
+    model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:

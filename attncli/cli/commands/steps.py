@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, model_path
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
@@ -20,6 +20,7 @@ def steps(
     out: Out,
     query: Query = 0,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -37,6 +38,7 @@ def steps(
     from attncli.io import documents
 
     check_options(ctx, model, keep=("query", "context"))
+    model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, model_path
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
@@ -19,6 +19,7 @@ def view(
     run: Run,
     out: Out,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -34,6 +35,7 @@ def view(
     from attncli.io.formats import JSON_LISTS
 
     check_options(ctx, model, keep=("context",), both=("head",))
+    model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
