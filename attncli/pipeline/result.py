@@ -18,6 +18,24 @@ from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokenize import Tokens
 
+#: What each stage is, in words (the page's titles; a JSON record's "title"); a variant's trace term is "a term".
+TITLES = {
+    "x": "input",
+    "e": "embeddings",
+    "pe": "positions",
+    "x_context": "context input",
+    "q": "queries",
+    "k": "keys",
+    "v": "values",
+    "scores": "scores",
+    "masked_scores": "masked scores",
+    "weights": "weights",
+    "head_outputs": "head outputs",
+    "concat": "heads side by side",
+    "output": "output",
+}
+TRACE = "trace:"  # the name of a variant's trace term starts with it
+
 
 @dataclass(frozen=True)
 class Step:
@@ -32,6 +50,18 @@ class Step:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.array.shape)
+
+    @property
+    def title(self) -> str:
+        """The stage in words, before its formula: `queries` (Q = X W_Q), or for a variant's own term
+        `a term of the score: qk`.
+
+        >>> Step("q", "Q = X W_Q", np.zeros((1, 2, 3)), ("head", "query", "dim")).title
+        'queries'
+        """
+        if self.name.startswith(TRACE):
+            return "a term of the score: " + self.name[len(TRACE) :]
+        return TITLES.get(self.name, self.name)
 
 
 class Source(Protocol):

@@ -16,7 +16,7 @@ import numpy as np
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL, embed
-from attncli.pipeline.result import AttentionResult, Step
+from attncli.pipeline.result import TRACE, AttentionResult, Step
 
 SCHEMA = "attncli.steps/1"
 
@@ -80,7 +80,7 @@ def text_steps(result: AttentionResult) -> list[Step]:
     for name in order:
         array = result.trace[name]
         formula = terms.get(name, (name, ()))[0]
-        out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
+        out.append(Step(f"{TRACE}{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
     out.append(score_step(result))
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:
