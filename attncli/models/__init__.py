@@ -25,9 +25,9 @@ from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_
 from .families import FAMILIES, Family
 from .forward import Forward, forward
 from .hparams import ModelError
-from .load import SUPPORTED, Model, check_head, check_layer, load_model
+from .load import SUPPORTED, check_head, check_layer, load_model
+from .model import Model, Weights
 from .tokens import ModelTokens, encode
-from .weights import Weights
 
 __all__ = [
     "ACTIVATION_FNS",

@@ -23,7 +23,7 @@ def _special(tok_config: dict, key: str, default: str) -> str:
 
 def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
     """BERT's tokenizer from vocab.txt, as transformers' BertTokenizerFast builds it."""
-    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors  # late: start-up (tokenizer building)
     from tokenizers.models import WordPiece
 
     tok_config = _read_json(folder / "tokenizer_config.json")
@@ -54,7 +54,7 @@ def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
 
 def _byte_level_bpe(folder: Path) -> Any:
     """GPT-2's tokenizer from vocab.json and merges.txt, as transformers' GPT2TokenizerFast builds it."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors  # late: start-up (tokenizer building)
     from tokenizers.models import BPE
 
     try:
@@ -85,7 +85,7 @@ def load_tokenizer(folder: Path, vocab_files: str | None, config: dict) -> Any:
         text = json_text(folder, path.name)
 
         def build() -> Any:
-            from tokenizers import Tokenizer
+            from tokenizers import Tokenizer  # late: start-up (tokenizer building)
 
             try:
                 tok = Tokenizer.from_str(text)

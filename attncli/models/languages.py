@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from .hparams import ModelError
-from .load import Model
+from .model import Model
 from .tokens import ModelTokens
 
 LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source

@@ -1,6 +1,6 @@
 """Open a model: a Hugging Face folder (config.json, safetensors weights, its own tokenizer) or a GGUF file.
 
-A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its weights
+A folder is a `Model` (model.py): its family (attncli/models/families/), its hyper-parameters, its weights
 (weights.py: read lazily from the safetensors files) and its tokenizer (folder_tokenizer.py); a GGUF file gives
 the same parts (gguf_model.py). Both end in the shared `_check_hp` and `_model`. tokens.py cuts a text with the
 model's tokenizer. Nothing here imports PyTorch.
@@ -8,7 +8,6 @@ model's tokenizer. Nothing here imports PyTorch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,41 +19,10 @@ from .folder import ContainedTokenizer, check_declared, checkpoint, json_object
 from .folder_tokenizer import load_tokenizer
 from .hparams import ModelError
 from .hub import resolve_model
-from .weights import Weights, open_weights
+from .model import Model, Weights
+from .weights import open_weights
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
-
-
-@dataclass(frozen=True)
-class Model:
-    """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
-
-    path: Path
-    name: str  # for messages and captions: the folder's name (see _display_name)
-    model_type: str  # config.json's model_type ("bert", "gpt2", "llama", ...)
-    family: Family = field(repr=False)  # the registry entry whose blocks run it (FAMILIES)
-    config: dict = field(repr=False)
-    n_layer: int
-    n_head: int
-    d_model: int
-    d_k: int  # head width: head_dim if the config gives one, else d_model // n_head
-    n_kv_head: int  # key/value heads (grouped-query attention: fewer than n_head)
-    max_positions: int
-    causal: bool  # decoders: True (keys after the query are masked); BERT: False
-    eps: float  # LayerNorm / RMSNorm epsilon
-    activation: str  # hidden_act / activation_function
-    hp: dict = field(repr=False)  # every hyper-parameter the forward pass reads
-    weights: Weights = field(repr=False)
-    tokenizer: Any = field(repr=False)
-    vocab_size: int  # rows of the word embedding table
-
-    @property
-    def summary(self) -> str:
-        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
-        return (
-            f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
-            f"d_model {self.d_model}, trained weights)"
-        )
 
 
 def _display_name(folder: Path) -> str:
@@ -106,7 +74,7 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
 
 def _load_gguf(path: Path, given: str) -> Model:
     """A GGUF file (`gguf_model.gguf_parts`): its family's hyper-parameters, weights and tokenizer."""
-    from .gguf_model import gguf_parts
+    from .gguf_model import gguf_parts  # late: start-up (GGUF code only for a GGUF file)
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)

@@ -19,7 +19,7 @@ from attncli.pipeline.result import AttentionResult
 
 from . import run, seq2seq
 from .encdec import is_seq2seq
-from .load import Model
+from .model import Model
 
 KINDS = {  # a model's kind -> how its messages name it
     "encoder": "an encoder-only",

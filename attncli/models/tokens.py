@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .folder import check_run
 from .hparams import ModelError
-from .load import Model
+from .model import Model
 
 
 @dataclass(frozen=True)
