@@ -1,4 +1,4 @@
-"""attn against transformers' own GGUF loading, one tiny random llama GGUF per quantization type (the README table).
+"""attn against transformers' own GGUF loading, a tiny random llama GGUF per quantization type (docs/models.md's table).
 
     ref/bin/python tools/gguf_quant_deltas.py [TMP_DIR]
 

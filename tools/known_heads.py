@@ -44,7 +44,7 @@ CODE, POS, PREV = slice(0, D_CODE), slice(D_CODE, D_CODE + 4), slice(D_CODE + 4,
 X, X2 = D_CODE, D_CODE + 1  # the position's x = i / N_POS and x²
 POS_NORM2, EPS = 5.0, 1e-5
 BETA, GAMMA, BETA_TOK, BETA_IND = 32.0, 32.0, 16384.0, 128.0
-HEADS = {  # (layer, head) -> what it does; the test and the README read this
+HEADS = {  # (layer, head) -> what it does; the test and docs/corpus.md read this
     (0, 0): "previous-token",
     (0, 1): "first-token",
     (0, 2): "duplicate-token",

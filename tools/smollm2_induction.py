@@ -1,4 +1,4 @@
-"""SmolLM2's induction heads by attn and by transformers, on the same random sequences (the README's check).
+"""SmolLM2's induction heads by attn and by transformers, on the same random sequences (the check in docs/models.md).
 
     ATTN_SMOLLM2=FILE.gguf ref/bin/python tools/smollm2_induction.py
 
