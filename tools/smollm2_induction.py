@@ -28,7 +28,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from attncli.core.detectors import Moments, induction_rows
+    from attncli.core.stats import Moments, induction_rows
     from attncli.models import corpus, load_model
 
     path = Path(os.environ["ATTN_SMOLLM2"])
