@@ -210,6 +210,8 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_pages_have_examples():
     readme = [e for e in EXAMPLES if e.page == "README.md"]
     assert len(readme) >= 10
+    lines = PAGES[0].read_text(encoding="utf-8").count("\n")
+    assert lines <= 120, f"README.md has {lines} lines: it is a front page, the reference goes to a docs/ page"
     assert len(EXAMPLES) >= 60
     assert any(e.expected for e in EXAMPLES)
 
