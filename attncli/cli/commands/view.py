@@ -8,11 +8,11 @@ import typer
 
 from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, model_path
 from attncli.cli.options import Out, Run, Source, options
-from attncli.cli.output import emit
+from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
 
 
-@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"))
+@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))
 def view(
     ctx: typer.Context,
     source: Source,
@@ -33,9 +33,11 @@ def view(
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
     from attncli import api
     from attncli.cli.hints import limits_for
+    from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
     check_options(ctx, model, keep=("context",), both=("head",))
+    check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
