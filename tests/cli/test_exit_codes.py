@@ -1,4 +1,4 @@
-"""One exit-code rule for every command (README "Limits and errors"): 2 for anything wrong with the command line,
+"""One exit-code rule for every command (docs/limits.md): 2 for anything wrong with the command line,
 1 for input that cannot be used; always one line `Error: ...`. 130 for Ctrl-C is tests/cli/test_signals.py's.
 
 The same mistake used to exit 2 on a text run and 1 with --model (--head out of range), and a layer, a part or
