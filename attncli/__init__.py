@@ -17,6 +17,8 @@ Every public name is imported on first use, so that `import attncli` loads no Nu
 NumPy's BLAS before NumPy loads (see cli/app.py).
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 _PUBLIC = {  # name -> the module that holds it
@@ -52,8 +54,6 @@ __all__ = ["__version__", *_PUBLIC]
 
 def __getattr__(name: str):
     if name in _PUBLIC:
-        import importlib
-
         return getattr(importlib.import_module(_PUBLIC[name]), name)
     raise AttributeError(f"module 'attncli' has no attribute {name!r}")
 

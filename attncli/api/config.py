@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from attncli.errors import ConfigError
+from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import Limits, OutputCost, max_bytes_from
+from attncli.pipeline.limits import Limits, OutputCost
 
 # The text-run keywords and their defaults (cli/options.py's `Run` declares the same options for the command line)
 RUN_DEFAULTS: dict[str, Any] = {
@@ -88,7 +89,7 @@ def run_config(
 
 def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
     """--rank and --features belong to the variants that take them: ConfigError when no chosen variant does."""
-    from attncli.core.variants import VARIANTS
+    from attncli.core.variants import VARIANTS  # late: start-up (not for import attncli or --help)
 
     for name, value in (("rank", rank), ("features", features)):
         takers = [v for v, spec in VARIANTS.items() if name in spec.options]

@@ -27,7 +27,7 @@ class Output:
     `warnings` are what the tokenizer had to say about the text (a truncation), which `attn` prints on stderr."""
 
     def __init__(self, document: Document, precision: int | None = None, warnings: tuple[str, ...] = ()):
-        from attncli.io.output import check_precision
+        from attncli.io.output import check_precision  # late: start-up (output machinery)
 
         check_precision(precision)
         self.document = document
@@ -40,7 +40,7 @@ class Output:
 
     def written(self, fmt: str) -> bytes:
         """The document in a data format of `attn`'s `-f` (json, jsonl, csv, npy, npz, parquet), as bytes."""
-        from attncli.io.formats import FORMATS, formats_for
+        from attncli.io.formats import FORMATS, formats_for  # late: start-up (output machinery)
 
         entry = FORMATS.get(fmt)
         writer = None if entry is None else entry.writers.get(type(self.document))
@@ -54,7 +54,7 @@ class Output:
     def save(self, path: str, fmt: str | None = None) -> None:
         """Write to `path` what `attn ... -o path` writes (the format from its extension unless `fmt`; .html is
         the interactive page where there is one), atomically: a failed write leaves no half file."""
-        from attncli.io.output import emit
+        from attncli.io.output import emit  # late: start-up (output machinery)
 
         emit(self.document, fmt, path, self.precision, "never")
 
@@ -79,7 +79,7 @@ class Output:
 
     def __repr__(self) -> str:
         """The table, as `attn` prints it without colour at the terminal's width."""
-        from attncli.io.output import console
+        from attncli.io.output import console  # late: start-up (Rich only where a table is drawn)
 
         buffer = io.StringIO()
         console("never", file=buffer).print(self)

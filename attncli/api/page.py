@@ -33,7 +33,7 @@ def page_of(
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
     def build() -> documents.View:
-        from attncli.io.view import model_view, result_view
+        from attncli.io.view import model_view, result_view  # late: start-up (only when a page is written)
         from attncli.render.html_view import page
         from attncli.render.stats import show_view
 
@@ -54,7 +54,7 @@ def model_argument(given: str) -> str:
     >>> model_argument("models/bert"), model_argument("gpt2"), model_argument("/home/me/m")
     ('models/bert', 'gpt2', '"$MODEL"')
     """
-    import os
+    import os  # late: start-up (shlex: a model's page only)
     import shlex
 
     return '"$MODEL"' if os.path.isabs(os.path.expanduser(given)) else shlex.quote(given)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def heads(
@@ -38,7 +39,7 @@ def heads(
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
     an encoder–decoder's `part` over the source `context`."""
-    from attncli.core.statistics import stat_named
+    from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
@@ -73,9 +74,13 @@ def corpus(
     processes, each loading the model from its path. `progress(n)` hears the lines read so far. One of `stops`
     (Ctrl-C in a notebook) ends the run with the statistics so far, marked partial, and is kept in `.stopped`.
     With `dask` (a scheduler's address) the cluster's workers read the file `name` themselves instead."""
-    import itertools
-
-    from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
+    from attncli.models.corpus import (  # late: start-up (model code only with a model)
+        Corpus,
+        corpus_document,
+        dask_stats,
+        induction_stats,
+        stream_stats,
+    )
     from attncli.render.heads import corpus_view
 
     if max_lines is not None and max_lines < 1:
@@ -114,7 +119,7 @@ def tokens(
     text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
 ) -> Records:
     """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
-    from attncli.pipeline.compare import tokens_document
+    from attncli.pipeline.compare import tokens_document  # late: start-up (not for import attncli or --help)
     from attncli.pipeline.tokenize import TooManyTokens, tokenize
     from attncli.render.steps import tokens_view
 
@@ -125,7 +130,7 @@ def tokens(
         if model is None:
             toks = tokenize(text, tokenizer, max_tokens)
         else:
-            from attncli.models.run import model_tokens
+            from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
 
             toks = model_tokens(load(model)[0], text)
     except TooManyTokens as e:
@@ -136,10 +141,10 @@ def tokens(
 
 def variants() -> Records:
     """`attn variants`: the attention variants of the registry, one row each (formula, parameters, paper, notes)."""
-    from attncli.core.variants import VARIANTS
+    from attncli.core.variants import VARIANTS  # late: start-up (not for import attncli or --help)
 
     def table(digits: int, width: int):  # Rich loads when the table is drawn, not for to_json()
-        from attncli.render.variants import variants as variants_table
+        from attncli.render.variants import variants as variants_table  # late: start-up (Rich: not for to_json)
 
         return variants_table(rows, width)
 
@@ -172,7 +177,7 @@ def compare(
 ) -> Records:
     """`attn compare`: one run per tokenizer and variant (comma-separated names), side by side, and with
     `model=` its layer (`layer`, `head`) as one more row."""
-    from attncli.pipeline.compare import compare_document, compare_runs, split_names
+    from attncli.pipeline.compare import compare_document, compare_runs, split_names  # late: start-up (not at import)
     from attncli.render.compare import compare_view
 
     check_model_options(model, {}, layer=layer, head=head)
@@ -185,7 +190,7 @@ def compare(
     results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
     if model is not None:
-        from attncli.models.run import compare_with_model, model_result
+        from attncli.models.run import compare_with_model, model_result  # late: start-up (model code only with a model)
 
         results.append(model_result(load(model)[0], text, layer, head))
         doc = compare_with_model(text, results[:-1], results[-1])

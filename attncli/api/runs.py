@@ -33,13 +33,13 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def load(model: str | Model) -> tuple[Model, str]:
     """(the loaded model, the name its page's commands use): `model` loaded if it is a path or a name."""
     if isinstance(model, str):
-        from attncli.models import load_model  # the model code loads only for a model run
+        from attncli.models import load_model  # late: start-up (the model code loads only for a model run)
 
         return load_model(model), model
     return model, str(model.path)
@@ -89,14 +89,14 @@ def show(
     run |= dict(rank=rank, features=features)
     check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
     check_show(stats, no_weights, head, mean_heads)
-    from attncli.pipeline.heads import stats_document
+    from attncli.pipeline.heads import stats_document  # late: start-up (not at import)
     from attncli.render.stats import show_view
 
     query = None if query is None else str(query)  # an index or a token, as --query reads it
 
     table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     if model is not None:
-        from attncli.models import seq2seq
+        from attncli.models import seq2seq  # late: start-up (model code only with a model)
 
         loaded, name = load(model)
         result = seq2seq.part_result(loaded, text, layer, head, context, part)
@@ -104,7 +104,7 @@ def show(
             lambda: result, "attn show", precision, loaded, name, text, context
         )
     else:
-        from attncli.pipeline.result import one_head
+        from attncli.pipeline.result import one_head  # late: start-up (not for import attncli or --help)
         from attncli.pipeline.run import run as run_text
 
         config = run_config(**run, dtype=dtype, weights=not no_weights)
@@ -113,7 +113,7 @@ def show(
         result = result if head is None else one_head(result, head)
         page = None if no_weights else page_of(result, "attn show", precision)
     if query is not None:  # a query the table cannot draw fails here, not when the table is shown
-        from attncli.render.bars import find_query
+        from attncli.render.bars import find_query  # late: start-up (Rich only where a table is drawn)
 
         result.attention("--query shows a row of the weights: run without --no-weights")
         find_query(result.tokens.strings, query)
@@ -133,7 +133,7 @@ def rollout(
 ) -> Output:
     """`attn show --rollout`: the attention rollout (Abnar & Zuidema 2020) of `model` on `text`, token to token
     through layers 0..`layer` (default the last); an encoder–decoder's `part` over the source `context`."""
-    from attncli.models.seq2seq import part_rollout
+    from attncli.models.seq2seq import part_rollout  # late: start-up (model code only with a model)
     from attncli.render.heads import rollout_view
 
     rolled = part_rollout(load(model)[0], text, layer, context, part)
@@ -175,18 +175,18 @@ def steps(
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, head=head, part=part)
-    from attncli.io.formats import JSON_LISTS
+    from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
     if model is not None:
-        from attncli.models.seq2seq import part_result
+        from attncli.models.seq2seq import part_result  # late: start-up (model code only with a model)
 
         loaded, name = load(model)
         result = part_result(loaded, text, layer, head, context, part)
         page = model_page(lambda: result, "attn steps", precision, loaded, name, text, context)
     else:
-        from attncli.pipeline.run import run as run_text
+        from attncli.pipeline.run import run as run_text  # late: start-up (not for import attncli or --help)
 
         config = run_config(**run)
         result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
@@ -232,13 +232,13 @@ def view(
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, part=part)
     if model is not None:
-        from attncli.models.seq2seq import part_result
+        from attncli.models.seq2seq import part_result  # late: start-up (model code only with a model)
 
         loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
         result = part_result(loaded, text, layer, head, context, part)
         build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
     else:
-        from attncli.io.formats import JSON_LISTS
+        from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
         from attncli.pipeline.result import one_head
         from attncli.pipeline.run import run as run_text
 
@@ -280,7 +280,7 @@ def compute(
         >>> r.weights.round(3).tolist()
         [[[0.731, 0.269], [0.269, 0.731]]]
     """
-    import numpy as np  # the matrices are NumPy's from here on
+    import numpy as np  # late: start-up (the matrices are NumPy's from here on)
 
     from attncli.api.config import check_variant_options
     from attncli.pipeline import given, matrices

@@ -47,7 +47,7 @@ class AttnCommand(TyperCommand):
         ctx.allow_extra_args = True  # Click keeps the surplus in ctx.args instead of failing in its own words
         rest = super().parse_args(ctx, args)
         if ctx.args and not ctx.resilient_parsing:
-            from attncli.cli.usage import extra_arguments
+            from attncli.cli.usage import extra_arguments  # late: start-up (only for a wrong command line)
 
             raise extra_arguments(ctx, ctx.args)
         return rest
@@ -64,13 +64,13 @@ class AttnGroup(LazyGroup):
             if type(e).__name__ == "NoArgsIsHelpError":  # bare `attn`: the help, as `attn --help` prints it
                 typer.echo(e.ctx.get_help())  # type: ignore[attr-defined]
                 raise typer.Exit(0) from None
-            from attncli.cli.usage import from_click
+            from attncli.cli.usage import from_click  # late: start-up (only for a wrong command line)
 
             fail(from_click(e, self))
 
     def resolve_command(self, ctx, args):
         if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
-            from attncli.cli.usage import unknown_command
+            from attncli.cli.usage import unknown_command  # late: start-up (only for a wrong command line)
 
             raise unknown_command(args[0], self.list_commands(ctx))
         return super().resolve_command(ctx, args)
@@ -85,13 +85,13 @@ class AttnGroup(LazyGroup):
         except AttnError as e:
             fail(e)
         except ClickException as e:
-            from attncli.cli.usage import from_click
+            from attncli.cli.usage import from_click  # late: start-up (only for a wrong command line)
 
             fail(from_click(e, self))
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except OSError as e:
-            from attncli.io.output import WRITE_ERRORS
+            from attncli.io.output import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
 
             if e.errno not in WRITE_ERRORS:
                 raise
@@ -144,11 +144,11 @@ def _root(
     ] = False,
 ) -> None:
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
-    from attncli.io.output import columns
+    from attncli.io.output import columns  # late: start-up (--help and --version load no output machinery)
 
     problem = columns(os.environ)[1]
     if problem:
-        from attncli.cli.text import say
+        from attncli.cli.text import say  # late: start-up (only when COLUMNS is unusable)
 
         say(problem)
 
@@ -156,7 +156,7 @@ def _root(
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly; a signal ends it cleanly."""
     if sys.stdin is None or sys.stdout is None:  # started with one closed (<&-, >&-): using it is one line
-        from attncli.io.closed import stand_in
+        from attncli.io.closed import stand_in  # late: start-up (only when started with one closed)
 
         stand_in()
     stop_on_signals()
@@ -178,7 +178,7 @@ def main() -> None:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)
     except OSError as e:  # the last flush of stdout failed: a full disk behind a redirect
-        from attncli.io.output import WRITE_ERRORS
+        from attncli.io.output import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
 
         if e.errno not in WRITE_ERRORS:
             raise

@@ -12,6 +12,7 @@ from functools import partial
 from attncli.api.config import HEAD_STATISTICS
 from attncli.core.variants import VARIANTS
 from attncli.io.formats import JSON_LISTS
+from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.limits import (
     ATTENTION,
     PROJECTIONS,
@@ -19,7 +20,6 @@ from attncli.pipeline.limits import (
     Estimate,
     Limits,
     OutputCost,
-    max_bytes_from,
 )
 
 
@@ -45,8 +45,8 @@ def hints(command: str, config, estimate: Estimate | None, fits: dict[str, int])
         return out
     heavy = {k for k, v in estimate.parts.items() if v >= estimate.total / 4}
     variant = VARIANTS[config.variant] if config is not None else None
-    if variant is not None and variant.hidden:
-        hidden = f"{variant.name}'s {variant.hidden}"  # the part run_bytes names it by
+    if variant is not None and variant.cost.hidden:
+        hidden = f"{variant.name}'s {variant.cost.hidden}"  # the part run_bytes names it by
         if hidden in estimate.parts and heavy & {hidden, JSON_LISTS.label}:
             out.append(f"a smaller --d-a (steps keeps {variant.name}'s [h, m, n, d_a] term)")
     if JSON_LISTS.label in heavy:

@@ -59,7 +59,7 @@ Rollout = Annotated[
 
 
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
-    from attncli.core.parts import PARTS
+    from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 
     return PARTS
 
@@ -143,7 +143,7 @@ def check_options(
         raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
     if every:
         return
-    from attncli.core.variants import DEFAULT_VARIANT
+    from attncli.core.variants import DEFAULT_VARIANT  # late: start-up (not for --help)
 
     variant = ctx.params.get("variant")
     clash = [
@@ -159,7 +159,7 @@ def check_options(
 
 def load_model(path: str, gguf_file: str | None = None):
     """attncli.models.load_model, imported only when a command is given --model."""
-    from attncli.models import load_model as load
+    from attncli.models import load_model as load  # late: start-up (model code only with --model)
 
     return load(path, gguf_file)
 
@@ -169,7 +169,7 @@ def model_path(model: str | None, gguf_file: str | None) -> str | None:
     Hugging Face cache repo, LM Studio's), so that every process of a run (heads --lines' workers) reads that one."""
     if model is None or gguf_file is None:
         return model
-    from attncli.models.hub import resolve_model  # only with --gguf-file
+    from attncli.models.hub import resolve_model  # late: start-up (only with --gguf-file)
 
     return str(resolve_model(model, gguf_file))
 

@@ -46,14 +46,14 @@ def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs:
 
 
 def _variants() -> Iterable[str]:
-    from attncli.core.variants import VARIANTS
+    from attncli.core.variants import VARIANTS  # late: start-up (a registry loads only when its option is built)
 
     return VARIANTS
 
 
 def _formats(*kinds: str) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
-        from attncli.io import documents
+        from attncli.io import documents  # late: start-up (a registry loads only when its option is built)
         from attncli.io.formats import FORMATS, formats_for
 
         written = {name for kind in kinds for name in formats_for(getattr(documents, kind))}
@@ -66,7 +66,7 @@ def format_option(kinds: tuple[str, ...]) -> Any:
     """-f/--format offering exactly what a command writes: the formats of its kinds of document (io/documents.py),
     in FORMATS' order. The first kind is the command's own; the help says what each other kind (written with an
     option: --lines, --rollout) takes when that is less."""
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (a registry loads only when its option is built)
     from attncli.io.formats import formats_for
 
     first, *more = (getattr(documents, kind) for kind in kinds)
@@ -80,20 +80,20 @@ def format_option(kinds: tuple[str, ...]) -> Any:
 
 
 def _themes() -> Iterable[str]:
-    from attncli.io.formats import THEMES
+    from attncli.io.formats import THEMES  # late: start-up (a registry loads only when its option is built)
 
     return THEMES
 
 
 def _positional() -> Iterable[str]:
-    from attncli.pipeline.embed import POSITIONAL
+    from attncli.pipeline.embed import POSITIONAL  # late: start-up (a registry loads only when its option is built)
 
     return POSITIONAL
 
 
 def _config(name: str) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
-        from attncli.pipeline import config
+        from attncli.pipeline import config  # late: start-up (a registry loads only when its option is built)
 
         return getattr(config, name)
 
@@ -298,7 +298,7 @@ class Run:
     def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
         """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
         of the `variants` run (default: -v)."""
-        from attncli.api.config import run_config
+        from attncli.api.config import run_config  # late: start-up (not for --help)
 
         given = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "context"}
         return run_config(**given, variants=variants, **more)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the output machinery (formats, documents, emit) loads in th
 
 def emit(doc: Document, out: Out) -> None:
     """Write `doc` in the chosen format, to stdout or -o (io/output.py's `emit`)."""
-    from attncli.io.output import emit as write
+    from attncli.io.output import emit as write  # late: start-up (--help and --version load no output machinery)
 
     write(
         doc,
@@ -32,7 +32,7 @@ def emit(doc: Document, out: Out) -> None:
 def table_only(out: Out, default: str, **chosen: bool) -> None:
     """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...,
     or the `default` format of what the command writes, --lines' JSONL)."""
-    from attncli.io.formats import FORMATS
+    from attncli.io.formats import FORMATS  # late: start-up (--help and --version load no output machinery)
     from attncli.io.output import resolve_format
 
     fmt = resolve_format(out.fmt, out.output, default)
@@ -45,14 +45,17 @@ def table_only(out: Out, default: str, **chosen: bool) -> None:
 def check_writes(kind: type[Document], command: str, out: Out) -> None:
     """Before any work: ConfigError when the format chosen (-f, or -o's extension) cannot write this kind of
     document (`attn view -o x.svg`: the page is HTML)."""
-    from attncli.io.output import check_format, resolve_format
+    from attncli.io.output import (  # late: start-up (--help and --version load no output machinery)
+        check_format,
+        resolve_format,
+    )
 
     check_format(kind, command, resolve_format(out.fmt, out.output, kind.default_format))
 
 
 def writing(kind: type[Document], out: Out) -> OutputCost | None:
     """What writing a document of this kind in the chosen format holds on top of its run."""
-    from attncli.io.formats import FORMATS
+    from attncli.io.formats import FORMATS  # late: start-up (--help and --version load no output machinery)
     from attncli.io.output import resolve_format
 
     return FORMATS[resolve_format(out.fmt, out.output)].memory.get(kind)

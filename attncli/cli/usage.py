@@ -20,7 +20,7 @@ CLOSE = 0.75  # difflib's similarity: shwo/show 0.75, colour/color 0.91; heads/h
 
 def closest(name: str, names: Iterable[str]) -> str | None:
     """The one of `names` that `name` is a likely typo of, or None."""
-    import difflib
+    import difflib  # late: start-up (difflib: only for a typo)
 
     found = difflib.get_close_matches(name, list(names), n=1, cutoff=CLOSE)
     return found[0] if found else None

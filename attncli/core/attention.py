@@ -111,7 +111,7 @@ def attend(
 ) -> Attended:
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended(scores/weights [h, m, n], out [h, m, d_v])
     """Score, mask, softmax, mix: the whole of single- or multi-head attention on given q, k, v."""
-    check_shapes(q, k, v, variant)
+    check_shapes(q, k, v, variant.equal_width, f"variant {variant.name}")
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, as one line
         scores = variant.score(q, k, params or {}, trace)
         scores = scores / temperature if temperature != 1.0 else scores

@@ -74,12 +74,12 @@ def outputs_only(
     """softmax(S) V without the weights, in q's dtype. `rng_seed` re-creates the generator `params` were
     drawn from (np.random.default_rng(rng_seed)), for approx.linformer and approx.performer to draw the same."""
     variant.check_outputs_only(masks, temperature)
-    if variant.linear is not None:
-        out = variant.linear(q, k, v, temperature, np.random.default_rng(rng_seed), options)
-    elif variant.kernel_qk is not None:
-        from attncli.core.kernels import attention_outputs  # the blocked kernels load only for long inputs
+    if variant.fast.linear is not None:
+        out = variant.fast.linear(q, k, v, temperature, np.random.default_rng(rng_seed), options)
+    elif variant.fast.kernel_qk is not None:
+        from attncli.core.kernels import attention_outputs  # late: start-up (kernels: long inputs only)
 
-        q, k, scale = variant.kernel_qk(q, k, params)
+        q, k, scale = variant.fast.kernel_qk(q, k, params)
         with np.errstate(over="ignore", invalid="ignore"):
             out = attention_outputs(q, k, v, scale / temperature, causal=bool(masks))
     if not np.isfinite(out).all():
@@ -104,17 +104,17 @@ def attend_long(
 ) -> Attended:
     # [h, m, d_k], [h, n, d_k], [h, n, d_v] -> Attended (scores, masked, weights None with weights=False)
     """`attention.attend` for --no-weights and --dtype: the same checks, the same result, other paths."""
-    check_shapes(q, k, v, variant)
+    check_shapes(q, k, v, variant.equal_width, f"variant {variant.name}")
     dt = _dtype(dtype)
     q, k, v = cast("Q", q, dt), cast("K", k, dt), cast("V", v, dt)
     params = {name: p.astype(dt) if p.dtype.kind == "f" else p for name, p in (params or {}).items()}
     if not weights:
         out = outputs_only(q, k, v, variant, params, masks, temperature, rng_seed, options or {})
         return Attended(None, None, None, out)
-    if variant.kernel_weights and variant.kernel_qk and all(m.name in variant.fast_masks for m in masks):
-        from attncli.core.kernels import attention_weights  # (likewise)
+    if variant.fast.kernel_weights and variant.fast.kernel_qk and all(m.name in variant.fast.masks for m in masks):
+        from attncli.core.kernels import attention_weights  # late: start-up (kernels: long inputs only)
 
-        _, _, scale = variant.kernel_qk(q, k, params)
+        _, _, scale = variant.fast.kernel_qk(q, k, params)
         scale /= temperature
         with np.errstate(over="ignore", invalid="ignore"):
             # The scores as the kernel makes them: q times the scaled, transposed keys.

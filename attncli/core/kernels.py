@@ -148,7 +148,7 @@ def _blas_limiter():
         with _controller_lock:
             if _controller is None:
                 try:
-                    from threadpoolctl import ThreadpoolController
+                    from threadpoolctl import ThreadpoolController  # late: start-up (long inputs only)
                 except ImportError:
                     _controller = False
                 else:
@@ -334,7 +334,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
 
 def _fast_ops():
     """Intel MKL's gemm and exp when the optional `mkl` package is installed (attncli.core.mkl), else None."""
-    from attncli.core import mkl  # loaded only for inputs big enough to limit BLAS (never for a sentence)
+    from attncli.core import mkl  # late: start-up (inputs big enough to limit BLAS only)
 
     return mkl.load()
 

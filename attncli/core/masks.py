@@ -16,21 +16,21 @@ from attncli.errors import ConfigError
 
 def causal_mask(m: int, n: int, arg=None):  # -> [m, n] bool, True = masked
     """Query i may not see key j > i."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     return np.arange(n)[None, :] > np.arange(m)[:, None]
 
 
 def window_mask(m: int, n: int, arg: int):  # -> [m, n] bool
     """Query i sees only keys with |i - j| <= W."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     return np.abs(np.arange(n)[None, :] - np.arange(m)[:, None]) > arg
 
 
 def topk_mask(scores, masked, arg: int):  # [h, m, n], [h, m, n] -> [h, m, n] bool
     """Keep the K largest scores of each row among the unmasked; ties go to the lower key index."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     s = np.where(masked, -np.inf, scores)
     order = np.argsort(-s, axis=-1, kind="stable")  # stable: equal scores keep key order
@@ -123,7 +123,7 @@ def apply_masks(scores, masks: tuple[Mask, ...]):  # [h, m, n] -> [h, m, n] bool
     """The boolean matrix of masked cells (True = masked), or None when no mask is on."""
     if not masks:
         return None
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     h, m, n = scores.shape
     masked = np.zeros((h, m, n), dtype=bool)

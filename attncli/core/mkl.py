@@ -111,7 +111,7 @@ def load():
 
 def _open():
     # () -> Mkl | None
-    from importlib import metadata
+    from importlib import metadata  # late: start-up (only when MKL is looked for)
 
     try:
         files = metadata.distribution("mkl").files or []

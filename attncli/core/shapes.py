@@ -9,19 +9,15 @@ attncli.errors.DataError: keys and values must have the same length: k is [3, 4]
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from attncli.errors import DataError
 
-if TYPE_CHECKING:  # a variant says whether it needs equal widths; its registry imports the approximations
-    from attncli.core.variants import Variant
 
-
-def check_shapes(q, k, v, variant: Variant | None = None) -> None:  # [h, m, d_q], [h, n, d_k], [h, n, d_v]
+def check_shapes(q, k, v, equal_width: bool = True, who: str = "attention") -> None:
+    # [h, m, d_q], [h, n, d_k], [h, n, d_v] -> None
     """The one shape check: q, k, v all 3-D [heads, len, width] (or all 2-D, one head), the same heads,
-    widths equal where the variant needs it (always without one), one value per key. DataError naming
+    widths equal where `who` (a variant's `equal_width`) needs it, one value per key. DataError naming
     the shapes otherwise."""
     if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (2, 3):
         raise DataError(
@@ -30,8 +26,7 @@ def check_shapes(q, k, v, variant: Variant | None = None) -> None:  # [h, m, d_q
         )
     if q.ndim == 3 and not (q.shape[0] == k.shape[0] == v.shape[0]):
         raise DataError(f"q, k, v have different head counts: {q.shape[0]}, {k.shape[0]}, {v.shape[0]}")
-    if (variant is None or variant.equal_width) and q.shape[-1] != k.shape[-1]:
-        who = f"variant {variant.name}" if variant else "attention"
+    if equal_width and q.shape[-1] != k.shape[-1]:
         raise DataError(
             f"{who} needs queries and keys of equal width: q is {list(q.shape[-2:])}, k is {list(k.shape[-2:])}"
         )

@@ -52,7 +52,7 @@ def blas_threads(n: int) -> Iterator[None]:
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits  # ~10 ms to import: only for a model's forward pass
+        from threadpoolctl import threadpool_limits  # late: start-up (~10 ms: a model's forward only)
     except ImportError:
         yield
         return

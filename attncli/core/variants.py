@@ -59,6 +59,30 @@ def _no_params(rng, n_head, d_q, d_k, d_a) -> Params:
 
 
 @dataclass(frozen=True)
+class FastPaths:
+    """A variant's fast paths (attncli.core.efficient). `kernel_qk(q, k, params) -> (q', k', scale)` with
+    scores = scale·q'k'ᵀ lets --no-weights run the blocked kernels; `linear(q, k, v, temperature, rng, options)
+    -> out` is an approximation's own linear-time path. `masks` are the masks --no-weights takes."""
+
+    kernel_qk: Callable | None = None
+    kernel_weights: bool = False  # --dtype float32 with weights: kernels.attention_weights (scores are scale·qkᵀ)
+    linear: Callable | None = None
+    masks: tuple[str, ...] = ()
+    temperature: bool = True  # --no-weights takes a --temperature other than 1
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a variant's scoring costs: [h, m, n] arrays alive with the scores while scoring
+    (`score_temporaries`) and kept by a trace (`trace_cells`, attn steps), a hidden term, multiply-adds."""
+
+    score_temporaries: int = 0
+    trace_cells: int = 0
+    hidden: str | None = None  # a [h, m, n, d_a] hidden term (scored in slices; kept whole by a trace)
+    madds: Callable | None = None  # (h, m, n, d_k, d_a) -> multiply-adds of the scores; None: h·m·n·d_k
+
+
+@dataclass(frozen=True)
 class Variant:
     """One way to score a query against a key. `score(q, k, params, trace) -> [h, m, n]`.
 
@@ -78,19 +102,8 @@ class Variant:
     # Options with their defaults (--rank, --features): make_params then also takes them, and n_keys, as keywords.
     options: dict[str, int] = field(default_factory=dict)
     approximates: str | None = None  # the exact variant it estimates (attn compare reports the error against it)
-    # Fast paths (attncli.core.efficient). `kernel_qk(q, k, params) -> (q', k', scale)` with scores = scale·q'k'ᵀ
-    # lets --no-weights run the blocked kernels; `linear(q, k, v, temperature, rng, options) -> out` is an
-    # approximation's own linear-time path. `fast_masks` are the masks --no-weights takes.
-    kernel_qk: Callable | None = None
-    kernel_weights: bool = False  # --dtype float32 with weights: kernels.attention_weights (scores are scale·qkᵀ)
-    linear: Callable | None = None
-    fast_masks: tuple[str, ...] = ()
-    fast_temperature: bool = True  # --no-weights takes a --temperature other than 1
-    # Cost: [h, m, n] arrays alive with the scores while scoring, and kept by a trace (attn steps).
-    score_temporaries: int = 0
-    trace_cells: int = 0
-    hidden: str | None = None  # a [h, m, n, d_a] hidden term (scored in slices; kept whole by a trace)
-    madds: Callable | None = None  # (h, m, n, d_k, d_a) -> multiply-adds of the scores; None: h·m·n·d_k
+    fast: FastPaths = FastPaths()  # what --no-weights and --dtype float32 may run instead of the n × n matrix
+    cost: Cost = Cost()  # what scoring costs beyond the scores and weights (the memory guard, the multiply-adds)
     # `attn steps`: the trace terms (name -> (formula, axes)), and the worked check of one score.
     trace_terms: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     explain: Callable[[Cell], str] | None = None
@@ -98,7 +111,7 @@ class Variant:
     @property
     def outputs_only(self) -> bool:
         """Whether --no-weights can run it (without an n × n matrix)."""
-        return self.kernel_qk is not None or self.linear is not None
+        return self.fast.kernel_qk is not None or self.fast.linear is not None
 
     def check_outputs_only(self, masks, temperature: float = 1.0) -> None:
         """ConfigError when --no-weights cannot run this variant, mask or temperature (before any input is read)."""
@@ -110,16 +123,16 @@ class Variant:
                 f"--no-weights works with -v {', '.join(fast)}: {self.name} scores each "
                 "query-key pair on its own, so drop --no-weights"
             )
-        bad = [str(m) for m in masks if str(m).partition(":")[0] not in self.fast_masks]
+        bad = [str(m) for m in masks if str(m).partition(":")[0] not in self.fast.masks]
         if bad:
             raise ConfigError(
                 f"--no-weights with -v {self.name} takes "
-                + (f"--mask {', '.join(self.fast_masks)} only" if self.fast_masks else "no --mask")
+                + (f"--mask {', '.join(self.fast.masks)} only" if self.fast.masks else "no --mask")
                 + f", not {', '.join(bad)}"
-                + (": window and top-k need whole rows of scores" if self.fast_masks else "")
+                + (": window and top-k need whole rows of scores" if self.fast.masks else "")
                 + "; drop --no-weights"
             )
-        if not self.fast_temperature and temperature != 1.0:
+        if not self.fast.temperature and temperature != 1.0:
             raise ConfigError(
                 f"--no-weights with -v {self.name} needs --temperature 1: the temperature divides the "
                 "estimated scores, which only the weights path has; drop --no-weights"
@@ -127,7 +140,7 @@ class Variant:
 
     def score_madds(self, h: int, m: int, n: int, d_k: int, d_a: int) -> int:
         """Multiply-adds of the score step S, for every head."""
-        return self.madds(h, m, n, d_k, d_a) if self.madds else h * m * n * d_k
+        return self.cost.madds(h, m, n, d_k, d_a) if self.cost.madds else h * m * n * d_k
 
     def param_count(self, h: int, d_q: int, d_k: int, d_a: int) -> int:
         """Numbers in the learned parameters, from `param_shapes`.
@@ -221,9 +234,11 @@ def explain_qk(c: Cell) -> str:
         "scores grow with the width and the length of the vectors: long vectors push each row towards one-hot",
         _OVERFLOW,
     ),
-    kernel_qk=lambda q, k, params: (q, k, 1.0),
-    kernel_weights=True,
-    fast_masks=("causal",),
+    fast=FastPaths(
+        kernel_qk=lambda q, k, params: (q, k, 1.0),
+        kernel_weights=True,
+        masks=("causal",),
+    ),
     explain=explain_qk,
 )
 def dot_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
@@ -247,10 +262,12 @@ def _explain_scaled(c: Cell) -> str:
         "same order as dot in every row: it is dot at temperature √d_k",
         _OVERFLOW,
     ),
-    kernel_qk=lambda q, k, params: (q, k, 1 / math.sqrt(q.shape[-1])),
-    kernel_weights=True,
-    fast_masks=("causal",),
-    trace_cells=1,
+    fast=FastPaths(
+        kernel_qk=lambda q, k, params: (q, k, 1 / math.sqrt(q.shape[-1])),
+        kernel_weights=True,
+        masks=("causal",),
+    ),
+    cost=Cost(trace_cells=1),
     trace_terms=_QK_TERM,
     explain=_explain_scaled,
 )
@@ -270,7 +287,7 @@ def norm_and_unit(x):  # [..., d] -> [...], [..., d]   (zero vectors stay zero)
 
     (np.linalg.norm squares the entries: 1e-170 squares to 0 and 1e200 to inf.)
     """
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     big = np.abs(x).max(axis=-1, keepdims=True)
     y = np.divide(x, big, out=np.zeros_like(x), where=big > 0)  # entries in [-1, 1], one of them ±1
@@ -294,10 +311,14 @@ def _explain_cosine(c: Cell) -> str:
         "bounded: at temperature 1 two weights of a row differ by at most e² ≈ 7.4×; --temperature below 1 sharpens",
         "never overflows: each vector is rescaled before its norm is taken",
     ),
-    kernel_qk=lambda q, k, params: (norm_and_unit(q)[1], norm_and_unit(k)[1], 1.0),
-    fast_masks=("causal",),
-    trace_cells=1,
-    madds=_per_token_madds,
+    fast=FastPaths(
+        kernel_qk=lambda q, k, params: (norm_and_unit(q)[1], norm_and_unit(k)[1], 1.0),
+        masks=("causal",),
+    ),
+    cost=Cost(
+        trace_cells=1,
+        madds=_per_token_madds,
+    ),
     trace_terms={
         **_QK_TERM,
         "q_norm": ("‖q‖ of each query", ("head", "query")),
@@ -347,8 +368,10 @@ def _explain_additive(c: Cell) -> str:
         "costs m·n·d_a tanh evaluations, not one matrix product",
         _SEEDED,
     ),
-    hidden="tanh(W₁q + W₂k + b)",
-    madds=lambda h, m, n, d_k, d_a: h * (m + n) * d_a * d_k + h * m * n * d_a,  # W1 q, W2 k once, vᵀ tanh per pair
+    cost=Cost(
+        hidden="tanh(W₁q + W₂k + b)",
+        madds=lambda h, m, n, d_k, d_a: h * (m + n) * d_a * d_k + h * m * n * d_a,  # W1 q, W2 k once, vᵀ tanh per pair
+    ),
     trace_terms={
         "W1q + b": ("W₁q + b (once per query)", ("head", "query", "dim")),
         "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
@@ -358,7 +381,7 @@ def _explain_additive(c: Cell) -> str:
 )
 def additive_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
     """s = vᵀ tanh(W₁q + W₂k + b) (Bahdanau)"""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     a = q @ params["W1"].swapaxes(-1, -2) + params["b"][:, None, :]  # [h, m, d_a]
     c = k @ params["W2"].swapaxes(-1, -2)  # [h, n, d_a]
@@ -403,9 +426,13 @@ def _explain_multiplicative(c: Cell) -> str:
     param_shapes={"W": "[h, d_q, d_k]"},
     equal_width=False,
     notes=("W = I gives dot; W [d_q, d_k] lets queries and keys differ in width", _OVERFLOW, _SEEDED),
-    kernel_qk=_multiplicative_kernel,
-    fast_masks=("causal",),
-    madds=lambda h, m, n, d_k, d_a: h * m * d_k * d_k + h * m * n * d_k,  # q W once per query, then (qW)ᵀ k
+    fast=FastPaths(
+        kernel_qk=_multiplicative_kernel,
+        masks=("causal",),
+    ),
+    cost=Cost(
+        madds=lambda h, m, n, d_k, d_a: h * m * d_k * d_k + h * m * n * d_k,  # q W once per query, then (qW)ᵀ k
+    ),
     trace_terms={"qW": ("Q W (Luong general)", ("head", "query", "dim"))},
     explain=_explain_multiplicative,
 )
@@ -443,15 +470,17 @@ def _explain_gated(c: Cell) -> str:
         _OVERFLOW,
         _SEEDED,
     ),
-    score_temporaries=1,  # σ(...) · qᵀk: the gate, qᵀk and their product
-    trace_cells=2,
-    madds=_per_token_madds,
+    cost=Cost(
+        score_temporaries=1,  # σ(...) · qᵀk: the gate, qᵀk and their product
+        trace_cells=2,
+        madds=_per_token_madds,
+    ),
     trace_terms={**_QK_TERM, "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key"))},
     explain=_explain_gated,
 )
 def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = σ(W_g [q; k]) · qᵀk"""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     d_q = q.shape[-1]
     w_g = params["W_g"]  # [h, d_q + d_k]
@@ -469,7 +498,7 @@ def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
 
 def _linformer_params(rng, n_head, d_q, d_k, d_a, *, n_keys, rank=8) -> Params:  # -> {"group": [h, n]}
     """The partition of the n keys into min(R, n) groups, the same for every head."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import linformer_projection
 
@@ -478,7 +507,7 @@ def _linformer_params(rng, n_head, d_q, d_k, d_a, *, n_keys, rank=8) -> Params: 
 
 
 def _linformer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, d], [h, n, d_v] -> [h, m, d_v]
-    from attncli.core.approx import linformer
+    from attncli.core.approx import linformer  # late: start-up (the approximations load with their variant)
 
     scale = 1 / (math.sqrt(q.shape[-1]) * temperature)
     return linformer(q, k, v, scale, options["rank"], rng, return_weights=False)[1]
@@ -515,7 +544,7 @@ def _explain_linformer(c: Cell) -> str:
         "attn compare reports its error against scaled: max |ΔA| and the mean KL per row",
         _OVERFLOW,
     ),
-    linear=_linformer_linear,
+    fast=FastPaths(linear=_linformer_linear),
     trace_terms={
         "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
         "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
@@ -524,7 +553,7 @@ def _explain_linformer(c: Cell) -> str:
 )
 def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = q_i · k̄_g(j) / √d: each key scored through the mean of its group (attncli.core.approx)."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import group_means
 
@@ -543,7 +572,7 @@ def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m,
 
 def _performer_params(rng, n_head, d_q, d_k, d_a, *, n_keys=None, features=64) -> Params:  # -> {"W": [h, F, d_k]}
     """F orthogonal random feature directions (rows marginally N(0, I)), the same for every head."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     from attncli.core.approx import performer_features
 
@@ -552,7 +581,7 @@ def _performer_params(rng, n_head, d_q, d_k, d_a, *, n_keys=None, features=64) -
 
 
 def _performer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, d], [h, n, d_v] -> [h, m, d_v]
-    from attncli.core.approx import performer
+    from attncli.core.approx import performer  # late: start-up (the approximations load with their variant)
 
     return performer(q, k, v, 1 / math.sqrt(q.shape[-1]), options["features"], rng, return_weights=False)[1]
 
@@ -585,8 +614,10 @@ def _explain_performer(c: Cell) -> str:
         "attn compare reports its error against scaled: max |ΔA| and the mean KL per row",
         "overflows when ‖q‖² or ‖k‖² passes float64's largest number (entries near 1e154)",
     ),
-    linear=_performer_linear,
-    fast_temperature=False,
+    fast=FastPaths(
+        linear=_performer_linear,
+        temperature=False,
+    ),
     trace_terms={
         Q_EXPONENTS: (
             "a = W q' − ‖q'‖²/2, q' = q / d_k^¼: φ(q) = e^a / √F, one column per random feature",
@@ -601,7 +632,7 @@ def _explain_performer(c: Cell) -> str:
 )
 def performer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = ln((1/F) Σ_f e^{a_if + b_jf}): the log of the FAVOR+ estimate of e^{q·k/√d} (attncli.core.approx)."""
-    from attncli.core.approx import performer_log_scores
+    from attncli.core.approx import performer_log_scores  # late: start-up (the approximations load with their variant)
 
     a, b, scores = performer_log_scores(q, k, params["W"])
     if trace is not None:

@@ -89,7 +89,7 @@ class Lines(Document):
         return (write(i, number, result) for i, (number, result) in enumerate(self.results))
 
     def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
-        from rich.rule import Rule  # Rich loads only when a table is drawn
+        from rich.rule import Rule  # late: start-up (Rich loads only when a table is drawn)
         from rich.text import Text
 
         from attncli.io.escape import escape_token

@@ -63,7 +63,7 @@ THEMES = ("light", "dark")  # --theme: the pictures' background; light is what a
 
 def terminal_theme(name: str):
     """The Rich TerminalTheme of a --theme: light (white paper, dark text) or dark (Rich's own SVG theme)."""
-    from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
+    from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme  # late: start-up (Rich only for -f svg)
 
     if name == "dark":
         return SVG_EXPORT_THEME
@@ -81,7 +81,7 @@ def offline_svg(svg: str) -> str:
     Code from a CDN whenever the picture is opened, and its comment names a web site; here the text is set in the
     local MONOSPACE fonts, and the only URL left is the SVG namespace, a name that is never fetched. Only the
     stylesheet is touched (everything before its end), never the text drawn after it."""
-    import re
+    import re  # late: start-up (only when an SVG is written)
 
     head, end, body = svg.partition("</style>")
     head = re.sub(r"\s*@font-face \{.*?\}", "", head, flags=re.S)

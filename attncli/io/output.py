@@ -75,7 +75,7 @@ def columns(environ, stream=None) -> tuple[int | None, str | None]:
 def console(color: str = "auto", file=None, record: bool = False, stderr: bool = False, width: int | None = None):
     """A Rich console for stdout (or `file`, or stderr), honouring --color and NO_COLOR, `width` columns wide
     (default: COLUMNS when it is a usable width, else the terminal's width, or 80 when it is not a terminal)."""
-    from rich.console import Console
+    from rich.console import Console  # late: start-up (Rich only where a table is drawn)
 
     if width is None:
         width = columns(os.environ, sys.stderr if stderr else None)[0]
@@ -97,7 +97,7 @@ class NoColor:
         self.renderable = renderable
 
     def __rich_console__(self, console, options):
-        from rich.segment import Segment
+        from rich.segment import Segment  # late: start-up (Rich only where a table is drawn)
 
         yield from Segment.remove_color(console.render(self.renderable, options))
 
@@ -239,7 +239,7 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
             with f:
                 yield typing.cast(BinaryIO, Sink(f))
         return
-    import tempfile  # (and through it `random`): only when a file is written
+    import tempfile  # late: start-up (tempfile, and random through it: files only)
 
     tmp = None
     try:
@@ -416,7 +416,7 @@ def line_progress(stream: BinaryIO, name: str, color: str, output: str | None) -
     if size is None or not sys.stderr.isatty() or (output is None and sys.stdout.isatty()):
         yield stream
         return
-    from rich.markup import escape
+    from rich.markup import escape  # late: start-up (Rich only where a table is drawn)
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
     with Progress(

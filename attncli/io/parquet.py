@@ -19,7 +19,7 @@ from attncli.io.encode import dumps
 def write_parquet(records: Records, stream: BinaryIO, precision: int | None = None) -> None:
     """The rows, exact (never rounded: Parquet stores float64), with the document's other fields as metadata."""
     try:
-        import pyarrow as pa  # the optional `parquet` extra, loaded only for -f parquet
+        import pyarrow as pa  # late: optional (pyarrow, the parquet extra: only for -f parquet)
         import pyarrow.parquet as pq
     except ImportError:
         raise ConfigError("-f parquet needs pyarrow: pip install 'attncli[parquet]'") from None

@@ -40,7 +40,13 @@ def lines_progress(stream: BinaryIO, color: str, limit: int | None = None) -> It
     if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
         yield lambda lines: None
         return
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import (  # late: start-up (Rich only where a bar is drawn)
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     total = count_lines(stream) if regular_file_size(stream) is not None else None
     if limit is not None:

@@ -9,8 +9,8 @@ import numpy as np
 
 from attncli.io.documents import Steps
 from attncli.io.encode import dumps, token_marks
-from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.steps import SCHEMA, Step, params, steps
+from attncli.pipeline.result import AttentionResult, Step
+from attncli.pipeline.steps import SCHEMA, params, steps
 
 
 def _nested(a: np.ndarray, precision: int | None):

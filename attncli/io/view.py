@@ -32,8 +32,8 @@ from attncli.core.stats import head_stats, label_heads
 from attncli.io.documents import View
 from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
-from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.steps import Step, steps
+from attncli.pipeline.result import AttentionResult, Step
+from attncli.pipeline.steps import steps
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
@@ -173,7 +173,7 @@ def model_view(
     "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
     `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
-    from attncli.models.encdec import is_seq2seq
+    from attncli.models.encdec import is_seq2seq  # late: start-up (model code: a --model run only)
     from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
 
     if is_seq2seq(model):
@@ -311,7 +311,7 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.seq2seq import PartLayer, every_part, part_layer  # only an encoder–decoder's page gets here
+    from attncli.models.seq2seq import PartLayer, every_part, part_layer  # late: start-up (encoder–decoder pages)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
     parts = {}

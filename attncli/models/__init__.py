@@ -22,7 +22,8 @@ from .attention import LayerSteps
 from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm
 from .families import FAMILIES, Family
 from .forward import Forward, forward
-from .load import SUPPORTED, Model, ModelError, ModelTokens, Weights, check_head, check_layer, encode, load_model
+from .load import SUPPORTED, ModelError, ModelTokens, check_head, check_layer, encode, load_model
+from .model import Model, Weights
 
 __all__ = [
     "ACTIVATION_FNS",

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .attention import padding
-from .load import Model, ModelError
+from .load import ModelError
+from .model import Model
 
 
 def batches(lengths: Sequence[int], size: int, tokens: int) -> list[list[int]]:

@@ -35,7 +35,8 @@ from attncli.core.stats import CorpusStats, Moments, induction_rows
 from attncli.errors import ConfigError
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
-from attncli.models.load import Model, ModelError, encode, encode_many, load_model
+from attncli.models.load import ModelError, encode, encode_many, load_model
+from attncli.models.model import Model
 from attncli.pipeline.contain import die_with_parent
 
 SCHEMA = "attncli.corpus/1"
@@ -237,7 +238,7 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
     """The same map and reduce on the Dask cluster at `address`: its workers read the corpus file and load the
     model from their own disk (the same paths). Needs `pip install 'attncli[dask]'`."""
     try:
-        import dask.bag as db
+        import dask.bag as db  # late: optional (dask, the dask extra: only for --dask)
         from dask.distributed import Client
     except ImportError:
         raise ConfigError("--dask needs Dask: pip install 'attncli[dask]'") from None

@@ -17,7 +17,7 @@ from .attention import LayerSteps
 from .cross import Decoder
 from .forward import Forward, forward
 from .hparams import ModelError
-from .load import Model
+from .model import Model
 
 
 @dataclass(frozen=True)

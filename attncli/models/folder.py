@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from attncli.models.hparams import ModelError
+from attncli.pipeline.budget import ENV, max_bytes_from
 from attncli.pipeline.contain import contained
-from attncli.pipeline.limits import ENV, max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
 from attncli.pipeline.tokenize import MAX_TOKENIZER_BYTES
 
@@ -108,7 +108,7 @@ def json_text(folder: Path, name: str) -> str:
 
 def read_json(folder: Path, name: str) -> Any:
     """`folder/name` parsed, after its size and nesting were checked (`json_text`)."""
-    import json
+    import json  # late: start-up (json only when a model's files are read)
 
     text = json_text(folder, name)
     try:
@@ -141,7 +141,7 @@ Header = dict[str, tuple[Path, str, tuple[int, ...]]]  # stored name -> (file, d
 
 def _header(path: Path, names: set[str] | None = None) -> Header:
     """The tensors of one safetensors file from its header (nothing else is read), or those of `names`."""
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError, safe_open  # late: start-up (safetensors only when weights are read)
 
     try:
         with safe_open(str(path), framework="np") as f:
@@ -269,7 +269,8 @@ class ContainedTokenizer:
     """
 
     def __init__(self, build: Callable[[], Any], what: str):
-        import tokenizers  # noqa: F401  (mapped here, so the child's memory is the tokenizer's alone)
+        # mapped here, before the fork, so that the child's memory is the tokenizer's alone
+        import tokenizers  # noqa: F401  # late: start-up (tokenizers: a model's only)
 
         self.what = what
         contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))

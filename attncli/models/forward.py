@@ -15,7 +15,8 @@ from attncli.core.threads import blas_threads, threads_for
 
 from . import parallel
 from .attention import LayerSteps
-from .load import Model, ModelError, check_layer
+from .load import ModelError, check_layer
+from .model import Model
 
 # ---- the whole pass -------------------------------------------------------------------------------
 

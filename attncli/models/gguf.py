@@ -153,7 +153,7 @@ class GGUFTensors:
 
 
 def _dequantized(data: np.ndarray, kind: Any) -> np.ndarray:  # [rows, bytes per row] uint8 -> [rows, cols] float32
-    from gguf import quants  # (the gguf package is imported by GGUF runs only)
+    from gguf import quants  # late: optional (gguf, the gguf extra: GGUF runs only)
 
     return np.asarray(quants.dequantize(np.ascontiguousarray(data), kind), dtype=np.float32)
 
@@ -162,7 +162,7 @@ def open_gguf(path: Path) -> tuple[dict[str, Any], GGUFTensors]:
     """The metadata (key -> value; arrays as lists) and the tensors of a GGUF file, every tensor's type, block
     structure and byte range checked against the file."""
     try:
-        from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # (a GGUF run only: the package loads in ~0.4 s)
+        from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # late: optional (gguf, the gguf extra: ~0.4 s)
     except ImportError:
         raise ModelError(
             f'{path} is a GGUF file: reading it needs the gguf package (pip install "attncli[gguf]")'

@@ -137,7 +137,7 @@ class Names:
     """The GGUF name of each tensor a family asks for, and what undoes llama.cpp's conversion of it."""
 
     def __init__(self, arch: str, n_layer: int, config: dict):
-        import gguf  # (a GGUF run only)
+        import gguf  # late: optional (gguf, the gguf extra: GGUF runs only)
 
         kinds = {name: kind for kind, name in gguf.MODEL_ARCH_NAMES.items()}
         if arch not in kinds:

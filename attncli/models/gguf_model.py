@@ -19,6 +19,7 @@ from .families import Family, family_of
 from .folder import Header, check_budget, check_declared
 from .gguf import GGUFTensors, open_gguf
 from .gguf_arch import Names, architecture, config_of
+from .gguf_tokenizer import tokenizer_from
 from .hparams import ModelError
 
 
@@ -125,8 +126,6 @@ def gguf_parts(path: Path) -> GGUFParts:
     nbytes = check_budget(stored, [s for _, s in sources.values()], source)
 
     def build() -> Any:
-        from .gguf_tokenizer import tokenizer_from
-
         return tokenizer_from(meta, source)
 
     return GGUFParts(config, family, sources, nbytes, hp, build)

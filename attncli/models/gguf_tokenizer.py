@@ -59,7 +59,7 @@ def _token_id(meta: dict, key: str, size: int, source: str) -> int | None:
 
 def tokenizer_from(meta: dict, source: str) -> Any:
     """A `tokenizers.Tokenizer` for the vocabulary of `meta` (a GGUF file's metadata), as the file describes it."""
-    from tokenizers import AddedToken
+    from tokenizers import AddedToken  # late: start-up (tokenizer building)
 
     kind = meta.get("tokenizer.ggml.model")
     tokens = _strings(meta, "tokenizer.ggml.tokens", source)
@@ -86,7 +86,7 @@ def tokenizer_from(meta: dict, source: str) -> Any:
 
 def _byte_level(vocab: dict[str, int], merges: list, pre: Any) -> Any:
     """GPT-2's byte-level BPE, split by the pre-tokenizer `pre` names (GPT-2's own by default)."""
-    from tokenizers import Regex, Tokenizer, decoders, pre_tokenizers
+    from tokenizers import Regex, Tokenizer, decoders, pre_tokenizers  # late: start-up (tokenizer building)
     from tokenizers.models import BPE
 
     tok = Tokenizer(BPE(vocab, merges, fuse_unk=False))
@@ -105,7 +105,7 @@ def _byte_level(vocab: dict[str, int], merges: list, pre: Any) -> Any:
 
 def _sentencepiece(vocab: dict[str, int], merges: list) -> Any:
     """SentencePiece BPE as Llama's: "▁" for spaces and before the text, bytes as <0xXX> when no token fits."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, pre_tokenizers  # late: start-up (tokenizer building)
     from tokenizers.models import BPE
 
     unk = "<unk>" if "<unk>" in vocab else None
@@ -136,7 +136,7 @@ def _merges_from_scores(tokens: list[str], scores: list) -> list[tuple[str, str]
 
 def _ends(tok: Any, meta: dict, tokens: list[str], kind: Any, source: str) -> None:
     """BOS before and EOS after the text, as tokenizer.ggml.add_bos_token / add_eos_token say."""
-    from tokenizers import processors
+    from tokenizers import processors  # late: start-up (tokenizer building)
 
     bos, eos = (_token_id(meta, key, len(tokens), source) for key in ("bos_token_id", "eos_token_id"))
     add_bos = meta.get("tokenizer.ggml.add_bos_token", kind == "llama") and bos is not None

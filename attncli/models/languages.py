@@ -13,7 +13,8 @@ import re
 from dataclasses import replace
 
 from .hparams import ModelError
-from .load import Model, ModelTokens
+from .load import ModelTokens
+from .model import Model
 
 LANGUAGE_TOKEN = (">>", "<<")  # Marian's multilingual target-language token, >>fra<<, first in the source
 

@@ -1,6 +1,6 @@
 """Read a Hugging Face model folder: config.json, safetensors weights, the model's own tokenizer.
 
-A folder is a `Model`: its family (attncli/models/families/), its hyper-parameters, its
+A folder is a `Model` (model.py): its family (attncli/models/families/), its hyper-parameters, its
 weights (read lazily from the safetensors files by tensorfile.py, one tensor at a time, kept
 once read; F32, F16, BF16 and F64 all become float32) and its tokenizer. Nothing here imports
 PyTorch; `tokenizers` is imported inside the functions that need it.
@@ -8,12 +8,9 @@ PyTorch; `tokenizers` is imported inside the functions that need it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from attncli.errors import ConfigError
 
@@ -26,84 +23,21 @@ from .folder import (
     check_declared,
     check_run,
     checkpoint,
-    finite,
     inside,
     json_object,
     json_text,
 )
 from .hparams import ModelError
 from .hub import resolve_model
+from .model import Model, Weights
 from .tensorfile import TensorFile, TensorFileError
 
 SUPPORTED = tuple(model_types())  # every config.json model_type some family serves
 
 
-# ---- weights --------------------------------------------------------------------------------------
-
-
-class Weights:
-    """The tensors a model needs, by their prefix-free names (`encoder.layer.0.attention.self.query.weight`).
-
-    Each tensor is read from its safetensors file on first use, as float32, and kept; the word
-    embedding table is read row by row (`rows`), so a short text never reads the whole table.
-    """
-
-    def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
-        self._sources = sources  # name -> (its TensorFile, name stored in the file)
-        self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
-        self._cache: dict[str, np.ndarray] = {}
-        self._made: dict[tuple, Any] = {}  # what `made` built from the tensors, by its key
-
-    def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
-        if name not in self._cache:
-            handle, stored = self._sources[name]
-            tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
-            self._cache[name] = tensor if all_finite else finite(tensor, stored, "the weights")
-        return self._cache[name]
-
-    def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
-        """nn.Linear weights (or biases) side by side, transposed to [in, out], in one C-contiguous array made on
-        first use and kept instead of its parts: projections that read one input become one product."""
-        key = "joined " + " + ".join(names)  # never a tensor's name
-        if key not in self._cache:
-            parts = [self[name] for name in names]
-            joined = np.empty((*parts[0].shape[1:][::-1], sum(len(p) for p in parts)), np.float32)
-            at = 0
-            for part in parts:  # each part transposed into its columns: one copy, no concatenated array between
-                joined[..., at : at + len(part)] = part.T
-                at += len(part)
-            self._cache[key] = joined
-            for name in names:
-                del self._cache[name]  # kept once, in the joined array
-        return self._cache[key]
-
-    def made(self, key: tuple, make: Callable[[], Any]) -> Any:
-        """make(), built on first use and kept under `key`: what a block derives from the tensors once per model
-        (a layer's projections) rather than once per forward pass. Never to be changed by its readers."""
-        if key not in self._made:
-            self._made[key] = make()
-        return self._made[key]
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        handle, stored = self._sources[name]
-        return tuple(handle.get_slice(stored).get_shape())
-
-    def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [n] -> [n, d]
-        """Rows `ids` of a 2-D tensor, reading only those rows unless the tensor is already loaded."""
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if name in self._cache:
-            return self._cache[name][ids]
-        handle, stored = self._sources[name]
-        return finite(_float32(handle.get_slice(stored).rows(ids)), stored, "the weights")
-
-
 def _why(e: Exception) -> str:  # an exception as one line
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
-
-
-def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no copy if already float32)
-    return a.astype(np.float32, copy=False)
 
 
 def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
@@ -141,41 +75,6 @@ def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | N
             raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
         sources[name] = (handles[path], names[name])
     return Weights(sources, check_budget(tensors, [names[n] for n in wanted], str(folder)))
-
-
-# ---- the model ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Model:
-    """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
-
-    path: Path
-    name: str  # for messages and captions: the folder's name (see _display_name)
-    model_type: str  # config.json's model_type ("bert", "gpt2", "llama", ...)
-    family: Family = field(repr=False)  # the registry entry whose blocks run it (FAMILIES)
-    config: dict = field(repr=False)
-    n_layer: int
-    n_head: int
-    d_model: int
-    d_k: int  # head width: head_dim if the config gives one, else d_model // n_head
-    n_kv_head: int  # key/value heads (grouped-query attention: fewer than n_head)
-    max_positions: int
-    causal: bool  # decoders: True (keys after the query are masked); BERT: False
-    eps: float  # LayerNorm / RMSNorm epsilon
-    activation: str  # hidden_act / activation_function
-    hp: dict = field(repr=False)  # every hyper-parameter the forward pass reads
-    weights: Weights = field(repr=False)
-    tokenizer: Any = field(repr=False)
-    vocab_size: int  # rows of the word embedding table
-
-    @property
-    def summary(self) -> str:
-        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
-        return (
-            f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
-            f"d_model {self.d_model}, trained weights)"
-        )
 
 
 def _display_name(folder: Path) -> str:
@@ -227,7 +126,7 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
 
 def _load_gguf(path: Path, given: str) -> Model:
     """A GGUF file (`gguf_model.gguf_parts`): its family's hyper-parameters, weights and tokenizer."""
-    from .gguf_model import gguf_parts
+    from .gguf_model import gguf_parts  # late: start-up (GGUF code only for a GGUF file)
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)
@@ -306,7 +205,7 @@ def _special(tok_config: dict, key: str, default: str) -> str:
 
 def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
     """BERT's tokenizer from vocab.txt, as transformers' BertTokenizerFast builds it."""
-    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors  # late: start-up (tokenizer building)
     from tokenizers.models import WordPiece
 
     tok_config = _read_json(folder / "tokenizer_config.json")
@@ -337,7 +236,7 @@ def _wordpiece_from_vocab(folder: Path, config: dict) -> Any:
 
 def _byte_level_bpe(folder: Path) -> Any:
     """GPT-2's tokenizer from vocab.json and merges.txt, as transformers' GPT2TokenizerFast builds it."""
-    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, processors  # late: start-up (tokenizer building)
     from tokenizers.models import BPE
 
     try:
@@ -368,7 +267,7 @@ def _load_tokenizer(folder: Path, family: Family, config: dict) -> Any:
         text = json_text(folder, path.name)
 
         def build() -> Any:
-            from tokenizers import Tokenizer
+            from tokenizers import Tokenizer  # late: start-up (tokenizer building)
 
             try:
                 tok = Tokenizer.from_str(text)

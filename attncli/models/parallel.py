@@ -37,7 +37,7 @@ def threads(n: int) -> Iterator[None]:
 
 
 def _pool(workers: int):
-    from concurrent.futures import ThreadPoolExecutor  # only a forward on several threads needs it
+    from concurrent.futures import ThreadPoolExecutor  # late: start-up (only a forward on several threads needs it)
 
     if _POOL["workers"] < workers:
         _POOL.update(workers=workers, pool=ThreadPoolExecutor(workers, thread_name_prefix="attn-part"))

@@ -37,9 +37,9 @@ from attncli.models import (
 from attncli.models.attention import LayerSteps, attention_mask
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.run import _check_text
-from attncli.pipeline.steps import Step, mask_softmax_mix, shown
+from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import SECOND_MARK, SPECIAL_MARK, Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"

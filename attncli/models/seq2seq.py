@@ -23,16 +23,17 @@ from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS, C
 from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.run import _check_text
-from attncli.pipeline.steps import Step, mask_softmax_mix, shown
+from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 from .attention import LayerSteps
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .languages import check_language, with_language
-from .load import Model, ModelTokens, encode
+from .load import ModelTokens, encode
+from .model import Model
 from .run import (
     ModelLayer,
     Rollout,

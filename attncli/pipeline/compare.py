@@ -149,7 +149,7 @@ def approximation_error(result: AttentionResult) -> dict | None:
     exact = VARIANTS[c.variant].approximates
     if exact is None or result.weights is None:
         return None
-    from attncli.core.approx import approx_error  # loaded only when an approximation is compared
+    from attncli.core.approx import approx_error  # late: start-up (loaded only when an approximation is compared)
 
     a = attend(result.q, result.k, result.v, VARIANTS[exact], None, parse_masks(",".join(c.mask)), c.temperature)
     return {"error_vs": exact, **approx_error(a.weights, result.weights)}

@@ -69,7 +69,7 @@ def die_with_parent(parent: int | None = None) -> None:
     that one is already gone, this process leaves now. Elsewhere nothing."""
     if not sys.platform.startswith("linux"):
         return
-    import ctypes  # only a child of attn on Linux needs it
+    import ctypes  # late: start-up (only a child of attn on Linux needs it)
 
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -93,7 +93,7 @@ def _child(write: int, parent: int, fn: Callable[..., Any], args: tuple, memory:
         os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one text, one thread: no pool forked mid-use
         size = _address_space()
         if memory is not None and size is not None:
-            import resource
+            import resource  # late: start-up (only in the child, only under a memory limit)
 
             resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
         try:

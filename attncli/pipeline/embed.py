@@ -34,7 +34,7 @@ def token_seed(token: str, seed: int) -> int:
 @functools.lru_cache(maxsize=2048)  # `attn show --lines` meets the same words again and again: at most 64 MiB
 def token_vector(token: str, d_model: int, seed: int) -> np.ndarray:  # -> [d_model], read-only
     """The standard-normal vector of one string, from its own hash-seeded generator (made once, then shared)."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     x = np.random.default_rng(token_seed(token, seed)).standard_normal(d_model)
     x.flags.writeable = False
@@ -43,7 +43,7 @@ def token_vector(token: str, d_model: int, seed: int) -> np.ndarray:  # -> [d_mo
 
 def embed(strings: Sequence[str], d_model: int, seed: int) -> np.ndarray:  # n strings -> [n, d_model]
     """Each distinct string gets a standard-normal vector from its own hash-seeded generator."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     x = np.empty((len(strings), d_model))
     for i, s in enumerate(strings):
@@ -53,7 +53,7 @@ def embed(strings: Sequence[str], d_model: int, seed: int) -> np.ndarray:  # n s
 
 def no_positions(n: int, d_model: int) -> np.ndarray:  # -> [n, d_model]
     """No positional information: attention is then blind to token order."""
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     return np.zeros((n, d_model))
 
@@ -64,7 +64,7 @@ def sinusoidal(n: int, d_model: int) -> np.ndarray:  # -> [n, d_model]
     >>> sinusoidal(2, 4).round(4).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.8415, 0.5403, 0.01, 1.0]]
     """
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy: the registry is read without it)
 
     pos = np.arange(n)[:, None]  # [n, 1]
     two_i = np.arange(0, d_model, 2)  # [ceil(d/2)]

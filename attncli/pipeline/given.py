@@ -34,8 +34,8 @@ from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig, check_options
 from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.matrices import SMALLER, Given, axes_of, json_array, shape_of
-from attncli.pipeline.result import AttentionResult, config_record
-from attncli.pipeline.steps import Step, mask_softmax_mix, score_step
+from attncli.pipeline.result import AttentionResult, Step, config_record
+from attncli.pipeline.steps import mask_softmax_mix, score_step
 from attncli.pipeline.tokenize import Tokens
 
 
@@ -188,7 +188,7 @@ def compute(
     config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
     check(estimate, limits, "attention on these matrices", config_hint, (SMALLER,))
     if dtype != "float64" or not weights:  # the long-input paths
-        from attncli.core.efficient import attend_long  # loaded only for long inputs, as run() does
+        from attncli.core.efficient import attend_long  # late: start-up (kernels: long inputs only, as in run)
 
         a = attend_long(
             q[None],
@@ -225,23 +225,23 @@ def compute(
         q.shape, k.shape, v.shape, given.source, tuple(spec.param_shapes), params_given=given.params is not None
     )
     return AttentionResult(
-        None,
-        None,
-        _rows(m),
-        _rows(n) if given.keys_given else None,
-        config,
-        q,
-        k if given.keys_given else None,
-        q[None],
-        k[None],
-        v[None],
-        a.scores,
-        a.masked,
-        a.weights,
-        a.out,
-        a.out[0],
-        source,
-        params,
+        text=None,
+        context=None,
+        tokens=_rows(m),
+        context_tokens=_rows(n) if given.keys_given else None,
+        config=config,
+        x=q,
+        x_context=k if given.keys_given else None,
+        q=q[None],
+        k=k[None],
+        v=v[None],
+        scores=a.scores,
+        masked=a.masked,
+        weights=a.weights,
+        head_outputs=a.out,
+        output=a.out[0],
+        source=source,
+        params=params,
     )
 
 

@@ -21,7 +21,6 @@ before it is tokenized. NumPy-free and quick: the arithmetic only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,13 +28,12 @@ from typing import TYPE_CHECKING
 from attncli.core.masks import acts_on_scores
 from attncli.core.variants import VARIANTS, option_values
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import ENV, MAX_MEMORY
 from attncli.pipeline.read import MAX_TOKENS, human_bytes
 
 if TYPE_CHECKING:  # `attn variants` reads the formats, and through them these limits, but tokenizes nothing
     from attncli.pipeline.tokenize import TooManyTokens
 
-MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
-ENV = "ATTN_MAX_MEMORY"
 F = 8  # bytes of a float64
 TOKEN_BYTES = 300  # one token as Python holds it: its string, id, offsets (tuples) and its share of the lists
 
@@ -75,33 +73,6 @@ class Limits:
 
 
 NO_LIMITS = Limits(None, None)
-
-
-def parse_size(value: str, name: str = ENV) -> int | None:
-    """'2G', '512M', '1.5GiB', '3000000' (bytes) -> bytes; 'none' or '0' -> None (no limit).
-
-    >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
-    (2147483648, 536870912, None)
-    >>> parse_size("9" * 300)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999...': give none for no limit
-    """
-    text = value.strip().lower()
-    if text in ("none", "0", "unlimited"):
-        return None
-    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?", text)
-    if not m:
-        raise ConfigError(f"{name} must be a size such as 2G, 512M or 1.5GiB (or none), got {value!r}")
-    size = float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_")
-    if not size < 2**60:  # inf from 300 digits included
-        raise ConfigError(f"{name} must be below 1024P (an exabyte), got {value[:40]!r}: give none for no limit")
-    return int(size)
-
-
-def max_bytes_from(environ) -> int | None:
-    """ATTN_MAX_MEMORY from the environment, or the default MAX_MEMORY."""
-    value = environ.get(ENV)
-    return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
 
 
 # The parts of an Estimate that suggestions name (cli/hints.py); the rest are described by their key only.
@@ -147,13 +118,13 @@ def attention_bytes_per_cell(
     temporaries, the masks (1 + 1) and top-k's sort, the trace's [h, m, n] terms (measured with
     tracemalloc over every variant, mask, head count and trace: the peak is 0.6 to 1.0 of this)."""
     entry = VARIANTS[variant]
-    per = 2 * itemsize + entry.score_temporaries * itemsize
+    per = 2 * itemsize + entry.cost.score_temporaries * itemsize
     if masks:
         per += 2  # the boolean mask and np.isfinite's
     if acts_on_scores(masks):
         per += 2 * itemsize + F  # top-k's masked copy, ranks and (int64) argsort, beyond the weights' place
     if trace:
-        per += entry.trace_cells * itemsize  # qk (and the gate) for steps
+        per += entry.cost.trace_cells * itemsize  # qk (and the gate) for steps
         if masks:
             per += itemsize  # steps' S' with −∞ where masked
     return per
@@ -168,7 +139,7 @@ def outputs_only_bytes(
     """--no-weights: the blocked kernels' scratch (a few [block, n] tiles per thread), or linformer's
     [h, m, R] and performer's [h, m + n, F] (measured: well under this)."""
     entry = VARIANTS[variant]
-    if entry.linear is not None:  # its one option (--rank, --features) is the width of its linear path
+    if entry.fast.linear is not None:  # its one option (--rank, --features) is the width of its linear path
         (width,) = option_values(entry, {"rank": rank, "features": features}).values()
         return 3 * itemsize * h * (m + n) * width
     return itemsize * THREADS * BLOCK_ROWS * n  # (measured: 0.1 to 0.6 of this, more when scores are large)
@@ -218,11 +189,11 @@ def run_bytes(
     parts = {ATTENTION: cells * per, **_vectors(config, m, n, cross)}
     largest = cells
     entry = VARIANTS[config.variant]
-    if entry.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
+    if entry.cost.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
         parts[f"{entry.name}'s slices"] = min(3 * F * cells * config.d_a, 3 * 2**25)
         if trace:
             # (computed in float64, and in float32 a rounded copy as well)
-            parts[f"{entry.name}'s {entry.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
+            parts[f"{entry.name}'s {entry.cost.hidden}"] = (F + (itemsize if itemsize != F else 0)) * cells * config.d_a
             largest = cells * config.d_a
     if output is not None:
         parts.update(output.bytes(m, n, largest))
@@ -259,7 +230,7 @@ def compute_bytes(
     cells = m * n
     per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
     parts = {ATTENTION: cells * per, **matrices}
-    if VARIANTS[variant].hidden:
+    if VARIANTS[variant].cost.hidden:
         parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
     if output is not None:
         parts.update(output.bytes(m, n, cells))
@@ -298,7 +269,7 @@ def fits(config, estimate: Estimate) -> dict[str, int]:
     if (
         config.weights
         and variant.outputs_only
-        and all(str(x).partition(":")[0] in variant.fast_masks for x in config.mask)
+        and all(str(x).partition(":")[0] in variant.fast.masks for x in config.mask)
     ):
         options = {"rank": config.rank, "features": config.features}
         out["outputs-only"] = rest + outputs_only_bytes(variant.name, h, m, n, options["rank"], options["features"])

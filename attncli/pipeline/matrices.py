@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import ENV
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import ENV, Limits, MemoryRefused, check, compute_bytes
+from attncli.pipeline.limits import Limits, MemoryRefused, check, compute_bytes
 from attncli.pipeline.read import decode, human_bytes, read_bounded
 
 FIELDS = ("q", "k", "v", "params")

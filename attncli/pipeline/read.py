@@ -88,7 +88,7 @@ def json_depth(data: bytes) -> int:
     >>> json_depth(b'{"a": [1, {"b": "[[["}]}'), json_depth(b"3"), json_depth(b"[" * 5000)
     (3, 0, 5000)
     """
-    import numpy as np
+    import numpy as np  # late: start-up (NumPy only when a JSON is read)
 
     bare = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", data)
     step = np.zeros(256, np.int8)

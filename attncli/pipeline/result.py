@@ -9,7 +9,7 @@ the caption, the JSON "config" record, the stages of `attn steps` and the heads'
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -18,8 +18,50 @@ from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokenize import Tokens
 
-if TYPE_CHECKING:  # steps.py reads AttentionResult: a type only, no import cycle at run time
-    from attncli.pipeline.steps import Step
+#: What each stage is, in words (the page's titles; a JSON record's "title"); a variant's trace term is "a term".
+TITLES = {
+    "x": "input",
+    "e": "embeddings",
+    "pe": "positions",
+    "x_context": "context input",
+    "q": "queries",
+    "k": "keys",
+    "v": "values",
+    "scores": "scores",
+    "masked_scores": "masked scores",
+    "weights": "weights",
+    "head_outputs": "head outputs",
+    "concat": "heads side by side",
+    "output": "output",
+}
+TRACE = "trace:"  # the name of a variant's trace term starts with it
+
+
+@dataclass(frozen=True)
+class Step:
+    """One stage of a run as `attn steps` shows it: its numbers, the formula they follow, what each axis is."""
+
+    name: str  # the JSON name: "x", "q", "scores", "trace:qk", ...
+    formula: str  # what a reader checks the numbers against
+    array: np.ndarray
+    axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
+    note: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
+
+    @property
+    def title(self) -> str:
+        """The stage in words, before its formula: `queries` (Q = X W_Q), or for a variant's own term
+        `a term of the score: qk`.
+
+        >>> Step("q", "Q = X W_Q", np.zeros((1, 2, 3)), ("head", "query", "dim")).title
+        'queries'
+        """
+        if self.name.startswith(TRACE):
+            return "a term of the score: " + self.name[len(TRACE) :]
+        return TITLES.get(self.name, self.name)
 
 
 class Source(Protocol):
@@ -65,9 +107,10 @@ class Source(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttentionResult:
-    """Everything one run computed. Shapes: m queries, n keys, h heads."""
+    """Everything one run computed. Shapes: m queries, n keys, h heads. Built by keyword only: nineteen fields,
+    several of the same type, are too many to pass by position."""
 
     text: str | None  # None in attn compute: there is no text
     context: str | None

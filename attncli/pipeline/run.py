@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,11 +25,8 @@ from attncli.pipeline.caption import caption_lines
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.limits import Limits, check, run_bytes, too_many_tokens
-from attncli.pipeline.result import AttentionResult, config_record
+from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.tokenize import Tokens, TooManyTokens, check_count, expected_tokens, tokenize
-
-if TYPE_CHECKING:  # the stages load for attn steps and the page, not for every run
-    from attncli.pipeline.steps import Step
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,7 @@ class TextRun:
         return config_record(c, c.tokenizer, c.positional, c.projection, c.seed)
 
     def steps(self, result: AttentionResult) -> list[Step]:
-        from attncli.pipeline.steps import text_steps
+        from attncli.pipeline.steps import text_steps  # late: start-up (attn steps and the page)
 
         return text_steps(result)
 
@@ -186,7 +182,7 @@ def run(
     terms: dict | None = {} if trace else None
     masks = parse_masks(",".join(config.mask))
     if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.core.efficient
-        from attncli.core.efficient import cast, multi_head_long  # loaded only when asked: kernels and threads
+        from attncli.core.efficient import cast, multi_head_long  # late: start-up (when asked: kernels, threads)
 
         x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
         x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))
@@ -216,23 +212,23 @@ def run(
         )
     a = mh.attended
     return AttentionResult(
-        text,
-        context,
-        tokens,
-        context_tokens,
-        config,
-        x,
-        x_context,
-        mh.q,
-        mh.k,
-        mh.v,
-        a.scores,
-        a.masked,
-        a.weights,
-        a.out,
-        mh.output,
-        TextRun(config),
-        params,
-        proj,
-        terms or {},
+        text=text,
+        context=context,
+        tokens=tokens,
+        context_tokens=context_tokens,
+        config=config,
+        x=x,
+        x_context=x_context,
+        q=mh.q,
+        k=mh.k,
+        v=mh.v,
+        scores=a.scores,
+        masked=a.masked,
+        weights=a.weights,
+        head_outputs=a.out,
+        output=mh.output,
+        source=TextRun(config),
+        params=params,
+        projections=proj,
+        trace=terms or {},
     )

@@ -11,59 +11,14 @@ NumPy and the standard library only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL, embed
-from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.result import TRACE, AttentionResult, Step
 
 SCHEMA = "attncli.steps/1"
-
-#: What each stage is, in words (the page's titles; a JSON record's "title"); a variant's trace term is "a term".
-TITLES = {
-    "x": "input",
-    "e": "embeddings",
-    "pe": "positions",
-    "x_context": "context input",
-    "q": "queries",
-    "k": "keys",
-    "v": "values",
-    "scores": "scores",
-    "masked_scores": "masked scores",
-    "weights": "weights",
-    "head_outputs": "head outputs",
-    "concat": "heads side by side",
-    "output": "output",
-}
-TRACE = "trace:"  # the name of a variant's trace term starts with it
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str  # the JSON name: "x", "q", "scores", "trace:qk", ...
-    formula: str  # what a reader checks the numbers against
-    array: np.ndarray
-    axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
-    note: str = ""
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.array.shape)
-
-    @property
-    def title(self) -> str:
-        """The stage in words, before its formula: `queries` (Q = X W_Q), or for a variant's own term
-        `a term of the score: qk`.
-
-        >>> Step("q", "Q = X W_Q", np.zeros((1, 2, 3)), ("head", "query", "dim")).title
-        'queries'
-        """
-        if self.name.startswith(TRACE):
-            return "a term of the score: " + self.name[len(TRACE) :]
-        return TITLES.get(self.name, self.name)
 
 
 def _trace_axes(terms: dict, name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:

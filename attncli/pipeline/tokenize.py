@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, json_depth, read_bounded
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
@@ -122,7 +123,7 @@ def _load_hf(path: str):
     if depth > MAX_JSON_DEPTH:
         raise DataError(f"not a valid tokenizer.json: {path}: nests {depth:,} levels deep, more than {MAX_JSON_DEPTH}")
     text = decode(data, f"tokenizer {path}")
-    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import Tokenizer as HFTokenizer  # late: start-up (tokenizers only for a tokenizer.json)
 
     try:
         tok = HFTokenizer.from_str(text)
@@ -191,8 +192,7 @@ def from_tokenizer_json(path: str, name: str | None = None, trusted: bool = Fals
 def _contained_tokenizer(path: str, label: str) -> Tokenizer:
     """An untrusted tokenizer.json, loaded once in a contained child to check it (a bad file fails here, before
     any text is read), then loaded and run there again for each text."""
-    from attncli.pipeline.contain import contained  # (faulthandler, json, select): only for a tokenizer file
-    from attncli.pipeline.limits import max_bytes_from
+    from attncli.pipeline.contain import contained  # late: start-up (a tokenizer file only)
 
     def run(fn: Callable, *args: object):
         return contained(fn, *args, what=f"tokenizer {label}", memory=max_bytes_from(os.environ))
@@ -210,7 +210,7 @@ def _check_file(path: str) -> int:
 
 def shipped_bpe_path() -> str:
     """Path of the byte-level BPE shipped in the package (see tools/train_bpe.py)."""
-    from importlib import resources  # (and through it tempfile): only for -t bpe
+    from importlib import resources  # late: start-up (importlib.resources, and tempfile through it: -t bpe only)
 
     return str(resources.files("attncli") / "data" / "tokenizer.json")
 

@@ -17,8 +17,8 @@ from rich.text import Text
 from attncli.core.attention import softmax_terms
 from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
-from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.steps import Step, steps
+from attncli.pipeline.result import AttentionResult, Step
+from attncli.pipeline.steps import steps
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix, columns_shown, fmt
 from attncli.render.show import Multiples, caption, escape_lines, escape_token

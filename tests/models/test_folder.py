@@ -17,6 +17,7 @@ import pytest
 import attncli.models.load as load_module
 from attncli.models import ModelError, load_model
 from attncli.models.folder import MAX_BYTES, check_run, inside
+from attncli.models.model import Weights
 from attncli.pipeline.read import MAX_JSON_DEPTH
 from tests.conftest import attn
 from tests.model_fixtures import make_bert
@@ -155,7 +156,7 @@ def test_a_finite_weight_that_overflows_writes_nothing(tmp_path):
 
 def test_weights_past_the_memory_budget_are_refused_before_they_are_read(bert, monkeypatch):
     monkeypatch.setenv("ATTN_MAX_MEMORY", "16K")
-    monkeypatch.setattr(load_module.Weights, "__getitem__", lambda *a: pytest.fail("a tensor was read"))
+    monkeypatch.setattr(Weights, "__getitem__", lambda *a: pytest.fail("a tensor was read"))
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY \(16 KiB\)"):
         load_model(bert)
 

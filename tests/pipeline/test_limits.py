@@ -13,8 +13,9 @@ import pytest
 import attncli.pipeline.limits
 from attncli.cli.hints import HEAD_STATISTICS
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import parse_size
 from attncli.pipeline.config import RunConfig
-from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, parse_size, run_bytes
+from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, run_bytes
 from attncli.pipeline.run import run
 from tests.conftest import ROOT, attn
 

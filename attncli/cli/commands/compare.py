@@ -34,7 +34,7 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS
     from attncli.cli.hints import limits_for
 

@@ -49,7 +49,7 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import check_variant_options
     from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.core.masks import parse_masks

@@ -34,7 +34,7 @@ def explore(
     m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
     JSON. The options are `attn show`'s.
     """
-    from attncli.cli.hints import limits_for
+    from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
@@ -51,6 +51,6 @@ def explore(
         raise ConfigError(
             "attn explore is a full-screen app: it needs a terminal on stdin and stdout (attn show prints the tables)"
         )
-    from attncli.render.explore.app import run_explorer  # Textual loads for this command only
+    from attncli.render.explore.app import run_explorer  # late: start-up (Textual for this command only)
 
     raise typer.Exit(run_explorer(explorer, out.precision, out.color))

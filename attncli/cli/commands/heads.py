@@ -103,7 +103,7 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
 
     stdin_prompt(text)
     words = read_text(text, file)
@@ -116,7 +116,7 @@ def heads(
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
     """`attn heads --lines`: the corpus streamed through the model on `workers` processes (or a Dask cluster);
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.io.progress import lines_progress
 
     workers = worker_count(workers)

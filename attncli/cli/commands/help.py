@@ -20,7 +20,7 @@ def help(ctx: typer.Context, command: Command = None) -> None:
     group = root.command
     found = group.get_command(root, command)  # type: ignore[attr-defined]
     if found is None:
-        from attncli.cli.usage import unknown_command
+        from attncli.cli.usage import unknown_command  # late: start-up (only for a wrong command line)
 
         raise unknown_command(command, group.list_commands(root))  # type: ignore[attr-defined]
     typer.echo(found.get_help(found.context_class(found, info_name=command, parent=root)))

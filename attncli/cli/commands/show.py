@@ -67,7 +67,7 @@ def show(
     or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS, check_show
     from attncli.cli.hints import limits_for
 
@@ -77,7 +77,7 @@ def show(
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
     table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
@@ -86,7 +86,7 @@ def show(
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     if lines:
-        from attncli.render.stats import show_view
+        from attncli.render.stats import show_view  # late: start-up (not for --help)
 
         check_show(stats, no_weights, head, mean_heads)  # a bad option fails before the first line is read
         if model is not None:
@@ -112,7 +112,7 @@ def show(
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
     """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
     processes); its number goes into the output, in the input's order."""
-    from attncli.io import documents
+    from attncli.io import documents  # late: start-up (not for --help)
     from attncli.io.output import line_progress
     from attncli.pipeline.heads import stats_document
     from attncli.pipeline.lines import ordered_map

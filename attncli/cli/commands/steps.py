@@ -33,7 +33,7 @@ def steps(
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
     --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
     """
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
 

@@ -24,7 +24,7 @@ def tokens(
     Shows each token (escaped), its id, start and end, the text at those offsets, and
     whether the offsets give the input back; -f json|jsonl|csv for tools. --model DIR: the model's tokenizer.
     """
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
 
     check_options(ctx, model)
     model = model_path(model, gguf_file)

@@ -9,6 +9,6 @@ from attncli.cli.output import emit
 @options(out=Out, skip=("precision",), writes=("Records",))
 def variants(out: Out) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
 
     emit(api.variants().document, out)

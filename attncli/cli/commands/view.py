@@ -31,7 +31,7 @@ def view(
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
-    from attncli import api
+    from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
     from attncli.io.formats import JSON_LISTS

@@ -17,10 +17,11 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import bert, register
+from . import bert
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def group(model: Model, l: int) -> str:

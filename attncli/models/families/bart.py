@@ -23,10 +23,10 @@ from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, positive_int, token_id
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 PROJECTIONS = (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj"), ("o", "out_proj"))
 

@@ -14,10 +14,10 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def embeddings(model: Model, ids, types, positions):  # [n], [n] or None, [n] -> [n, d_embed]

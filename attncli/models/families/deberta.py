@@ -20,10 +20,10 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, dense, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 TERMS = ("c2p", "p2c")
 PROJECTIONS = (("q", "self.query_proj"), ("k", "self.key_proj"), ("v", "self.value_proj"), ("o", "output.dense"))

@@ -15,10 +15,10 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import positive_int
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def embed(model: Model, ids, types=None):  # [n], [n] (ignored: no token types) -> [n, d_model]

@@ -14,10 +14,11 @@ import numpy as np
 from attncli.models.blocks import linear
 from attncli.models.hparams import positive_int
 
-from . import bert, register
+from . import bert
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def embed(model: Model, ids, types=None):  # [n], [n] -> [n, d_model]

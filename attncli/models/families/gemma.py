@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attncli.models.hparams import ModelError, positive_int
 
-from . import register
+from .registry import register
 from .rotary import BLOCKS, decoder_config, layer_windows, rope
 
 

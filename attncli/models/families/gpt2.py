@@ -15,10 +15,10 @@ from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, dense, layer_norm, norm
 from attncli.models.hparams import fraction, positive_int
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def embed(model: Model, ids):  # [n] -> [n, d_model]

@@ -18,11 +18,11 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, gated_mlp, layer_norm
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import register
+from .registry import register
 from .rotary import rope, tables
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 WORD = "embeddings.tok_embeddings.weight"
 

@@ -17,12 +17,12 @@ from attncli.models.attention import LayerSteps, attend
 from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import register
+from .registry import register
 from .roberta import positions
 from .t5 import position_buckets
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 BUCKETS, DISTANCE = 32, 128  # transformers' compute_position_bias buckets with these, whatever the config says
 PAD = 1  # MPNetEmbeddings' padding_idx, fixed

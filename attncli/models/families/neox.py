@@ -15,11 +15,11 @@ from attncli.models.attention import attend
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, linear
 from attncli.models.hparams import ModelError, fraction, positive_int
 
-from . import register
+from .registry import register
 from .rotary import rope, tables
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def embed(model: Model, ids):  # [n] -> [n, d_model]

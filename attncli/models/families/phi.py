@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attncli.models.hparams import positive_int
 
-from . import register
+from .registry import register
 from .rotary import BLOCKS, decoder_config, layer_windows
 
 

@@ -15,10 +15,11 @@ import numpy as np
 
 from attncli.models.hparams import ModelError
 
-from . import bert, register
+from . import bert
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def positions(ids, pad: int):  # [n] -> [n]

@@ -28,7 +28,7 @@ from attncli.models.blocks import ACTIVATION_FNS, apply_rope, gated_mlp, rms_nor
 from attncli.models.hparams import ModelError, fraction, positive_int, positive_number
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 WORD = "embed_tokens.weight"
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope")

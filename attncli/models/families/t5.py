@@ -22,10 +22,10 @@ from attncli.models.blocks import ACTIVATION_FNS, dense, gated_mlp, rms_norm
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, fraction, positive_int, token_id
 
-from . import register
+from .registry import register
 
 if TYPE_CHECKING:
-    from attncli.models.load import Model
+    from attncli.models.model import Model
 
 
 def position_buckets(n_q: int, n_k: int, bidirectional: bool, n_buckets: int, max_distance: int):

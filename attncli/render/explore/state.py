@@ -81,10 +81,10 @@ class Explorer:
 
     def _run(self, text: str, config: RunConfig, layer: int | None, part: str | None) -> AttentionResult:
         if self.model is not None:
-            from attncli.models.seq2seq import part_result  # the model code loads only for a --model run
+            from attncli.models.seq2seq import part_result  # late: start-up (model code only with --model)
 
             return part_result(self.model, text, layer, None, self.context, part)
-        from attncli.pipeline.run import run
+        from attncli.pipeline.run import run  # late: start-up (the pipeline loads with the first text)
 
         return run(text, config, context=self.context, limits=self.limits)
 
@@ -105,7 +105,7 @@ class Explorer:
             raise AttnError("attn explore shows the weights: run without --no-weights")
         self.text, self.config, self.result = text, config, result
         if self.model is not None:
-            from attncli.models.seq2seq import check_part
+            from attncli.models.seq2seq import check_part  # late: start-up (model code only with --model)
 
             self.layer = result.source.layer  # type: ignore[attr-defined]  # ModelLayer: the layer it resolved
             self.part = check_part(self.model, part, self.context)
@@ -126,7 +126,7 @@ class Explorer:
         """The layers of the run: a text run's one, a model's (an encoder–decoder's part's)."""
         if self.model is None:
             return 1
-        from attncli.models.seq2seq import part_layers
+        from attncli.models.seq2seq import part_layers  # late: start-up (model code only with --model)
 
         return part_layers(self.model, self.part or "encoder")
 
@@ -134,7 +134,7 @@ class Explorer:
         """The parts this run can switch between: an encoder–decoder's (those it has the source for), else none."""
         if self.model is None:
             return ()
-        from attncli.core.parts import PARTS
+        from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
         from attncli.models.seq2seq import model_parts
 
         have = model_parts(self.model)
@@ -190,7 +190,7 @@ class Explorer:
             if parts:
                 return "only the encoder's part: --context SOURCE runs TEXT through the decoder (cross, decoder)"
             return f"{self.model.name} has one part, its own self-attention (parts: an encoder–decoder's)"
-        from attncli.models.seq2seq import part_layers
+        from attncli.models.seq2seq import part_layers  # late: start-up (model code only with --model)
 
         assert self.layer is not None and self.part is not None
         part = parts[(parts.index(self.part) + step) % len(parts)]
@@ -241,7 +241,7 @@ class Explorer:
         """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
         the one layer of a text run."""
         if self.model is not None:
-            from attncli.models.seq2seq import part_heads_document
+            from attncli.models.seq2seq import part_heads_document  # late: start-up (model code only with --model)
 
             return part_heads_document(self.model, self.text, self.context, self.part)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)

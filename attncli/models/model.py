@@ -1,0 +1,109 @@
+"""A loaded model: its `Weights`, read from the safetensors files on first use, and the `Model` that holds them
+with its family, hyper-parameters and tokenizer. What load.py builds from a folder and what every block, the
+forward pass and the runs read; its own module, so that the families' blocks can name it without importing the
+loader (which imports the families).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .families.registry import Family
+from .folder import finite
+
+
+class Weights:
+    """The tensors a model needs, by their prefix-free names (`encoder.layer.0.attention.self.query.weight`).
+
+    Each tensor is read from its safetensors file on first use, as float32, and kept; the word
+    embedding table is read row by row (`rows`), so a short text never reads the whole table.
+    """
+
+    def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
+        self._sources = sources  # name -> (its TensorFile, name stored in the file)
+        self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
+        self._cache: dict[str, np.ndarray] = {}
+        self._made: dict[tuple, Any] = {}  # what `made` built from the tensors, by its key
+
+    def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
+        if name not in self._cache:
+            handle, stored = self._sources[name]
+            tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
+            self._cache[name] = tensor if all_finite else finite(tensor, stored, "the weights")
+        return self._cache[name]
+
+    def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
+        """nn.Linear weights (or biases) side by side, transposed to [in, out], in one C-contiguous array made on
+        first use and kept instead of its parts: projections that read one input become one product."""
+        key = "joined " + " + ".join(names)  # never a tensor's name
+        if key not in self._cache:
+            parts = [self[name] for name in names]
+            joined = np.empty((*parts[0].shape[1:][::-1], sum(len(p) for p in parts)), np.float32)
+            at = 0
+            for part in parts:  # each part transposed into its columns: one copy, no concatenated array between
+                joined[..., at : at + len(part)] = part.T
+                at += len(part)
+            self._cache[key] = joined
+            for name in names:
+                del self._cache[name]  # kept once, in the joined array
+        return self._cache[key]
+
+    def made(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """make(), built on first use and kept under `key`: what a block derives from the tensors once per model
+        (a layer's projections) rather than once per forward pass. Never to be changed by its readers."""
+        if key not in self._made:
+            self._made[key] = make()
+        return self._made[key]
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        handle, stored = self._sources[name]
+        return tuple(handle.get_slice(stored).get_shape())
+
+    def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [n] -> [n, d]
+        """Rows `ids` of a 2-D tensor, reading only those rows unless the tensor is already loaded."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if name in self._cache:
+            return self._cache[name][ids]
+        handle, stored = self._sources[name]
+        return finite(_float32(handle.get_slice(stored).rows(ids)), stored, "the weights")
+
+
+def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no copy if already float32)
+    return a.astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
+
+    path: Path
+    name: str  # for messages and captions: the folder's name (see _display_name)
+    model_type: str  # config.json's model_type ("bert", "gpt2", "llama", ...)
+    family: Family = field(repr=False)  # the registry entry whose blocks run it (FAMILIES)
+    config: dict = field(repr=False)
+    n_layer: int
+    n_head: int
+    d_model: int
+    d_k: int  # head width: head_dim if the config gives one, else d_model // n_head
+    n_kv_head: int  # key/value heads (grouped-query attention: fewer than n_head)
+    max_positions: int
+    causal: bool  # decoders: True (keys after the query are masked); BERT: False
+    eps: float  # LayerNorm / RMSNorm epsilon
+    activation: str  # hidden_act / activation_function
+    hp: dict = field(repr=False)  # every hyper-parameter the forward pass reads
+    weights: Weights = field(repr=False)
+    tokenizer: Any = field(repr=False)
+    vocab_size: int  # rows of the word embedding table
+
+    @property
+    def summary(self) -> str:
+        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
+        return (
+            f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
+            f"d_model {self.d_model}, trained weights)"
+        )

@@ -1,0 +1,40 @@
+"""ATTN_MAX_MEMORY: how much memory a run may take, read from the environment (the estimates that must fit
+in it are limits.py's). Its own module, light and free of the registries, because the tokenizer in a
+contained child (tokenize.py) and a model's folder (models/folder.py) read it as the memory guard does.
+"""
+
+from __future__ import annotations
+
+import re
+
+from attncli.errors import ConfigError
+
+MAX_MEMORY = 2 * 2**30  # ATTN_MAX_MEMORY: the estimated arrays of one run (the interpreter adds ~100 MB)
+ENV = "ATTN_MAX_MEMORY"
+
+
+def parse_size(value: str, name: str = ENV) -> int | None:
+    """'2G', '512M', '1.5GiB', '3000000' (bytes) -> bytes; 'none' or '0' -> None (no limit).
+
+    >>> parse_size("2G"), parse_size("512 MiB"), parse_size("none")
+    (2147483648, 536870912, None)
+    >>> parse_size("9" * 300)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    attncli.errors.ConfigError: ATTN_MAX_MEMORY must be below 1024P (an exabyte), got '9999...': give none for no limit
+    """
+    text = value.strip().lower()
+    if text in ("none", "0", "unlimited"):
+        return None
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?", text)
+    if not m:
+        raise ConfigError(f"{name} must be a size such as 2G, 512M or 1.5GiB (or none), got {value!r}")
+    size = float(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2) or "_")
+    if not size < 2**60:  # inf from 300 digits included
+        raise ConfigError(f"{name} must be below 1024P (an exabyte), got {value[:40]!r}: give none for no limit")
+    return int(size)
+
+
+def max_bytes_from(environ) -> int | None:
+    """ATTN_MAX_MEMORY from the environment, or the default MAX_MEMORY."""
+    value = environ.get(ENV)
+    return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
