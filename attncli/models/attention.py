@@ -88,6 +88,42 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
         _PADDING.reset(token)
 
 
+_EDIT: contextvars.ContextVar = contextvars.ContextVar("edit", default=None)  # (layer, edit) or None
+
+
+@contextlib.contextmanager
+def editing(layer: int, edit: Callable) -> Iterator[None]:  # edit(merged [..., m, n_head · d_v]) -> None, in place
+    """Within it, `attend` of `layer` hands the heads' outputs, merged as W_O reads them, to `edit` before W_O
+    (attncli.models.ablate switches heads off there; the LayerSteps' `out` is a view of what it edits)."""
+    token = _EDIT.set((layer, edit))
+    try:
+        yield
+    finally:
+        _EDIT.reset(token)
+
+
+_CACHE: contextvars.ContextVar = contextvars.ContextVar("cache", default=None)  # attncli.models.generate.KVCache
+
+
+@contextlib.contextmanager
+def cached(cache) -> Iterator[None]:
+    """Within it, every self-attention extends `cache` (attncli.models.generate's KVCache: `extend(layer, k, v)`
+    appends a layer's new keys and values and gives back all of them; `start` counts the positions cached before
+    this pass) and attends over all: x holds the positions from `offset()` on."""
+    token = _CACHE.set(cache)
+    try:
+        yield
+    finally:
+        _CACHE.reset(token)
+
+
+def offset() -> int:
+    """The position of x's first row: 0, or while decoding with a KVCache the positions already cached (for
+    the blocks that place tokens: learned positions, RoPE)."""
+    cache = _CACHE.get()
+    return 0 if cache is None else cache.start
+
+
 #: Score cells a block of heads holds (1 MiB of float32): scores, mask, exp and normalisation run on a block
 #: while it sits in a core's L2 cache (2 MiB here); MiniLM at 512 tokens: one head a block, at 128: all 12.
 BLOCK_CELLS = 1 << 18
@@ -168,11 +204,15 @@ def attend(
     q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
+    if (cache := _CACHE.get()) is not None and memory is None:
+        k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
     *lead, m, _ = q.shape
     n = k.shape[-2]
     cells, pad = attention_mask(n, causal, window), _PADDING.get()
+    if cells is not None and m < n:
+        cells = cells[n - m :]  # the queries are the last m positions (decoding with a KVCache)
     if pad is not None:
         keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
         cells = keys if cells is None else cells | keys
@@ -193,6 +233,8 @@ def attend(
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
     np.matmul(weights, v, out=out)
+    if (edit := _EDIT.get()) is not None and edit[0] == layer:
+        edit[1](merged)
     output = _project(merged, p, "o")  # [m, d_model]
     return LayerSteps(
         layer=layer,

@@ -236,9 +236,10 @@ def rope_frequencies(d_rot: int, theta: float, scaling: dict | None) -> np.ndarr
     return inv
 
 
-def rope_tables(n: int, inv_freq) -> tuple[np.ndarray, np.ndarray]:  # [d_rot / 2] -> [n, d_rot], [n, d_rot]
-    """cos and sin of position · θ for positions 0..n-1, each frequency twice (halves layout)."""
-    angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :]  # [n, d_rot / 2]
+def rope_tables(n: int, inv_freq, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    # [d_rot / 2] -> [n, d_rot], [n, d_rot]
+    """cos and sin of position · θ for positions start..start+n-1, each frequency twice (halves layout)."""
+    angles = np.arange(start, start + n, dtype=np.float32)[:, None] * inv_freq[None, :]  # [n, d_rot / 2]
     emb = np.concatenate([angles, angles], axis=-1).astype(np.float32)
     return np.cos(emb), np.sin(emb)
 

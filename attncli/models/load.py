@@ -75,6 +75,9 @@ class Weights:
             self._made[key] = make()
         return self._made[key]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._sources
+
     def shape(self, name: str) -> tuple[int, ...]:
         handle, stored = self._sources[name]
         return tuple(handle.get_slice(stored).get_shape())
@@ -97,8 +100,11 @@ def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no cop
     return a.astype(np.float32, copy=False)
 
 
-def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
-    """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
+def _open_weights(
+    folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str, optional: dict | None = None
+) -> Weights:
+    """Open the checkpoint and check that every wanted tensor is there with the wanted shape; the `optional` ones
+    (a decoder's untied output head) are opened, checked, when the file has them, by their names outside the prefix.
 
     Names are matched after removing the prefix found in front of `anchor` (`bert.`,
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
@@ -112,6 +118,9 @@ def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | N
     names = {name[len(prefix) :]: name for name in files if name.startswith(prefix)}
     names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
     names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
+    for name in (optional or {}).keys() & files.keys():
+        names.setdefault(name, name)
+    wanted = wanted | {name: shape for name, shape in (optional or {}).items() if name in names}
     handles: dict[Path, Any] = {}
     sources = {}
     for name, shape in wanted.items():
@@ -159,6 +168,9 @@ class Model:
     weights: Weights = field(repr=False)
     tokenizer: Any = field(repr=False)
     vocab_size: int  # rows of the word embedding table
+    # a decoder's output matrix [vocab, d_model] in `weights`: the word table if tied, else its own head; None: an
+    # encoder, or an untied decoder saved without its head (a base model's checkpoint)
+    unembed: str | None = None
 
     @property
     def summary(self) -> str:
@@ -202,7 +214,10 @@ def load_model(path: str | Path) -> Model:
     n_kv_head = hp.get("n_kv_head", hp["n_head"])
     if hp["n_head"] % n_kv_head:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
-    weights = _open_weights(folder, tensors, wanted, family.word)
+    head = None
+    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
+        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
+    weights = _open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
@@ -225,6 +240,7 @@ def load_model(path: str | Path) -> Model:
         weights=weights,
         tokenizer=_load_tokenizer(folder, family, config),
         vocab_size=weights.shape(family.word)[0],
+        unembed=family.word if family.head is not None and head is None else head if head in weights else None,
     )
 
 

@@ -10,14 +10,16 @@ from . import register
 from .rotary import BLOCKS, decoder_config, layer_windows
 
 
-@register("gemma", model_types=("gemma",), architectures={"Gemma": "gemma"}, **BLOCKS)
+@register("gemma", model_types=("gemma",), architectures={"Gemma": "gemma"}, **BLOCKS, head=("lm_head.weight", True))
 def read_gemma(c: dict) -> tuple[dict, dict]:
     """GemmaConfig: attention_bias on q, k, v and o; every layer full causal."""
     biases = "qkvo" if c.get("attention_bias") else ""
     return decoder_config(c, biases=biases, windows=[None] * positive_int(c, "num_hidden_layers", 28), gemma=1)
 
 
-@register("gemma2", model_types=("gemma2",), architectures={"Gemma2": "gemma2"}, **BLOCKS)
+@register(
+    "gemma2", model_types=("gemma2",), architectures={"Gemma2": "gemma2"}, **BLOCKS, head=("lm_head.weight", True)
+)
 def read_gemma2(c: dict) -> tuple[dict, dict]:
     """Gemma2Config: layer_types (default: sliding on even layers) under sliding_window."""
     n = positive_int(c, "num_hidden_layers", 26)

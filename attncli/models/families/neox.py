@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import attend
+from attncli.models.attention import attend, offset
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, linear, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int
 
@@ -49,7 +49,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p["w_o"], p["b_o"] = w[pre + "attention.dense.weight"].T, w[pre + "attention.dense.bias"]
 
     def rotate(q, k):  # [(batch,) h, n, d_k] twice -> the same, the first d_rot dimensions rotated
-        cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"])
+        cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"], offset())
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
     steps = attend(l, a, p, h, d_k**-0.5, True, rotate=rotate)
@@ -83,6 +83,7 @@ def input_note(layer: int) -> str:
     mlp=mlp,
     final=final,
     input_note=input_note,
+    head=("embed_out.weight", False),
 )
 def read_config(c: dict) -> tuple[dict, dict]:
     """GPTNeoXConfig: rotary_pct (default 0.25) and rotary_emb_base, or transformers 5's rope_parameters."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import attend
+from attncli.models.attention import attend, offset
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, gated_mlp, rms_norm, rope_frequencies, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int, positive_number
 
@@ -50,7 +50,7 @@ def _rotate(model: Model, l: int, q, k):  # [(batch,) h, n, d_k], [(batch,) h_kv
     pre = f"layers.{l}.self_attn."
     if model.hp["qk_norm"]:
         q, k = _norm(model, pre + "q_norm.weight", q), _norm(model, pre + "k_norm.weight", k)
-    cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"])
+    cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"], offset())
     return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
 
@@ -177,6 +177,7 @@ def decoder_config(c: dict, *, biases: str, windows: list, qk_norm: bool = False
         "qk_norm": qk_norm,
         "scale": scale,
         "softcap": positive_number(c, "attn_logit_softcapping", None) if gemma == 2 else None,
+        "logit_softcap": positive_number(c, "final_logit_softcapping", 30.0) if gemma == 2 else None,
         "embed_scale": math.sqrt(d) if gemma else None,
         "norm_offset": 1.0 if gemma else 0.0,
         "sandwich": gemma == 2,

@@ -1,0 +1,98 @@
+"""Greedy decoding with a key/value cache: N new tokens cost one pass over the prompt and N - 1 one-row passes.
+
+Each layer keeps the keys and values (per key/value head, after RoPE) of every position run so far
+(`KVCache`); a new token's row attends over them (attncli.models.attention's `cached`). The next token is the
+argmax of the head's logits (attncli.models.head), as transformers' `generate(do_sample=False)`, until `n_new`
+tokens or the model's end-of-sequence token.
+
+    ids = greedy(model, encode(model, "The capital of France is").ids, 8)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.core.threads import blas_threads
+
+from . import parallel
+from .attention import cached
+from .folder import json_object
+from .head import next_logits, unembedding
+from .load import Model, ModelError
+
+
+class KVCache:
+    """Each layer's keys and values of the positions already run, in arrays made for `capacity` positions:
+    a layer's `attend` writes its new rows after `start` and reads all of them; `advance` moves `start` on
+    once every layer has."""
+
+    def __init__(self, n_layer: int, capacity: int):
+        self.capacity, self.start = capacity, 0  # start: the positions cached before this pass
+        self.keys: list[np.ndarray | None] = [None] * n_layer  # [h_kv, capacity, d_k]
+        self.values: list[np.ndarray | None] = [None] * n_layer
+
+    def extend(self, layer: int, k, v):  # [h_kv, m, d_k] twice -> [h_kv, start + m, d_k] twice (views)
+        end = self.start + k.shape[-2]
+        keys, values = self.keys[layer], self.values[layer]
+        if keys is None or values is None:
+            keys = self.keys[layer] = np.empty((k.shape[0], self.capacity, k.shape[-1]), k.dtype)
+            values = self.values[layer] = np.empty((v.shape[0], self.capacity, v.shape[-1]), v.dtype)
+        keys[:, self.start : end], values[:, self.start : end] = k, v
+        return keys[:, :end], values[:, :end]
+
+    def advance(self, m: int) -> None:
+        self.start += m
+
+
+def _ids(value) -> set[int]:  # an eos_token_id of config.json: an id, a list of ids, or null
+    values = value if isinstance(value, list) else [value]
+    return {v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+
+
+def eos_ids(model: Model) -> set[int]:
+    """The ids that end a generation: generation_config.json's eos_token_id, else config.json's (none: never)."""
+    if (model.path / "generation_config.json").is_file():
+        generation = json_object(model.path, "generation_config.json")
+        if "eos_token_id" in generation:
+            return _ids(generation["eos_token_id"])
+    return _ids(model.config.get("eos_token_id"))
+
+
+def check_room(model: Model, n_prompt: int, n_new: int) -> None:
+    """ModelError when `n_new` is not a count from 1, or the prompt and the new tokens exceed the positions."""
+    if n_new < 1:
+        raise ModelError(f"--generate must be at least 1, got {n_new}")
+    if n_prompt + n_new > model.max_positions:
+        raise ModelError(
+            f"the text is {n_prompt} tokens and --generate {n_new} more, but {model.name} takes at most "
+            f"{model.max_positions} ({model.hp['positions_key']})"
+        )
+
+
+def greedy(model: Model, ids, n_new: int, eos: set[int] | None = None) -> list[int]:
+    # [n] prompt ids -> up to n_new new ids
+    """The n_new tokens greedy decoding writes after `ids` (fewer if it writes an `eos` id, which is kept;
+    default: the model's own, `eos_ids`), one cached pass per token, on one BLAS thread."""
+    prompt = [int(i) for i in ids]
+    check_room(model, len(prompt), n_new)
+    unembedding(model)  # no head: say so before the first pass
+    stop = eos_ids(model) if eos is None else eos
+    f, cache = model.family, KVCache(model.n_layer, len(prompt) + n_new)
+    new: list[int] = []
+    rows = np.asarray(prompt, dtype=np.int64)
+    with blas_threads(1), parallel.threads(1), cached(cache):
+        while len(new) < n_new:
+            x = f.embed(model, rows)  # [m, d_model]: the prompt, then one new token a pass
+            for l in range(model.n_layer):
+                x, _ = f.attention(model, l, x)
+                x = f.mlp(model, l, x)
+            cache.advance(len(rows))
+            logit = next_logits(model, x[-1:])[0]  # [vocab]
+            if not np.isfinite(logit).all():
+                raise ModelError(f"the logits of {model.name} are not finite (NaN or infinity): nothing was written")
+            token = int(np.argmax(logit))
+            new.append(token)
+            if token in stop:
+                break
+            rows = np.asarray([token], dtype=np.int64)
+    return new

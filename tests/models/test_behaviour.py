@@ -1,0 +1,72 @@
+"""What the decoders do, against transformers: greedy ids with a KV cache, the logit lens, head ablation.
+
+tests/models/golden/*/behaviour.json come from tools/golden_behaviour.py (torch 2.13.0, transformers 5.23.0) on
+the golden folders of tools/golden_decoders.py: every decoder family, the Qwen 2, Mistral and Gemma 2 ones with a
+sliding window of 8 tokens, shorter than the prompt and the 24 new tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.models import encode, load_model
+from attncli.models.ablate import ablate
+from attncli.models.generate import greedy
+from attncli.models.head import probabilities
+from attncli.models.lens import lens_arrays
+
+GOLDEN = Path(__file__).parent / "golden"
+DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
+# float32 through two tiny layers: probabilities differ from transformers' by a few ulps of 1 (~1e-7); the lens'
+# softmax over 320 logits of magnitude < 10 keeps that below 1e-6. The ablation deltas are differences of logits of
+# magnitude < 10, each within ~1e-6 of transformers': 1e-4 is the issue's contract, 1e-5 what float32 allows.
+PROBS = 1e-6
+DELTAS = 1e-5
+
+
+def golden(name: str):
+    folder = GOLDEN / name
+    return load_model(folder), json.loads((folder / "behaviour.json").read_text(encoding="utf-8"))
+
+
+def test_every_decoder_family_has_behaviour():
+    assert {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gpt2", "gpt_neox"} <= set(DECODERS)
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_greedy_ids_equal_transformers_generate(name):
+    model, ref = golden(name)
+    ids = encode(model, ref["prompt"]).ids
+    assert list(ids) == ref["greedy"]["ids"]
+    assert greedy(model, ids, ref["greedy"]["max_new_tokens"]) == ref["greedy"]["new"]
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_lens_equals_transformers_hidden_states_through_the_head(name):
+    model, ref = golden(name)
+    probs = probabilities(lens_arrays(model, encode(model, ref["prompt"]).ids))  # [L + 1, n, vocab]
+    top_ids, top_probs = np.array(ref["lens"]["top_ids"]), np.array(ref["lens"]["top_probs"])
+    assert probs.shape[:2] == top_ids.shape[:2] == (model.n_layer + 1, len(ref["greedy"]["ids"]))
+    np.testing.assert_allclose(np.take_along_axis(probs, top_ids, axis=-1), top_probs, atol=PROBS)
+    np.testing.assert_allclose(-np.sort(-probs, axis=-1)[..., : ref["lens"]["k"]], top_probs, atol=PROBS)
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+@pytest.mark.parametrize("name", DECODERS)
+def test_ablation_deltas_equal_transformers_with_a_pre_hook(name, mode):
+    model, ref = golden(name)
+    heads = [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
+    got = ablate(model, encode(model, ref["prompt"]).ids, heads, mode=mode)
+    assert got["target"] == ref["ablate"]["target"]
+    mine = {(r["layer"], r["head"]): r for r in got["rows"]}
+    for r in ref["ablate"][mode]:
+        m = mine[(r["layer"], r["head"])]
+        assert abs(m["delta_logit"] - r["delta_logit"]) <= DELTAS, (r, m)
+        assert abs(m["delta_logprob"] - r["delta_logprob"]) <= DELTAS, (r, m)
+    assert [abs(r["delta_logit"]) for r in got["rows"]] == sorted(
+        (abs(r["delta_logit"]) for r in got["rows"]), reverse=True
+    )
