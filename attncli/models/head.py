@@ -54,13 +54,17 @@ def probabilities(logit_rows) -> np.ndarray:  # [..., vocab] -> [..., vocab] flo
 
 
 def top_k(probs, k: int) -> np.ndarray:  # [..., vocab] -> [..., k] int64: the k most probable ids, best first
-    """The k largest of each row, best first; ties by the lower id (as a stable sort of -p).
+    """The k largest of each row, best first; equal ones in the order of their ids (a stable sort of -p, which
+    would sort every row: only the candidates at or above each row's k-th largest are sorted here).
 
     >>> top_k(np.array([0.1, 0.5, 0.1, 0.3]), 3).tolist()
     [1, 3, 0]
     """
     k = min(k, probs.shape[-1])
-    part = np.argpartition(-probs, k - 1, axis=-1)[..., :k]  # the k largest, in no order
-    picked = np.take_along_axis(probs, part, axis=-1)
-    order = np.lexsort((part, -picked), axis=-1)
-    return np.take_along_axis(part, order, axis=-1).astype(np.int64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    kth = -np.partition(-rows, k - 1, axis=-1)[:, k - 1 : k]  # [rows, 1]: each row's k-th largest
+    out = np.empty((len(rows), k), np.int64)
+    for r, (row, t) in enumerate(zip(rows, kth)):
+        candidates = np.flatnonzero(row >= t)  # k of them, more when some equal the k-th
+        out[r] = candidates[np.argsort(-row[candidates], kind="stable")[:k]]
+    return out.reshape(*probs.shape[:-1], k)
