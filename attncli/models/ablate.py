@@ -17,8 +17,9 @@ import numpy as np
 
 from .attention import editing, padding
 from .forward import forward
-from .head import logits, next_logits, probabilities
-from .load import Model, ModelError
+from .head import logits, next_logits, probabilities, unembedding
+from .load import Model, ModelError, check_head, check_layer, encode
+from .run import _encode, describe
 
 MODES = {
     "zero": "the head's output set to zero",
@@ -76,3 +77,50 @@ def ablate(model: Model, ids, heads: list[tuple[int, int]], target: int | None =
             )
     rows.sort(key=lambda r: (-abs(r["delta_logit"]), r["layer"], r["head"]))
     return {"target": token, "clean_logit": float(clean[token]), "clean_logprob": clean_logprob, "rows": rows}
+
+
+ABLATE_SCHEMA = "attncli.ablate/1"
+
+
+def target_id(model: Model, token: str) -> int:
+    """--target: a token as the vocabulary writes it ("ĠParis"), else a text that is one token (" Paris")."""
+    found = model.tokenizer.token_to_id(token)
+    if found is not None and found < model.vocab_size:
+        return int(found)
+    t = encode(model, token, what="target")
+    cut = [(i, s) for i, s, special in zip(t.ids, t.strings, t.special) if not special]
+    if len(cut) != 1:
+        shown = " ".join(s for _, s in cut)
+        raise ModelError(
+            f"--target {token!r} is {len(cut)} tokens for {model.name} ({shown}): give one token, as the vocabulary "
+            "writes it (attn tokens shows them)"
+        )
+    return cut[0][0]
+
+
+def ablate_document(
+    model: Model, text: str, heads: list[tuple[int, int]] | None = None, target: str | None = None, mode: str = "zero"
+) -> dict:
+    """`attn ablate -f json`: every head (or `heads`, (layer, head) pairs) switched off alone, ranked."""
+    tokens, encoded = _encode(model, text, None)
+    unembedding(model)  # an encoder, or no head: said before any pass
+    chosen = (
+        [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
+        if heads is None
+        else sorted({(check_layer(model, l), check_head(model, h)) for l, h in heads})
+    )
+    found = ablate(model, encoded.ids, chosen, None if target is None else target_id(model, target), mode)
+    return {
+        "schema": ABLATE_SCHEMA,
+        "text": text,
+        "tokens": list(tokens.strings),
+        "model": model.name,
+        "summary": describe(model),
+        "mode": mode,
+        "means": MODES[mode],
+        "position": len(tokens) - 1,
+        "target": {"id": found["target"], "token": model.tokenizer.id_to_token(found["target"]), "given": target},
+        "clean_logit": found["clean_logit"],
+        "clean_logprob": found["clean_logprob"],
+        "rows": found["rows"],
+    }
