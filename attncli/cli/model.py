@@ -72,11 +72,22 @@ Workers = Annotated[
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
+Generate = Annotated[
+    int | None,
+    typer.Option(
+        "--generate",
+        help="With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
+        "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is of "
+        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text.",
+        show_default=False,
+    ),
+]
 MODEL_ONLY = (
     "layer",
     "head",
     "rollout",
     "part",
+    "generate",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",

@@ -142,7 +142,10 @@ def model_view(
     masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
-    exact = _exact(f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)} --layer {{layer}}")
+    wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
+    exact = _exact(
+        f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)}{wrote} --layer {{layer}}"
+    )
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,

@@ -16,9 +16,9 @@ from attncli.core.threads import blas_threads
 
 from . import parallel
 from .attention import cached
-from .folder import json_object
+from .folder import check_run, json_object
 from .head import next_logits, unembedding
-from .load import Model, ModelError
+from .load import Model, ModelError, ModelTokens
 
 
 class KVCache:
@@ -96,3 +96,20 @@ def greedy(model: Model, ids, n_new: int, eos: set[int] | None = None) -> list[i
                 break
             rows = np.asarray([token], dtype=np.int64)
     return new
+
+
+def continued(model: Model, t: ModelTokens, n_new: int, end: int) -> ModelTokens:
+    """The encoded prompt `t` and the tokens greedy decoding writes after it (each at the offset `end`, the
+    text's length: they are not cut from it), the whole run priced against the memory limit first."""
+    if t.second is not None:
+        raise ModelError("--generate continues one text: drop --context")
+    check_room(model, len(t), n_new)
+    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, len(t) + n_new, model.name)
+    new = greedy(model, t.ids, n_new)
+    return ModelTokens(
+        t.strings + tuple(model.tokenizer.id_to_token(i) or "" for i in new),
+        t.ids + tuple(new),
+        t.offsets + ((end, end),) * len(new),
+        t.types + (0,) * len(new),
+        t.special + (False,) * len(new),
+    )

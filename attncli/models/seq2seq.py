@@ -124,6 +124,14 @@ def score_formula(model: Model, part: str) -> str:
     return "S = qᵀk (not scaled)" if part == "cross" else "S = qᵀk + b_h(bucket(j - i))  (T5's relative position bias)"
 
 
+def _no_generation(model: Model, generate: int | None) -> None:
+    if generate is not None:
+        raise ModelError(
+            f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
+            "target given (teacher forcing): give the target as TEXT"
+        )
+
+
 def part_result(
     model: Model,
     text: str,
@@ -131,12 +139,15 @@ def part_result(
     head: int | None = None,
     context: str | None = None,
     part: str | None = None,
+    generate: int | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of one part: `text` is the target (the source with --part encoder and no
-    context), `context` the source. A model that is not an encoder–decoder runs `model_result`."""
+    context), `context` the source. A model that is not an encoder–decoder runs `model_result` (of the text and
+    the `generate` tokens a decoder writes after it)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return model_result(model, text, layer, head, context)
+        return model_result(model, text, layer, head, context, generate)
+    _no_generation(model, generate)
     layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     pick_head = None if head is None else check_head(model, head)
     source = context if context is not None else text
@@ -333,12 +344,16 @@ def part_rollout(
     return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
-def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own.
+def part_heads_document(
+    model: Model, text: str, context: str | None = None, part: str | None = None, generate: int | None = None
+) -> dict:
+    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own
+    (of the text and the `generate` tokens a decoder writes after it).
     Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return heads_document(model, text, context)
+        return heads_document(model, text, context, generate)
+    _no_generation(model, generate)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
     source = {} if context is None else {"source": context}
     if chosen == "cross":

@@ -69,6 +69,7 @@ COMMANDS = {
     "steps --model": ["steps", "time flies", "--model", "{gpt2}"],
     "lens --model": ["lens", SENTENCE, "--model", "{gpt2}"],
     "ablate --model": ["ablate", SENTENCE, "--model", "{gpt2}"],
+    "show --model --generate": ["show", SENTENCE, "--model", "{gpt2}", "--generate", "4"],
 }
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Part, Workers, load_model, worker_count
+from attncli.cli.model import Generate, Part, Workers, load_model, worker_count
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
@@ -90,14 +90,18 @@ def heads(
     dask: DaskAddress = None,
     part: Part = None,
     context: HeadsContext = None,
+    generate: Generate = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
-    -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line."""
+    -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
+    TEXT and the N tokens a decoder writes after it."""
     if lines:
-        if part is not None or context is not None:
-            raise ConfigError("--lines runs a model's own attention over a corpus: drop --part and --context")
+        if part is not None or context is not None or generate is not None:
+            raise ConfigError(
+                "--lines runs a model's own attention over a corpus: drop --part, --context and --generate"
+            )
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
@@ -106,11 +110,11 @@ def heads(
     from attncli.render.heads import heads_view
 
     loaded, words = load_model(model), read_text(text, file)
-    doc = part_heads_document(loaded, words, context, part)
+    doc = part_heads_document(loaded, words, context, part, generate)
     if stat not in doc["stats"]:
         why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
-    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part)
+    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part, generate)
     view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
     emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 

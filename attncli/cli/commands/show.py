@@ -7,6 +7,7 @@ from functools import partial
 import typer
 
 from attncli.cli.model import (
+    Generate,
     Head,
     Layer,
     ModelDir,
@@ -56,12 +57,14 @@ def show(
     matrix_only: MatrixOnly = False,
     workers: Workers = None,
     part: Part = None,
+    generate: Generate = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
     Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
-    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
+    or with --rollout the attention rollout through layers 0..--layer; --generate N: of TEXT and the N tokens
+    the model writes after it. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
     from attncli.cli.hints import HEAD_STATISTICS, limits_for
@@ -72,6 +75,8 @@ def show(
     from attncli.render.stats import show_view
 
     check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
+    if generate is not None and (lines or rollout):
+        raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
     if stats and no_weights:
         raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
     if head is not None and mean_heads:
@@ -96,7 +101,7 @@ def show(
                 source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
             )
         text = text_of(source)
-        result = seq2seq.part_result(loaded, text, layer, head, context, part)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part, generate)
         return _show(
             result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model, text, context)
         )

@@ -6,7 +6,7 @@ from functools import partial
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import Generate, Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
@@ -24,6 +24,7 @@ def steps(
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
+    generate: Generate = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -31,7 +32,8 @@ def steps(
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
-    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
+    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context);
+    a decoder's --generate N: of TEXT and the N tokens it writes after it.
     """
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
@@ -47,7 +49,7 @@ def steps(
         from attncli.models.seq2seq import part_result
 
         loaded = load_model(model)
-        result = part_result(loaded, text, layer, head, context, part)
+        result = part_result(loaded, text, layer, head, context, part, generate)
         view = model_page(lambda: result, "attn steps", out, loaded, model, text, context)
     else:
         config = run.config()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import Generate, Head, Layer, ModelDir, Part, check_options, load_model
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
@@ -21,13 +21,15 @@ def view(
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
+    generate: Generate = None,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
     offline from the file in any current browser. -f json writes its data (schema attncli.view/1), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head;
-    an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
+    an encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
+    a decoder's --generate N: of TEXT and the N tokens it writes after it."""
     from attncli.cli.hints import limits_for
     from attncli.cli.view import page_of
     from attncli.io.formats import JSON_LISTS
@@ -46,7 +48,7 @@ def view(
                 f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
                 "is not one; attn show --context shows its sentence pair"
             )
-        result = part_result(loaded, text, layer, head, context, part)
+        result = part_result(loaded, text, layer, head, context, part, generate)
         build = page_of(result, "attn view", out.precision, loaded, model, pair=(text, context))
     else:
         limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
