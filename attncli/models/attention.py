@@ -65,11 +65,13 @@ class LayerSteps:
 PROJECTIONS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 
-def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
-    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay)."""
+def attention_mask(n: int, causal: bool, window: int | None, m: int | None = None):
+    # -> [m, n] bool or None, True = masked
+    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay). The
+    queries are the last m of the n positions (default all: decoding with a KVCache, the new ones)."""
     if not causal:
         return None
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    i, j = np.arange(n - (n if m is None else m), n)[:, None], np.arange(n)[None, :]
     return (j > i) | (j <= i - window) if window is not None else j > i
 
 
@@ -210,9 +212,7 @@ def attend(
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
     *lead, m, _ = q.shape
     n = k.shape[-2]
-    cells, pad = attention_mask(n, causal, window), _PADDING.get()
-    if cells is not None and m < n:
-        cells = cells[n - m :]  # the queries are the last m positions (decoding with a KVCache)
+    cells, pad = attention_mask(n, causal, window, m), _PADDING.get()  # causal: the queries are the last m keys
     if pad is not None:
         keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
         cells = keys if cells is None else cells | keys

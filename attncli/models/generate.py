@@ -75,6 +75,8 @@ def greedy(model: Model, ids, n_new: int, eos: set[int] | None = None) -> list[i
     default: the model's own, `eos_ids`), one cached pass per token, on one BLAS thread."""
     prompt = [int(i) for i in ids]
     check_room(model, len(prompt), n_new)
+    if not prompt or min(prompt) < 0 or max(prompt) >= model.vocab_size:
+        raise ModelError(f"the prompt's ids must be 1 or more rows of the embedding table of {model.name}")
     unembedding(model)  # no head: say so before the first pass
     stop = eos_ids(model) if eos is None else eos
     f, cache = model.family, KVCache(model.n_layer, len(prompt) + n_new)
