@@ -81,6 +81,8 @@ def _strings(tokens) -> list[str] | None:  # Tokens or None -> its strings
 
 
 def _document(result: AttentionResult, command: str, **more) -> dict:
+    generation = result.tokens.generation()  # --generate: what the model wrote, from token "from" on
+    wrote = {} if generation is None else {"generated": {**generation, "from": result.tokens.generated}}
     return {
         "schema": SCHEMA,
         "command": command,
@@ -91,6 +93,7 @@ def _document(result: AttentionResult, command: str, **more) -> dict:
         "config": result.source.config_record(result),
         "caption": result.source.caption(result),
         "scale": SCALE,
+        **wrote,
         **more,
     }
 

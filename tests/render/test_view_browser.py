@@ -77,6 +77,7 @@ def pages(tmp_path_factory):
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
+        "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3"],
     }
     out = {}
     for name, args in runs.items():
@@ -418,3 +419,15 @@ def test_the_mean_works_on_a_text_run_and_its_exact_value_is_the_mean_of_the_exa
     assert "mean of the 4 heads" in text
     shown = float(text.split("exact weights = ")[1].split()[0])
     assert shown == pytest.approx(float(np.mean([h[1][0] for h in exact])), rel=1e-15)
+
+
+def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
+    path, doc = pages["generated"]
+    load(browser, path)
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.tok[data-side=\"q\"]')).map(function (t) "
+        "{ return t.textContent; })"
+    )
+    start = doc["generated"]["from"]
+    assert len(labels) == len(doc["tokens"]) == start + 3
+    assert [label.startswith("›") for label in labels] == [i >= start for i in range(len(labels))]

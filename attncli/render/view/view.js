@@ -10,9 +10,15 @@
   function usePart(name) {
     var P = D.parts ? D.parts[name] : D;
     if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
-    Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
+    Q = markGenerated(P.tokens); K = P.context_tokens || Q; CROSS = !!P.context_tokens;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
+  }
+  // --generate: the tokens the model wrote after the text (from D.generated.from on) are labelled with ›, as in the
+  // terminal's tables (never by colour alone)
+  function markGenerated(tokens) {
+    var from = D.generated ? D.generated.from : tokens.length;
+    return tokens.map(function (t, i) { return i >= from ? "\u203a" + t : t; });
   }
   function alignment() { return !!D.parts && CROSS; }  // an encoder–decoder's cross-attention: target × source
   var HEAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#e08a0b", "#17becf",
