@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncli.models import encode, load_model
+from attncli.models import encode, forward, load_model
 from attncli.models.ablate import ablate
 from attncli.models.generate import greedy
-from attncli.models.head import probabilities
+from attncli.models.head import logits, probabilities
 from attncli.models.lens import lens_arrays
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -43,6 +43,17 @@ def test_greedy_ids_equal_transformers_generate(name):
     ids = encode(model, ref["prompt"]).ids
     assert list(ids) == ref["greedy"]["ids"]
     assert greedy(model, ids, ref["greedy"]["max_new_tokens"]) == ref["greedy"]["new"]
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_greedy_steps_are_far_from_a_tie(name):
+    """Exact ids on any CPU: at every step the top two logits (|logit| < 10) differ by more than 1e-3, a thousand
+    times what float32 rounding through two tiny layers moves a logit (~10 · 2⁻²⁴ per operation, tens of them)."""
+    model, ref = golden(name)
+    ids = ref["greedy"]["ids"] + ref["greedy"]["new"]
+    steps = logits(model, forward(model, ids).final)[len(ref["greedy"]["ids"]) - 1 : -1]  # [new, vocab]
+    top = np.sort(steps, axis=-1)
+    assert np.abs(steps).max() < 10 and (top[:, -1] - top[:, -2]).min() > 1e-3
 
 
 @pytest.mark.parametrize("name", DECODERS)
