@@ -19,8 +19,15 @@ from .load import Model, ModelError
 def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
     """The model's output matrix, or ModelError when it has none (an encoder, or an untied head not saved)."""
     if model.unembed is None:
-        if model.family.head is None:
+        if model.family.decoder is not None:
+            raise ModelError(
+                f"{model.name} is an encoder–decoder ({model.model_type}): attn runs it with the target given and "
+                "does not run its next-token head"
+            )
+        if model.family.head is None and not model.causal:
             raise ModelError(f"{model.name} is an encoder ({model.model_type}): it has no next-token head")
+        if model.family.head is None:
+            raise ModelError(f"attn does not run the next-token head of {model.model_type} models ({model.name})")
         raise ModelError(
             f"{model.name} has no next-token head: tie_word_embeddings is false and the checkpoint lacks "
             f"{model.family.head[0]} (a base model saved without its head)"

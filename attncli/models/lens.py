@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .forward import forward
-from .head import logits, next_logits, probabilities, top_k
+from .head import logits, next_logits, probabilities, top_k, unembedding
 from .load import Model, ModelError
 from .run import _check_finite, _encode, describe
 
@@ -33,9 +33,8 @@ def lens_document(model: Model, text: str, k: int = 5) -> dict:
     """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
     if not 1 <= k <= 100:
         raise ModelError(f"--top-k must be between 1 and 100, got {k}")
+    unembedding(model)  # an encoder has none: said before the text is run
     tokens, encoded = _encode(model, text, None)
-    if not model.causal:
-        raise ModelError(f"{model.name} is an encoder ({model.model_type}): it has no next-token head")
     every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
     _check_finite(model, "the lens", every)
     probs = probabilities(every)

@@ -71,3 +71,8 @@ def test_an_encoder_has_no_next_token_head():
 def test_top_k_is_checked():
     r = attn("lens", TEXT, "--model", GOLDEN / "gpt2", "--top-k", "0")
     assert r.exit_code == 1 and "--top-k must be between 1 and 100, got 0" in r.stderr
+
+
+def test_an_encoder_decoder_says_its_head_is_not_run():
+    r = attn("lens", TEXT, "--model", GOLDEN / "bart")
+    assert r.exit_code == 1 and "is an encoder–decoder (bart): attn runs it with the target given" in r.stderr

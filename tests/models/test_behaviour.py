@@ -34,7 +34,16 @@ def golden(name: str):
 
 
 def test_every_decoder_family_has_behaviour():
-    assert {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gpt2", "gpt_neox"} <= set(DECODERS)
+    """Every golden decoder (a *ForCausalLM or *LMHeadModel) has a head in its family and transformers' behaviour
+    beside it (`/work/refvenv/bin/python tools/golden_behaviour.py` writes it)."""
+    causal = [
+        p.parent.name
+        for p in GOLDEN.glob("*/config.json")
+        if any(a.endswith(("CausalLM", "LMHeadModel")) for a in json.loads(p.read_text())["architectures"])
+    ]
+    assert {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gpt2", "gpt_neox"} <= set(causal)
+    assert sorted(causal) == DECODERS
+    assert all(load_model(GOLDEN / name).family.head is not None for name in causal)
 
 
 @pytest.mark.parametrize("name", DECODERS)
