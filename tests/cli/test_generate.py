@@ -50,6 +50,8 @@ def test_steps_and_heads_json_carry_the_generation():
     heads = json.loads(ok("heads", ref["prompt"], "--model", GOLDEN / "mistral", "--generate", "4", "-f", "json"))
     assert steps["generated"]["ids"] == heads["generated"]["ids"] == ref["greedy"]["new"][:4]
     assert len(heads["tokens"]) == len(ref["greedy"]["ids"]) + 4
+    table = ok("heads", ref["prompt"], "--model", GOLDEN / "mistral", "--generate", "4", "--width", "200")
+    assert "the last 4 tokens the model wrote after the text (--generate, greedy): " in table
 
 
 def test_view_page_data_is_the_whole_sequence():
