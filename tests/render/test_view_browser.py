@@ -431,3 +431,25 @@ def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
     start = doc["generated"]["from"]
     assert len(labels) == len(doc["tokens"]) == start + 3
     assert [label.startswith("›") for label in labels] == [i >= start for i in range(len(labels))]
+
+
+def test_n_and_p_step_through_the_written_tokens_and_escape_shows_all(browser, pages):
+    from selenium.webdriver.common.keys import Keys
+
+    path, doc = pages["generated"]
+    load(browser, path)
+    start, total = doc["generated"]["from"], len(doc["tokens"])
+    key(browser, "n")
+    assert count(browser, '.tok[data-side="q"]') == count(browser, '.tok[data-side="k"]') == start + 1
+    assert "written token 1 of 3" in browser.find_element("id", "readout").text
+    key(browser, "nn")
+    assert count(browser, '.tok[data-side="q"]') == total
+    key(browser, "p")
+    assert count(browser, '.tok[data-side="q"]') == total - 1
+    key(browser, "3")  # the matrix view keeps the step: its rows so far
+    assert count(browser, ".tok") == 0 and "written token" not in browser.find_element("id", "readout").text
+    key(browser, "1")
+    assert count(browser, '.tok[data-side="q"]') == total - 1
+    key(browser, Keys.ESCAPE)
+    assert count(browser, '.tok[data-side="q"]') == total
+    assert browser.get_log("browser") == []

@@ -20,13 +20,25 @@
     var from = D.generated ? D.generated.from : tokens.length;
     return tokens.map(function (t, i) { return i >= from ? "\u203a" + t : t; });
   }
+  // --generate, stepped (n / p): the text and the first tokens the model wrote, the newest one's row over
+  // everything before it, as the model saw it when it wrote the next; Escape shows the whole sequence again
+  function stepGenerated(by) {
+    var total = D.tokens.length, from = D.generated.from;
+    var upto = S.upto === null ? (by > 0 ? from : total) + by : S.upto + by;  // from the whole: the first or last
+    S.upto = Math.max(from + 1, Math.min(total, upto));
+    Q = markGenerated(D.tokens).slice(0, S.upto); K = Q;
+    draw();
+    say("written token " + (S.upto - from) + " of " + (total - from) + ": " + shown(Q[S.upto - 1]) +
+      ", its row over everything before it; n / p step, Escape shows the whole sequence");
+  }
+  function showWholeSequence() { S.upto = null; usePart(D.part); }
   function alignment() { return !!D.parts && CROSS; }  // an encoder–decoder's cross-attention: target × source
   var HEAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#e08a0b", "#17becf",
     "#8c564b", "#e377c2", "#6b6b6b", "#a7a81c", "#393b9a", "#4f7a1f"];
   var DASHES = ["", "7 3", "2 3", "9 3 2 3"];  // colour is never the only sign of a head
   var VIEWS = [["head", "Head"], ["model", "Model"], ["matrix", "Matrix"]];
   if (D.steps) VIEWS.push(["steps", "Steps"]);
-  var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null };
+  var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null, upto: null };
   usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
@@ -538,7 +550,8 @@
       if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; S.mean = false; draw(); }
       if (e.key === "a") { S.mean = !S.mean; draw(); }
       if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
-      if (e.key === "Escape") draw();
+      if ((e.key === "n" || e.key === "p") && D.generated) stepGenerated(e.key === "n" ? 1 : -1);
+      if (e.key === "Escape") { if (D.generated) showWholeSequence(); draw(); }
     });
     var resized = null;
     window.addEventListener("resize", function () { clearTimeout(resized); resized = setTimeout(draw, 150); });
