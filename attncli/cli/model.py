@@ -82,12 +82,32 @@ Generate = Annotated[
         show_default=False,
     ),
 ]
+SampleTopK = Annotated[
+    int | None,
+    typer.Option(
+        "--top-k",
+        help="With --generate: sample each token from the K most probable (with --temperature, --top-p, --seed; "
+        "NumPy's random stream, so other tokens than torch's with the same seed).",
+        show_default=False,
+    ),
+]
+SampleTopP = Annotated[
+    float | None,
+    typer.Option(
+        "--top-p",
+        help="With --generate: sample each token from the most probable whose probabilities sum to P (nucleus).",
+        show_default=False,
+    ),
+]
+SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
 MODEL_ONLY = (
     "layer",
     "head",
     "rollout",
     "part",
     "generate",
+    "top_k",
+    "top_p",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
@@ -156,6 +176,24 @@ def check_options(
         raise ConfigError(
             f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
         )
+
+
+def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):
+    """--generate N and how its tokens are chosen, as attncli.models.generate's Generation (None without it):
+    greedy, or sampled when --temperature, --top-k or --top-p is given (--seed seeds NumPy's stream)."""
+    if generate is None:
+        if top_k is not None or top_p is not None:
+            raise ConfigError("--top-k and --top-p sample the tokens --generate writes: add --generate N")
+        return None
+    from attncli.models.generate import Generation
+
+    names = {p.name for p in given(ctx)}
+    how = Generation(generate, temperature if "temperature" in names else None, top_k, top_p, seed)
+    if "seed" in names and not how.sampled:
+        raise ConfigError(
+            "--seed seeds the sampling: add --temperature, --top-k or --top-p (else --generate is greedy)"
+        )
+    return how
 
 
 def load_model(path: str):

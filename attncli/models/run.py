@@ -33,7 +33,7 @@ from attncli.models import (
     label_heads,
     rollout,
 )
-from attncli.models.generate import continued
+from attncli.models.generate import Generation, continued
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
@@ -49,11 +49,13 @@ ROLLOUT_METHOD = (
 )
 
 
-def _encode(model: Model, text: str, pair: str | None, generate: int | None = None) -> tuple[Tokens, ModelTokens]:
+def _encode(
+    model: Model, text: str, pair: str | None, generate: Generation | None = None
+) -> tuple[Tokens, ModelTokens]:
     """The text (and a second text `pair`) as the model's own tokenizer cuts it, as `Tokens` and as encoded.
 
     Its special tokens are marked, and a pair's second segment start is kept; only an encoder takes a pair.
-    `generate` > 0: a decoder's greedy continuation of that many tokens follows (attncli.models.generate).
+    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.generate).
     """
     _check_text(text, "text")
     if pair is not None:
@@ -82,6 +84,7 @@ def _encode(model: Model, text: str, pair: str | None, generate: int | None = No
         generated_text=model.tokenizer.decode(list(t.ids[prompt:]), skip_special_tokens=False)
         if generate is not None
         else "",
+        generated_by="" if generate is None else generate.describe(),
     )
     return tokens, t
 
@@ -91,7 +94,9 @@ def model_tokens(model: Model, text: str, pair: str | None = None) -> Tokens:
     return _encode(model, text, pair)[0]
 
 
-def _run(model: Model, text: str, pair: str | None, generate: int | None = None, **kwargs) -> tuple[Tokens, Forward]:
+def _run(
+    model: Model, text: str, pair: str | None, generate: Generation | None = None, **kwargs
+) -> tuple[Tokens, Forward]:
     """Tokenize and run the model: a pair with its token types; with `generate`, the text and its continuation,
     in one pass over the whole sequence (causal: each row is what that step of the generation saw)."""
     tokens, t = _encode(model, text, pair, generate)
@@ -136,7 +141,7 @@ def model_result(
     layer: int | None = None,
     head: int | None = None,
     pair: str | None = None,
-    generate: int | None = None,
+    generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer's self-attention (default the last layer), every head or the one `head`, as an AttentionResult.
 
@@ -144,7 +149,7 @@ def model_result(
 
     x is that attention's input; q, k, v, scores, weights and head_outputs are the heads shown;
     output is the attention output of the layer, all heads merged (concat(O_h) W_O + b_O).
-    `generate` > 0: the text and the tokens a decoder writes after it (greedy), one sequence.
+    `generate`: the text and the tokens a decoder writes after it, one sequence.
     """
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
@@ -198,9 +203,9 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
         lines.append(f"{SPECIAL_MARK} = added by the tokenizer, not cut from the text: {' '.join(added)}")
     if tokens.generated is not None:
         lines.append(
-            f"{GENERATED_MARK} = written by the model after the text: {len(tokens) - tokens.generated} tokens, greedy "
-            "(the most probable each time), one pass per token with a key/value cache; the weights are one pass "
-            "over the whole sequence, each row what the model saw when it wrote the next token"
+            f"{GENERATED_MARK} = written by the model after the text: {len(tokens) - tokens.generated} tokens, "
+            f"{tokens.generated_by}, one pass per token with a key/value cache; the weights are one pass over the "
+            "whole sequence, each row what the model saw when it wrote the next token"
         )
     if tokens.second is not None:
         lines.append(
@@ -361,7 +366,7 @@ class ModelLayer:
 # ---- attn heads -----------------------------------------------------------------------------------
 
 
-def heads_document(model: Model, text: str, pair: str | None = None, generate: int | None = None) -> dict:
+def heads_document(model: Model, text: str, pair: str | None = None, generate: Generation | None = None) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
     sentence pair `text`, `pair` with its token types, when a second text is given; of the text and the
     `generate` tokens a decoder writes after it)."""

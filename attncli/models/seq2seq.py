@@ -36,6 +36,7 @@ from attncli.pipeline.tokenize import Tokens
 
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
+from .generate import Generation
 from .hparams import ModelError
 from .languages import check_language, with_language
 from .load import Model, ModelTokens, check_head, encode
@@ -124,7 +125,7 @@ def score_formula(model: Model, part: str) -> str:
     return "S = qᵀk (not scaled)" if part == "cross" else "S = qᵀk + b_h(bucket(j - i))  (T5's relative position bias)"
 
 
-def _no_generation(model: Model, generate: int | None) -> None:
+def _no_generation(model: Model, generate: Generation | None) -> None:
     if generate is not None:
         raise ModelError(
             f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
@@ -139,11 +140,11 @@ def part_result(
     head: int | None = None,
     context: str | None = None,
     part: str | None = None,
-    generate: int | None = None,
+    generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of one part: `text` is the target (the source with --part encoder and no
     context), `context` the source. A model that is not an encoder–decoder runs `model_result` (of the text and
-    the `generate` tokens a decoder writes after it)."""
+    the tokens a decoder writes after it, `generate`)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
         return model_result(model, text, layer, head, context, generate)
@@ -345,7 +346,7 @@ def part_rollout(
 
 
 def part_heads_document(
-    model: Model, text: str, context: str | None = None, part: str | None = None, generate: int | None = None
+    model: Model, text: str, context: str | None = None, part: str | None = None, generate: Generation | None = None
 ) -> dict:
     """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own
     (of the text and the `generate` tokens a decoder writes after it).

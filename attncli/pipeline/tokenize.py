@@ -49,12 +49,13 @@ class Tokens:
     second: int | None = None  # a sentence pair: the index of the second segment's first token
     generated: int | None = None  # a model's --generate: the index of the first token it wrote (the rest are too)
     generated_text: str = ""  # the tokens it wrote, decoded by its tokenizer
+    generated_by: str = ""  # how it chose them: greedy, or sampled (and how)
 
     def generation(self) -> dict | None:
-        """`{"ids": [...], "text": "..."}` of the tokens a model wrote, or None."""
+        """`{"ids": [...], "text": "...", "decoding": "..."}` of the tokens a model wrote, or None."""
         if self.generated is None:
             return None
-        return {"ids": list(self.ids[self.generated :]), "text": self.generated_text}
+        return {"ids": list(self.ids[self.generated :]), "text": self.generated_text, "decoding": self.generated_by}
 
     def __len__(self) -> int:
         return len(self.strings)

@@ -134,9 +134,9 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
     else:
         notes.append(_token_line("tokens", doc["tokens"]))
     if "generated" in doc:
-        wrote = doc["generated"]["ids"]
+        wrote, how = doc["generated"]["ids"], doc["generated"]["decoding"]
         notes.append(
-            f"the last {len(wrote)} tokens the model wrote after the text (--generate, greedy): "
+            f"the last {len(wrote)} tokens the model wrote after the text (--generate, {how}): "
             + " ".join(escape_token(t) for t in doc["tokens"][len(doc["tokens"]) - len(wrote) :])
         )
     notes += [

@@ -31,7 +31,8 @@ def test_show_json_is_the_whole_sequence_and_its_generated_ids_are_transformers(
     doc = json.loads(ok("show", ref["prompt"], "--model", folder, "--generate", n, "-f", "json"))
     new = ref["greedy"]["new"]
     model = load_model(folder)
-    assert doc["generated"] == {"ids": new, "text": model.tokenizer.decode(new, skip_special_tokens=False)}
+    text = model.tokenizer.decode(new, skip_special_tokens=False)
+    assert doc["generated"] == {"ids": new, "text": text, "decoding": "greedy (the most probable each time)"}
     ids = ref["greedy"]["ids"] + new
     assert len(doc["tokens"]) == len(ids)
     weights = forward(model, ids).weights[-1]  # one pass over the whole sequence
@@ -41,7 +42,7 @@ def test_show_json_is_the_whole_sequence_and_its_generated_ids_are_transformers(
 def test_table_marks_the_generated_tokens_and_says_so():
     out = ok("show", "time flies", "--model", GOLDEN / "llama", "--generate", "3", "--head", "0", "--width", "200")
     assert out.count("›") >= 3 * 2  # each generated token: its row and its column
-    assert "› = written by the model after the text: 3 tokens, greedy" in out
+    assert "› = written by the model after the text: 3 tokens, greedy (the most probable each time)" in out
 
 
 def test_steps_and_heads_json_carry_the_generation():
@@ -51,7 +52,7 @@ def test_steps_and_heads_json_carry_the_generation():
     assert steps["generated"]["ids"] == heads["generated"]["ids"] == ref["greedy"]["new"][:4]
     assert len(heads["tokens"]) == len(ref["greedy"]["ids"]) + 4
     table = ok("heads", ref["prompt"], "--model", GOLDEN / "mistral", "--generate", "4", "--width", "200")
-    assert "the last 4 tokens the model wrote after the text (--generate, greedy): " in table
+    assert "the last 4 tokens the model wrote after the text (--generate, greedy (the most probable each " in table
 
 
 def test_view_page_data_is_the_whole_sequence():
@@ -59,6 +60,42 @@ def test_view_page_data_is_the_whole_sequence():
     model = load_model(GOLDEN / "gpt2")
     assert len(doc["tokens"]) == len(encode(model, "time flies").ids) + 2
     assert "--generate 2" in doc["exact"]["command"]
+
+
+def sampled(*args) -> dict:
+    return json.loads(ok("show", "time flies", "--model", GOLDEN / "qwen2", "--generate", "12", *args, "-f", "json"))
+
+
+def test_sampling_is_seeded_and_says_how():
+    one = sampled("--temperature", "1.5", "--seed", "3")["generated"]
+    assert one == sampled("--temperature", "1.5", "--seed", "3")["generated"]
+    assert one["ids"] != sampled("--temperature", "1.5", "--seed", "4")["generated"]["ids"]
+    assert one["decoding"] == (
+        "sampled (temperature 1.5; seed 3: NumPy's default_rng, one uniform a token, not torch's stream)"
+    )
+    assert sampled("--top-k", "5")["generated"]["decoding"].startswith("sampled (top-k 5; seed 0")
+
+
+def test_sampling_from_the_most_probable_alone_is_greedy():
+    greedy = sampled()["generated"]["ids"]
+    assert sampled("--top-k", "1", "--seed", "7")["generated"]["ids"] == greedy
+    assert sampled("--top-p", "1e-9", "--temperature", "3")["generated"]["ids"] == greedy
+
+
+def test_draws_follow_the_warped_probabilities():
+    from attncli.models.generate import draw, warped
+
+    logits = np.array([2.0, 0.5, -1.0, 1.0, 0.0])
+    probs = warped(logits, 0.7, 4, 0.9)  # temperature, then top-k 4 (drops -1.0), then top-p 0.9
+    assert probs[2] == 0 and abs(probs.sum() - 1) < 1e-12
+    z = np.exp(logits / 0.7)
+    z[2] = 0
+    kept = np.argsort(-z)
+    cut = kept[: np.searchsorted(np.cumsum(z[kept] / z.sum()), 0.9) + 1]  # the fewest whose mass reaches 0.9
+    expected = np.where(np.isin(np.arange(5), cut), z, 0) / z[cut].sum()
+    np.testing.assert_allclose(probs, expected, rtol=1e-12)
+    counts = np.bincount([draw(probs, u) for u in (np.arange(100_000) + 0.5) / 100_000], minlength=5)
+    np.testing.assert_allclose(counts / 100_000, probs, atol=2e-5)
 
 
 @pytest.mark.parametrize(
@@ -70,6 +107,12 @@ def test_view_page_data_is_the_whole_sequence():
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "0"], 1, "--generate must be at least 1, got 0"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "64"], 1, "takes at most 64"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--rollout"], 2, "drop --lines and"),
+        (["show", "time", "--model", GOLDEN / "gpt2", "--top-k", "2"], 2, "--top-k and --top-p sample the tokens"),
+        (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--seed", "1"], 2, "--seed seeds the"),
+        (["show", "time", "--model", GOLDEN / "gpt2", "--temperature", "2"], 2, "drop --temperature"),
+        (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--top-p", "0"], 2, "--top-p must be in"),
+        (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--top-k", "0"], 2, "--top-k must be at"),
+        (["show", "a b", "--top-k", "2"], 2, "--top-k needs --model"),
     ],
 )
 def test_bad_generations_are_one_line(args, code, message):

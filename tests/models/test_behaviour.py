@@ -15,7 +15,7 @@ import pytest
 
 from attncli.models import encode, forward, load_model
 from attncli.models.ablate import ablate
-from attncli.models.generate import greedy
+from attncli.models.generate import decode
 from attncli.models.head import logits, probabilities
 from attncli.models.lens import lens_arrays
 
@@ -51,7 +51,7 @@ def test_greedy_ids_equal_transformers_generate(name):
     model, ref = golden(name)
     ids = encode(model, ref["prompt"]).ids
     assert list(ids) == ref["greedy"]["ids"]
-    assert greedy(model, ids, ref["greedy"]["max_new_tokens"]) == ref["greedy"]["new"]
+    assert decode(model, ids, ref["greedy"]["max_new_tokens"]) == ref["greedy"]["new"]
 
 
 @pytest.mark.parametrize("name", DECODERS)

@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 from attncli.core.stats import LABELS
 from attncli.models import load_model
+from attncli.models.generate import Generation
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import DEBOUNCE, ExploreApp
 from attncli.render.explore.state import Explorer
@@ -256,7 +257,7 @@ def test_a_generation_is_explored_whole_at_every_layer_and_marked():
     from pathlib import Path
 
     folder = Path(__file__).parents[1] / "models" / "golden" / "llama"
-    e = Explorer(TEXT, RunConfig(), model=load_model(folder), generate=3)
+    e = Explorer(TEXT, RunConfig(), model=load_model(folder), generate=Generation(3))
     e.compute()
     doc = show_json(TEXT, "--model", folder, "--generate", "3")
     assert list(e.result.tokens.strings) == doc["tokens"]

@@ -6,7 +6,19 @@ import sys
 
 import typer
 
-from attncli.cli.model import Generate, Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    load_model,
+)
 from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
 from attncli.cli.text import context_of, text_of, warn
 from attncli.errors import ConfigError
@@ -26,6 +38,8 @@ def explore(
     query: QueryRow = None,
     part: Part = None,
     generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
 
@@ -38,7 +52,9 @@ def explore(
     from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
-    check_options(ctx, model, keep=("mean_heads", "query", "context"), both=("head",))
+    sampling = SAMPLING if generate is not None else ()
+    check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling), both=("head",))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
     loaded = None if model is None else load_model(model)
     explorer = Explorer(
@@ -50,7 +66,7 @@ def explore(
         layer,
         mean=mean_heads,
         part=part,
-        generate=generate,
+        generate=how,
     )
     explorer.compute()  # a bad option or text fails here, before the screen is taken
     explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))

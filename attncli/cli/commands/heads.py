@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Generate, Part, Workers, load_model, worker_count
+from attncli.cli.model import Generate, Part, Workers, generation, load_model, worker_count
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
@@ -79,6 +79,7 @@ DaskAddress = Annotated[
 
 @options(out=Out)
 def heads(
+    ctx: typer.Context,
     model: ModelRequired,
     out: Out,
     text: Text = None,
@@ -110,11 +111,12 @@ def heads(
     from attncli.render.heads import heads_view
 
     loaded, words = load_model(model), read_text(text, file)
-    doc = part_heads_document(loaded, words, context, part, generate)
+    how = generation(ctx, generate)
+    doc = part_heads_document(loaded, words, context, part, how)
     if stat not in doc["stats"]:
         why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
-    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part, generate)
+    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part, how)
     view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
     emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
 

@@ -7,14 +7,18 @@ from functools import partial
 import typer
 
 from attncli.cli.model import (
+    SAMPLING,
     Generate,
     Head,
     Layer,
     ModelDir,
     Part,
     Rollout,
+    SampleTopK,
+    SampleTopP,
     Workers,
     check_options,
+    generation,
     load_model,
     worker_count,
 )
@@ -58,6 +62,8 @@ def show(
     workers: Workers = None,
     part: Part = None,
     generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -74,7 +80,10 @@ def show(
     from attncli.pipeline.run import run as run_text
     from attncli.render.stats import show_view
 
-    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
+    sampling = SAMPLING if generate is not None else ()
+    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    check_options(ctx, model, keep=keep, both=("head",))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
     if stats and no_weights:
@@ -101,7 +110,7 @@ def show(
                 source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
             )
         text = text_of(source)
-        result = seq2seq.part_result(loaded, text, layer, head, context, part, generate)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part, how)
         return _show(
             result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model, text, context)
         )

@@ -6,7 +6,19 @@ from functools import partial
 
 import typer
 
-from attncli.cli.model import Generate, Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    load_model,
+)
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
@@ -25,6 +37,8 @@ def steps(
     head: Head = None,
     part: Part = None,
     generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -42,14 +56,15 @@ def steps(
     from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
-    check_options(ctx, model, keep=("query", "context"))
+    check_options(ctx, model, keep=("query", "context", *(SAMPLING if generate is not None else ())))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     if model is not None:
         from attncli.models.seq2seq import part_result
 
         loaded = load_model(model)
-        result = part_result(loaded, text, layer, head, context, part, generate)
+        result = part_result(loaded, text, layer, head, context, part, how)
         view = model_page(lambda: result, "attn steps", out, loaded, model, text, context)
     else:
         config = run.config()

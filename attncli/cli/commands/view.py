@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import Generate, Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    load_model,
+)
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, text_of, warn
@@ -22,6 +34,8 @@ def view(
     head: Head = None,
     part: Part = None,
     generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
@@ -36,7 +50,8 @@ def view(
     from attncli.pipeline.result import one_head
     from attncli.pipeline.run import run as run_text
 
-    check_options(ctx, model, keep=("context",), both=("head",))
+    check_options(ctx, model, keep=("context", *(SAMPLING if generate is not None else ())), both=("head",))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     text = text_of(source)
     if model is not None:
         from attncli.models.encdec import is_seq2seq
@@ -48,7 +63,7 @@ def view(
                 f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
                 "is not one; attn show --context shows its sentence pair"
             )
-        result = part_result(loaded, text, layer, head, context, part, generate)
+        result = part_result(loaded, text, layer, head, context, part, how)
         build = page_of(result, "attn view", out.precision, loaded, model, pair=(text, context))
     else:
         limits = limits_for(source.max_tokens, "steps", JSON_LISTS)

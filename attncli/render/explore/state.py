@@ -76,7 +76,8 @@ class Explorer:
     query: int = 0
     key: int = 0
     part: str | None = None
-    generate: int | None = None  # a decoder's --generate: the text and the tokens it writes after it, every run
+    generate: Any = None  # a decoder's --generate (attncli.models.generate.Generation): every run is of the text and
+    # the tokens it writes after it
     result: AttentionResult = field(init=False)
 
     # ---- computing ----------------------------------------------------------------------------------
