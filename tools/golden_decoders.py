@@ -1,6 +1,6 @@
 """Build the golden decoder folders of tests/models/golden/ with transformers, and their reference attentions.
 
-    /work/refvenv/bin/python tools/golden_decoders.py [OUT_DIR]     (default tests/models/golden)
+    /work/refvenv/bin/python tools/golden_decoders.py [--out OUT_DIR] [NAME ...]   (default tests/models/golden, all)
 
 Needs torch, transformers and tokenizers (never attncli's dependencies). For each family it makes a
 tiny random model (hidden 32, 2 layers, 4 query heads sharing 2 key/value heads where the family
@@ -36,6 +36,9 @@ COMMON = {
     "tie_word_embeddings": True,
 }
 GQA = {"num_key_value_heads": 2, "head_dim": 8}
+IDS = {"bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 1}  # inside the 320-token vocabulary
+# longrope's factors, one per rotated pair of dimensions (Phi-3: d_rot / 2 of them), far from 1 so that they show
+SHORT, LONG = [1.0, 1.5, 2.0, 4.0], [1.0, 3.0, 8.0, 16.0]
 
 
 def families() -> dict[str, tuple[str, dict, bool]]:
@@ -76,6 +79,84 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             },
             True,
         ),
+        # Llama's mlp_bias and YaRN (the ramp between beta_fast and beta_slow, the 0.1 ln(factor) + 1 attention factor)
+        "llama-yarn": (
+            "LlamaConfig",
+            {
+                **COMMON,
+                **GQA,
+                "mlp_bias": True,
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
+            },
+            True,
+        ),
+        # LongRoPE: the short factors up to original_max_position_embeddings (12: the short text), the long past it
+        "qwen2-longrope": (
+            "Qwen2Config",
+            {
+                **COMMON,
+                **GQA,
+                "rope_scaling": {
+                    "rope_type": "longrope",
+                    "short_factor": SHORT,
+                    "long_factor": LONG,
+                    "original_max_position_embeddings": 12,
+                },
+            },
+            False,
+        ),
+        # YaRN with mscale / mscale_all_dim, untruncated, other betas
+        "qwen3-yarn": (
+            "Qwen3Config",
+            {
+                **COMMON,
+                **GQA,
+                "rope_scaling": {
+                    "rope_type": "yarn",
+                    "factor": 8.0,
+                    "original_max_position_embeddings": 16,
+                    "mscale": 1.0,
+                    "mscale_all_dim": 0.5,
+                    "beta_fast": 16,
+                    "beta_slow": 2,
+                    "truncate": False,
+                },
+            },
+            False,
+        ),
+        "olmo2": ("Olmo2Config", {**COMMON, **IDS, "num_key_value_heads": 2}, False),
+        # Phi-3.5 / Phi-4-mini: fused qkv and gate_up, LongRoPE on half of each head, a sliding window
+        "phi3": (
+            "Phi3Config",
+            {
+                **COMMON,
+                **IDS,
+                "num_key_value_heads": 2,
+                "partial_rotary_factor": 0.5,
+                "sliding_window": 8,
+                "original_max_position_embeddings": 12,
+                "rope_scaling": {"rope_type": "longrope", "short_factor": SHORT[:2], "long_factor": LONG[:2]},
+            },
+            True,
+        ),
+        # Gemma 3: sliding layers with their own theta, a global layer with linear scaling, q/k norms
+        "gemma3_text": (
+            "Gemma3TextConfig",
+            {
+                **COMMON,
+                **GQA,
+                "sliding_window": 8,
+                "query_pre_attn_scalar": 16,
+                "layer_types": ["sliding_attention", "full_attention"],
+                "rope_parameters": {
+                    "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                },
+            },
+            True,
+        ),
+        # SmolLM3: no RoPE on every no_rope_layer_interval-th layer (here layer 1)
+        "smollm3": ("SmolLM3Config", {**COMMON, **GQA, **IDS, "no_rope_layer_interval": 2}, False),
         "gpt_neox": (
             "GPTNeoXConfig",
             {**COMMON, "rotary_pct": 0.5, "rotary_emb_base": 10000, "tie_word_embeddings": False},
@@ -152,8 +233,10 @@ def build(out: Path, name: str, config_class: str, kwargs: dict, bos: bool) -> i
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[0]) if argv else ROOT / "tests" / "models" / "golden"
-    for name, (config_class, kwargs, bos) in families().items():
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else ROOT / "tests" / "models" / "golden"
+    names = [a for a in argv if a in families()] or list(families())
+    for name in names:
+        config_class, kwargs, bos = families()[name]
         n = build(out, name, config_class, kwargs, bos)
         size = sum(p.stat().st_size for p in (out / name).iterdir())
         print(f"{name:12s} longest text {n} tokens, folder {size / 1024:.0f} KiB")

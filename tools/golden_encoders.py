@@ -155,6 +155,60 @@ def build(family: str):
             **common,
         )
         return tf.XLMRobertaForMaskedLM(config), tok
+    if family == "camembert":  # RoBERTa's layers, a SentencePiece vocabulary and <s> A </s></s> B </s>
+        tok = unigram("<s>", "</s>", "</s> </s>", ["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "")
+        config = tf.CamembertConfig(
+            vocab_size=tok.get_vocab_size(),
+            type_vocab_size=1,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            **common,
+        )
+        return tf.CamembertForMaskedLM(config), tok
+    if family == "mpnet":  # RoBERTa's tokens and positions, T5's relative position bias, no token types
+        tok = byte_bpe()
+        config = tf.MPNetConfig(
+            vocab_size=tok.get_vocab_size(), pad_token_id=1, bos_token_id=0, eos_token_id=2, **common
+        )
+        return tf.MPNetForMaskedLM(config), tok
+    if family == "modernbert":  # a global layer, then a local one (window 8 tokens), RoPE, GeGLU, no token types
+        tok = wordpiece()
+        config = tf.ModernBertConfig(
+            vocab_size=tok.get_vocab_size(),
+            hidden_size=h,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            intermediate_size=ff,
+            max_position_embeddings=pos,
+            local_attention=8,
+            global_attn_every_n_layers=2,
+            pad_token_id=0,
+            cls_token_id=2,
+            sep_token_id=3,
+            bos_token_id=2,
+            eos_token_id=3,
+            initializer_range=0.4,
+        )
+        return tf.ModernBertForMaskedLM(config), tok
+    if family in ("deberta-v3", "deberta-v2"):
+        # v3's layout (shared keys, normalised relative embeddings, no absolute positions, log buckets past 4 of 32),
+        # and v2's (own position projections, absolute positions, token types, plain offsets up to 16)
+        tok = unigram("[CLS]", "[SEP]", "[SEP]", ["[PAD]", "[CLS]", "[SEP]", "<unk>", "[MASK]"], ":1")
+        v3 = family == "deberta-v3"
+        config = tf.DebertaV2Config(
+            vocab_size=tok.get_vocab_size(),
+            relative_attention=True,
+            pos_att_type="p2c|c2p" if v3 else ["c2p", "p2c"],
+            position_buckets=8 if v3 else -1,
+            max_relative_positions=32 if v3 else 16,
+            share_att_key=v3,
+            norm_rel_ebd="layer_norm" if v3 else "none",
+            position_biased_input=not v3,
+            type_vocab_size=0 if v3 else 2,
+            **common,
+        )
+        return tf.DebertaV2ForMaskedLM(config), tok
     if family == "electra":
         tok = wordpiece()
         config = tf.ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **common)
@@ -177,7 +231,8 @@ def reference(model, tok) -> dict[str, np.ndarray]:
         enc = tok.encode(a, b) if b is not None else tok.encode(a)
         ids = torch.tensor([enc.ids])
         types = torch.tensor([enc.type_ids])
-        kwargs = {} if model.config.model_type == "distilbert" else {"token_type_ids": types}
+        no_types = ("distilbert", "mpnet", "modernbert")  # DeBERTa-v3's type_vocab_size 0: all 0 (its ids unused)
+        kwargs = {} if model.config.model_type in no_types else {"token_type_ids": types}
         with torch.no_grad():
             attentions = model(input_ids=ids, output_attentions=True, **kwargs).attentions
         out[f"{name}_ids"] = np.array(enc.ids, dtype=np.int64)
@@ -190,7 +245,22 @@ def reference(model, tok) -> dict[str, np.ndarray]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
-    parser.add_argument("families", nargs="*", default=["distilbert", "roberta", "xlm-roberta", "electra", "albert"])
+    parser.add_argument(
+        "families",
+        nargs="*",
+        default=[
+            "distilbert",
+            "roberta",
+            "xlm-roberta",
+            "camembert",
+            "mpnet",
+            "modernbert",
+            "deberta-v3",
+            "deberta-v2",
+            "electra",
+            "albert",
+        ],
+    )
     args = parser.parse_args()
     for family in args.families:
         model, tok = build(family)

@@ -1,4 +1,4 @@
-"""Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5 and Marian models.
+"""Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5, mT5 and Marian models.
 
 Run with the reference environment (PyTorch and transformers; attn itself never needs them):
 
@@ -58,13 +58,16 @@ def word_level(special: list[str], template: str):
 
 def build(family: str):
     """(model, tokenizer, the target's tokenizer) for a family: random weights from a fixed seed, sizes from SIZES;
-    `t5-large-scores` is T5 with initializer_factor 3 (large, unscaled scores); `mbart` is mBART-cc25's layout
+    `t5-large-scores` is T5 with initializer_factor 3 (large, unscaled scores); `bart-heads` and `marian-heads` have
+    half as many decoder heads as encoder heads (decoder d_k 16, encoder 8); `mbart` is mBART-cc25's layout
     (a source is `A </s> en_XX`, a target `A </s> fr_XX`, as MBartTokenizer with src_lang en_XX, tgt_lang fr_XX)."""
     import torch
     import transformers as tf
 
     torch.manual_seed(0)
     d, layers, heads, ff, pos = (SIZES[k] for k in ("d_model", "layers", "heads", "ff", "positions"))
+    dec_heads = heads // 2 if family.endswith("-heads") else heads  # bart-heads, marian-heads: 4 and 2 heads
+    family = family.removesuffix("-heads")
     if family in ("bart", "marian", "mbart"):
         special = ["<s>", "<pad>", "</s>", "<unk>"] if family != "marian" else ["</s>", "<unk>", "<pad>"]
         special += LANGUAGES if family == "mbart" else []
@@ -77,7 +80,7 @@ def build(family: str):
             encoder_layers=layers,
             decoder_layers=layers,
             encoder_attention_heads=heads,
-            decoder_attention_heads=heads,
+            decoder_attention_heads=dec_heads,
             encoder_ffn_dim=ff,
             decoder_ffn_dim=ff,
             max_position_embeddings=pos,
@@ -95,10 +98,10 @@ def build(family: str):
             decoder_start_token_id=ids["<pad>"], activation_function="swish", scale_embedding=True, **common
         )
         return tf.MarianMTModel(config), tok, tok
-    if family in ("t5", "t5-large-scores"):
+    if family in ("t5", "mt5", "t5-large-scores"):
         special = ["<pad>", "</s>", "<unk>"]
         tok = word_level(special, "$A </s>")
-        config = tf.T5Config(
+        config = (tf.MT5Config if family == "mt5" else tf.T5Config)(
             vocab_size=tok.get_vocab_size(),
             d_model=d,
             d_kv=8,
@@ -115,7 +118,8 @@ def build(family: str):
             decoder_start_token_id=0,
             tie_word_embeddings=False,
         )
-        return tf.T5ForConditionalGeneration(config), tok, tok
+        model = tf.MT5ForConditionalGeneration if family == "mt5" else tf.T5ForConditionalGeneration
+        return model(config), tok, tok
     raise SystemExit(f"unknown family {family}")
 
 
@@ -142,7 +146,11 @@ def reference(model, tok, target_tok, suffix: str = "") -> dict[str, np.ndarray]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
-    parser.add_argument("families", nargs="*", default=["bart", "t5", "marian", "mbart", "t5-large-scores"])
+    parser.add_argument(
+        "families",
+        nargs="*",
+        default=["bart", "t5", "mt5", "marian", "mbart", "bart-heads", "marian-heads", "t5-large-scores"],
+    )
     args = parser.parse_args()
     for family in args.families:
         model, tok, target_tok = build(family)

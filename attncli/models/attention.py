@@ -67,11 +67,12 @@ PROJECTIONS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 def attention_mask(n: int, causal: bool, window: int | None, m: int | None = None):
     # -> [m, n] bool or None, True = masked
-    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay). The
-    queries are the last m of the n positions (default all: decoding with a KVCache, the new ones)."""
-    if not causal:
-        return None
+    """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay).
+    An encoder's sliding window W (ModernBERT's local layers): keys with |i - j| >= W, on both sides.
+    The queries are the last m of the n positions (default all; decoding with a KVCache: the new ones)."""
     i, j = np.arange(n - (n if m is None else m), n)[:, None], np.arange(n)[None, :]
+    if not causal:
+        return None if window is None else np.abs(i - j) >= window
     return (j > i) | (j <= i - window) if window is not None else j > i
 
 
@@ -124,6 +125,13 @@ def offset() -> int:
     the blocks that place tokens: learned positions, RoPE)."""
     cache = _CACHE.get()
     return 0 if cache is None else cache.start
+
+
+def text_lengths():  # -> [B] int64, or None outside `padding`
+    """Inside `padding`, each text's own length (its padding sits after it): what a block whose numbers depend on
+    the length (longrope's factors) reads instead of the padded one."""
+    pad = _PADDING.get()
+    return None if pad is None else (~np.asarray(pad, dtype=bool)).sum(axis=-1)
 
 
 #: Score cells a block of heads holds (1 MiB of float32): scores, mask, exp and normalisation run on a block
@@ -180,6 +188,7 @@ def attend(
     When p also has w_qkv and b_qkv (w_q, w_k, w_v side by side), self-attention makes q, k, v in one product.
 
     `bias` [n_head, m, n] is added to the scaled scores (T5's relative positions); in `padding`: a leading B axis.
+    It may be a function (q, k) -> bias of the split (and rotated) heads (DeBERTa's content-to-position terms).
 
     `rotate(q, k) -> (q, k)` ([h, n, d_k], [h_kv, n, d_k]) runs between the split into heads and the
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
@@ -210,6 +219,8 @@ def attend(
         k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
+    if callable(bias):  # a bias made of the heads' queries and keys (DeBERTa's position terms)
+        bias = bias(q, k)
     *lead, m, _ = q.shape
     n = k.shape[-2]
     cells, pad = attention_mask(n, causal, window, m), _PADDING.get()  # causal: the queries are the last m keys

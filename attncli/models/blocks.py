@@ -200,11 +200,22 @@ def rms_norm(x, g, eps: float, offset: float = 0.0):  # [..., d], [d] -> [..., d
     return (x * inv) * (g + np.float32(offset)) if offset else g * (x * inv)
 
 
-def gated_mlp(x, w_gate, w_up, w_down, act):  # [n, d], [f, d], [f, d], [d, f] -> [n, d]
-    """down(act(gate(x)) · up(x)): the SwiGLU / GeGLU MLP of Llama, Mistral, Qwen and Gemma (nn.Linear weights)."""
-    h = act(dense(x, w_gate.T))  # [n, f]
-    h *= dense(x, w_up.T)
-    return dense(h, w_down.T)
+def gated_mlp(x, w_gate, w_up, w_down, act, biases=None):  # [n, d], [f, d], [f, d], [d, f] -> [n, d]
+    """down(act(gate(x)) · up(x)): the SwiGLU / GeGLU MLP of Llama, Mistral, Qwen and Gemma (nn.Linear weights);
+    `biases` (gate's [f], up's [f], down's [d]) when the config has them (Llama's mlp_bias)."""
+    if biases is None:
+        h = act(dense(x, w_gate.T))  # [n, f]
+        h *= dense(x, w_up.T)
+        return dense(h, w_down.T)
+    b_gate, b_up, b_down = biases
+    g, u = dense(x, w_gate.T), dense(x, w_up.T)  # [n, f] each
+    g += b_gate
+    u += b_up
+    h = act(g)
+    h *= u
+    out = dense(h, w_down.T)
+    out += b_down
+    return out
 
 
 # ---- rotary position embedding (Su et al. 2021, RoFormer) -----------------------------------------
@@ -214,15 +225,17 @@ def rope_frequencies(d_rot: int, theta: float, scaling: dict | None) -> np.ndarr
     """θ_i = theta^(-2i / d_rot), scaled as `scaling` (a config's rope_scaling / rope_parameters) says.
 
     "linear" divides every frequency by `factor`; "llama3" divides the low frequencies by `factor`
-    and blends the middle band (Llama 3.1); "default" and "dynamic" (which only rescales beyond
-    the trained length, where attn refuses texts) leave them.
+    and blends the middle band (Llama 3.1); "yarn" blends θ_i and θ_i / factor over the dimensions between
+    beta_fast and beta_slow rotations in original_max_position_embeddings (Peng et al. 2023); "longrope" divides
+    θ_i by its own entry of `ext_factors` (short_factor or long_factor: Ding et al. 2024); "default" and
+    "dynamic" (which only rescales beyond the trained length, where attn refuses texts) leave them. The
+    scaling's dict is complete here: every key it needs is given (`attncli.models.families.rotary.rope`).
 
     >>> rope_frequencies(4, 10000.0, None).tolist()
     [1.0, 0.009999999776482582]
     """
-    inv = (1.0 / (np.float32(theta) ** (np.arange(0, d_rot, 2, dtype=np.int64).astype(np.float32) / d_rot))).astype(
-        np.float32
-    )
+    exponents = np.arange(0, d_rot, 2, dtype=np.int64).astype(np.float32) / np.float32(d_rot)
+    inv = (1.0 / (np.float32(theta) ** exponents)).astype(np.float32)
     kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
     if kind == "linear":
         return (inv / np.float32(scaling["factor"])).astype(np.float32)  # type: ignore[index]
@@ -236,7 +249,32 @@ def rope_frequencies(d_rot: int, theta: float, scaling: dict | None) -> np.ndarr
         blended = (1 - smooth) * scaled / np.float32(factor) + smooth * scaled
         middle = ~(wavelen < old / high) & ~(wavelen > old / low)
         return np.where(middle, blended, scaled).astype(np.float32)
+    if kind == "yarn":
+        return _yarn(d_rot, theta, scaling or {})
+    if kind == "longrope":
+        powers = np.float32(theta) ** exponents  # [d_rot / 2]
+        return (1.0 / (np.asarray(scaling["ext_factors"], np.float32) * powers)).astype(np.float32)  # type: ignore[index]
     return inv
+
+
+def _yarn(d_rot: int, theta: float, s: dict) -> np.ndarray:  # -> [d_rot / 2] float32
+    """YaRN's frequencies as transformers' _compute_yarn_parameters computes them (float32 ramp, truncated range)."""
+    old, factor = float(s["original_max_position_embeddings"]), float(s["factor"])
+
+    def dim(rotations: float) -> float:  # the dimension that turns `rotations` times in the original length
+        return (d_rot * math.log(old / (rotations * 2 * math.pi))) / (2 * math.log(theta))
+
+    low, high = dim(float(s["beta_fast"])), dim(float(s["beta_slow"]))
+    if s["truncate"]:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d_rot - 1)
+    if low == high:
+        high += 0.001  # as transformers: no division by zero
+    powers = np.float32(theta) ** (np.arange(0, d_rot, 2, dtype=np.int64).astype(np.float32) / np.float32(d_rot))
+    extrapolation, interpolation = (1.0 / powers).astype(np.float32), (1.0 / (np.float32(factor) * powers))
+    ramp = np.clip((np.arange(d_rot // 2, dtype=np.float32) - np.float32(low)) / np.float32(high - low), 0, 1)
+    keep = (1 - ramp).astype(np.float32)  # 1: the dimension keeps its frequency (extrapolates)
+    return (interpolation * (1 - keep) + extrapolation * keep).astype(np.float32)
 
 
 def rope_tables(n: int, inv_freq, start: int = 0) -> tuple[np.ndarray, np.ndarray]:

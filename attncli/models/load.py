@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .blocks import ACTIVATION_FNS
-from .families import Family, architecture_type, family_of, model_types
+from .families import Family, architecture_type, family_of, model_types, out_of_scope
 from .folder import (
     ContainedTokenizer,
     Header,
@@ -200,6 +200,9 @@ def load_model(path: str | Path) -> Model:
         raise ModelError(f"no config.json in {folder}: not a Hugging Face model folder")
     config = json_object(folder, config_path.name)
     model_type = config.get("model_type")
+    why = out_of_scope(config)
+    if why is not None:
+        raise ModelError(f"{config_path} ({model_type!r}) is {why}")
     family = family_of(model_type) if isinstance(model_type, str) else None
     if family is None or not isinstance(model_type, str):
         raise ModelError(f"unsupported model_type {model_type!r} in {config_path}; supported: {', '.join(SUPPORTED)}")

@@ -167,7 +167,7 @@ def model_result(
         d_k=model.d_k,
         d_v=model.d_k,
         d_a=model.d_k,
-        mask=(("causal",) if s.masked is not None else ())
+        mask=(("causal",) if model.causal else ())
         + ((f"window:{window - 1}",) if (window := _window(model, layer)) is not None else ()),
         temperature=temperature,
     )
@@ -220,7 +220,10 @@ def score_formula(result: AttentionResult) -> str:
     c = result.config
     formula = VARIANTS[c.variant].formula.replace("s = ", "S = ", 1)
     formula = formula if c.temperature == 1 else f"S = ({formula[4:]}) / {c.temperature:g}"
-    cap = cast(ModelLayer, result.source).model.hp.get("softcap")
+    hp = cast(ModelLayer, result.source).model.hp
+    if hp.get("score_bias"):  # a term the family adds to every score (MPNet's relative position bias)
+        formula = f"{formula} + {hp['score_bias']}"
+    cap = hp.get("softcap")
     return formula if cap is None else f"S = {cap:g} · tanh(({formula[4:]}) / {cap:g})  (soft-capped)"
 
 
@@ -257,10 +260,13 @@ class ModelLayer:
         if name == "V" or "rope" not in hp:
             return base
         if hp.get("qk_norm"):
-            base = f"RMSNorm_head({base})"
-        d_rot = hp["rope"]["d_rot"]
+            base = f"RMSNorm({base})" if hp["qk_norm"] == "whole" else f"RMSNorm_head({base})"
+        r = hp["ropes"][self.layer] if "ropes" in hp else hp["rope"]  # the layer's own (Gemma 3, SmolLM3)
+        if r is None:
+            return f"{base} (no RoPE on this layer)"
+        d_rot = r["d_rot"]
         part = f" on the first {d_rot} of {self.model.d_k} dims" if d_rot < self.model.d_k else ""
-        return f"RoPE({base}) (rotated by position{part}, θ = {hp['rope']['theta']:g})"
+        return f"RoPE({base}) (rotated by position{part}, θ = {r['theta']:g})"
 
     def _kv_phrase(self) -> str | None:
         """Grouped-query attention: which key/value head the shown query head(s) read."""
@@ -287,7 +293,12 @@ class ModelLayer:
         ]
         lines += token_marks(result.tokens)
         window = _window(m, self.layer)
-        if window is not None:
+        if window is not None and not m.causal:
+            lines.append(
+                f"mask: sliding window: each token sees the tokens up to {window - 1} before and after it "
+                "(· = masked, weight 0)"
+            )
+        elif window is not None:
             lines.append(
                 f"mask: causal and sliding window {window}: each token sees itself and the {window - 1} before it "
                 "(· = masked, weight 0)"
@@ -324,13 +335,19 @@ class ModelLayer:
             Step("q", f"Q = {self._projection('Q')}{split}", result.q, ("head", "query", "dim")),
             Step("k", f"K = {self._projection('K')}{split}{shared}", result.k, ("head", "key", "dim")),
             Step("v", f"V = {self._projection('V')}{split}{shared}", result.v, ("head", "key", "dim")),
-            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key")),
         ]
-        window = _window(m, layer)
-        out += mask_softmax_mix(
-            result,
-            "causal: keys after the query" + (f"; and keys {window} or more before it" if window is not None else ""),
+        if m.family.score_terms is not None:  # the terms the scores add up from (DeBERTa's content and positions)
+            heads = list(range(m.n_head)) if self.head is None else [self.head]
+            for name, what, term in m.family.score_terms(m, layer, result.q, result.k, heads):
+                out.append(Step(name, what, term, ("head", "query", "key")))
+        out.append(
+            Step("scores", score_formula(result) + "  (for every query–key pair)", scores, ("head", "query", "key"))
         )
+        window = _window(m, layer)
+        masked = "causal: keys after the query" + (
+            f"; and keys {window} or more before it" if window is not None else ""
+        )
+        out += mask_softmax_mix(result, masked if m.causal else f"sliding window: keys {window} or more away")
         out.append(
             Step(
                 "output",
@@ -393,7 +410,7 @@ def heads_table(
     """The `attn heads` document: a row per head with every statistic of `meanings` and its label (one of
     `kinds` or "")."""
     shared = {"kv_head": kv_head} if model.n_kv_head != model.n_head else {}  # grouped-query: name the shared head
-    n_layer = len(labels)
+    n_layer, n_head = len(labels), len(labels[0])  # an encoder–decoder's part: its own heads
     rows = [
         {
             "layer": l,
@@ -403,7 +420,7 @@ def heads_table(
             "label": labels[l][h],
         }
         for l in range(n_layer)
-        for h in range(model.n_head)
+        for h in range(n_head)
     ]
     return {
         "schema": HEADS_SCHEMA,
@@ -413,7 +430,7 @@ def heads_table(
         "summary": describe(model),
         "model_type": model.model_type,
         "n_layer": n_layer,
-        "n_head": model.n_head,
+        "n_head": n_head,
         **({"n_kv_head": model.n_kv_head} if shared else {}),
         "stats": dict(meanings),
         "labels": list(kinds),

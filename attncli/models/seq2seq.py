@@ -39,7 +39,7 @@ from .forward import forward
 from .generate import Generation
 from .hparams import ModelError
 from .languages import check_language, with_language
-from .load import Model, ModelTokens, check_head, encode
+from .load import Model, ModelTokens, encode
 from .run import (
     ModelLayer,
     Rollout,
@@ -150,7 +150,8 @@ def part_result(
         return model_result(model, text, layer, head, context, generate)
     _no_generation(model, generate)
     layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
-    pick_head = None if head is None else check_head(model, head)
+    n_head, d_k = part_heads(model, chosen)
+    pick_head = None if head is None else _check_head(model, chosen, head, n_head)
     source = context if context is not None else text
     src = _source_tokens(model, source)
     tgt, memory = None, None
@@ -166,11 +167,11 @@ def part_result(
     config = RunConfig(
         tokenizer=model.name,
         variant="scaled" if model.hp.get("scale_attn_weights", True) else "dot",
-        heads=model.n_head if pick_head is None else 1,
+        heads=n_head if pick_head is None else 1,
         dim=model.d_model,
-        d_k=model.d_k,
-        d_v=model.d_k,
-        d_a=model.d_k,
+        d_k=d_k,
+        d_v=d_k,
+        d_a=d_k,
         mask=("causal",) if s.masked is not None else (),
     )
     return AttentionResult(
@@ -206,11 +207,24 @@ class PartLayer(ModelLayer):
     def matrix_name(self) -> str | None:
         return PARTS[self.part].title
 
+    @property
+    def _n_head(self) -> int:
+        return part_heads(self.model, self.part)[0]
+
+    def _heads_phrase(self) -> str:
+        n = self._n_head
+        return f"head {self.head} of {n}" if self.head is not None else f"all {n} heads"
+
     def caption(self, result: AttentionResult) -> list[str]:
         m, p = self.model, PARTS[self.part]
         n_layer = m.n_layer if self.part == "encoder" else m.hp["n_dec_layer"]
         lines = [
-            describe(m) + " (encoder–decoder)",
+            describe(m)
+            + (
+                " (encoder–decoder)"
+                if m.hp["n_dec_head"] == m.n_head
+                else f" (encoder–decoder, decoder {m.hp['n_dec_head']} heads)"
+            ),
             f"--part {self.part}: {p.help}",
             f"{self.part} layer {self.layer} of 0..{n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k}",
             f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
@@ -228,7 +242,7 @@ class PartLayer(ModelLayer):
             if result.config.mask:
                 lines.append("mask: causal, no token sees a later one (· = masked, weight 0)")
             lines.append("rows: queries, columns: keys; each row sums to 1; ▸ = row maximum")
-        lines.append(f"output: the attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
+        lines.append(f"output: the attention output, all {self._n_head} heads: concat(A_h V_h) W_O + b_O")
         return lines
 
     def config_record(self, result: AttentionResult) -> dict:
@@ -282,7 +296,7 @@ class PartLayer(ModelLayer):
         out.append(
             Step(
                 "output",
-                f"O = concat(O_0, …, O_{m.n_head - 1}) W_O + b_O: the {self.part} attention output of layer "
+                f"O = concat(O_0, …, O_{self._n_head - 1}) W_O + b_O: the {self.part} attention output of layer "
                 f"{self.layer}, before the residual",
                 result.output,
                 ("query", "dim"),
@@ -311,6 +325,22 @@ CROSS_ROLLOUT_METHOD = (
     "(C = mean of the cross-attention heads); the matrix is S with each row rescaled to sum to 1 (the source's "
     "share of every row is 1 - 2^-(layer+1) by the ½ residual, the same in every row)"
 )
+
+
+def part_heads(model: Model, part: str) -> tuple[int, int]:
+    """(heads, d_k) of a part: the encoder's, or the decoder's (its self- and cross-attention: BART and Marian may
+    have other decoder_attention_heads than encoder_attention_heads)."""
+    if part == "encoder" or not is_seq2seq(model):
+        return model.n_head, model.d_k
+    return int(model.hp["n_dec_head"]), int(model.hp["d_dec_k"])
+
+
+def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
+    if not -n_head <= head < n_head:
+        raise ModelError(
+            f"head {head} is out of range: --part {part} of {model.name} has {n_head} heads per layer, 0..{n_head - 1}"
+        )
+    return head % n_head
 
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:

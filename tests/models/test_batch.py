@@ -44,3 +44,23 @@ def test_batches_keep_within_their_bounds():
     assert sorted(i for b in cut for i in b) == list(range(len(lengths)))
     for b in cut:
         assert len(b) <= 3 and (len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 20)
+
+
+NEWER = ["deberta-v3", "gemma3_text", "modernbert", "mpnet", "olmo2", "phi3", "qwen2-longrope", "smollm3"]
+
+
+@pytest.mark.parametrize("name", NEWER)
+def test_a_padded_batch_equals_one_text_at_a_time_on_the_newer_layouts(name):
+    """Position terms built from the split q and k (DeBERTa), an encoder's sliding window (ModernBERT), a bias table
+    (MPNet), NoPE layers, per-layer RoPE, whole-projection q/k norms, and longrope, whose factors follow each text's
+    length (12 tokens or fewer: short) and not the batch's. Within the bound of the golden folders: their scores
+    reach 10 and more, where a product summed in another order moves a weight by a few 1e-7."""
+    from attncli.models import load_model
+    from tests.models.test_golden import GOLDEN, TOLERANCE
+
+    model = load_model(GOLDEN / name)
+    long = "the quick brown fox jumps over the lazy dog while time flies like an arrow and fruit flies"
+    texts = [np.asarray(encode(model, t).ids) for t in [*TEXTS, long]]
+    for ids, weights in zip(texts, forward_weights(model, texts)):
+        alone = np.stack(forward(model, ids).weights)  # [L, h, n, n]
+        np.testing.assert_allclose(weights, alone, rtol=0, atol=TOLERANCE)

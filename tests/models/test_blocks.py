@@ -95,9 +95,13 @@ def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
     folder = tmp_path / "m"
     shutil.copytree(GOLDEN / "llama", folder)
     config = json.loads((folder / "config.json").read_text())
-    config["rope_parameters"] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}
+    config["rope_parameters"] = {"rope_type": "ntk", "factor": 4.0, "rope_theta": 10000.0}
     (folder / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelError, match="rope type 'yarn' is not supported; supported: default, linear"):
+    with pytest.raises(ModelError, match="rope type 'ntk' is not supported; supported: default, linear"):
+        load_model(folder)
+    config["rope_parameters"] = {"rope_type": "longrope", "short_factor": [1.0], "long_factor": [1.0, 2.0]}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="rope short_factor must be a list of 4 numbers"):
         load_model(folder)
     config["rope_parameters"], config["num_key_value_heads"] = {"rope_theta": 10000.0}, 3
     (folder / "config.json").write_text(json.dumps(config))

@@ -291,7 +291,7 @@ def test_no_weights_names_the_bin_file(tmp_path):
 
 def test_unsupported_model_type_names_the_supported(tmp_path):
     folder = make_bert(tmp_path / "m", config={"model_type": "reformer"})
-    supported = r"supported: albert, .*bert, distilbert, electra, gemma, .*gpt2, .*qwen3, roberta, .*xlm-roberta"
+    supported = r"supported: albert, .*bert, .*distilbert, electra, gemma, .*gpt2, .*qwen3, roberta, .*xlm-roberta"
     with pytest.raises(ModelError, match=r"unsupported model_type 'reformer'.*" + supported) as e:
         load_model(folder)
     _one_line(e)

@@ -28,7 +28,7 @@ from attncli.models.seq2seq import (
 
 GOLDEN = Path(__file__).parent / "golden"
 CONDITIONING = Path(__file__).parent / "conditioning"  # tools/golden_seq2seq.py t5-large-scores
-SEQ2SEQ = ("bart", "marian", "mbart", "t5")
+SEQ2SEQ = ("bart", "bart-heads", "marian", "marian-heads", "mbart", "mt5", "t5")
 TOLERANCE = 1e-5
 
 
@@ -208,7 +208,7 @@ def test_cross_steps_take_q_from_the_decoder_and_k_v_from_the_encoder(name):
     assert r.x.shape[0] == len(r.tokens) != len(r.context_tokens)
 
     def heads(x, w, b):  # [n, d_model] -> [h, n, d_k]
-        return (x @ w + b).reshape(len(x), model.n_head, -1).transpose(1, 0, 2)
+        return (x @ w + b).reshape(len(x), r.config.heads, -1).transpose(1, 0, 2)
 
     p = r.projections
     np.testing.assert_allclose(r.q, heads(r.x, p.w_q, r.params["b_Q"]), atol=1e-6)
@@ -228,3 +228,17 @@ def test_mbart_takes_the_target_language_code_first_and_its_decoder_starts_from_
     assert target_labels(model, "fr_XX le chat").strings == ("le", "chat", "</s>", "fr_XX")  # as tgt_lang makes them
     french = part_result(model, "fr_XX le chat", context="fr_XX the cat", part="encoder")  # a source's code replaces it
     assert french.tokens.strings == ("the", "cat", "</s>", "fr_XX")
+
+
+def test_a_decoder_with_other_heads_than_its_encoder_shows_each_parts_own():
+    """BART with 4 encoder heads and 2 decoder heads (d_k 8 and 16), as transformers runs it."""
+    model = load_model(GOLDEN / "bart-heads")
+    cross = part_result(model, "le chat est", context="the cat sat")
+    assert cross.weights.shape[0] == 2 and cross.config.d_k == 16 and cross.config.heads == 2
+    assert "decoder 2 heads" in cross.source.caption(cross)[0]
+    encoder = part_result(model, "the cat sat", part="encoder", head=3)
+    assert encoder.weights.shape[0] == 1 and encoder.config.d_k == 8
+    with pytest.raises(ModelError, match=r"head 3 is out of range: --part decoder of bart-heads has 2 heads"):
+        part_result(model, "le chat", context="the cat", part="decoder", head=3)
+    doc = part_heads_document(model, "le chat est", context="the cat sat")
+    assert doc["n_head"] == 2 and len(doc["rows"]) == 2 * 2

@@ -78,6 +78,7 @@ def pages(tmp_path_factory):
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
         "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3"],
+        "heads": [TARGET, "--model", str(GOLDEN / "bart-heads"), "--context", SOURCE],  # 4 encoder, 2 decoder heads
     }
     out = {}
     for name, args in runs.items():
@@ -382,6 +383,23 @@ def test_c_and_the_chooser_switch_the_part(browser, pages):
     assert _state(browser) == ("cross", "model", "0")
     browser.find_element("css selector", '.thumb[data-l="1"][data-h="3"]').click()
     assert _state(browser) == ("cross", "head", "1") and count(browser, ".lines g[data-head='3']") == 1
+    assert browser.get_log("browser") == []
+
+
+def test_each_part_offers_its_own_heads(browser, pages):
+    from selenium.webdriver.support.ui import Select
+
+    path, doc = pages["heads"]
+    load(browser, path)
+    boxes = "return [...document.querySelectorAll('#heads label')].map(l => l.textContent.trim())"
+    assert browser.execute_script(boxes) == ["0", "1", "mean"]  # the cross-attention: the decoder's 2 heads
+    Select(browser.find_element("id", "part")).select_by_value("encoder")
+    assert browser.execute_script(boxes) == ["0", "1", "2", "3", "mean"]
+    browser.find_element("css selector", 'input[data-head="3"]').click()
+    assert count(browser, ".lines g[data-head='3']") == 1
+    Select(browser.find_element("id", "part")).select_by_value("decoder")  # head 3 is not the decoder's
+    assert browser.execute_script(boxes) == ["0", "1", "mean"] and count(browser, ".lines g[data-head='0']") == 1
+    assert [len(layer["heads"]) for layer in doc["parts"]["decoder"]["layers"]] == [2, 2]
     assert browser.get_log("browser") == []
 
 

@@ -38,6 +38,9 @@ class Family:
     # checkpoint (outside the base model's prefix: "lm_head.weight"), and whether config.json's tie_word_embeddings
     # defaults to true (then the word embedding table is the head); None: no next-token head (an encoder)
     head: tuple[str, bool] | None = None
+    # the terms a family's scores add up from, for `attn steps` (DeBERTa's content and position terms):
+    # (m, layer, q [h, n, d_k], k, the heads they are) -> [(name, what it is, [h, n, n])], summing to the scores
+    score_terms: Callable | None = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -75,6 +78,35 @@ def architecture_type(architecture: str) -> str | None:
     return known[max(known, key=len)] if known else None
 
 
+#: config.json keys that give a mixture-of-experts model's experts per layer (Mixtral, Phi-3.5-MoE; Qwen-MoE, OLMoE;
+#: DeepSeek), whose MLP routes each token to some of them
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+
+
+def out_of_scope(c: dict) -> str | None:
+    """Why attn does not run the model of config.json `c` whatever its model_type (one line), or None: a vision tower
+    beside the text model, or a mixture-of-experts MLP.
+
+    >>> out_of_scope({"model_type": "mixtral", "num_local_experts": 8})[:50]
+    'a mixture-of-experts model (num_local_experts 8: e'
+    >>> out_of_scope({"model_type": "llama"}) is None
+    True
+    """
+    if isinstance(c.get("vision_config"), dict) or c.get("mm_vision_tower") or c.get("vision_tower"):
+        return (
+            "a vision–language model (a vision tower beside its text model), which attn does not run: vision "
+            "towers are out of its scope; a text-only checkpoint of its language model may be"
+        )
+    for key in EXPERTS:
+        n = c.get(key)
+        if isinstance(n, int) and not isinstance(n, bool) and n > 1:
+            return (
+                f"a mixture-of-experts model ({key} {n}: each token is routed to some experts' MLPs), which attn "
+                "does not run: mixture-of-experts routing is out of its scope"
+            )
+    return None
+
+
 def model_types() -> list[str]:
     """Every model_type served, sorted (for the error naming what is supported)."""
     return sorted(t for f in FAMILIES.values() for t in f.model_types)
@@ -84,12 +116,17 @@ from . import (  # noqa: E402  (each module registers its families)
     albert,
     bart,
     bert,
+    deberta,
     distilbert,
     electra,
     gemma,
     gpt2,
     llama,
+    modernbert,
+    mpnet,
     neox,
+    olmo,
+    phi,
     qwen,
     roberta,
     t5,
@@ -102,6 +139,7 @@ __all__ = [
     "architecture_type",
     "bart",
     "bert",
+    "deberta",
     "distilbert",
     "electra",
     "family_of",
@@ -109,7 +147,12 @@ __all__ = [
     "gpt2",
     "llama",
     "model_types",
+    "modernbert",
+    "mpnet",
     "neox",
+    "olmo",
+    "out_of_scope",
+    "phi",
     "qwen",
     "register",
     "roberta",

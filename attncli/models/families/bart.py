@@ -74,12 +74,16 @@ def embed(model: Model, ids):  # [n] -> [n, d_model]
 def _attention(model: Model, pre: str, l: int, x, causal: bool, memory=None) -> tuple:
     # [n, d_model] (, memory [n_k, d_model]) -> [n, d_model], LayerSteps
     """One attention sub-layer `pre` (self_attn, encoder_attn) with its residual and `pre`_layer_norm: after
-    the residual (post-LN: BART, Marian) or on the sub-layer's input (pre-LN: mBART)."""
-    p, scale, ln = _projections(model, pre + "."), model.d_k**-0.5, pre + "_layer_norm"
+    the residual (post-LN: BART, Marian) or on the sub-layer's input (pre-LN: mBART). The decoder's attentions
+    have the decoder's heads (decoder_attention_heads, which may differ from the encoder's)."""
+    p, ln = _projections(model, pre + "."), pre + "_layer_norm"
+    heads, d_k = (
+        (model.n_head, model.d_k) if pre.startswith("encoder.") else (model.hp["n_dec_head"], model.hp["d_dec_k"])
+    )
     if model.hp["pre_ln"]:
-        steps: LayerSteps = attend(l, _norm(model, ln, x), p, model.n_head, scale, causal, memory=memory)
+        steps: LayerSteps = attend(l, _norm(model, ln, x), p, heads, d_k**-0.5, causal, memory=memory)
         return x + steps.output, steps
-    steps = attend(l, x, p, model.n_head, scale, causal, memory=memory)
+    steps = attend(l, x, p, heads, d_k**-0.5, causal, memory=memory)
     return _norm(model, ln, steps.output + x), steps
 
 
@@ -175,13 +179,15 @@ def _read(c: dict, learned: bool, pre_ln: bool = False) -> tuple[dict, dict]:
         raise ModelError("config.json: pre-LayerNorm (normalize_before, add_final_layer_norm) is not supported")
     d = positive_int(c, "d_model", 1024)
     heads, dec_heads = positive_int(c, "encoder_attention_heads", 16), positive_int(c, "decoder_attention_heads", 16)
-    if heads != dec_heads:
-        raise ModelError(f"config.json: {heads} encoder heads but {dec_heads} decoder heads; attn needs them equal")
+    if d % dec_heads:
+        raise ModelError(f"d_model {d} is not divisible by {dec_heads} decoder heads")
     ffn, dec_ffn = positive_int(c, "encoder_ffn_dim", 4096), positive_int(c, "decoder_ffn_dim", 4096)
     pos = positive_int(c, "max_position_embeddings", 1024)
     hp = {
         "d_model": d,
         "n_head": heads,
+        "n_dec_head": dec_heads,  # the decoder's self- and cross-attention heads
+        "d_dec_k": d // dec_heads,
         "n_layer": positive_int(c, "encoder_layers", 12),
         "n_dec_layer": positive_int(c, "decoder_layers", 12),
         "max_positions": pos,

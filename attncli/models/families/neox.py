@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import attend, offset
-from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, linear, rope_tables
+from attncli.models.attention import attend
+from attncli.models.blocks import ACTIVATION_FNS, apply_rope, layer_norm, linear
 from attncli.models.hparams import ModelError, fraction, positive_int
 
 from . import register
-from .rotary import rope
+from .rotary import rope, tables
 
 if TYPE_CHECKING:
     from attncli.models.load import Model
@@ -49,7 +49,7 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p["w_o"], p["b_o"] = w[pre + "attention.dense.weight"].T, w[pre + "attention.dense.bias"]
 
     def rotate(q, k):  # [(batch,) h, n, d_k] twice -> the same, the first d_rot dimensions rotated
-        cos, sin = rope_tables(q.shape[-2], model.hp["inv_freq"], offset())
+        cos, sin = tables(model.hp["rope"], q.shape[-2])
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 
     steps = attend(l, a, p, h, d_k**-0.5, True, rotate=rotate)

@@ -1,4 +1,5 @@
-"""RoBERTa (Liu et al. 2019) and XLM-R (Conneau et al. 2020): BERT's layers and weight names, other positions.
+"""RoBERTa (Liu et al. 2019), XLM-R (Conneau et al. 2020) and CamemBERT (Martin et al. 2020): BERT's layers and
+weight names, other positions (CamemBERT is RoBERTa's architecture with a SentencePiece vocabulary).
 
 Positions start after the padding index: position ids = cumsum(non-pad mask) · mask + padding_idx, so
 an unpadded text of n tokens reads rows padding_idx + 1 .. padding_idx + n of the position table
@@ -43,10 +44,10 @@ def input_note(layer: int) -> str:
 
 @register(
     "roberta",
-    model_types=("roberta", "xlm-roberta"),
+    model_types=("roberta", "xlm-roberta", "camembert"),
     word="embeddings.word_embeddings.weight",
     positions="embeddings.position_embeddings.weight",
-    architectures={"Roberta": "roberta", "XLMRoberta": "xlm-roberta"},
+    architectures={"Roberta": "roberta", "XLMRoberta": "xlm-roberta", "Camembert": "camembert"},
     embed=embed,
     attention=bert.attention,
     mlp=bert.mlp,

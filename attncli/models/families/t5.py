@@ -1,4 +1,5 @@
-"""T5 (Raffel et al. 2020) as transformers' modeling_t5.py computes it: a pre-RMSNorm encoder–decoder.
+"""T5 (Raffel et al. 2020) and mT5 (Xue et al. 2021, T5 v1.1's layers) as transformers' modeling_t5.py and
+modeling_mt5.py compute them: a pre-RMSNorm encoder–decoder.
 
 No biases, no score scaling (S = Q Kᵀ + position bias), the RMS-style T5LayerNorm, relative position
 buckets (bidirectional in the encoder, unidirectional in the decoder), the bias table of each side's
@@ -134,8 +135,8 @@ def decoder_note(layer: int, part: str) -> str:
 
 @register(
     "t5",
-    model_types=("t5",),
-    architectures={"T5": "t5"},
+    model_types=("t5", "mt5"),
+    architectures={"T5": "t5", "MT5": "mt5"},
     word="shared.weight",
     embed=embed,
     attention=attention,
@@ -160,6 +161,8 @@ def read_config(c: dict) -> tuple[dict, dict]:
         "d_model": d,
         "d_k": d_kv,
         "n_head": heads,
+        "n_dec_head": heads,  # T5's decoder has the encoder's heads
+        "d_dec_k": d_kv,
         "n_layer": layers,
         "n_dec_layer": dec_layers,
         "max_positions": positive_int(c, "n_positions", 512),

@@ -45,7 +45,7 @@
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stage, readout, layerSelect, headBox, meanBox, partSelect, tabs = {};
+  var stage, readout, layerSelect, headBox, meanBox, meanLabel, partSelect, tabs = {};
 
   // ---- small helpers ------------------------------------------------------------------------------
   function el(tag, attrs, parent, text) {
@@ -475,7 +475,27 @@
     if (!S.heads.length) S.heads = [0];
     S.cell = [0, 0];
     fillLayers();
+    fillHeads();
     draw();
+  }
+  function fillHeads() {  // a box per head of the part shown (BART's decoder may have fewer heads than its encoder)
+    headBox.querySelectorAll("label.head").forEach(function (l) { l.remove(); });
+    D.layers[0].heads.forEach(function (h, i) {
+      var l = html("label", { "class": "head", title: "head " + h.head }, headBox);
+      headBox.insertBefore(l, meanLabel || null);  // the boxes stay before "mean"
+      var box = html("input", { type: "checkbox", value: i, "aria-label": "head " + h.head, "data-head": h.head }, l);
+      var sw = html("span", { "class": "swatch" }, l);
+      sw.style.borderTopColor = HEAD_COLORS[i % HEAD_COLORS.length];
+      sw.style.borderTopStyle = ["solid", "dashed", "dotted", "double"][i % 4];
+      l.appendChild(document.createTextNode(String(h.head)));
+      box.addEventListener("change", function () {
+        S.heads = box.checked && !S.mean ? S.heads.concat([i]) : S.heads.filter(function (x) { return x !== i; });
+        if (!S.heads.length || S.mean) S.heads = [i];
+        S.mean = false;
+        S.heads.sort(function (a, b) { return a - b; });
+        draw();
+      });
+    });
   }
   function step(list, value, by) { return Math.max(0, Math.min(list - 1, value + by)); }
   function build() {
@@ -516,24 +536,10 @@
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
     headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
     html("legend", { style: "float:left;margin-right:6px" }, headBox, "Heads");
-    D.layers[0].heads.forEach(function (h, i) {
-      var l = html("label", { title: "head " + h.head }, headBox);
-      var box = html("input", { type: "checkbox", value: i, "aria-label": "head " + h.head, "data-head": h.head }, l);
-      var sw = html("span", { "class": "swatch" }, l);
-      sw.style.borderTopColor = HEAD_COLORS[i % HEAD_COLORS.length];
-      sw.style.borderTopStyle = ["solid", "dashed", "dotted", "double"][i % 4];
-      l.appendChild(document.createTextNode(String(h.head)));
-      box.addEventListener("change", function () {
-        S.heads = box.checked && !S.mean ? S.heads.concat([i]) : S.heads.filter(function (x) { return x !== i; });
-        if (!S.heads.length || S.mean) S.heads = [i];
-        S.mean = false;
-        S.heads.sort(function (a, b) { return a - b; });
-        draw();
-      });
-    });
-    var ml = html("label", { title: "key a" }, headBox);
-    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, ml);
-    ml.appendChild(document.createTextNode(" mean"));
+    fillHeads();
+    meanLabel = html("label", { title: "key a" }, headBox);
+    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
+    meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
