@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 from functools import partial
 
+from attncli.api.config import HEAD_STATISTICS
 from attncli.core.variants import VARIANTS
 from attncli.io.formats import JSON_LISTS
 from attncli.pipeline.limits import Estimate, Limits, OutputCost, max_bytes_from
-
-HEAD_STATISTICS = OutputCost("head statistics", 6 * 8)  # about six [m, n] arrays, one head at a time
 
 
 def limits_for(max_tokens: int | None, command: str, output: OutputCost | None = None) -> Limits:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer._types import TyperChoice
 
-from attncli.errors import ConfigError
 from attncli.pipeline.read import ERRORS, MAX_TOKENS
 
 if TYPE_CHECKING:  # the registries load when a command that offers their names is built (see Choice)
@@ -284,27 +283,10 @@ class Run:
     def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
         """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
         of the `variants` run (default: -v)."""
-        from attncli.pipeline.config import RunConfig
+        from attncli.api.config import run_config
 
-        check_variant_options(variants or [self.variant], self.rank, self.features)
-        mask = tuple(self.mask.split(",")) if self.mask else ()
-        return RunConfig(
-            tokenizer=self.tokenizer,
-            variant=self.variant,
-            heads=self.heads,
-            dim=self.dim,
-            d_k=self.dk,
-            d_v=self.dv,
-            d_a=self.d_a,
-            mask=mask,
-            positional=self.positional,
-            projection=self.projection,
-            seed=self.seed,
-            temperature=self.temperature,
-            rank=self.rank,
-            features=self.features,
-            **more,
-        )
+        given = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "context"}
+        return run_config(**given, variants=variants, **more)
 
 
 @dataclass(frozen=True)
@@ -319,16 +301,6 @@ class Out:
     save_html: SaveHtml = None
     width: Width = None
     theme: Theme = "light"
-
-
-def check_variant_options(variants: list[str], rank: int | None, features: int | None) -> None:
-    """--rank and --features belong to the variants that take them: ConfigError when no chosen variant does."""
-    from attncli.core.variants import VARIANTS
-
-    for name, value in (("rank", rank), ("features", features)):
-        takers = [v for v, spec in VARIANTS.items() if name in spec.options]
-        if value is not None and not any(v in takers for v in variants):
-            raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
 def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable], Callable]:

@@ -19,9 +19,10 @@ def say(message: str) -> None:
     typer.echo(f"Warning: {escape_text(message)}", err=True)
 
 
-def warn(tokens) -> None:
-    """The tokenizer's warnings about this text, one line each."""
-    for warning in tokens.warnings:
+def warn(said) -> None:
+    """The tokenizer's warnings about this text (`said`: its tokens, or what the Python API returned), one line
+    each."""
+    for warning in said.warnings:
         say(warning)
 
 

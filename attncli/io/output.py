@@ -80,8 +80,9 @@ def console(color: str = "auto", file=None, record: bool = False, stderr: bool =
     if width is None:
         width = columns(os.environ, sys.stderr if stderr else None)[0]
 
-    # emoji=False: a token or path like `:smile:` is shown as written (and Rich's emoji table is never loaded)
-    where = {"file": file, "record": record, "stderr": stderr, "width": width, "emoji": False}
+    # emoji=False: a token or path like `:smile:` is shown as written (and Rich's emoji table is never loaded);
+    # force_jupyter=False: in a notebook's kernel too (the API's repr) the table goes to `file`, not to the notebook
+    where = {"file": file, "record": record, "stderr": stderr, "width": width, "emoji": False, "force_jupyter": False}
     if color == "always":  # the flag wins over NO_COLOR
         return Console(force_terminal=True, color_system="truecolor", no_color=False, **where)
     if color == "never":

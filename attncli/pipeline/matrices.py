@@ -216,6 +216,18 @@ def load_npy(path: str, name: str) -> np.ndarray:
                 "attn never unpickles; save a numeric array"
             ) from None
         raise DataError(f"{where} is not a readable .npy file: {e}") from None
+    return matrix(a, where)
+
+
+def matrix(a: np.ndarray, where: str) -> np.ndarray:  # [rows, width] -> [rows, width] float64
+    """A 2-D matrix of numbers, not empty, finite, as float64; else DataError naming `where`.
+
+    >>> matrix(np.array([[1, 2]]), "q").dtype
+    dtype('float64')
+    >>> matrix(np.array([1.0, np.nan]), "q")
+    Traceback (most recent call last):
+    attncli.errors.DataError: q has shape [2]: expected a 2-D matrix [rows, width]
+    """
     if a.dtype.kind not in "iuf":
         raise DataError(f"{where} has dtype {a.dtype}, expected numbers (int or float)")
     if a.ndim != 2:

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import load_model
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.errors import ConfigError
@@ -79,12 +78,10 @@ def ablate(
     Each head's slice of its output projection's input is set to zero (or its mean over the text), the rest of
     the model runs, and the change in the logit and log-probability of the model's own next token after the last
     position (or --target) is reported, the heads ranked by it. -f json|jsonl|csv: every head."""
-    from functools import partial
-
-    from attncli.io import documents
-    from attncli.models.ablate import ablate_document
-    from attncli.render.ablate import ablate_view
+    from attncli import api
 
     chosen = None if heads is None else parse_heads(heads)
-    doc = ablate_document(load_model(model), read_text(text, file), chosen, target, mode)
-    emit(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), out)
+    found = api.ablate(
+        read_text(text, file), model=model, heads=chosen, target=target, mode=mode, precision=out.precision
+    )
+    emit(found.document, out)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
+from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, check_options, load_model
+from attncli.cli.model import Head, Layer, ModelDir, check_options
 from attncli.cli.options import Out, Run, Source, Tokenizers, VariantNames, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -33,24 +33,16 @@ def compare(
     same inputs: the largest |ΔA| and the mean KL divergence per row.
     --model DIR adds a real model's layer (--layer, --head) as one more column.
     """
-    from attncli.cli.hints import HEAD_STATISTICS, limits_for
-    from attncli.io import documents
-    from attncli.pipeline.compare import compare_document, compare_runs, split_names
-    from attncli.render.compare import compare_view
+    from attncli import api
+    from attncli.api.config import HEAD_STATISTICS
+    from attncli.cli.hints import limits_for
 
     check_options(ctx, model, every=True)
     text = text_of(source)
-    names = split_names(variants, "variants")
-    config = run.config(variants=names)
     limits = limits_for(source.max_tokens, "compare", HEAD_STATISTICS)
-    results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
-    for r in results:
-        warn(r.tokens)
-    if model is not None:
-        from attncli.models.run import compare_with_model, model_result
-
-        results.append(model_result(load_model(model), text, layer, head))
-        doc = compare_with_model(text, results[:-1], results[-1])
-    else:
-        doc = compare_document(text, results)
-    emit(documents.Records("attn compare", partial(compare_view, doc["rows"], results), doc=doc), out)
+    chosen = {k: v for k, v in asdict(run).items() if k not in ("tokenizer", "variant", "context")}
+    compared = api.compare(
+        text, tokenizers=tokenizers, variants=variants, **chosen, model=model, layer=layer, head=head, limits=limits
+    )
+    warn(compared)
+    emit(compared.document, out)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from functools import partial
 
 from attncli.cli.options import (
     Da,
@@ -22,7 +21,6 @@ from attncli.cli.options import (
     Temperature,
     Variant,
     VPath,
-    check_variant_options,
     options,
 )
 from attncli.cli.output import emit
@@ -51,14 +49,14 @@ def compute(
 
     --no-weights: the outputs only, in blocks, never an n × n matrix (JSON scores and weights null);
     --dtype float32: everything in float32 (a float32 .npy is taken exactly)."""
+    from attncli import api
+    from attncli.api.config import check_variant_options
     from attncli.cli.hints import HEAD_STATISTICS, limits_for
     from attncli.core.masks import parse_masks
-    from attncli.io import documents
     from attncli.io.formats import FORMATS
     from attncli.io.output import resolve_format
-    from attncli.pipeline import given, matrices
+    from attncli.pipeline import matrices
     from attncli.pipeline.config import check_options as check_long
-    from attncli.render.show import show as show_table
 
     check_variant_options([variant], rank, features)
     options = {"rank": rank, "features": features}
@@ -68,7 +66,8 @@ def compute(
         limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
     )
     qkv = matrices.read_given(input_path, q, k, v, sys.stdin.buffer, errors, say, limits)
-    result = given.compute(
-        qkv, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights, **options
-    )
-    emit(documents.Result("attn compute", partial(show_table, result), result=result), out)
+    computed = api.compute(
+        qkv, variant=variant, d_a=d_a, mask=mask, rank=rank, features=features, no_weights=no_weights, dtype=dtype,
+        seed=seed, temperature=temperature, precision=out.precision, limits=limits,
+    )  # fmt: skip
+    emit(computed.document, out)

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import signal
 from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Generate, Part, Workers, generation, load_model, worker_count
+from attncli.cli.model import Generate, Part, Workers, generation, worker_count
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
 from attncli.cli.text import say
-from attncli.cli.view import model_page
 from attncli.core.detectors import DETECTORS, STATISTICS
-from attncli.errors import ConfigError, DataError
+from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines, read_text
 
 # ---- heads' own options (the ones it shares with others are in cli/options.py and cli/model.py) -----------
@@ -106,56 +104,38 @@ def heads(
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
-    from attncli.io import documents
-    from attncli.models.seq2seq import part_heads_document, part_result
-    from attncli.render.heads import heads_view
+    from attncli import api
 
-    loaded, words = load_model(model), read_text(text, file)
+    words = read_text(text, file)
     how = generation(ctx, generate)
-    doc = part_heads_document(loaded, words, context, part, how)
-    if stat not in doc["stats"]:
-        why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
-        raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
-    page_at_last_layer = functools.partial(part_result, loaded, words, None, None, context, part, how)
-    view = model_page(page_at_last_layer, "attn heads", out, loaded, model, words, context)
-    emit(documents.Records("attn heads", lambda d, w: heads_view(doc, stat, d, w), doc=doc, view=view), out)
+    found = api.heads(words, model=model, stat=stat, context=context, part=part, generate=how, precision=out.precision)
+    emit(found.document, out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:
     """`attn heads --lines`: the corpus streamed through the model on `workers` processes (or a Dask cluster);
     Ctrl-C, SIGTERM or SIGHUP print the statistics so far, marked partial, and exit 128 + the signal."""
-    import itertools
-
-    from attncli.io import documents
+    from attncli import api
     from attncli.io.progress import lines_progress
-    from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
-    from attncli.render.heads import corpus_view
 
-    if max_lines is not None and max_lines < 1:
-        raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
     workers = worker_count(workers)
-    if dask is not None and (file is None or max_lines is not None):
+    if dask is not None and file is None:
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
-    model = load_model(path)
     stream, name = open_lines(text, file)
-    stats, stopped = None, None
     with stream, lines_progress(stream, out.color, max_lines) as done:
         texts = (line for _, line in iter_lines(stream, name, "strict", say))
-        try:
-            if dask is not None:
-                stats = dask_stats(dask, path, name)
-            else:
-                for partial, read in stream_stats(path, itertools.islice(texts, max_lines), workers):
-                    stats = partial  # what to report if a signal stops the rest
-                    done(read)
-        except (KeyboardInterrupt, Stopped) as e:
-            stopped = e
-    if stats is None or not stats.texts:
-        if stopped is not None:
-            raise stopped
-        raise DataError(f"no text: every line of {name} is blank or too long for {model.name}")
-    corpus = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
-    doc = corpus_document(model, stats, induction_stats(model), corpus)
-    emit(documents.Records("attn heads", lambda d, w: corpus_view(doc, d, w), doc=doc), out)
-    if stopped is not None:
+        stats = api.corpus(
+            texts,
+            model=path,
+            name=name,
+            workers=workers,
+            max_lines=max_lines,
+            dask=dask,
+            progress=done,
+            stops=(KeyboardInterrupt, Stopped),
+            precision=out.precision,
+        )
+    emit(stats.document, out)
+    if stats.stopped is not None:
+        stopped = stats.stopped
         raise typer.Exit(128 + (stopped.signum if isinstance(stopped, Stopped) else signal.SIGINT))

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import load_model
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.io.inputs import read_text
@@ -26,11 +25,6 @@ def lens(model: ModelRequired, out: Out, text: Text = None, file: File = None, t
     Every layer's residual stream (the embeddings, then each block's output) through the model's final norm and
     unembedding: the most probable next token at each position and its probability; the last layer is the model's
     own prediction. -f json|jsonl|csv: rows of layer, position and the --top-k tokens, ids and probabilities."""
-    from functools import partial
+    from attncli import api
 
-    from attncli.io import documents
-    from attncli.models.lens import lens_document
-    from attncli.render.lens import lens_view
-
-    doc = lens_document(load_model(model), read_text(text, file), top_k)
-    emit(documents.Records("attn lens", partial(lens_view, doc), doc=doc), out)
+    emit(api.lens(read_text(text, file), model=model, top_k=top_k, precision=out.precision).document, out)

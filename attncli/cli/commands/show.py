@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from functools import partial
 
 import typer
@@ -37,7 +38,6 @@ from attncli.cli.options import (
 )
 from attncli.cli.output import emit, table_only
 from attncli.cli.text import context_of, say, text_of, warn
-from attncli.cli.view import model_page
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.inputs import iter_lines, open_lines
 
@@ -73,71 +73,49 @@ def show(
     the model writes after it. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
-    from attncli.cli.hints import HEAD_STATISTICS, limits_for
-    from attncli.cli.view import page_of
-    from attncli.io import documents
-    from attncli.pipeline.result import one_head
-    from attncli.pipeline.run import run as run_text
-    from attncli.render.stats import show_view
+    from attncli import api
+    from attncli.api.config import HEAD_STATISTICS, check_show
+    from attncli.cli.hints import limits_for
 
     sampling = SAMPLING if generate is not None else ()
     keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
     check_options(ctx, model, keep=keep, both=("head",))
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
-    if stats and no_weights:
-        raise ConfigError("--stats describes the weights, and --no-weights computes none: drop one of them")
-    if head is not None and mean_heads:
-        raise ConfigError("--head draws one head and --mean-heads their mean: drop one of them")
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
-    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
     context = context_of(run.context, source.errors)
-    if model is not None:
-        from attncli.models import seq2seq
-        from attncli.render.heads import rollout_view
-
-        loaded = load_model(model)  # once, also for every line of --lines
-        if rollout:
-            ro = seq2seq.part_rollout(loaded, text_of(source), layer, context, part)
-            return emit(documents.Rollout("attn show", partial(rollout_view, ro), rollout=ro), out)
-        if lines:
-            return _show_lines(
-                source, out, table, stats, lambda line: seq2seq.part_result(loaded, line, layer, head, context, part), 1
-            )
-        text = text_of(source)
-        result = seq2seq.part_result(loaded, text, layer, head, context, part, how)
-        return _show(
-            result, out, table, stats, model_page(lambda: result, "attn show", out, loaded, model, text, context)
-        )
-    config = run.config(dtype=dtype, weights=not no_weights)
+    chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
+    chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
+        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
-    narrow = (lambda r: r) if head is None else (lambda r: one_head(r, head))
     if lines:
-        config = config.resolve()  # a bad option fails before the first line is read
-        return _show_lines(
-            source,
-            out,
-            table,
-            stats,
-            lambda line: narrow(run_text(line, config, context=context, limits=limits)),
-            worker_count(workers),
-        )
-    result = narrow(run_text(text_of(source), config, context=context, limits=limits))
-    _show(result, out, table, stats, None if no_weights else page_of(result, "attn show", out.precision))
+        from attncli.render.stats import show_view
 
+        check_show(stats, no_weights, head, mean_heads)  # a bad option fails before the first line is read
+        if model is not None:
+            chosen["model"] = load_model(model)  # once, for every line
+        else:
+            run.config(dtype=dtype, weights=not no_weights).resolve()
+        table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
 
-def _show(result, out: Out, table, stats: bool, view) -> None:
-    from attncli.io import documents
-    from attncli.render.stats import stats_document
+        def one(line: str):  # --stats: each line's, in _show_lines
+            return api.show(line, **chosen, precision=out.precision, limits=limits).result
 
-    warn(result.tokens)
-    extra = {"stats": stats_document(result, out.precision)} if stats else None
-    emit(documents.Result("attn show", partial(table, result), result=result, extra=extra, view=view), out)
+        return _show_lines(source, out, table, stats, one, worker_count(workers))
+    text = text_of(source)
+    if rollout:
+        assert model is not None  # check_options: --rollout needs --model
+        rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
+        return emit(rolled.document, out)
+    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
+    warn(shown)
+    emit(shown.document, out)
 
 
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:

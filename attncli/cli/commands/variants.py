@@ -11,14 +11,6 @@ from attncli.cli.output import emit
 @options(out=Out, skip=("fmt", "precision"))
 def variants(out: Out, fmt: RecordFormat = None) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
-    from attncli.core.variants import VARIANTS
-    from attncli.io import documents
+    from attncli import api
 
-    def table(digits, width):  # Rich loads when the table is drawn, not for -f json or csv
-        from attncli.render.variants import variants as variants_table
-
-        return variants_table(rows, width)
-
-    rows = [v.record() for v in VARIANTS.values()]
-    doc = documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows})
-    emit(doc, replace(out, fmt=fmt))
+    emit(api.variants().document, replace(out, fmt=fmt))

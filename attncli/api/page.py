@@ -1,0 +1,68 @@
+"""The interactive page of a run (`attn view`, `--save-html` / `-f html` of show, steps and heads, and a result
+shown in a notebook).
+
+A result's document carries `page_of(...)` as its `view`: the page's data is computed only when a page is
+written or shown (a model's every layer takes one more forward pass), and its HTML comes from the renderer.
+In a notebook the page sits in an `<iframe srcdoc>` (`inline`): its script and its ids stay inside its own
+frame, so several pages on one notebook never clash, and the frame's sandbox gives it no access to the notebook.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from functools import partial
+
+from attncli.io import documents
+
+FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
+
+
+def page_of(
+    result,
+    command: str,
+    precision: int | None,
+    model=None,
+    model_dir: str | None = None,
+    head: int | None = None,
+    pair: tuple[str, str | None] | None = None,
+) -> Callable[[], documents.View]:
+    """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
+    and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given.
+
+    `head` is the head the page opens at (a text run's; a model's comes with its result)."""
+
+    def build() -> documents.View:
+        from attncli.io.view import model_view, result_view
+        from attncli.render.html_view import page
+        from attncli.render.stats import show_view
+
+        if model is not None and model_dir is not None:
+            doc = model_view(model, result, model_dir, command, pair)
+        else:
+            doc = result_view(result, command, precision, head)
+        return documents.View(command, partial(show_view, result), doc=doc, page=page)
+
+    return build
+
+
+def model_page(
+    result_of: Callable, command: str, precision: int | None, loaded, model: str, text: str, context: str | None
+) -> Callable[[], documents.View]:
+    """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
+    encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
+    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+
+
+def inline(page: str, height: int = FRAME_HEIGHT) -> str:
+    """The page as one `<iframe>` for a notebook's output: the whole page in `srcdoc` (escaped, so no token of it
+    can end the attribute), sandboxed to run its own script only, `height` pixels tall.
+
+    >>> frame = inline('<p title="a&b">x</p>', 300)
+    >>> frame.startswith('<iframe srcdoc="&lt;p title=&quot;a&amp;b&quot;&gt;x&lt;/p&gt;"'), 'height:300px' in frame
+    (True, True)
+    """
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" title="attn view" '
+        f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>'
+    )

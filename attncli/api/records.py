@@ -1,0 +1,216 @@
+"""`heads`, `tokens` and `compare`: the commands whose output is a small document of rows (`Records`).
+
+>>> import attncli
+>>> [row["token"] for row in attncli.tokens("time flies", tokenizer="char").rows][:4]
+['t', 'i', 'm', 'e']
+>>> [row["variant"] for row in attncli.compare("time flies", tokenizers="word", variants="scaled,dot").rows]
+['scaled', 'dot']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
+from attncli.api.outputs import Records
+from attncli.api.page import model_page
+from attncli.api.runs import generation_of, load
+from attncli.errors import ConfigError, DataError
+from attncli.io import documents
+from attncli.pipeline.limits import Limits
+from attncli.pipeline.read import MAX_TOKENS
+
+if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.generate import Generation
+    from attncli.models.load import Model
+
+
+def heads(
+    text: str,
+    *,
+    model: str | Model,
+    stat: str = "entropy",
+    context: str | None = None,
+    part: str | None = None,
+    generate: Generation | int | None = None,
+    precision: int | None = None,
+) -> Records:
+    """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
+    (`stat`: the number each cell of the table shows); an encoder–decoder's `part` over the source `context`;
+    `generate`: of a decoder's text and the tokens it writes after it."""
+    from attncli.models.seq2seq import part_heads_document, part_result
+    from attncli.render.heads import heads_view
+
+    loaded, name = load(model)
+    how = generation_of(generate)
+    doc = part_heads_document(loaded, text, context, part, how)
+    if stat not in doc["stats"]:
+        why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
+        raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
+    page_at_last_layer = partial(part_result, loaded, text, None, None, context, part, how)
+    view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
+    table = partial(heads_view, doc, stat)
+    return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
+
+
+def corpus(
+    lines: Iterable[str],
+    *,
+    model: str | Model,
+    name: str = "lines",
+    workers: int = 1,
+    max_lines: int | None = None,
+    dask: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    stops: tuple[type[BaseException], ...] = (KeyboardInterrupt,),
+    precision: int | None = None,
+) -> Records:
+    """`attn heads --lines`: the mean and spread of every head's statistics and detectors over a corpus, each of
+    `lines` one text (the first `max_lines`; blank ones skipped), streamed in padded batches on `workers`
+    processes, each loading the model from its path. `progress(n)` hears the lines read so far. One of `stops`
+    (Ctrl-C in a notebook) ends the run with the statistics so far, marked partial, and is kept in `.stopped`.
+    With `dask` (a scheduler's address) the cluster's workers read the file `name` themselves instead."""
+    import itertools
+
+    from attncli.models.corpus import Corpus, corpus_document, dask_stats, induction_stats, stream_stats
+    from attncli.render.heads import corpus_view
+
+    if max_lines is not None and max_lines < 1:
+        raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
+    if dask is not None and max_lines is not None:
+        raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
+    loaded, path = load(model)
+    stats, stopped = None, None
+    try:
+        if dask is not None:
+            stats = dask_stats(dask, path, name)
+        else:
+            for partial_stats, read in stream_stats(path, itertools.islice(lines, max_lines), workers):
+                stats = partial_stats  # what to report if a stop ends the rest
+                if progress is not None:
+                    progress(read)
+    except stops as e:
+        stopped = e
+    if stats is None or not stats.texts:
+        if stopped is not None:
+            raise stopped
+        raise DataError(f"no text: every line of {name} is blank or too long for {loaded.name}")
+    ran = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
+    doc = corpus_document(loaded, stats, induction_stats(loaded), ran)
+    out = Records(documents.Records("attn heads", partial(corpus_view, doc), doc=doc), precision)
+    out.stopped = stopped
+    return out
+
+
+def tokens(
+    text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
+) -> Records:
+    """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
+    from attncli.pipeline.compare import tokens_document
+    from attncli.pipeline.tokenize import TooManyTokens, tokenize
+    from attncli.render.steps import tokens_view
+
+    if not text:
+        raise DataError("empty text: nothing to tokenize")
+    limits_of(None, max_tokens)  # checks max_tokens itself
+    try:
+        if model is None:
+            toks = tokenize(text, tokenizer, max_tokens)
+        else:
+            from attncli.models.run import model_tokens
+
+            toks = model_tokens(load(model)[0], text)
+    except TooManyTokens as e:
+        raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
+    doc = documents.Records("attn tokens", partial(tokens_view, text, toks), doc=tokens_document(text, toks))
+    return Records(doc, warnings=toks.warnings)
+
+
+def variants() -> Records:
+    """`attn variants`: the attention variants of the registry, one row each (formula, parameters, paper, notes)."""
+    from attncli.core.variants import VARIANTS
+
+    def table(digits: int, width: int):  # Rich loads when the table is drawn, not for to_json()
+        from attncli.render.variants import variants as variants_table
+
+        return variants_table(rows, width)
+
+    rows = [v.record() for v in VARIANTS.values()]
+    return Records(documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows}))
+
+
+def compare(
+    text: str,
+    *,
+    tokenizers: str = "char,word,bpe",
+    variants: str = "scaled",
+    heads: int = 1,
+    dim: int = 16,
+    dk: int | None = None,
+    dv: int | None = None,
+    d_a: int | None = None,
+    mask: str | Sequence[str] | None = None,
+    positional: str = "none",
+    projection: str = "random",
+    seed: int = 0,
+    temperature: float = 1.0,
+    rank: int | None = None,
+    features: int | None = None,
+    model: str | Model | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    max_tokens: int = MAX_TOKENS,
+    limits: Limits | None = None,
+) -> Records:
+    """`attn compare`: one run per tokenizer and variant (comma-separated names), side by side, and with
+    `model=` its layer (`layer`, `head`) as one more row."""
+    from attncli.pipeline.compare import compare_document, compare_runs, split_names
+    from attncli.render.compare import compare_view
+
+    check_model_options(model, {}, layer=layer, head=head)
+    names = split_names(variants, "variants")
+    run: dict[str, Any] = dict(
+        heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask, positional=positional, projection=projection
+    )
+    config = run_config(**run, seed=seed, temperature=temperature, rank=rank, features=features, variants=names)
+    limits = limits_of(limits, max_tokens, HEAD_STATISTICS)
+    results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
+    warnings = tuple(w for r in results for w in r.tokens.warnings)
+    if model is not None:
+        from attncli.models.run import compare_with_model, model_result
+
+        results.append(model_result(load(model)[0], text, layer, head))
+        doc = compare_with_model(text, results[:-1], results[-1])
+    else:
+        doc = compare_document(text, results)
+    table = partial(compare_view, doc["rows"], results)
+    return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
+
+
+def lens(text: str, *, model: str | Model, top_k: int = 5, precision: int | None = None) -> Records:
+    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position."""
+    from attncli.models.lens import lens_document
+    from attncli.render.lens import lens_view
+
+    doc = lens_document(load(model)[0], text, top_k)
+    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
+
+
+def ablate(
+    text: str,
+    *,
+    model: str | Model,
+    heads: Sequence[tuple[int, int]] | None = None,
+    target: str | None = None,
+    mode: str = "zero",
+    precision: int | None = None,
+) -> Records:
+    """`attn ablate`: each of `heads` ((layer, head) pairs; default every head) of a decoder switched off alone
+    (`mode` zero or mean), ranked by how much it moves the logit of the next token (or `target`)."""
+    from attncli.models.ablate import ablate_document
+    from attncli.render.ablate import ablate_view
+
+    doc = ablate_document(load(model)[0], text, None if heads is None else list(heads), target, mode)
+    return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)

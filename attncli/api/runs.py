@@ -1,0 +1,324 @@
+"""`show`, `steps` and `view`: one text's attention, from a seeded text run or a real model's layer.
+
+Each takes the options of its command as keywords, with the same defaults and the same checks (errors are the
+AttnError family, with the command line's words), and returns what the command writes:
+
+    >>> import attncli
+    >>> r = attncli.show("time flies like an arrow", heads=2)
+    >>> r.tokens, r.weights.shape, r.outputs.shape
+    (['time', 'flies', 'like', 'an', 'arrow'], (2, 5, 5), (5, 16))
+    >>> attncli.steps("time flies", variant="cosine").result.config.variant
+    'cosine'
+
+`model=` takes what `--model` takes (a folder, a .gguf, a cached name) or a model `attncli.models.load_model`
+loaded, so that a notebook loads it once. `limits` replaces the memory guard of `max_tokens` and
+ATTN_MAX_MEMORY (the command line passes its own, whose refusals suggest its options).
+
+The functions import what they run inside them: a text run loads no model code, and `attncli.api` itself
+(imported by every command) no NumPy and no Rich (tests/cli/test_startup.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
+from attncli.api.outputs import Attention, Output, Page
+from attncli.api.page import model_page, page_of
+from attncli.errors import ConfigError
+from attncli.io import documents
+from attncli.pipeline.limits import Limits
+from attncli.pipeline.read import MAX_TOKENS
+
+if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.generate import Generation
+    from attncli.models.load import Model
+
+
+def load(model: str | Model) -> tuple[Model, str]:
+    """(the loaded model, the name its page's commands use): `model` loaded if it is a path or a name."""
+    if isinstance(model, str):
+        from attncli.models import load_model  # the model code loads only for a model run
+
+        return load_model(model), model
+    return model, str(model.path)
+
+
+def generation_of(generate: Generation | int | None) -> Generation | None:
+    """`generate=`: N new tokens (greedy), or a `Generation` (its sampling too), or None."""
+    if generate is None or not isinstance(generate, int):
+        return generate
+    from attncli.models.generate import Generation
+
+    return Generation(generate)
+
+
+def show(
+    text: str,
+    *,
+    tokenizer: str = "word",
+    variant: str = "scaled",
+    heads: int = 1,
+    dim: int = 16,
+    dk: int | None = None,
+    dv: int | None = None,
+    d_a: int | None = None,
+    mask: str | Sequence[str] | None = None,
+    positional: str = "none",
+    projection: str = "random",
+    context: str | None = None,
+    seed: int = 0,
+    temperature: float = 1.0,
+    rank: int | None = None,
+    features: int | None = None,
+    model: str | Model | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    part: str | None = None,
+    generate: Generation | int | None = None,
+    stats: bool = False,
+    no_weights: bool = False,
+    dtype: str = "float64",
+    mean_heads: bool = False,
+    query: int | str | None = None,
+    matrix_only: bool = False,
+    max_tokens: int = MAX_TOKENS,
+    precision: int | None = None,
+    limits: Limits | None = None,
+) -> Attention:
+    """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
+    model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
+    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`).
+
+    `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
+    the table draws."""
+    run: dict[str, Any] = dict(
+        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
+    )
+    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
+    run |= dict(rank=rank, features=features)
+    check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
+    check_show(stats, no_weights, head, mean_heads)
+    from attncli.render.stats import show_view, stats_document
+
+    query = None if query is None else str(query)  # an index or a token, as --query reads it
+
+    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    if model is not None:
+        from attncli.models import seq2seq
+
+        loaded, name = load(model)
+        result = seq2seq.part_result(loaded, text, layer, head, context, part, generation_of(generate))
+        page: Callable[[], documents.View] | None = model_page(
+            lambda: result, "attn show", precision, loaded, name, text, context
+        )
+    else:
+        from attncli.pipeline.result import one_head
+        from attncli.pipeline.run import run as run_text
+
+        config = run_config(**run, dtype=dtype, weights=not no_weights)
+        limits = limits_of(limits, max_tokens, HEAD_STATISTICS if stats else None)
+        result = run_text(text, config, context=context, limits=limits)
+        result = result if head is None else one_head(result, head)
+        page = None if no_weights else page_of(result, "attn show", precision)
+    if query is not None:  # a query the table cannot draw fails here, not when the table is shown
+        from attncli.render.bars import find_query
+
+        result.attention("--query shows a row of the weights: run without --no-weights")
+        find_query(result.tokens.strings, query)
+    extra = {"stats": stats_document(result, precision)} if stats else None
+    doc = documents.Result("attn show", partial(table, result), result=result, extra=extra, view=page)
+    return Attention(doc, result, precision)
+
+
+def rollout(
+    text: str,
+    *,
+    model: str | Model,
+    layer: int | None = None,
+    context: str | None = None,
+    part: str | None = None,
+    precision: int | None = None,
+) -> Output:
+    """`attn show --rollout`: the attention rollout (Abnar & Zuidema 2020) of `model` on `text`, token to token
+    through layers 0..`layer` (default the last); an encoder–decoder's `part` over the source `context`."""
+    from attncli.models.seq2seq import part_rollout
+    from attncli.render.heads import rollout_view
+
+    rolled = part_rollout(load(model)[0], text, layer, context, part)
+    return Output(documents.Rollout("attn show", partial(rollout_view, rolled), rollout=rolled), precision)
+
+
+def steps(
+    text: str,
+    *,
+    tokenizer: str = "word",
+    variant: str = "scaled",
+    heads: int = 1,
+    dim: int = 16,
+    dk: int | None = None,
+    dv: int | None = None,
+    d_a: int | None = None,
+    mask: str | Sequence[str] | None = None,
+    positional: str = "none",
+    projection: str = "random",
+    context: str | None = None,
+    seed: int = 0,
+    temperature: float = 1.0,
+    rank: int | None = None,
+    features: int | None = None,
+    query: int = 0,
+    model: str | Model | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    part: str | None = None,
+    generate: Generation | int | None = None,
+    max_tokens: int = MAX_TOKENS,
+    precision: int | None = None,
+    limits: Limits | None = None,
+) -> Attention:
+    """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
+    per-pair term shows); with `model=` the stages of one layer's attention (`layer`, `head`, `part`)."""
+    run: dict[str, Any] = dict(
+        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
+    )
+    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
+    run |= dict(rank=rank, features=features)
+    check_model_options(model, run, layer=layer, head=head, part=part)
+    from attncli.io.formats import JSON_LISTS
+    from attncli.pipeline.steps import check_query
+    from attncli.render.steps import show_steps
+
+    if model is not None:
+        from attncli.models.seq2seq import part_result
+
+        loaded, name = load(model)
+        result = part_result(loaded, text, layer, head, context, part, generation_of(generate))
+        page = model_page(lambda: result, "attn steps", precision, loaded, name, text, context)
+    else:
+        from attncli.pipeline.run import run as run_text
+
+        config = run_config(**run)
+        result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
+        page = page_of(result, "attn steps", precision)
+    check_query(result, query)
+    doc = documents.Steps("attn steps", partial(show_steps, result, query=query), result=result, view=page)
+    return Attention(doc, result, precision)
+
+
+def view(
+    text: str,
+    *,
+    tokenizer: str = "word",
+    variant: str = "scaled",
+    heads: int = 1,
+    dim: int = 16,
+    dk: int | None = None,
+    dv: int | None = None,
+    d_a: int | None = None,
+    mask: str | Sequence[str] | None = None,
+    positional: str = "none",
+    projection: str = "random",
+    context: str | None = None,
+    seed: int = 0,
+    temperature: float = 1.0,
+    rank: int | None = None,
+    features: int | None = None,
+    model: str | Model | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    part: str | None = None,
+    generate: Generation | int | None = None,
+    max_tokens: int = MAX_TOKENS,
+    precision: int | None = None,
+    limits: Limits | None = None,
+    output: str | None = None,
+) -> Page:
+    """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
+    given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`)."""
+    run: dict[str, Any] = dict(
+        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
+    )
+    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
+    run |= dict(rank=rank, features=features)
+    check_model_options(model, run, layer=layer, part=part)
+    if model is not None:
+        from attncli.models.encdec import is_seq2seq
+        from attncli.models.seq2seq import part_result
+
+        loaded, name = load(model)
+        if context is not None and not is_seq2seq(loaded):
+            raise ConfigError(
+                f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
+                "is not one; attn show --context shows its sentence pair"
+            )
+        result = part_result(loaded, text, layer, head, context, part, generation_of(generate))
+        build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
+    else:
+        from attncli.io.formats import JSON_LISTS
+        from attncli.pipeline.result import one_head
+        from attncli.pipeline.run import run as run_text
+
+        limits = limits_of(limits, max_tokens, JSON_LISTS)
+        result = run_text(text, run_config(**run), context=context, trace=True, limits=limits)
+        if head is not None:
+            one_head(result, head)  # checks that the run has it
+        build = page_of(result, "attn view", precision, head=head)
+    shown = Page(build(), result, precision)
+    if output is not None:
+        shown.save(output)
+    return shown
+
+
+def compute(
+    q: Any,
+    k: Any = None,
+    v: Any = None,
+    *,
+    variant: str = "scaled",
+    d_a: int | None = None,
+    mask: str | None = None,
+    rank: int | None = None,
+    features: int | None = None,
+    no_weights: bool = False,
+    dtype: str = "float64",
+    seed: int = 0,
+    temperature: float = 1.0,
+    params: dict[str, Any] | None = None,
+    precision: int | None = None,
+    limits: Limits | None = None,
+) -> Attention:
+    """`attn compute`: one head of attention on your own queries q [m, d_q], keys k [n, d_k] (default q) and values
+    v [n, d_v] (default k), anything `numpy.asarray` takes; no embedding, no projection. `params`: a learned
+    variant's parameters by name (default: seeded by `seed`). `q` may also be the matrices the command line read
+    (an `attncli.pipeline.matrices.Given`).
+
+        >>> r = compute([[1, 0], [0, 1]], v=[[10, 0], [0, 10]], variant="dot")
+        >>> r.weights.round(3).tolist()
+        [[[0.731, 0.269], [0.269, 0.731]]]
+    """
+    import numpy as np  # the matrices are NumPy's from here on
+
+    from attncli.api.config import check_variant_options
+    from attncli.pipeline import given, matrices
+    from attncli.render.show import show as show_table
+
+    check_variant_options([variant], rank, features)
+    if isinstance(q, matrices.Given):
+        read = q
+    else:
+        qa = matrices.matrix(np.asarray(q), "q")
+        ka = qa if k is None else matrices.matrix(np.asarray(k), "k")
+        va = ka if v is None else matrices.matrix(np.asarray(v), "v")
+        listed = None if params is None else {name: np.asarray(p).tolist() for name, p in params.items()}
+        read = matrices.Given(qa, ka, va, k is not None or v is not None, "arrays", listed)
+    if limits is None:  # no tokens here: the memory guard alone, priced for the dtype and weights asked
+        limits = replace(limits_of(None, None), weights=not no_weights, dtype=dtype)
+    result = given.compute(
+        read, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights,
+        rank=rank, features=features,
+    )  # fmt: skip
+    return Attention(documents.Result("attn compute", partial(show_table, result), result=result), result, precision)
