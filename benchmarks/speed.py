@@ -16,7 +16,16 @@ Rows (each a median of --reps runs, interleaved with its floor, so that a busy m
 - lines: `attn show --lines` on short lines, the time per line against 1 ms (1,000 lines/s, target 1.0x),
   on one process and on the default (every core);
 - model: attn's forward pass against transformers' eager BertModel (output_attentions) for MiniLM at 10, 128
-  and 512 tokens, on one thread and on two (target 1.0x).
+  and 512 tokens, on one thread and on two (target 1.0x);
+- load: `load_model` + a forward pass of every layer on 16 tokens against transformers' `from_pretrained`
+  (float32) + the same pass, on a Qwen2-0.5B-shaped BF16 model of random weights that the script makes with
+  transformers (`make_qwen2`, kept in --load-model; --tiny: 2 layers of width 56), one thread each (target 1.0x),
+  noting the CPU-time ratio, the time to read the file, and the peak memory of a fresh attn process doing the
+  same against the weights as float32 (target 1.1x);
+- corpus: `attn heads --lines`' statistics over --corpus lines of tools/make_corpus.py with MiniLM on every
+  core, against the FLOP ceiling of this machine: every core at the float32 GEMM rate measured on MiniLM's MLP
+  shapes in the same run, over the FLOPs of the model's products on each line's own tokens (target: 0.9 of
+  the ceiling, i.e. a ratio of at most 1.11).
 
 A row whose floor cannot run here (no torch, no transformers, no model) says so instead of a number. Under
 the table: the machine, the BLAS library in use (threadpoolctl), the date and the load average before and after.
@@ -236,6 +245,190 @@ def model_rows(sizes: list[int], reps: int) -> list[Row]:
     return rows
 
 
+QWEN2_SHAPE = {  # Qwen2-0.5B's shapes with a smaller vocabulary: 24 layers, hidden 896, 14 heads over 2 key/value heads
+    "hidden_size": 896,
+    "intermediate_size": 4864,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+    "vocab_size": 16384,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": True,
+}
+QWEN2_TINY = {**QWEN2_SHAPE, "hidden_size": 56, "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 512}
+
+
+def make_qwen2(folder: Path, tiny: bool = False) -> Path:
+    """A Qwen2 folder of random BF16 weights (QWEN2_SHAPE, or QWEN2_TINY) saved by transformers, with the golden
+    qwen2-bf16 tokenizer; made once (kept if `folder` already holds its model.safetensors)."""
+    import shutil
+
+    import torch
+    import transformers
+
+    if not (folder / "model.safetensors").is_file():
+        torch.manual_seed(0)
+        config = transformers.Qwen2Config(**(QWEN2_TINY if tiny else QWEN2_SHAPE))
+        model = transformers.Qwen2ForCausalLM(config).to(torch.bfloat16)
+        model.save_pretrained(folder)
+        shutil.copy(ROOT / "tests/models/golden/qwen2-bf16/tokenizer.json", folder / "tokenizer.json")
+    return folder
+
+
+LOAD_SCRIPT = """
+import sys, time
+import numpy as np
+from attncli.models import load_model
+from attncli.models.forward import forward
+def status(key):  # bytes of this process's VmRSS or VmHWM (its peak; ru_maxrss keeps the parent's across exec)
+    return next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith(key + ":"))
+before = status("VmRSS")
+start = time.perf_counter()
+model = load_model(sys.argv[1])
+forward(model, np.arange(1, 17))
+seconds = time.perf_counter() - start
+print(before, status("VmHWM"), model.weights.nbytes, seconds)
+"""
+
+
+def load_rows(python: str, folder: Path, reps: int, tiny: bool) -> list[Row]:
+    """attn's `load_model` + a forward pass of every layer on 16 tokens, against transformers' `from_pretrained`
+    (dtype float32, eager attention, output_attentions) + the same pass, in this process (imports not timed);
+    a Qwen2-0.5B-shaped BF16 model of random weights (`make_qwen2`). The note: reading the file into a reused
+    buffer (the floor of any load), and the peak memory of a fresh attn process doing the same, against the
+    weights as float32."""
+    figure = "load + forward, Qwen2-0.5B-shaped BF16" + (" (tiny)" if tiny else "")
+    if importlib.util.find_spec("transformers") is None:
+        return [(figure, "transformers from_pretrained + forward", None, None, 1.0, "transformers is not installed")]
+    import gc
+
+    import numpy as np
+    import torch
+    import transformers
+
+    from attncli.models import load_model
+    from attncli.models.forward import forward
+
+    make_qwen2(folder, tiny)
+    torch.set_num_threads(1)
+    ids = np.arange(1, 17)
+
+    def attn_run():
+        forward(load_model(folder), ids)
+        gc.collect()
+
+    def hf_run():
+        with torch.no_grad():
+            model = transformers.AutoModel.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager")
+            model(input_ids=torch.from_numpy(ids)[None], output_attentions=True)
+        del model
+        gc.collect()
+
+    buffer = bytearray(2**24)
+
+    def read_file():
+        with open(folder / "model.safetensors", "rb", buffering=0) as f:
+            while f.readinto(buffer):
+                pass
+
+    from threadpoolctl import threadpool_limits
+
+    cpu: dict[str, list[float]] = {"attn": [], "hf": []}
+
+    def timed(name: str, run: Callable[[], None]) -> Callable[[], None]:  # run, its CPU seconds appended to cpu[name]
+        def go():
+            before = resource.getrusage(resource.RUSAGE_SELF)
+            run()
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+
+        return go
+
+    with threadpool_limits(1, user_api="blas"):
+        t = interleaved({"attn": timed("attn", attn_run), "hf": timed("hf", hf_run), "read": read_file}, reps)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([python, "-c", LOAD_SCRIPT, str(folder)], capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise SystemExit(f"the load script failed: {done.stderr[-500:]}")
+    before, peak, weights, _ = (float(v) for v in done.stdout.split())
+    note = (
+        f"CPU time {statistics.median(cpu['attn']) / statistics.median(cpu['hf']):.2f}x; "
+        f"reading the file: {t['read'] * 1e3:.0f} ms; a fresh attn process: peak memory {peak / 2**20:,.0f} MiB, "
+        f"{(peak - before) / 2**20:,.0f} MiB more than before the load = {(peak - before) / weights:.2f}x the "
+        f"float32 weights ({weights / 2**20:,.0f} MiB; target 1.1x)"
+    )
+    return [(figure, "transformers from_pretrained + forward", t["attn"], t["hf"], 1.0, note)]
+
+
+def gemm_gflops(rows: int, d: int, d_ff: int, reps: int) -> float:
+    """One core's float32 GEMM rate on a layer's largest products ([rows, d] x [d, d_ff] and back), GFLOP/s: the
+    fastest of the runs in CPU time (a ceiling; on a shared machine the wall time counts the waits for a core)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (rng.standard_normal(s, dtype=np.float32) for s in ((rows, d), (d, d_ff), (d_ff, d)))
+    h = np.empty((rows, d_ff), np.float32)
+    times = []
+    with threadpool_limits(1, user_api="blas"):  # BLAS on this thread: its CPU time is the product's
+        for _ in range(max(reps, 5)):
+            start = time.thread_time()
+            np.matmul(np.matmul(x, w1, out=h), w2)
+            times.append(time.thread_time() - start)
+    return 4 * rows * d * d_ff / min(times) / 1e9
+
+
+def corpus_rows(count: int, reps: int) -> list[Row]:
+    """`attn heads --lines`' statistics (`stream_stats`, every core) over `count` lines of tools/make_corpus.py
+    with MiniLM, against the FLOP ceiling of this machine: every core at the GEMM rate measured here
+    (`gemm_gflops`), divided by the FLOPs of the model's products on each line's real tokens (padding excluded)."""
+    spec = importlib.util.find_spec(MINILM)
+    if spec is None or spec.origin is None:
+        return [("corpus: heads --lines (MiniLM)", "FLOP ceiling", None, None, 1 / 0.9, "the model is missing")]
+    from attncli.models import load_model
+    from attncli.models.corpus import stream_stats
+    from attncli.models.load import encode_many
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_corpus import corpus
+
+    folder = str(Path(spec.origin).parent / "model")
+    lines = corpus(count)
+    model = load_model(folder)
+    tokens = [len(t) for t in encode_many(model, lines) if not isinstance(t, Exception)]
+    d, layers = model.d_model, model.n_layer
+    d_ff = model.weights.shape("encoder.layer.0.intermediate.dense.weight")[0]
+    # per token and layer: q, k, v, o (4 d²) and the MLP (2 d d_ff), 2 FLOPs a multiply-add; per text and layer the
+    # scores and the weights times V, 2 · 2 n² d
+    flops = sum(layers * (2 * n * (4 * d * d + 2 * d * d_ff) + 4 * n * n * d) for n in tokens)
+    cores = os.cpu_count() or 1
+    rate = gemm_gflops(32 * round(statistics.mean(tokens)), d, d_ff, reps)  # a batch of 32 average lines
+    ceiling = flops / (rate * 1e9 * cores)  # seconds
+    workers = cores
+    cpu: list[float] = []
+
+    def one_worker():  # in this process on one BLAS thread: its CPU time, which other processes' load disturbs less
+        from threadpoolctl import threadpool_limits
+
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        with threadpool_limits(1, user_api="blas"):
+            for _ in stream_stats(folder, lines, 1):
+                pass
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+
+    runs = {"run": lambda: [None for _ in stream_stats(folder, lines, workers)], "one": one_worker}
+    t = interleaved(runs, max(1, reps // 3))["run"]
+    note = (
+        f"{count / t:,.1f} lines/s, {ceiling / t:.2f} of the ceiling of {count / ceiling:,.0f} lines/s: "
+        f"{cores} cores x {rate:.1f} GFLOP/s (float32 GEMM, one core, CPU time, measured now) / "
+        f"{flops / len(tokens) / 1e6:.0f} MFLOP a line ({statistics.mean(tokens):.1f} tokens on average); "
+        f"target 0.9 of it. One worker in CPU time: {ceiling * cores / statistics.median(cpu):.2f} of one core's "
+        "ceiling"
+    )
+    return [(f"corpus: heads --lines, {count} lines, {workers} workers", "FLOP ceiling", t, ceiling, 1 / 0.9, note)]
+
+
 def machine() -> list[str]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -260,10 +453,12 @@ def machine() -> list[str]:
 
 def table_row(figure: str, floor: str, t: float | None, t_floor: float | None, target: float, note: str) -> str:
     if t is None or t_floor is None:
-        return f"| {figure} | {floor} | - | - | - | ≤ {target} | - | {note} |"
+        return f"| {figure} | {floor} | - | - | - | ≤ {target:.3g} | - | {note} |"
     ratio = t / t_floor
     met = "yes" if ratio <= target else f"no (+{ratio - target:.2f})"
-    return f"| {figure} | {floor} | {t * 1e3:.1f} | {t_floor * 1e3:.1f} | {ratio:.2f} | ≤ {target} | {met} | {note} |"
+    return (
+        f"| {figure} | {floor} | {t * 1e3:.1f} | {t_floor * 1e3:.1f} | {ratio:.2f} | ≤ {target:.3g} | {met} | {note} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -271,11 +466,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tiny", action="store_true", help="every row at a tiny size (seconds): what CI runs")
     ap.add_argument("--reps", type=int, help="runs per figure (default 11; --tiny 1)")
     ap.add_argument("--attn-python", default=sys.executable, help="the interpreter attn is installed in (start-up)")
-    ap.add_argument("--only", default="startup,kernels,lines,model", help="comma-separated sections")
+    ap.add_argument("--only", default="startup,kernels,lines,model,load,corpus", help="comma-separated sections")
     ap.add_argument("--outputs", type=int, nargs="*", default=[1024, 2048, 4096], help="n of the outputs-only rows")
     ap.add_argument("--weights", type=int, nargs="*", default=[2048, 8192], help="n of the weights rows")
     ap.add_argument("--lines", type=int, default=20000, help="short lines of the --lines rows")
     ap.add_argument("--tokens", type=int, nargs="*", default=[10, 128, 512], help="token counts of the model rows")
+    ap.add_argument("--corpus", type=int, default=2000, help="lines of the corpus row")
+    ap.add_argument(
+        "--load-model",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "attncli-speed-qwen2",
+        help="where the load row's model is made (kept for the next run)",
+    )
     args = ap.parse_args(argv)
     reps = args.reps or (1 if args.tiny else 11)
     only = set(args.only.split(","))
@@ -290,6 +492,16 @@ def main(argv: list[str] | None = None) -> None:
         ),
         ("lines", lambda: lines_rows(args.attn_python, 300 if args.tiny else args.lines, reps)),
         ("model", lambda: model_rows([10, 32] if args.tiny else args.tokens, reps)),
+        (
+            "load",
+            lambda: load_rows(
+                args.attn_python,
+                args.load_model.with_name(args.load_model.name + "-tiny") if args.tiny else args.load_model,
+                reps,
+                args.tiny,
+            ),
+        ),
+        ("corpus", lambda: corpus_rows(40 if args.tiny else args.corpus, reps)),
     ]
     for name, rows in sections:
         if name in only:

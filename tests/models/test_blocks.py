@@ -107,3 +107,27 @@ def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match="4 attention heads are not divisible by 3 key/value heads"):
         load_model(folder)
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
+def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_path, dtype):
+    """5 MiB of float32 (over `fresh`'s threshold for a map of its own) in 10 blocks of the reading pass, the last
+    one short: every value widened exactly (F64 rounded as astype), and a NaN in the last block found."""
+    values = np.random.default_rng(0).standard_normal(10 * 2**17 - 6).astype(np.float32)
+    stored = {
+        "BF16": (values.view(np.uint32) >> 16).astype(np.uint16),
+        "F16": values.astype(np.float16),
+        "F32": values,
+        "F64": values.astype(np.float64) * (1 + 2**-30),  # not a float32: rounded on reading
+    }[dtype]
+    f = tmp_path / "a.safetensors"
+    entry = {"dtype": dtype, "shape": [2, stored.size // 2], "data_offsets": [0, stored.nbytes]}
+    _write(f, {"t": entry}, stored.tobytes())
+    got, ok = TensorFile(f).get_slice("t").read_checked()
+    want = bf16_to_float32(stored) if dtype == "BF16" else stored.astype(np.float32)
+    assert ok and got.dtype == np.float32 and got.flags.writeable
+    assert np.array_equal(got.reshape(-1), want)
+    stored[-1] = 0x7FC0 if dtype == "BF16" else np.nan
+    _write(f, {"t": entry}, stored.tobytes())
+    got, ok = TensorFile(f).get_slice("t").read_checked()
+    assert not ok and np.isnan(got[-1, -1]) and np.isfinite(got.reshape(-1)[:-1]).all()
