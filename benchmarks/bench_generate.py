@@ -30,11 +30,11 @@ PROMPT = [504, 3575, 282, 4649, 314, 253, 1345, 30]  # 8 ids inside every vocabu
 ATTN = """
 import sys, time
 from attncli.models import load_model
-from attncli.models.generate import greedy
+from attncli.models.generate import decode
 model = load_model(sys.argv[1]); prompt, new = [int(i) for i in sys.argv[2].split(",")], int(sys.argv[3])
-greedy(model, prompt, 2, eos=set())
+decode(model, prompt, 2, eos=set())
 start, cpu = time.perf_counter(), time.process_time()
-ids = greedy(model, prompt, new, eos=set())
+ids = decode(model, prompt, new, eos=set())
 print(len(ids) / (time.perf_counter() - start), len(ids) / (time.process_time() - cpu))
 """
 
