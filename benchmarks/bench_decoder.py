@@ -1,6 +1,6 @@
-"""Time and peak memory of `attn` on a Qwen2.5-0.5B-shaped decoder with random BF16 weights.
+"""Time and peak memory of `attn` on a Qwen2.5-0.5B-shaped decoder with random BF16 weights (or Q4_0 GGUF).
 
-    python benchmarks/bench_decoder.py [--runs 3] [--vocab 16384] [--keep DIR]
+    python benchmarks/bench_decoder.py [--runs 3] [--vocab 16384] [--keep DIR] [--gguf]
 
 Writes a model folder (config.json, model.safetensors in BF16, a byte-level BPE tokenizer.json)
 with Qwen2.5-0.5B's shape — hidden 896, 24 layers, 14 query heads sharing 2 key/value heads,
@@ -13,7 +13,9 @@ Each row is a fresh process (`python -m attncli ...`), the median of --runs, as 
 float32 size of the tensors the command reads (the layers up to the one shown, the last one
 without its MLP, which cannot change its attention); the start-up row (a text run, no model) is
 the part of the peak that is Python, NumPy, Rich and tokenizers. Run by hand, not in CI (CI runs
-it at a tiny size).
+it at a tiny size). With --gguf the same tensors are one GGUF file as llama.cpp would write it, every
+matrix in Q4_0 (random 4-bit blocks, 18 bytes per 32 weights; norms and biases F32, the tokenizer as
+`tokenizer.ggml.*`): the file is memory-mapped and each tensor dequantized when its layer runs.
 """
 
 from __future__ import annotations
@@ -98,6 +100,38 @@ def write_model(folder: Path, a: argparse.Namespace) -> dict[str, tuple[int, ...
     return table
 
 
+def write_gguf(path: Path, a: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The same tensors as one Q4_0 GGUF of architecture qwen2 (gguf's own writer and name map)."""
+    import gguf
+
+    sys.path.insert(0, str(ROOT))
+    from tests.models.gguf_files import tokenizer_meta, write
+
+    table = shapes(a)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, a.layers)
+    meta = {
+        "qwen2.block_count": a.layers,
+        "qwen2.context_length": 32768,
+        "qwen2.embedding_length": a.hidden,
+        "qwen2.feed_forward_length": a.intermediate,
+        "qwen2.attention.head_count": a.heads,
+        "qwen2.attention.head_count_kv": a.kv_heads,
+        "qwen2.attention.layer_norm_rms_epsilon": 1e-6,
+        "qwen2.rope.freq_base": 1000000.0,
+    }
+    rng, tensors = np.random.default_rng(0), {}
+    for name, shape in table.items():
+        stored = names.get_name(name, try_suffixes=(".weight", ".bias"))
+        if len(shape) == 1:
+            tensors[stored] = (np.abs(rng.standard_normal(shape, dtype=np.float32)), "F32")
+            continue
+        blocks = rng.integers(0, 256, (shape[0], shape[1] // 32, 18), dtype=np.uint8)
+        blocks[..., :2] = np.array([0.05 / 8], dtype=np.float16).view(np.uint8)  # each block's scale d
+        tensors[stored] = (blocks.reshape(shape[0], -1), "Q4_0")
+    write(path, "qwen2", meta, tensors, tokenizer_meta(TOKENIZER.parent, False))
+    return table
+
+
 def text_of(tokens: int) -> str:
     """Sentences of the project's corpus, cut to exactly `tokens` tokens of the benchmark's tokenizer."""
     from tokenizers import Tokenizer
@@ -169,17 +203,22 @@ def main() -> None:
         help="also time layer 0's matrices drawn as tables (minutes at 128 tokens: the layout, not the model)",
     )
     ap.add_argument("--keep", type=Path, help="write the model here and keep it (default: a temporary folder)")
+    ap.add_argument("--gguf", action="store_true", help="the model as one Q4_0 GGUF file instead of BF16 safetensors")
     a = ap.parse_args()
     tmp = None if a.keep else tempfile.mkdtemp(prefix="attn-bench-decoder-")
     folder = a.keep or Path(tmp or ".") / "qwen2.5-0.5b-shape"
     try:
         start = time.perf_counter()
-        table = write_model(folder, a)
-        size = (folder / "model.safetensors").stat().st_size / 2**20
-        print(f"model: {folder} ({size:,.0f} MiB BF16, written in {time.perf_counter() - start:.1f} s)", flush=True)
+        if a.gguf:
+            folder.mkdir(parents=True, exist_ok=True)
+            table, weights = write_gguf(folder / "model.Q4_0.gguf", a), folder / "model.Q4_0.gguf"
+        else:
+            table, weights = write_model(folder, a), folder / "model.safetensors"
+        size, kind = weights.stat().st_size / 2**20, "Q4_0 GGUF" if a.gguf else "BF16"
+        print(f"model: {weights} ({size:,.0f} MiB {kind}, written in {time.perf_counter() - start:.1f} s)", flush=True)
         text = text_of(a.tokens)
         last, middle = a.layers - 1, a.layers // 2
-        model = ["--model", str(folder)]
+        model = ["--model", str(weights if a.gguf else folder)]
         rows = [
             ("start-up: attn show TEXT (no model)", ["show", text], None),
             ("show --layer 0 -f json (all heads)", ["show", text, *model, "--layer", "0", "-f", "json"], (0, False)),

@@ -32,6 +32,7 @@ TINY = [
     ["explore.py", "--runs", "1"],  # the real program in tmux (without tmux it says so)
     ["speed.py", "--tiny"],  # every row of the speed table (a row whose floor cannot run here says so)
     ["bench_decoder.py", *DECODER],
+    ["bench_decoder.py", *DECODER, "--gguf"],  # the same model as a Q4_0 GGUF
     ["bench_corpus.py", "--tiny"],  # a tiny random BERT; transformers too, where torch imports
     ["bench_generate.py", "--tiny"],  # a tiny random Qwen2; transformers' generate too, where torch imports
 ]

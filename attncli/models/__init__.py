@@ -1,13 +1,15 @@
 """Real Hugging Face models in NumPy: their tokens, their attention heads, no PyTorch.
 
     model = load_model("path/to/all-MiniLM-L6-v2")         # config.json, model.safetensors, tokenizer
+    load_model("SmolLM2-135M-Instruct.Q4_1.gguf")           # a GGUF file; or "smollm2:135m" (Ollama), "org/name"
     tokens = encode(model, "time flies like an arrow")      # [CLS] time flies like an arrow [SEP]
     run = forward(model, tokens.ids, upto_layer=5, steps_layer=5)
     run.weights[5][3]                                       # [n, n]: layer 5, head 3
     head_stats(np.stack(run.weights), causal=model.causal)  # {stat: [L, n_head]}
     rollout(run.weights, upto_layer=5)                      # [n, n]
 
-load.py reads the folder (and raises ModelError for every bad input); families/ is the registry
+load.py reads the folder (and raises ModelError for every bad input), gguf*.py a GGUF file (stores.py finds
+Ollama's and LM Studio's); families/ is the registry
 of architecture families (their config readers and blocks), built from the shared blocks.py and
 attention.py; forward.py runs a family's blocks in one loop. Needs `safetensors` and `tokenizers`,
 imported only when a model is loaded.

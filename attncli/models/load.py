@@ -196,10 +196,14 @@ def _display_name(folder: Path) -> str:
     return f"{p.parent.name}/{p.name}" if p.name == "model" and p.parent.name else p.name
 
 
-def load_model(path: str | Path) -> Model:
+def load_model(path: str | Path, gguf_file: str | None = None) -> Model:
     """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
-    or a model NAME ("gpt2", "Qwen/Qwen2.5-0.5B") from the local Hugging Face cache."""
-    folder = resolve_model(path)
+    a GGUF file, or a model NAME: "gpt2", "Qwen/Qwen2.5-0.5B" from the local Hugging Face cache, an Ollama
+    "NAME:TAG", an LM Studio "ORG/NAME" (`hub.resolve_model`; `gguf_file` picks one of a folder's GGUF files)."""
+    found = resolve_model(path, gguf_file)
+    if found.is_file():  # a GGUF file (anything else: one line saying it is not one)
+        return _load_gguf(found, str(path))
+    folder = found
     if not folder.is_dir():
         raise ModelError(f"model folder not found: {folder}" if not folder.exists() else f"not a folder: {folder}")
     config_path = folder / "config.json"
@@ -217,6 +221,36 @@ def load_model(path: str | Path) -> Model:
     tensors = checkpoint(folder)
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
+    _check_hp(hp)
+    head = None
+    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
+        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
+    weights = _open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
+    tokenizer = _load_tokenizer(folder, family, config)
+    unembed = family.word if family.head is not None and head is None else head if head in weights else None
+    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)
+
+
+def _load_gguf(path: Path, given: str) -> Model:
+    """A GGUF file (`gguf_model.gguf_parts`): its family's hyper-parameters, weights and tokenizer."""
+    from .gguf_model import gguf_parts
+
+    parts = gguf_parts(path)
+    _check_hp(parts.hp)
+    sources, unembed = dict(parts.sources), None
+    if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
+        handle = next(iter(sources.values()))[0]
+        if "output.weight" in handle.tensors.names():
+            sources[parts.family.head[0]] = (handle, "output.weight")
+        unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
+    weights = Weights(sources, parts.nbytes)
+    tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
+    name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
+    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed)
+
+
+def _check_hp(hp: dict) -> None:
+    """The hyper-parameters every family shares: a known activation, heads that divide the width and each other."""
     if not isinstance(hp["activation"], str) or hp["activation"] not in ACTIVATION_FNS:
         raise ModelError(f"unsupported activation {hp['activation']!r}; supported: {', '.join(ACTIVATION_FNS)}")
     if "d_k" not in hp and hp["d_model"] % hp["n_head"]:
@@ -224,33 +258,34 @@ def load_model(path: str | Path) -> Model:
     n_kv_head = hp.get("n_kv_head", hp["n_head"])
     if hp["n_head"] % n_kv_head:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
-    head = None
-    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
-        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
-    weights = _open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
+
+
+def _model(
+    path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any, unembed: str | None
+) -> Model:
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
     return Model(
-        path=folder,
-        name=_display_name(folder),
-        model_type=model_type,
+        path=path,
+        name=name,
+        model_type=config["model_type"],
         family=family,
         config=config,
         n_layer=hp["n_layer"],
         n_head=hp["n_head"],
         d_model=hp["d_model"],
         d_k=hp.get("d_k", hp["d_model"] // hp["n_head"]),
-        n_kv_head=n_kv_head,
+        n_kv_head=hp.get("n_kv_head", hp["n_head"]),
         max_positions=max_positions,
         causal=hp["causal"],
         eps=hp["eps"],
         activation=hp["activation"],
         hp=hp,
         weights=weights,
-        tokenizer=_load_tokenizer(folder, family, config),
+        tokenizer=tokenizer,
         vocab_size=weights.shape(family.word)[0],
-        unembed=family.word if family.head is not None and head is None else head if head in weights else None,
+        unembed=unembed,
     )
 
 

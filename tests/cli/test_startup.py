@@ -108,7 +108,14 @@ def test_each_summary_in_the_help_is_its_commands_own(limit):
 def test_a_text_run_imports_no_model_code():
     modules = imported("show", "time flies like an arrow")
     assert "numpy" in modules and "attncli.pipeline.run" in modules
-    assert not {m for m in modules if m.startswith("attncli.models") or m.startswith("safetensors")}
+    assert not {m for m in modules if m.startswith(("attncli.models", "safetensors", "gguf"))}
+
+
+def test_a_safetensors_model_imports_no_gguf():
+    """The gguf package (0.4 s, and pyyaml, requests, tqdm behind it) loads for GGUF files only."""
+    modules = imported("show", "time flies", "--model", str(ROOT / "tests" / "models" / "golden" / "qwen2"))
+    assert "attncli.models.load" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("gguf", "yaml", "requests", "tqdm")}
 
 
 # What a word-tokenized text run used to load besides: the sandbox of tokenizer files (faulthandler, json,

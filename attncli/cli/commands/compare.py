@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import Head, Layer, ModelDir, check_options
+from attncli.cli.model import GgufFile, Head, Layer, ModelDir, check_options, model_path
 from attncli.cli.options import Out, Run, Source, Tokenizers, VariantNames, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -21,6 +21,7 @@ def compare(
     tokenizers: Tokenizers = "char,word,bpe",
     variants: VariantNames = "scaled",
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
 ) -> None:
@@ -38,6 +39,7 @@ def compare(
     from attncli.cli.hints import limits_for
 
     check_options(ctx, model, every=True)
+    model = model_path(model, gguf_file)
     text = text_of(source)
     limits = limits_for(source.max_tokens, "compare", HEAD_STATISTICS)
     chosen = {k: v for k, v in asdict(run).items() if k not in ("tokenizer", "variant", "context")}

@@ -9,6 +9,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Generate,
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -31,6 +32,7 @@ def explore(
     run: Run,
     out: Out,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     dtype: Dtype = "float64",
@@ -56,7 +58,7 @@ def explore(
     check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling), both=("head",))
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
-    loaded = None if model is None else load_model(model)
+    loaded = None if model is None else load_model(model, gguf_file)
     explorer = Explorer(
         text_of(source),
         run.config(dtype=dtype),

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Generate, Part, Workers, generation, worker_count
+from attncli.cli.model import (
+    Generate,
+    GgufFile,
+    Part,
+    Workers,
+    generation,
+    model_path,
+    worker_count,
+)
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
@@ -23,7 +31,13 @@ from attncli.io.inputs import iter_lines, open_lines, read_text
 STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face model folder or cached model name.", show_default=False)
+    str,
+    typer.Option(
+        "--model",
+        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
+        "Ollama NAME:TAG, LM Studio ORG/NAME).",
+        show_default=False,
+    ),
 ]
 HeadsContext = Annotated[
     str | None,
@@ -89,6 +103,7 @@ def heads(
     dask: DaskAddress = None,
     part: Part = None,
     context: HeadsContext = None,
+    gguf_file: GgufFile = None,
     generate: Generate = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
@@ -96,6 +111,7 @@ def heads(
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
     TEXT and the N tokens a decoder writes after it."""
+    model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
     if lines:
         if part is not None or context is not None or generate is not None:
             raise ConfigError(

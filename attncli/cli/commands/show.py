@@ -10,6 +10,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Generate,
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -21,6 +22,7 @@ from attncli.cli.model import (
     check_options,
     generation,
     load_model,
+    model_path,
     worker_count,
 )
 from attncli.cli.options import (
@@ -50,6 +52,7 @@ def show(
     out: Out,
     stats: Stats = False,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     rollout: Rollout = False,
@@ -83,6 +86,7 @@ def show(
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:

@@ -9,6 +9,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Generate,
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -17,6 +18,7 @@ from attncli.cli.model import (
     SampleTopP,
     check_options,
     generation,
+    model_path,
 )
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
@@ -31,6 +33,7 @@ def steps(
     out: Out,
     query: Query = 0,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -53,6 +56,7 @@ def steps(
 
     check_options(ctx, model, keep=("query", "context", *(SAMPLING if generate is not None else ())))
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))

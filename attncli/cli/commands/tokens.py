@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import ModelDir, check_options
+from attncli.cli.model import GgufFile, ModelDir, check_options, model_path
 from attncli.cli.options import Out, Source, Tokenizer, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
 
 
 @options(source=Source, out=Out)
-def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = "word", model: ModelDir = None) -> None:
+def tokens(
+    ctx: typer.Context,
+    source: Source,
+    out: Out,
+    tokenizer: Tokenizer = "word",
+    model: ModelDir = None,
+    gguf_file: GgufFile = None,
+) -> None:
     """List the tokens, ids and character offsets.
 
     Shows each token (escaped), its id, start and end, the text at those offsets, and
@@ -20,6 +27,7 @@ def tokens(ctx: typer.Context, source: Source, out: Out, tokenizer: Tokenizer = 
     from attncli import api
 
     check_options(ctx, model)
+    model = model_path(model, gguf_file)
     listed = api.tokens(text_of(source), tokenizer=tokenizer, model=model, max_tokens=source.max_tokens)
     warn(listed)
     emit(listed.document, out)

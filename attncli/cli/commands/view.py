@@ -9,6 +9,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Generate,
+    GgufFile,
     Head,
     Layer,
     ModelDir,
@@ -17,6 +18,7 @@ from attncli.cli.model import (
     SampleTopP,
     check_options,
     generation,
+    model_path,
 )
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import emit
@@ -30,6 +32,7 @@ def view(
     run: Run,
     out: Out,
     model: ModelDir = None,
+    gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -50,6 +53,7 @@ def view(
 
     check_options(ctx, model, keep=("context", *(SAMPLING if generate is not None else ())), both=("head",))
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)

@@ -1,0 +1,101 @@
+"""Where the local model apps keep their GGUF files: Ollama's store, LM Studio's folders, a folder of .gguf files.
+
+Never a download. An Ollama name `NAME:TAG` (`NAME` alone: tag `latest`; `USER/NAME:TAG` outside the library)
+is read from its store, `$OLLAMA_MODELS` or `~/.ollama/models`:
+
+    manifests/registry.ollama.ai/library/NAME/TAG     a JSON manifest (read bounded, as any JSON of a model)
+      -> its layer whose mediaType is application/vnd.ollama.image.model, {"digest": "sha256:HEX"}
+      -> blobs/sha256-HEX                              the GGUF file
+
+The names and the digest are checked to be plain (a digest is 64 hex digits, a name part never starts with a
+dot), and the manifest and the blob must resolve inside the store (no link out of it). An LM Studio model
+`ORG/NAME` is the folder `~/.lmstudio/models/ORG/NAME/`; a folder (LM Studio's, a Hugging Face cache snapshot,
+any) that holds GGUF files and no config.json means its one model file (`gguf_in`; `--gguf-file` picks one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .folder import inside, read_json
+from .hparams import ModelError
+
+OLLAMA_NAME = re.compile(r"(?:([a-z0-9][\w.-]{0,79})/)?([a-z0-9][\w.-]{0,79})(?::(\w[\w.-]{0,79}))?", re.IGNORECASE)
+MODEL_LAYER = "application/vnd.ollama.image.model"
+DIGEST = re.compile(r"sha256[:-]([0-9a-f]{64})")
+SIDE_FILES = ("mmproj",)  # GGUF files beside a model that are not the model: vision towers
+
+
+def ollama_store() -> Path:
+    """$OLLAMA_MODELS, else ~/.ollama/models (Ollama's own default)."""
+    env = os.environ.get("OLLAMA_MODELS")
+    return Path(env).expanduser() if env else Path.home() / ".ollama" / "models"
+
+
+def _within(root: Path, path: Path, what: str) -> Path:
+    real, top = path.resolve(), root.resolve()
+    if top not in real.parents:
+        raise ModelError(f"{what} {path} resolves to {real}, outside the Ollama store {top}")
+    return path
+
+
+def ollama_blob(name: str) -> Path | None:
+    """The GGUF blob of the Ollama model `name` ("smollm2:135m", "qwen2.5", "user/model:tag"), or None if the
+    store has no manifest of that name."""
+    m = OLLAMA_NAME.fullmatch(name)
+    if m is None:
+        return None
+    store = ollama_store()
+    namespace, model, tag = m.group(1) or "library", m.group(2), m.group(3) or "latest"
+    manifest = store / "manifests" / "registry.ollama.ai" / namespace / model / tag
+    if not manifest.is_file():
+        return None
+    _within(store, manifest, "the manifest")
+    data = read_json(manifest.parent, manifest.name)  # bounded in bytes and nesting
+    layers = data.get("layers") if isinstance(data, dict) else None
+    if not isinstance(layers, list):
+        raise ModelError(f"the Ollama manifest {manifest} has no list of layers")
+    models = [l for l in layers if isinstance(l, dict) and l.get("mediaType") == MODEL_LAYER]
+    if not models:
+        raise ModelError(f"the Ollama manifest {manifest} has no layer of mediaType {MODEL_LAYER}")
+    digest = models[0].get("digest")
+    found = DIGEST.fullmatch(digest) if isinstance(digest, str) else None
+    if found is None:
+        raise ModelError(f"the Ollama manifest {manifest} gives the digest {digest!r}, not sha256:<64 hex digits>")
+    blob = store / "blobs" / f"sha256-{found.group(1)}"
+    if not blob.is_file():
+        raise ModelError(f"the Ollama manifest {manifest} names {blob.name}, which is not in {blob.parent}")
+    return _within(store, blob, "the blob")
+
+
+def lmstudio_folder(name: str) -> Path | None:
+    """~/.lmstudio/models/ORG/NAME when `name` is "ORG/NAME" and that folder exists, else None."""
+    parts = name.split("/")
+    if len(parts) != 2 or not all(re.fullmatch(r"[\w][\w.-]{0,95}", p) for p in parts):
+        return None
+    folder = Path.home() / ".lmstudio" / "models" / parts[0] / parts[1]
+    return folder if folder.is_dir() else None
+
+
+def gguf_in(folder: Path, choice: str | None) -> Path | None:
+    """The GGUF file of `folder`: `choice` (a file name inside it), else its one .gguf file when it has no
+    config.json (vision towers, mmproj-*.gguf, are not counted); None when the folder is a safetensors folder."""
+    if choice is not None:
+        path = inside(folder, choice, "--gguf-file")
+        if not path.is_file():
+            found = ", ".join(p.name for p in _ggufs(folder)) or "none"
+            raise ModelError(f"--gguf-file {choice}: no such file in {folder} (its GGUF files: {found})")
+        return path
+    if (folder / "config.json").is_file():
+        return None
+    files = _ggufs(folder)
+    if len(files) > 1:
+        listed = ", ".join(p.name for p in files)
+        raise ModelError(f"{folder} holds {len(files)} GGUF files ({listed}): choose one with --gguf-file NAME")
+    return files[0] if files else None
+
+
+def _ggufs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.gguf") if p.is_file() and not p.name.lower().startswith(SIDE_FILES))
