@@ -90,3 +90,17 @@ def test_ablation_deltas_equal_transformers_with_a_pre_hook(name, mode):
     assert [abs(r["delta_logit"]) for r in got["rows"]] == sorted(
         (abs(r["delta_logit"]) for r in got["rows"]), reverse=True
     )
+
+
+@pytest.mark.parametrize("name", ["mistral", "qwen3", "gpt2"])
+def test_a_converted_gguf_predicts_as_its_safetensors(name, tmp_path):
+    """A GGUF without output.weight is tied, as llama.cpp reads it: the same lens and the same written tokens."""
+    from tests.models.gguf_files import from_folder
+    from tests.models.test_gguf import CONVERTED, _windowless
+
+    arch, bos = CONVERTED[name]
+    folder = _windowless(name, tmp_path)
+    model, same = load_model(from_folder(folder, tmp_path / f"{name}.gguf", arch, add_bos=bos)), load_model(folder)
+    ids = encode(same, "time flies like an arrow").ids
+    np.testing.assert_array_equal(lens_arrays(model, ids), lens_arrays(same, ids))
+    assert decode(model, ids, 6) == decode(same, ids, 6)
