@@ -96,6 +96,11 @@ def corpus(
     if stats is None or not stats.texts:
         if stopped is not None:
             raise stopped
+        if stats is not None and stats.overflowed:
+            raise DataError(
+                f"no text: on every line of {name} it could take ({stats.overflowed:,}), {loaded.name}'s numbers "
+                "overflowed (non-finite attention weights)"
+            )
         raise DataError(f"no text: every line of {name} is blank or too long for {loaded.name}")
     ran = Corpus(name, stopped is not None, max_lines, 1 if dask else workers, dask)
     doc = corpus_document(loaded, stats, induction_stats(loaded), ran)

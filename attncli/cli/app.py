@@ -137,6 +137,10 @@ def _root(
 
 def main() -> None:
     """Console-script entry point: run the app; a closed pipe (`| head`) ends quietly; a signal ends it cleanly."""
+    if sys.stdin is None or sys.stdout is None:  # started with one closed (<&-, >&-): using it is one line
+        from attncli.io.closed import stand_in
+
+        stand_in()
     stop_on_signals()
     for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a token (PYTHONIOENCODING=ascii)
         if hasattr(stream, "reconfigure"):  # shows it as \u0120 rather than failing on it
@@ -149,6 +153,9 @@ def main() -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except AttnError as e:  # before any command runs: --help into a closed stdout
+        typer.echo(f"Error: {escape_text(str(e))}", err=True)
+        sys.exit(e.exit_code)
     except Stopped as stop:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)

@@ -136,6 +136,7 @@ class CorpusStats:
     tokens: int = 0
     moments: dict[str, Moments] = field(default_factory=dict)
     skipped: int = 0  # texts the model could not take (too long, no tokens)
+    overflowed: int = 0  # texts on which the model's numbers overflowed (non-finite weights): left out
 
     def add(self, name: str, values: np.ndarray) -> None:  # [L, h, rows]
         self.moments.setdefault(name, Moments()).add(values)
@@ -161,4 +162,5 @@ class CorpusStats:
             self.tokens + other.tokens,
             {k: self.moments.get(k, Moments()).merge(other.moments.get(k, Moments())) for k in sorted(names)},
             self.skipped + other.skipped,
+            self.overflowed + other.overflowed,
         )

@@ -11,28 +11,36 @@ yields the merged statistics after each chunk; `dask_stats` runs the same map on
     parts = db.read_text("corpus.txt").map_partitions(lambda lines: [partition_stats(MODEL, lines)])
     stats = merge_all(parts.compute())
 
-Lines the model cannot take (longer than its positions, no tokens) are counted as skipped.
+Lines the model cannot take (longer than its positions, no tokens) are counted as skipped, lines on which its
+numbers overflow as overflowed; neither enters the statistics.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import multiprocessing
 import os
 import signal
+import threading
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.errors import ConfigError
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
 from attncli.models.load import Model, ModelError, encode, encode_many, load_model
+from attncli.pipeline.contain import die_with_parent
 
 SCHEMA = "attncli.corpus/1"
 CHUNK = 128  # lines per task of the worker pool (and per partition's batching: sorted by length, cut in batches)
+DASK_TIMEOUT = "30s"  # how long --dask waits for its scheduler to answer
+POLL = 0.5  # seconds between looks at the workers while a chunk is awaited
 WINDOW = 512  # lines read, then sorted by length, before they are cut in chunks
 BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
@@ -48,7 +56,8 @@ def _model(path: str) -> Model:
 
 def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
     """The map: the moments of every statistic over `texts` (one partition of a corpus) for the model at `path`.
-    Blank lines are passed over; lines the model cannot take are counted in `skipped`."""
+    Blank lines are passed over; lines the model cannot take are counted in `skipped`, lines on which its numbers
+    overflow (non-finite weights) in `overflowed`."""
     model = _model(path)
     stats, encoded = CorpusStats(), []
     lines = [t for t in (text.strip("\r\n") for text in texts) if t.strip()]
@@ -61,7 +70,7 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
         weights, ids, lengths = forward_padded(model, [encoded[i] for i in batch])  # [B, L, h, n, n], [B, n], [B]
         finite = np.isfinite(weights).all(axis=(1, 2, 3, 4))  # finite weights can overflow float32 on a text
         if not finite.all():
-            stats.skipped += int((~finite).sum())
+            stats.overflowed += int((~finite).sum())
             weights, ids, lengths = weights[finite], ids[finite], lengths[finite]
         if len(lengths):
             stats.add_batch(weights, ids, lengths, model.causal)
@@ -101,10 +110,34 @@ def _chunks(lines: Iterable[str], size: int, window: int) -> Iterator[list[str]]
             yield block[start : start + size]
 
 
+HELD = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP held while the pool starts (its processes start with them held too), and
+    delivered when it has: a pool stopped half-made left workers that died loading it, each printing a traceback.
+    Only the main thread handles signals; elsewhere nothing is held."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _worker_init() -> None:
     """A worker: Ctrl-C (sent to the whole process group) is the parent's to handle: it stops the pool and
-    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers."""
+    reports what it has. SIGTERM keeps its default, so that stopping the pool ends its workers; held at its start
+    (`_signals_held`), it is let through now. The worker dies with the pool's server, which ends with attn
+    (SIGKILL too), so that no worker outlives it or writes to its closed pipes."""
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.simplefilter("ignore", RuntimeWarning)  # an overflow is counted (`overflowed`), never printed
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
     if hasattr(signal, "SIGHUP"):  # like Ctrl-C, it reaches the whole process group
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
@@ -116,14 +149,38 @@ def _pool(workers: int):
     context.set_forkserver_preload([__name__])
     saved = {name: os.environ.get(name) for name in BLAS_THREADS}
     os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))
+    # the server and the workers it forks write nothing to the terminal: a worker's error comes back through the
+    # pool, its death is noticed (`_result`); what multiprocessing itself would print (a worker started as the
+    # pool was stopped, failing to load it) is a traceback of its own race, not a message for the user
+    stderr, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
     try:
         return context.Pool(workers, initializer=_worker_init)
     finally:
+        os.dup2(stderr, 2)
+        os.close(stderr)
+        os.close(devnull)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name)
             else:
                 os.environ[name] = value
+
+
+def _result(done, workers: list) -> CorpusStats:
+    """A chunk's statistics once they are ready, or ModelError as soon as a worker is found dead (killed by the
+    system when memory ran out, say): the chunk it held never comes back, so waiting on would be forever."""
+    while True:
+        dead = next((p for p in workers if p.exitcode is not None), None)
+        if dead is not None:
+            how = f"signal {-dead.exitcode}" if dead.exitcode < 0 else f"exit status {dead.exitcode}"
+            raise ModelError(
+                f"a worker process stopped ({how}; the system may have run out of memory): "
+                "run with fewer --workers, or on a shorter --max-lines"
+            )
+        if done.ready():
+            return done.get()
+        done.wait(POLL)
 
 
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
@@ -136,27 +193,31 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             total = total.merge(partition_stats(path, chunk))
             yield total, read
         return
-    pool, finished = _pool(workers), False
+    pool, finished = None, False
     try:
+        with _signals_held():  # a signal held meanwhile is raised as this ends, with the pool made
+            pool = _pool(workers)
+        started = list(pool._pool)  # the worker processes (a Pool replaces a dead one, and its task is lost)
         pending: list = []
         for chunk in _chunks(lines, CHUNK, WINDOW):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
             while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
                 read += size
-                total = total.merge(done.get())
+                total = total.merge(_result(done, started))
                 yield total, read
         for size, done in pending:
             read += size
-            total = total.merge(done.get())
+            total = total.merge(_result(done, started))
             yield total, read
         finished = True
     finally:
-        if finished:
-            pool.close()  # the workers leave when the queue is empty
-        else:
-            pool.terminate()  # stopped, or failed: SIGTERM to every worker
-        pool.join()
+        if pool is not None:
+            if finished:
+                pool.close()  # the workers leave when the queue is empty
+            else:
+                pool.terminate()  # stopped, or failed: SIGTERM to every worker
+            pool.join()
 
 
 def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:
@@ -167,7 +228,13 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
         from dask.distributed import Client
     except ImportError:
         raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
-    with Client(address, timeout="30s") as client:
+    try:
+        client = Client(address, timeout=DASK_TIMEOUT)
+    except ValueError as e:  # the address is no address: a wrong command line
+        raise ConfigError(f"--dask {address!r} is not a scheduler's address: {e}") from None
+    except OSError as e:  # nothing listens there
+        raise ModelError(f"no Dask scheduler answered at {address!r}: {e}") from None
+    with client:
         bag = db.read_text(corpus, blocksize="1MiB" if partitions is None else None)
         if partitions is not None:
             bag = bag.repartition(partitions)
@@ -204,6 +271,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
             scores = {d: row[d] for d in DETECTORS if row[d] is not None}
             best = max(scores, key=lambda d: scores[d], default=None)
             row["score"] = 0.0 if best is None else scores[best]
+            row["detector"] = best or ""  # the strongest detector, named in every cell of the grid
             row["label"] = best if best is not None and scores[best] >= LABEL_SCORE else ""
             # what a table of rows alone (CSV, Parquet) needs to stand on its own
             row.update(model=model.name, corpus=corpus.name, texts=stats.texts, tokens=stats.tokens)
@@ -222,6 +290,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "texts": stats.texts,
         "tokens": stats.tokens,
         "skipped": stats.skipped,
+        "overflowed": stats.overflowed,
         "config": {
             "max_lines": corpus.max_lines,
             "workers": corpus.workers,

@@ -195,6 +195,7 @@ DECLARED = {
     "heads": ("num_attention_heads", "n_head", "num_key_value_heads"),
     "vocabulary": ("vocab_size",),
     "intermediate size": ("intermediate_size", "n_inner"),
+    "head size": ("head_dim",),  # RoPE's tables are as wide: checked before the reader builds them
 }
 
 

@@ -6,6 +6,8 @@ so a bad value is always one line naming the key.
 
 from __future__ import annotations
 
+import math
+
 from attncli.errors import DataError
 
 
@@ -34,8 +36,8 @@ def positive_number(c: dict, key: str, default: float | None) -> float | None:
     value = c.get(key, default)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ModelError(f"config.json: {key} must be a positive number, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ModelError(f"config.json: {key} must be a positive number (finite), not {value!r}")
     return float(value)
 
 

@@ -29,15 +29,36 @@ def hub_caches() -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+COMMIT = re.compile(r"[0-9A-Za-z][\w.-]{0,127}")  # what refs/main holds: a commit hash, never a path
+REF_BYTES = 256  # refs/main is read no further than this: a commit hash is 40 characters
+
+
+def _inside(snap: Path, repo: Path) -> Path:
+    """`snap` if it is a folder of `repo` once links are followed, else ModelError (a cache never points out)."""
+    if not snap.resolve().is_relative_to(repo.resolve()):
+        raise ModelError(f"{snap} leads out of its cache folder {repo}: a damaged or hostile cache")
+    return snap
+
+
 def _snapshot(repo: Path) -> Path | None:
-    """refs/main's snapshot, else the newest snapshot folder, else None."""
+    """refs/main's snapshot, else the newest snapshot folder, else None; never a folder outside `repo`."""
     ref = repo / "refs" / "main"
     if ref.is_file():
-        snap = repo / "snapshots" / ref.read_text(encoding="utf-8").strip()
+        with ref.open("rb") as f:
+            raw = f.read(REF_BYTES + 1)
+        commit = raw.decode("utf-8", "replace").strip()
+        if len(raw) > REF_BYTES or not COMMIT.fullmatch(commit):
+            raise ModelError(f"{ref} does not hold a commit hash: a damaged or hostile cache")
+        snap = repo / "snapshots" / commit
         if snap.is_dir():
-            return snap
+            return _inside(snap, repo)
     snaps = [p for p in (repo / "snapshots").glob("*") if p.is_dir()]
-    return max(snaps, key=lambda p: p.stat().st_mtime) if snaps else None
+    return _inside(max(snaps, key=lambda p: p.stat().st_mtime), repo) if snaps else None
+
+
+def _shown(name: str) -> str:
+    """A name as an error shows it: whole when short, else its start and how long it is (it is never cut silently)."""
+    return repr(name) if len(name) <= 200 else f"{name[:60]!r}… (a name of {len(name):,} characters)"
 
 
 def resolve_model(path: str | Path, gguf_file: str | None = None) -> Path:
@@ -47,8 +68,14 @@ def resolve_model(path: str | Path, gguf_file: str | None = None) -> Path:
 
     A name found nowhere is a ModelError saying that attn never downloads and how to get it.
     """
-    folder = Path(path).expanduser()
     name = str(path)
+    try:
+        return _resolve(Path(path).expanduser(), name, gguf_file)
+    except OSError as e:  # a name or HF_HOME too long for the system, a cache attn may not read
+        raise ModelError(f"cannot read the model {_shown(name)} or its cache: {e.strerror or e}") from None
+
+
+def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
     if folder.exists() or not (REPO_ID.fullmatch(name) or OLLAMA_NAME.fullmatch(name)):
         return _in_folder(folder, gguf_file)
     caches = hub_caches()

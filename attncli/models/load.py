@@ -199,7 +199,15 @@ def _display_name(folder: Path) -> str:
 def load_model(path: str | Path, gguf_file: str | None = None) -> Model:
     """Open a Hugging Face folder (config.json, model.safetensors or a sharded index, a tokenizer),
     a GGUF file, or a model NAME: "gpt2", "Qwen/Qwen2.5-0.5B" from the local Hugging Face cache, an Ollama
-    "NAME:TAG", an LM Studio "ORG/NAME" (`hub.resolve_model`; `gguf_file` picks one of a folder's GGUF files)."""
+    "NAME:TAG", an LM Studio "ORG/NAME" (`hub.resolve_model`; `gguf_file` picks one of a folder's GGUF files);
+    a file of it that cannot be read (no permission, a link to nothing) is a ModelError naming it."""
+    try:
+        return _load_model(path, gguf_file)
+    except OSError as e:
+        raise ModelError(f"cannot read the model: {e.filename or path}: {e.strerror or e}") from None
+
+
+def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     found = resolve_model(path, gguf_file)
     if found.is_file():  # a GGUF file (anything else: one line saying it is not one)
         return _load_gguf(found, str(path))
@@ -263,6 +271,9 @@ def _check_hp(hp: dict) -> None:
 def _model(
     path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any, unembed: str | None
 ) -> Model:
+    start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
+    if start is not None and start >= vocab:
+        raise ModelError(f"config.json: decoder_start_token_id {start:,} is not a token of the {vocab:,} in {path}")
     max_positions = hp["max_positions"]
     if family.positions is not None:
         max_positions = min(max_positions, weights.shape(family.positions)[0])
@@ -284,7 +295,7 @@ def _model(
         hp=hp,
         weights=weights,
         tokenizer=tokenizer,
-        vocab_size=weights.shape(family.word)[0],
+        vocab_size=vocab,
         unembed=unembed,
     )
 

@@ -16,6 +16,7 @@ BF16 is the top 16 bits of a float32: widening is a 16-bit shift, exact, done in
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import struct
@@ -37,6 +38,8 @@ _DTYPES = {
 }
 _BLOCK = 2**17  # values per step of a read: a block's 512 KiB of float32 is still in L2 when it is checked finite
 MAX_HEADER = 100 * 2**20  # the safetensors format's own limit on its JSON header
+MAX_TENSORS = 65_536  # tensors in one file: a real shard holds a few thousand at most
+_ITEMSIZE = {name: np.dtype(code).itemsize for name, code in _DTYPES.items()}
 
 
 class TensorFileError(ValueError):
@@ -147,12 +150,18 @@ class TensorFile:
             file_size = fh.tell()
         if len(blob) < size:
             raise TensorFileError("the header is cut short")
+        # each tensor's entry takes 4 colons ("name": {"dtype": .., "shape": .., "data_offsets": ..}): counted
+        # before the JSON is parsed, whose objects would take 10 to 20 times the header's bytes
+        if blob.count(b":") > 4 * MAX_TENSORS + 4096:
+            raise TensorFileError(f"the header holds more entries than {MAX_TENSORS:,} tensors would")
         try:
             header = json.loads(blob.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
             raise TensorFileError(f"the header is not JSON: {e}") from None
         if not isinstance(header, dict):
             raise TensorFileError("the header is not a JSON object")
+        if len(header) > MAX_TENSORS + 1:
+            raise TensorFileError(f"the header holds {len(header):,} entries, more than {MAX_TENSORS:,} tensors")
         self._data = 8 + size
         self.entries: dict[str, dict] = {}
         for name, entry in header.items():
@@ -172,8 +181,7 @@ class TensorFile:
             raise TensorFileError(f"tensor {name} has a malformed entry in the header")
         if dtype not in _DTYPES:
             raise TensorFileError(f"tensor {name} has unknown dtype {dtype}")
-        itemsize = np.dtype(_DTYPES[dtype]).itemsize
-        if end - begin != int(np.prod(shape, dtype=np.int64)) * itemsize or end > data_size:
+        if end - begin != math.prod(shape) * _ITEMSIZE[dtype] or end > data_size:
             raise TensorFileError(f"tensor {name}: its offsets do not fit its shape or the file")
         return entry
 

@@ -23,12 +23,14 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from attncli.errors import AttnError, ConfigError, DataError
 
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 SECONDS = 20.0  # a tokenizer that takes longer on one text is stopped (ATTN_TOKENIZER_SECONDS)
 SECONDS_ENV = "ATTN_TOKENIZER_SECONDS"
 ERRORS = {cls.__name__: cls for cls in (AttnError, ConfigError, DataError)}
@@ -61,9 +63,26 @@ def _address_space() -> int | None:
         return None
 
 
-def _child(write: int, fn: Callable[..., Any], args: tuple, memory: int | None) -> None:
+def die_with_parent(parent: int | None = None) -> None:
+    """Linux: this process is killed when the one that started it ends (prctl PR_SET_PDEATHSIG), so that a child
+    never outlives attn, however attn ends (SIGKILL too); `parent`, if given, is the pid it was started by: if
+    that one is already gone, this process leaves now. Elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # only a child of attn on Linux needs it
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
+
+
+def _child(write: int, parent: int, fn: Callable[..., Any], args: tuple, memory: int | None) -> None:
     """In the child: limits, silence (a Rust panic prints to stderr), run, answer, exit. Never returns."""
     try:
+        die_with_parent(parent)  # a parent stopped (a SIGTERM to a corpus worker) takes its tokenizer with it
         faulthandler.disable()  # it writes to a copy of stderr of its own (pytest turns it on)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
@@ -104,10 +123,11 @@ def contained(
         return fn(*args)
     seconds = seconds_from(os.environ) if seconds is None else seconds
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover  (the child; its answer is what the tests check)
         os.close(read)
-        _child(write, fn, args, memory)
+        _child(write, parent, fn, args, memory)
     os.close(write)
     chunks: list[bytes] = []
     deadline = time.monotonic() + seconds

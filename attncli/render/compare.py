@@ -19,6 +19,7 @@ from attncli.pipeline.result import AttentionResult
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix
 from attncli.render.show import Multiples, escape_token
+from attncli.render.units import Units
 
 HEATMAP_ROWS = 16  # longer heatmaps elide their middle rows
 
@@ -176,7 +177,7 @@ def compare_view(
     return Group(
         Fitted(summary_table(rows, precision)),
         Fitted(tokens_line(rows, width)),
-        Text(note, style="dim"),
+        Units(note, style="dim"),
         Text(""),
         Multiples(maps),
     )

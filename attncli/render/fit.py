@@ -17,6 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from attncli.render.units import Units
+
 
 def _measure(console: Console, options: ConsoleOptions, table: Table, index: int) -> Measurement:
     """The narrowest (its longest word) and widest (its longest line) content of one column, header included."""
@@ -57,6 +59,13 @@ class Fitted:
 
     def __init__(self, table: Table):
         self.table = table
+        for column in table.columns:  # a cell wraps between units: a label stays with its number
+            column._cells = [
+                Units.of(Text.from_markup(c, emoji=False) if isinstance(c, str) else c)
+                if isinstance(c, (str, Text))
+                else c
+                for c in column._cells
+            ]
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.table)
@@ -105,4 +114,4 @@ class Fitted:
             if parts:
                 line.append(" — " if line.plain.strip() else "")
                 line.append_text(Text(" · ").join(parts))
-            yield from console.render(line, options)
+            yield from console.render(Units.of(line), options)

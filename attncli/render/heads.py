@@ -21,6 +21,7 @@ from attncli.models.run import describe, token_marks
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
 from attncli.render.show import escape_token
 from attncli.render.style import shade, system_of
+from attncli.render.units import Units
 
 SHORT = {
     "previous-token": "prev",
@@ -56,8 +57,8 @@ class HeadsGrid:
     and a line that says which.
     """
 
-    def __init__(self, doc: dict, stat: str, precision: int = 2):
-        self.doc, self.stat, self.precision = doc, stat, precision
+    def __init__(self, doc: dict, stat: str, precision: int = 2, named: str = "label"):
+        self.doc, self.stat, self.precision, self.named = doc, stat, precision, named  # named: the row's key
         self.cells = {(r["layer"], r["head"]): r for r in doc["rows"]}
         self.cell = max(4, len(f"H{doc['n_head'] - 1}"), max(len(f"{r[stat]:.{precision}f}") for r in doc["rows"]))
         self.label = max(len("layer"), len(f"L{doc['n_layer'] - 1}"))
@@ -92,7 +93,7 @@ class HeadsGrid:
                     continue
                 r = self.cells[(layer, h)]
                 text = Text(f"{r[self.stat]:.{self.precision}f}", style=shade(_shade(self.stat, r), system))
-                text.append("\n" + SHORT.get(r["label"], ""), style="dim")
+                text.append("\n" + SHORT.get(r[self.named], ""), style="dim")
                 row.append(text)
             table.add_row(*row)
         yield table
@@ -107,7 +108,7 @@ class HeadsGrid:
 
 def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
     """Each label with its heads, strongest first: `previous-token (prev, 2): L0 H2 1.00, L1 H9 0.59`."""
-    out = Text()
+    out = Units()
     for label in doc["labels"]:
         stat = EVIDENCE[label]
         heads = sorted((r for r in doc["rows"] if r["label"] == label), key=lambda r: -r[stat])
@@ -156,7 +157,7 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
         group = doc["n_head"] // doc["n_kv_head"]
         shares = ", ".join(f"H{g * group}–H{g * group + group - 1} key/value head {g}" for g in range(doc["n_kv_head"]))
         notes.append(f"grouped-query, heads sharing keys and values: {shares}")
-    return Group(HeadsGrid(doc, stat, precision), patterns(doc, precision), Text("\n".join(notes), style="dim"))
+    return Group(HeadsGrid(doc, stat, precision), patterns(doc, precision), Units("\n".join(notes), style="dim"))
 
 
 def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
@@ -199,15 +200,15 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
             max_rows=HEATMAP_ABOVE,
             divider=r.tokens.second,
         ),
-        Text("\n".join(caption), style="dim"),
+        Units("\n".join(caption), style="dim"),
     )
 
 
 def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn heads --lines`: each head's strongest detector score (labelled when it is clear), the top heads of
     every detector, and what was read."""
-    grid = HeadsGrid(doc, "score", precision)
-    top = Text()
+    grid = HeadsGrid(doc, "score", precision, named="detector")
+    top = Units()
     for name in DETECTORS:
         heads = sorted((r for r in doc["rows"] if r[name] is not None), key=lambda r: -r[name])[:5]
         top.append(f"{name} ({SHORT[name]}): ", style="bold")
@@ -218,10 +219,12 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         + (f"; the {doc['part']}'s self-attention (each line is a source)" if "part" in doc else ""),
         f"{doc['corpus']}: {doc['texts']:,} texts, {doc['tokens']:,} tokens"
         + (f", {doc['skipped']:,} skipped (too long for the model)" if doc["skipped"] else "")
+        + (f", {doc['overflowed']:,} left out (the model's numbers overflowed)" if doc.get("overflowed") else "")
         + (" — PARTIAL: stopped before the end" if doc["partial"] else ""),
-        "cell: the head's strongest detector score, labelled when it is at least "
-        f"{doc['label_score']}; each score is a mean weight in [0, 1] over the corpus's query rows",
+        "cell: the head's strongest detector score, and that detector (a clear pattern, the head's label in "
+        f"-f json, when at least {doc['label_score']}); each score is a mean weight in [0, 1] over the corpus's "
+        "query rows",
         *(f"{name}: {text}" for name, text in DETECTORS.items()),
         "-f json|csv: the mean and spread of every detector and statistic for every head",
     ]
-    return Group(grid, top, Text("\n".join(notes), style="dim"))
+    return Group(grid, top, Units("\n".join(notes), style="dim"))

@@ -23,6 +23,7 @@ from rich.style import Style
 from rich.text import Text
 
 from attncli.render.style import shade, system_of
+from attncli.render.units import Units
 
 SHADES = " ░▒▓█"
 LABEL_WIDTH = 12  # "1024–2047 " fits
@@ -100,7 +101,7 @@ class Heatmap:
             + ("" if colour else f"; shades '{SHADES}' low→high")
             + ". Exact numbers: -f json, csv or npy."
         )
-        yield Text(legend + self._key(rows == m, cols == n), style="dim")
+        yield Units(legend + self._key(rows == m, cols == n), style="dim")
 
     def _key(self, each_row: bool, each_col: bool) -> str:
         """The tokens of the indices, when a row (or a column) of the map is one token and there are few."""

@@ -40,6 +40,7 @@ from attncli.io.escape import escape_token
 from attncli.pipeline.tokenize import SECOND_MARK
 from attncli.render.heatmap import Heatmap
 from attncli.render.style import shade, system_of
+from attncli.render.units import Units
 
 MARK = "▸"  # before the row maximum
 ELIDED = "…"  # the header and cells of an elided column
@@ -247,11 +248,11 @@ class Matrix:
             yield Heatmap(self.array, self.title or "attention weights", tokens=(self.rows, self.cols or []))
             return
         if self.title:
-            yield Text(self.title, style="bold")
+            yield Units(self.title, style="bold")
         yield self.table(form, system_of(console))
         notes = [] if self.quiet else self.notes(form)
         if notes:
-            yield Text(" · ".join(notes), style="dim")
+            yield Units(" · ".join(notes), style="dim")
 
     def table(self, form: Form, system: str | None) -> Table:
         widths = self._widths(form)

@@ -18,6 +18,7 @@ from rich.text import Text
 from attncli.io.escape import escape_lines, escape_token  # noqa: F401  (escape_token: re-exported)
 from attncli.pipeline.result import AttentionResult
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix
+from attncli.render.units import Units
 
 
 class Multiples:
@@ -39,30 +40,27 @@ class Multiples:
         k = self.per_row(width)
         cell = width if k == 1 else (width - self.gap * (k - 1)) // k
         said = [_notes(item, cell) for item in self.items]
-        # a note every matrix would say (the key of the tokens, the % cells) is said once, under them all
+        # a note every matrix would say (the key of the tokens, the % cells) is said once under each row of
+        # matrices, after the notes of that row's own: the key stays next to every matrix it explains
         shared = [n for n in said[0] if len(said) > 1 and all(n in s for s in said[1:])]
-        own: list[str] = []  # in a row of matrices, the other notes are said once each under the rows
         for start in range(0, len(self.items), k):
             if start:
                 yield Text("")
             row = self.items[start : start + k]
-            for item in row:
+            own: list[str] = []
+            for n, item in enumerate(row):
                 item.quiet = True
-            if k == 1:  # alone on its row: it says its own notes under it
-                yield row[0]
-                mine = [n for n in said[start] if n not in shared]
-                if mine:
-                    yield Text(" · ".join(mine), style="dim")
-                continue
-            grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
-            for n in range(len(row)):
-                grid.add_column(width=cell)  # a title wraps; the table is never wider than its cell
                 own += [note for note in said[start + n] if note not in shared and note not in own]
-            grid.add_row(*row)
-            yield grid
-        notes = own + shared
-        if notes:
-            yield Text(" · ".join(notes), style="dim")
+            if k == 1:  # alone on its row
+                yield row[0]
+            else:
+                grid = Table.grid(padding=(0, self.gap, 0, 0), pad_edge=False)
+                for _ in row:
+                    grid.add_column(width=cell)  # a title wraps; the table is never wider than its cell
+                grid.add_row(*row)
+                yield grid
+            if own + shared:
+                yield Units(" · ".join(own + shared), style="dim")
 
 
 def _notes(item: Matrix, width: int) -> list[str]:
@@ -118,9 +116,9 @@ def output_matrix(result: AttentionResult, precision: int = 2) -> Matrix:
     return Matrix(result.output, result.tokens.labels(), None, title, precision, names=("tokens", "dims"))
 
 
-def caption(result: AttentionResult) -> Text:
+def caption(result: AttentionResult) -> Units:
     """What a reader needs to reproduce and trust the table, in a few lines: what was run, as its source says."""
-    return Text(escape_lines("\n".join(result.source.caption(result))), style="dim")  # file names are user text
+    return Units(escape_lines("\n".join(result.source.caption(result))), style="dim")  # file names are user text
 
 
 def show(

@@ -13,6 +13,7 @@ from attncli.render.bars import query_bars
 from attncli.render.fit import Fitted
 from attncli.render.matrix import columns_shown
 from attncli.render.show import caption, escape_token, show
+from attncli.render.units import Units
 
 SHORT = 12  # `attn show` adds the statistics by itself up to this many tokens
 MAX_ROWS = 24  # longer texts list the top keys of their first and last queries around a ⋮ row
@@ -30,7 +31,7 @@ def summaries(result: AttentionResult) -> list[dict]:
 def summary_lines(result: AttentionResult, precision: int = 2) -> Text:
     """The head statistics in one line per head (what a short `attn show` adds by itself)."""
     q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
-    out = Text(style="dim")
+    out = Units(style="dim")
     for n, s in enumerate(summaries(result)):
         i, j = s["largest_at"]
         out.append(("\n" if n else "") + f"head {result.head_index(s['head'])}: ", style="bold")

@@ -22,6 +22,7 @@ from attncli.pipeline.steps import Step, steps
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix, columns_shown, fmt
 from attncli.render.show import Multiples, caption, escape_lines, escape_token
+from attncli.render.units import Units
 
 MAX_ROWS = 24  # longer arrays show their first and last rows around a ⋮ row
 
@@ -107,7 +108,7 @@ def tokens_summary(text: str, tokens) -> Text:
         + (f"; {extras}" if extras else ""),
         f"offsets reconstruct the input: {'yes' if ok else 'NO'} — {why}",
     ]
-    return Text(escape_lines("\n".join(lines)), style="dim" if ok else "yellow")  # the tokenizer is a path
+    return Units(escape_lines("\n".join(lines)), style="dim" if ok else "yellow")  # the tokenizer is a path
 
 
 def tokens_view(text: str, tokens, precision: int = 2, width: int = 100) -> RenderableType:
@@ -158,9 +159,9 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
         kind = "weights" if step.name == "weights" else "scores" if len(rest) == 2 and rest[1] == "key" else "values"
         masked = result.masked[h if h is not None else 0] if kind == "weights" and result.masked is not None else None
         matrices.append(Matrix(a, rows, cols, t, precision, kind, masked, row_sum=kind == "weights", max_rows=MAX_ROWS))
-    out: list[RenderableType] = [Text(title, style="bold"), Multiples(matrices)] if several else [*matrices]
+    out: list[RenderableType] = [Units(title, style="bold"), Multiples(matrices)] if several else [*matrices]
     if step.note:
-        out.append(Text(step.note, style="dim"))
+        out.append(Units(step.note, style="dim"))
     return out
 
 
@@ -201,7 +202,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
         )
     else:
         return None
-    return Text("check: " + line + "\n", style="dim")
+    return Units("check: " + line + "\n", style="dim")
 
 
 def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0) -> RenderableType:

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.render.fit import Fitted
+from attncli.render.units import Units
 
 
 def variants(rows: list[dict], width: int = 100) -> RenderableType:
@@ -34,7 +35,7 @@ def variants(rows: list[dict], width: int = 100) -> RenderableType:
             notes.add_row(" •", Text("parameters: " + ", ".join(params)))
         for note in row["notes"]:
             notes.add_row(" •", Text(note))
-        parts += [Text.assemble((row["name"], "bold"), f" — {row['summary']}"), Fitted(notes), Text("")]
+        parts += [Units.of(Text.assemble((row["name"], "bold"), f" — {row['summary']}")), Fitted(notes), Text("")]
     parts.append(
         Text(
             "widths: equal when d_q must be d_k. Shapes: h heads, d_q query width, d_k key width, "

@@ -546,3 +546,31 @@ def test_a_tokenizer_that_cannot_encode_the_text(tmp_path):
             1,
             f"tokenizer {path} cannot encode this text: WordLevel error: Missing [UNK] token from the vocabulary",
         )
+
+
+@pytest.mark.parametrize(
+    "args, closing, message",
+    [  # hostile round III: each was an internal error (Python sets sys.stdout or sys.stdin to None)
+        (["show", "a b"], ">&-", "cannot write the output to stdout: it is closed (attn was started with >&-)"),
+        (["show", "a b", "-f", "npy"], ">&-", "cannot write the output to stdout: it is closed"),
+        (["--help"], ">&-", "cannot write the output to stdout: it is closed"),
+        (["show", "-"], "<&-", "cannot read stdin: it is closed (attn was started with <&-)"),
+        (
+            ["heads", "--lines", "-", "--model", ROOT / "tests/models/known/gpt2-known-heads"],
+            "<&-",
+            "cannot read stdin",
+        ),
+    ],
+)
+def test_a_closed_standard_stream_is_one_line(args, closing, message):
+    script = 'exec "$0" -m attncli "$@" ' + closing
+    p = subprocess.run(["sh", "-c", script, sys.executable, *args], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 1 and p.stderr.startswith(f"Error: {message}"), p.stderr
+    assert p.stderr.count("\n") == 1 and "internal error" not in p.stderr, p.stderr
+
+
+def test_a_closed_stdout_is_not_needed_to_write_a_file(tmp_path):
+    out = tmp_path / "a.json"
+    script = 'exec "$0" -m attncli show "a b" -o "$1" >&-'
+    p = subprocess.run(["sh", "-c", script, sys.executable, out], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and p.stderr == "" and json.loads(out.read_text())["tokens"] == ["a", "b"]

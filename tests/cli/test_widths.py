@@ -10,6 +10,7 @@ tables at W is a word of the same tables at 1000 columns.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 
 import pytest
@@ -138,3 +139,93 @@ def test_pictures_are_drawn_at_the_width_asked(tmp_path):
     assert lines == shown  # what was printed, as it was laid out
     assert max(cell_len(line) for line in lines) <= 60
     assert "attncli.view/1" in page.read_text()  # --save-html writes the interactive page, which lays itself out
+
+
+ATOMIC = {  # the 8 commands whose labels and numbers must stay together at every width (issue 24, item 6)
+    "show": ["show", SENTENCE],
+    "show --stats": ["show", SENTENCE, "--stats", "--mask", "causal"],
+    "steps": ["steps", "time flies like", "--heads", "2", "-v", "additive", "--mask", "causal"],
+    "tokens": ["tokens", SENTENCE, "-t", "bpe"],
+    "compare": ["compare", SENTENCE],
+    "heads": ["heads", SENTENCE, "--model", "{bert}"],
+    "variants": ["variants"],
+    "show --model": ["show", SENTENCE, "--model", "{bert}"],
+}
+ATOMIC_WIDTHS = (40, 60, 80, 120, 200)
+BOX = re.compile(r"[│┃║─━╭╮╰╯┌┐└┘├┤┬┴┼▏]")
+FRAGMENT = re.compile(r"\S+(?: \S+)*")  # a run of words one space apart: a cell's line, or a paragraph's
+SEPARATOR = {"·", "—", "–", "•", "…", "|", "+", "−", "-", "=", "≈", "×"}  # a list or a sum may wrap after these
+NUMBER = re.compile(r"[−+-]?[▸\d.,%]+")  # a matrix's index or cell: two side by side are no label and number
+
+
+def _fragments(line: str) -> list[tuple[int, int, list[str]]]:
+    return [(m.start(), m.end(), m.group().split()) for m in FRAGMENT.finditer(BOX.sub(" ", line))]
+
+
+def _in_a_term(words: list[str]) -> bool:
+    """Whether the words end inside a bracket opened mid-word (`tanh(W₁q + W₂k +`): inside a formula's term."""
+    depth = []
+    for word in words:
+        for k, c in enumerate(word):
+            if c in "([":
+                depth.append(k > 0 and word[k - 1] not in "([")
+            elif c in ")]" and depth:
+                depth.pop()
+    return any(depth)
+
+
+def _label_and_number(before: list[str], after: str) -> bool:
+    """Whether the last word of `before` and `after` are one unit: a label and its number, or a formula term."""
+    a = before[-1]
+    if _in_a_term(before):
+        return True
+    if a in SEPARATOR or after in SEPARATOR or a[-1] in ",;:":
+        return False
+    numbers = NUMBER.fullmatch(a) and NUMBER.fullmatch(after)
+    return bool(re.search("[0-9]", a + after)) and not numbers
+
+
+def split_units(narrow: str, wide: str) -> list[str]:
+    """Each place where a line (or a cell's line) ends in a word whose unit goes on at the start of the next,
+    where at 1000 columns the two words sit side by side: `L0` over `H7 0.85`, `3.02 of` over `3.46`."""
+    together = set()
+    for line in wide.splitlines():
+        for _, _, words in _fragments(line):
+            together.update(itertools.pairwise(words))
+    lines = narrow.splitlines()
+    found = []
+    for above, below in itertools.pairwise(lines):
+        for start, end, words in _fragments(above):
+            for s, e, nexts in _fragments(below):
+                side_by_side = s < end and start < e and (words[-1], nexts[0]) in together
+                if side_by_side and _label_and_number(words, nexts[0]):
+                    found.append(f"{' '.join(words[-3:])} / {' '.join(nexts[:3])}")
+    return found
+
+
+def test_a_split_unit_is_found():
+    wide = "L3 H3 0.82, L0 H7 0.85 · max 0.31 a→flies\ns = vᵀ tanh(W₁q + W₂k + b)"
+    assert split_units("L3 H3 0.82, L0\nH7 0.85", wide) == ["H3 0.82, L0 / H7 0.85"]
+    assert split_units("s = vᵀ tanh(W₁q + W₂k +\nb)", wide) == ["+ W₂k + / b)"]
+    assert split_units("L3 H3 0.82,\nL0 H7 0.85 · max 0.31\na→flies", wide) == ["· max 0.31 / a→flies"]
+    assert split_units("L3 H3 0.82, L0 H7 0.85 ·\nmax 0.31 a→flies\ns = vᵀ\ntanh(W₁q + W₂k + b)", wide) == []
+
+
+@pytest.mark.parametrize("width", ATOMIC_WIDTHS)
+@pytest.mark.parametrize("name", ATOMIC)
+def test_labels_stay_with_their_numbers(name, width, models):
+    args = [str(a).format(**models) for a in ATOMIC[name]]
+    wide, narrow = (attn(*args, "--width", w, "--color", "never") for w in (1000, width))
+    assert wide.exit_code == 0 and narrow.exit_code == 0, narrow.output
+    assert split_units(narrow.stdout, wide.stdout) == [], (name, width)
+
+
+@pytest.mark.parametrize("width", ATOMIC_WIDTHS)
+def test_a_model_keeps_its_tokens_next_to_every_head(width, models):
+    r = attn("show", SENTENCE, "--model", models["bert"], "--width", width, "--color", "never")
+    assert r.exit_code == 0, r.output
+    text = r.stdout[: r.stdout.index("bert-tiny")]  # the matrices, before the caption
+    blocks = re.split(r"^head \d+ ", text, flags=re.M)[1:] or [text]  # one per row of matrices
+    assert len(blocks) >= 1
+    for block in blocks:
+        assert "banana" in block, (width, block)  # its tokens: as headers, row labels or a key under it

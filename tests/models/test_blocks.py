@@ -80,6 +80,20 @@ def test_bad_safetensors_files_say_what_is_wrong(tmp_path):
         t.get_slice("t").rows([2])
 
 
+@pytest.mark.parametrize("entry", [{"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}, 1])
+def test_a_header_of_a_million_entries_is_refused_before_it_is_parsed(tmp_path, entry, monkeypatch):
+    """Hostile round III: 10⁶ empty entries took 38–64 s and 1.2 GB; the colons are counted first."""
+    import json as json_module
+
+    f = tmp_path / "a.safetensors"
+    _write(f, {f"t{i}": entry for i in range(300_000)}, b"")  # 10⁶ as found; 3 × 10⁵ is past the cap
+    parsed = []
+    monkeypatch.setattr(json_module, "loads", lambda *a, **k: parsed.append(1))
+    with pytest.raises(TensorFileError, match="more entries than 65,536 tensors would"):
+        TensorFile(f)
+    assert not parsed
+
+
 def test_rows_are_read_in_any_order_with_repeats(tmp_path):
     f = tmp_path / "a.safetensors"
     table = np.arange(12, dtype=np.float32).reshape(4, 3)

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,3 +221,164 @@ def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
     for start in range(0, 23, 8):  # the lines of one window come out together, shortest first
         window = [line for chunk in chunks[start // 8 * 3 : start // 8 * 3 + 3] for line in chunk]
         assert sorted(window) == sorted(lines[start : start + 8]) and window == sorted(window, key=len)
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of `pid` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _until(check, what: str):
+    for _ in range(1200):  # a safety net of two minutes: each step ends as soon as the state is reached
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"never: {what}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the pool's workers in Linux's /proc")
+def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert):
+    """Hostile round III: a worker killed as the out-of-memory killer would left the run waiting forever."""
+    args = ["heads", "--model", str(bert), "--lines", "-", "--workers", "2", "-f", "json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(("\n".join(LINES * 25) + "\n").encode())  # 600 lines, and stdin left open: the run waits
+        proc.stdin.flush()
+        server = _until(
+            lambda: [p for p in _children(proc.pid) if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()],
+            "the pool's server",
+        )[0]
+        workers = _until(lambda: len(_children(server)) >= 2 and _children(server), "two workers")
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        _until(lambda: not set(workers) & set(_children(server)), "the workers gone")
+        out, err = proc.communicate(timeout=120)  # closes stdin: the run must now find its workers dead
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and out == b"", err
+    text = err.decode()
+    assert text.startswith("Error: a worker process stopped (signal 9") and text.count("\n") == 1, text
+
+
+def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, monkeypatch):
+    """Hostile round III: `--dask tcp://127.0.0.1:1` gave a raw traceback."""
+    pytest.importorskip("dask.distributed", reason="the dask extra")
+    import attncli.models.corpus
+
+    monkeypatch.setattr(attncli.models.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying
+    for address, code, said in (("tcp://127.0.0.1:1", 1, "no Dask scheduler answered at"), ("a::", 2, "--dask 'a::'")):
+        r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--dask", address)
+        assert r.exit_code == code and r.stderr.startswith(f"Error: {said}"), r.output
+        assert r.stderr.count("\n") == 1, r.stderr
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the processes in Linux's /proc")
+def test_no_process_outlives_a_run_stopped_in_a_slow_tokenizer(tmp_path):
+    """Hostile round III: a SIGTERM while a worker's contained tokenizer ran left it, the server and the resource
+    tracker alive for as long as the tokenizer took (17–42 s)."""
+    folder = make_bert(tmp_path / "m")
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": r"\w*\w*\w*[^\w]"}, "behavior": "Isolated"}
+    doc["pre_tokenizer"]["invert"] = False  # about n^4 steps: hours on 3,000 characters
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", "heads", "--model", folder, "--lines", "-", "--workers", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "ATTN_TOKENIZER_SECONDS": "3600"},
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(("a" * 3000 + "\n").encode())
+        proc.stdin.close()
+        # the server, its workers, and a worker's contained tokenizer (a grandchild of the server)
+        _until(lambda: any(_children(w) for s in _children(proc.pid) for w in _children(s)), "a tokenizer running")
+        seen = _descendants(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, proc.stderr.read() if proc.stderr else None
+    _until(lambda: not any(_alive(p) for p in seen), "every process gone")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _corpus_run(bert, *extra: str) -> subprocess.Popen:
+    """`attn heads --lines -` on two workers, in its own process group (as a shell runs it), fed 600 lines."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", "heads", "--model", str(bert), "--lines", "-", "--workers", "2", *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(("\n".join(LINES * 25) + "\n").encode())
+    proc.stdin.flush()
+    return proc
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the processes in Linux's /proc")
+def test_ctrl_c_as_the_pool_starts_prints_no_traceback(bert):
+    """Hostile round III: Ctrl-C in the first second printed a forkserver traceback (5–7 of 8 tries): a worker
+    started as the pool was stopped failed to load it. Ctrl-C goes to the whole process group, as a terminal's."""
+    proc = _corpus_run(bert, "-f", "json")
+    try:
+        _until(lambda: _children(proc.pid), "the pool starting")  # its server: the pool is being made
+        os.killpg(proc.pid, signal.SIGINT)
+        seen = _descendants(proc.pid)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    _until(lambda: not any(_alive(p) for p in seen), "every process gone")
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.returncode == 130 and "Traceback" not in err, err
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the processes in Linux's /proc")
+def test_sigkill_of_attn_ends_its_workers_without_a_word(bert):
+    """Hostile round III: SIGKILL of attn left its workers writing ~70 lines of BrokenPipe tracebacks."""
+    proc = _corpus_run(bert, "-f", "json")
+    try:
+        _until(lambda: any(len(_children(s)) >= 2 for s in _children(proc.pid)), "two workers")
+        seen = _descendants(proc.pid)
+        proc.kill()
+        proc.wait(timeout=120)
+        _until(lambda: not any(_alive(p) for p in seen), "every worker gone with attn")
+    finally:
+        proc.kill()
+    assert proc.stderr is not None and proc.stderr.read() == b""  # the workers held it too: nothing came

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
+import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
@@ -230,3 +232,60 @@ def test_a_config_value_of_the_wrong_type_is_one_line(tmp_path, family, key, val
         config[key] = value
         (folder / "config.json").write_text(json.dumps(config))
     one_line(attn("show", "time flies", "--model", folder), needle)
+
+
+def _golden_with(tmp_path, family: str, **config) -> Path:
+    folder = tmp_path / family
+    shutil.copytree(Path(__file__).parent / "golden" / family, folder)
+    c = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(c | config))  # json writes inf as Infinity, which it reads
+    return folder
+
+
+@pytest.mark.parametrize(
+    "family, config, needle",
+    [  # hostile round III: each was a MemoryError, RoPE tables of gigabytes, or an internal error
+        ("llama", {"head_dim": 10**8}, "head size 100,000,000 (head_dim)"),
+        ("llama", {"partial_rotary_factor": 1e6}, "at most 1, not 1000000.0"),
+        ("llama", {"partial_rotary_factor": 2.0}, "at most 1, not 2.0"),
+        ("llama", {"partial_rotary_factor": math.inf}, "partial_rotary_factor must be a positive number (finite)"),
+        ("gemma2", {"query_pre_attn_scalar": math.inf}, "query_pre_attn_scalar must be a positive number (finite)"),
+        ("bart", {"decoder_start_token_id": 10**9}, "decoder_start_token_id 1,000,000,000 is not a token"),
+    ],
+)
+def test_a_hostile_size_in_config_json_is_refused_before_anything_is_built(tmp_path, family, config, needle):
+    folder = _golden_with(tmp_path, family, **config)
+    one_line(attn("show", "time flies", "--model", folder, env={"ATTN_MAX_MEMORY": "256M"}), needle)
+
+
+def test_a_model_that_overflows_on_a_corpus_says_so_in_one_line(tmp_path):
+    """Hostile round III: the workers flooded stderr with NumPy's RuntimeWarnings, then every line was said to be
+    "blank or too long"."""
+    folder = make_bert(tmp_path / "m")
+    poke(folder, "encoder.layer.0.attention.self.query.weight", 3e38, slice(None))  # q = x W_Q overflows
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("time flies like an arrow\nfruit flies like a banana\n" * 20)
+    for workers in ("1", "2"):
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "attncli",
+                "heads",
+                "--model",
+                folder,
+                "--lines",
+                "--file",
+                corpus,
+                "--workers",
+                workers,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 1 and p.stdout == "", p.stderr
+        assert p.stderr == (
+            f"Error: no text: on every line of {corpus} it could take (40), m's numbers overflowed "
+            "(non-finite attention weights)\n"
+        )

@@ -60,3 +60,57 @@ def test_the_cli_takes_a_cached_name(tmp_path):
     assert r.exit_code == 0 and "Qwen/Tiny: qwen2" in r.stdout, r.output
     r = attn("show", TEXT, "--model", "Org/Missing", env={"HF_HUB_CACHE": str(tmp_path)})
     assert r.exit_code == 1 and r.stderr.startswith("Error: model 'Org/Missing' is neither a folder")
+
+
+def _refused(name, env, needle):
+    r = attn("show", TEXT, "--model", name, env=env)
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.output
+    assert needle in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    "ref, needle",
+    [  # hostile round III: refs/main was read whole, decoded strictly and joined as a path
+        (b"\xff\xfe0123", "does not hold a commit hash"),
+        (b"../../../outside", "does not hold a commit hash"),
+        (b"/etc", "does not hold a commit hash"),
+    ],
+)
+def test_refs_main_names_a_commit_or_is_refused(tmp_path, ref, needle):
+    snap = fake_cache(tmp_path, "org/m")
+    (snap.parent.parent / "refs" / "main").write_bytes(ref)
+    _refused("org/m", {"HF_HUB_CACHE": str(tmp_path)}, needle)
+
+
+def test_a_huge_refs_main_is_not_read(tmp_path):
+    snap = fake_cache(tmp_path, "org/m")
+    with (snap.parent.parent / "refs" / "main").open("wb") as f:
+        f.truncate(3 << 30)  # 3 GiB, sparse: reading it whole took 35 s and 9.5 GB
+    _refused("org/m", {"HF_HUB_CACHE": str(tmp_path)}, "does not hold a commit hash")
+
+
+def test_a_snapshot_linked_out_of_the_cache_is_refused(tmp_path):
+    cache = tmp_path / "cache"
+    snap = fake_cache(cache, "org/m")
+    shutil.move(snap, tmp_path / "elsewhere")
+    snap.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    _refused("org/m", {"HF_HUB_CACHE": str(cache)}, "leads out of its cache folder")
+
+
+@pytest.mark.parametrize("length", [5_000, 100_000])
+def test_a_name_or_cache_too_long_for_the_system_is_one_line(tmp_path, length):
+    _refused("a" * length, {"HF_HUB_CACHE": str(tmp_path)}, f"(a name of {length:,} characters)")
+    _refused("org/m", {"HF_HOME": "/" + "h" * length}, "cannot read the model 'org/m' or its cache")
+
+
+def test_a_model_or_cache_attn_may_not_read_is_reported_as_such(tmp_path, monkeypatch):
+    """Hostile round III: an unreadable folder or cache came out as "cannot write the output" or "No such file"."""
+    import errno
+
+    import attncli.models.load
+
+    def denied(path):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "cache"))
+
+    monkeypatch.setattr(attncli.models.load, "resolve_model", denied)  # as root, chmod 000 would not stop a read
+    _refused("org/m", None, f"Error: cannot read the model: {tmp_path / 'cache'}: Permission denied")

@@ -12,7 +12,9 @@ import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 
+from attncli.render.heads import SHORT, corpus_view
 from tests.conftest import ROOT, attn
 
 
@@ -70,3 +72,16 @@ def test_the_committed_folder_is_what_the_script_builds(tmp_path):
     assert again.keys() == shipped.keys()
     for name, tensor in shipped.items():  # the codes come from float arithmetic: equal to rounding
         np.testing.assert_allclose(again[name], tensor, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_every_cell_of_the_grid_names_its_detector_weak_or_clear(rows):
+    doc = {"model": "m", "corpus": "c", "texts": 1, "tokens": 1, "skipped": 0, "partial": False}
+    doc |= {"n_layer": 2, "n_head": 3, "label_score": 0.4, "rows": list(rows.values())}
+    console = Console(width=80, color_system=None, record=True)
+    console.print(corpus_view(doc))
+    lines = console.export_text().splitlines()
+    for (layer, head), row in rows.items():
+        assert row["detector"] == max(DETECTORS, key=lambda d: row[d])  # under 0.4 as well as over
+        assert row["label"] == (row["detector"] if row[row["detector"]] >= 0.4 else "")
+        named = lines[lines.index(next(x for x in lines if x.strip().startswith(f"L{layer} "))) + 1]
+        assert named.split()[head] == SHORT[row["detector"]], (layer, head, named)

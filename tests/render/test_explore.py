@@ -270,3 +270,26 @@ def test_a_generation_is_explored_whole_at_every_layer_and_marked():
         assert len(app.e.result.tokens) == len(doc["tokens"])
 
     explore(test, e, size=(160, 50))
+
+
+def test_keys_that_come_before_a_screen_has_gone_do_nothing():
+    """Hostile round III: `h`, Enter, Enter a few ms apart crashed (the second Enter dismissed the main screen:
+    ScreenStackError), and a burst of keys stacked screens. Here the keys' actions come in one go, as a burst
+    does, before Textual has drawn anything between them."""
+
+    async def test(pilot, app):
+        await pilot.press("h")
+        heads = app.screen
+        heads.dismiss((0, 1))  # the first Enter: open head 1
+        heads.dismiss((0, 0))  # the second, on the screen already leaving: nothing
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and app.e.head == 1 and "head 1 of 0..1" in said(app)
+        app.action_heads()
+        app.action_heads()  # `h` twice: one overview
+        app.action_help()  # and `?` over it: nothing
+        await pilot.pause()
+        assert len(app.screen_stack) == 2 and app.screen.doc["n_head"] == 2
+        await pilot.press("escape", "escape", "escape")
+        assert len(app.screen_stack) == 1 and app.is_running
+
+    explore(test, text_run(heads=2))

@@ -167,6 +167,10 @@ def rope(
     theta = positive_number(params, "rope_theta", positive_number(c, theta_key, theta))  # type: ignore[assignment]
     partial = positive_number(params, "partial_rotary_factor", positive_number(c, partial_key, 1.0))
     assert theta is not None and partial is not None  # both have defaults
+    if partial > 1:
+        raise ModelError(
+            f"config.json: {partial_key} is the share of each head that is rotated, at most 1, not {partial!r}"
+        )
     d_rot = int(d_k * partial)
     needs = {"linear": ("factor",), "llama3": ("factor", "low_freq_factor", "high_freq_factor")}
     needs |= {"yarn": ("factor",), "longrope": ("short_factor", "long_factor")}

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
+import typing
 from functools import partial
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Container, VerticalScroll
 from textual.screen import ModalScreen, Screen
@@ -65,7 +67,23 @@ class Pane(VerticalScroll, can_focus=False):
     """A scrolling column that leaves the arrow keys to the app (they move the cursor)."""
 
 
-class HelpScreen(ModalScreen[None]):
+class Once:
+    """Mixed into a screen (before its Screen class): it leaves once, and only while it is the app's screen; a
+    key that comes before it has gone (Enter twice a few ms apart, a burst of Esc) finds it leaving and does
+    nothing. Textual's `dismiss` pops whatever screen is on top, so a second one took the main screen with it
+    (ScreenStackError)."""
+
+    _left = False
+
+    def dismiss(self, result=None) -> AwaitComplete:
+        screen = typing.cast(Screen, self)
+        if self._left or screen.app.screen is not screen:
+            return AwaitComplete()
+        self._left = True  # the Screen class after this mixin dismisses it
+        return super().dismiss(result)  # type: ignore[misc]
+
+
+class HelpScreen(Once, ModalScreen[None]):
     """Every key and what it does; any of Esc, q, ? closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "close")]
@@ -81,7 +99,7 @@ class HelpScreen(ModalScreen[None]):
         yield Static(text, id="help")
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(Once, ModalScreen[str | None]):
     """A one-line prompt for a file name: Enter gives it, Esc gives None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "cancel")]
@@ -105,7 +123,7 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
-class HeadsScreen(Screen[tuple[int, int] | None]):
+class HeadsScreen(Once, Screen[tuple[int, int] | None]):
     """`attn heads`' grid (entropy of each head, pattern label under it) with a cursor; Enter opens the head."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,h,q", "dismiss(None)", "back")]
@@ -262,13 +280,21 @@ class ExploreApp(App[int]):
     def action_mean(self) -> None:
         self._do(self.e.toggle_mean)
 
+    def _covered(self) -> bool:
+        """Whether another screen is over the main one (or on its way): a key meant for the main screen that
+        comes in a burst finds it so, and does nothing."""
+        return len(self.screen_stack) > 1
+
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not self._covered():
+            self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
         self.exit(0)
 
     def action_heads(self) -> None:
+        if self._covered():
+            return
         try:
             doc = self.e.heads_document()
         except AttnError as err:
@@ -327,6 +353,8 @@ class ExploreApp(App[int]):
     # ---- saving ---------------------------------------------------------------------------------------------
 
     def action_save(self, kind: str) -> None:
+        if self._covered():
+            return
         question = "Save the screen as SVG to" if kind == "svg" else "Write the JSON of attn show -f json to"
         self.push_screen(PromptScreen(question, f"attn-explore.{kind}"), partial(self._save, kind))
 
