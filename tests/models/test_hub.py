@@ -109,7 +109,7 @@ def test_a_model_or_cache_attn_may_not_read_is_reported_as_such(tmp_path, monkey
 
     import attncli.models.load
 
-    def denied(path):
+    def denied(path, gguf_file=None):
         raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "cache"))
 
     monkeypatch.setattr(attncli.models.load, "resolve_model", denied)  # as root, chmod 000 would not stop a read
