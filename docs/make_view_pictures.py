@@ -16,12 +16,15 @@ from pathlib import Path
 from make_pictures import minilm
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 DOCS = Path(__file__).resolve().parent
 TEXT = "the cat sat on the mat because it was tired"
 PICTURES = {  # name -> (window width, height, what to do on the page before the screenshot)
     "view-head.png": (900, 720, ["click #heads input[value='5']"]),
     "view-model.png": (900, 760, ["key 2"]),
+    "view-steps.png": (900, 760, ["key 4", "select #query 3", "hover .nscore[data-j='2']"]),
 }
 
 
@@ -53,10 +56,16 @@ def main() -> None:
         for name, (width, height, actions) in PICTURES.items():
             driver.set_window_size(width, height)
             driver.get(page.as_uri())
+            WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready"))
             for action in actions:
                 verb, target = action.split(" ", 1)
                 if verb == "key":
                     driver.find_element("tag name", "body").send_keys(target)
+                elif verb == "select":
+                    chooser, value = target.split(" ")
+                    Select(driver.find_element("css selector", chooser)).select_by_value(value)
+                elif verb == "hover":
+                    ActionChains(driver).move_to_element(driver.find_element("css selector", target)).perform()
                 else:
                     driver.find_element("css selector", target).click()
             driver.save_screenshot(str(DOCS / name))

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import model_page, page_of
-from attncli.errors import ConfigError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
@@ -246,15 +245,9 @@ def view(
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, part=part)
     if model is not None:
-        from attncli.models.encdec import is_seq2seq
         from attncli.models.seq2seq import part_result
 
-        loaded, name = load(model)
-        if context is not None and not is_seq2seq(loaded):
-            raise ConfigError(
-                f"--context with --model: the page runs an encoder–decoder's source and target, and {loaded.name} "
-                "is not one; attn show --context shows its sentence pair"
-            )
+        loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
         result = part_result(loaded, text, layer, head, context, part, generation_of(generate))
         build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
     else:

@@ -31,9 +31,10 @@ def _token_list(tokens) -> list[dict]:
 
 
 def step_record(step: Step, precision: int | None = None) -> dict:
-    """One stage as JSON: its name, formula, shape, axes and whole array (and its note, if any)."""
+    """One stage as JSON: its name, title (in words), formula, shape, axes and whole array (and its note, if any)."""
     doc = {
         "name": step.name,
+        "title": step.title,
         "formula": step.formula,
         "shape": list(step.shape),
         "axes": list(step.axes),

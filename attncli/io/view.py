@@ -1,38 +1,52 @@
-"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/1).
+"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/2).
 
 The page (`-f html`, `attn view -o FILE.html`, `--save-html`) embeds exactly the document `-f json` writes,
-once. Its weights are for drawing: integers, each weight × SCALE rounded, so that a 12-layer × 12-head model on
-40 tokens stays well under a megabyte. The exact numbers stay one step away: a text run carries every stage of
-`attn steps` whole ("steps", the same records as `attn steps -f json`); a model run carries the command and the
-jq path that print any weight exactly ("exact").
+once. Its weights are for drawing, in a compact encoding ("encoding" in the document says it): each head's
+weights rounded to 1/255 (round(weight × 255), one byte a cell, row-major), compressed (raw deflate) and
+written in base64, so that a 200-token page of a 6-layer × 12-head model stays under 2 MB; `weights_of`
+reads them back. The exact numbers stay one step away: a text run carries every stage of `attn steps` whole
+("steps", the same records as `attn steps -f json`); a model run carries the command and the jq path that
+print any weight exactly ("exact"), and the queries, keys and values of its every layer, or of the page's layer
+when they would take more than NEURON_BYTES ("neuron": q and k as the model's own float32, v as float16), from
+which the page redoes a score, its softmax and the mix.
 
     >>> from attncli.pipeline.run import run
     >>> doc = result_view(run("a b a"), "attn view")
-    >>> row = doc["layers"][0]["heads"][0]["weights"][0]  # query 0's weights, × 1000
-    >>> doc["schema"], doc["tokens"], row, sum(row)
-    ('attncli.view/1', ['a', 'b', 'a'], [193, 614, 193], 1000)
+    >>> row = weights_of(doc)[0, 0, 0]  # layer 0, head 0, query 0, to 1/255
+    >>> doc["schema"], doc["tokens"], (row * 255).round().astype(int).tolist(), round(float(row.sum()), 2)
+    ('attncli.view/2', ['a', 'b', 'a'], [49, 157, 49], 1.0)
 """
 
 from __future__ import annotations
 
+import base64
 import shlex
-from typing import TYPE_CHECKING, BinaryIO
+import zlib
+from dataclasses import replace
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
 
 from attncli.core.parts import PARTS
 from attncli.core.stats import head_stats, label_heads
 from attncli.io.documents import View
-from attncli.io.encode import dumps
+from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
 from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.steps import steps
+from attncli.pipeline.steps import Step, steps
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
+    from attncli.models.attention import LayerSteps
 
-SCHEMA = "attncli.view/1"
-SCALE = 1000  # a drawn weight is round(weight × SCALE): 0.001 steps, finer than a line's opacity shows
+SCHEMA = "attncli.view/2"
+SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
+ENCODING = {
+    "weights": "each head's weights: round(weight × scale) as one unsigned byte a cell, rows of queries one after "
+    "another, compressed with raw deflate (RFC 1951), in base64",
+    "precision": "weights to 1/255 (0.004); the exact ones: 'exact' (a model) or 'steps' (a text run)",
+}
+NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
 
 
@@ -49,6 +63,32 @@ def _labels(weights: np.ndarray, causal: bool, cross: bool = False) -> list[list
     if cross:
         return [[""] * weights.shape[1] for _ in range(weights.shape[0])]
     return label_heads(head_stats(weights, causal=causal))
+
+
+def packed(a: np.ndarray) -> str:  # any array -> base64 of its bytes, raw-deflated
+    """An array's bytes (little-endian, row-major) compressed with raw deflate, in base64: what the page inflates."""
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return base64.b64encode(z.compress(np.ascontiguousarray(a).tobytes()) + z.flush()).decode("ascii")
+
+
+def unpacked(text: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:  # base64 -> [shape] of dtype
+    """The inverse of `packed`.
+
+    >>> unpacked(packed(np.arange(6, dtype="<f4").reshape(2, 3)), "<f4", (2, 3)).tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    """
+    return np.frombuffer(zlib.decompress(base64.b64decode(text), -15), dtype=dtype).reshape(shape)
+
+
+def weights_of(doc: dict) -> np.ndarray:  # a view document (or one of its parts) -> [L, h, m, n] float64
+    """The drawn weights of every layer and head, decoded: what the page draws, to 1/255."""
+    m, n = len(doc["tokens"]), len(doc["context_tokens"] or doc["tokens"])
+    return (
+        np.array(
+            [[unpacked(h["weights"], "u1", (m, n)) for h in layer["heads"]] for layer in doc["layers"]], dtype=float
+        )
+        / SCALE
+    )
 
 
 def _mask_rows(masked: np.ndarray) -> list[str]:  # [m, n] bool -> m strings of n "0"/"1"
@@ -70,8 +110,8 @@ def _layers(
                 if rows not in masks:
                     masks.append(rows)
                 mask = masks.index(rows)
-            drawn = np.rint(weights[l, h] * SCALE).astype(np.int64)
-            entries.append({"head": head, "label": labels[l][h], "mask": mask, "weights": drawn.tolist()})
+            drawn = np.rint(weights[l, h] * SCALE).astype(np.uint8)
+            entries.append({"head": head, "label": labels[l][h], "mask": mask, "weights": packed(drawn)})
         out.append({"layer": layer, "heads": entries})
     return out, masks
 
@@ -81,8 +121,6 @@ def _strings(tokens) -> list[str] | None:  # Tokens or None -> its strings
 
 
 def _document(result: AttentionResult, command: str, **more) -> dict:
-    generation = result.tokens.generation()  # --generate: what the model wrote, from token "from" on
-    wrote = {} if generation is None else {"generated": {**generation, "from": result.tokens.generated}}
     return {
         "schema": SCHEMA,
         "command": command,
@@ -93,7 +131,7 @@ def _document(result: AttentionResult, command: str, **more) -> dict:
         "config": result.source.config_record(result),
         "caption": result.source.caption(result),
         "scale": SCALE,
-        **wrote,
+        "encoding": ENCODING,
         **more,
     }
 
@@ -126,29 +164,40 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
 def model_view(
     model: Model, result: AttentionResult, model_dir: str, command: str, pair: tuple[str, str | None] | None = None
 ) -> dict:
-    """Every layer and head of a model on the result's text, opened at the result's layer (and head, if one).
+    """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
+    --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
 
     The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
     jq path that print one weight exactly, with {layer}, {head}, {query} and {key} to fill in (and the same
     for the mean over the heads, "mean_command" and "mean_path"). An encoder–decoder's page has its every
     part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
-    from attncli.models import forward  # the model's own forward pass: only a --model run gets here
     from attncli.models.encdec import is_seq2seq
+    from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
 
     if is_seq2seq(model):
         return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
 
-    record = result.source.config_record(result)  # the layer shown, and the head if one was chosen
-    weights = np.stack(forward(model, np.asarray(result.tokens.ids)).weights)  # [L, h, n, n]
+    source = cast(ModelLayer, result.source)
+    record = source.config_record(result)  # the layer shown, and the head if one was chosen
+    if result.tokens.generated is None:
+        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
+    else:  # --generate: the text and what the model wrote, the result's own ids, in one pass
+        from attncli.models import forward
+
+        tokens, run = result.tokens, forward(model, np.asarray(result.tokens.ids), steps_layer=source.layer)
+    weights = np.stack(run.weights)  # [L, h, n, n]
     n_layer, n_head, n = weights.shape[:3]
-    masked = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), weights.shape) if model.causal else None
+    cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none
+    none = np.zeros((n, n), dtype=bool)
+    masked = None
+    if any(c is not None for c in cells):
+        masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
+    texts = shlex.quote(result.text or "") + ("" if source.pair is None else f" --context {shlex.quote(source.pair)}")
     wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
-    exact = _exact(
-        f"attn show {shlex.quote(result.text or '')} --model {shlex.quote(model_dir)}{wrote} --layer {{layer}}"
-    )
+    exact = _exact(f"attn show {texts} --model {shlex.quote(model_dir)}{wrote} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,
@@ -160,7 +209,50 @@ def model_view(
         exact=exact,
         steps=None,
     )
-    return {**doc, "config": config, "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head}}
+    assert run.steps is not None  # steps_layer asks for them
+    one = neuron(run.steps, replace(source, head=None).steps(result))  # the words of every head
+    carried = [one]
+    shape = one["shape"]
+    size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
+    if size * n_layer <= NEURON_BYTES and result.tokens.generated is None:  # short: every layer (a pass each)
+        others = [model_layer(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
+        carried = [one if l == source.layer else neuron(s, r.source.steps(r)) for l, (r, s) in enumerate(others)]
+    return {
+        **doc,
+        **token_marks(tokens),
+        "labels": tokens.labels(),
+        "context": source.pair,
+        "config": config,
+        "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
+        "neuron": carried,
+    }
+
+
+def neuron(s: LayerSteps, stages: list[Step]) -> dict:
+    """One layer's queries, keys and values (the model's own: after its biases, RoPE and norms), for the page's
+    steps view: q and k as float32 (their products are exact in the page's float64), v as float16, each key/value
+    head once; with the layer's scale and soft-cap and the words and formulas of `attn steps --model`.
+
+    The page redoes a score as Σ_d q_d k_d × scale (+ the bias, then the cap); the model sums in float32, so the
+    two agree to float32 rounding. A bias added to the scores (T5's relative positions, [h, m, n]) comes as
+    float32 too, or null.
+    """
+    group = s.q.shape[0] // s.n_kv_head
+    kv = slice(None, None, group)  # each key/value head once (grouped-query attention repeats them per query head)
+    return {
+        "layer": s.layer,
+        "scale": float(s.scale),
+        "softcap": s.softcap,
+        "bias": None if s.bias is None else packed(np.broadcast_to(s.bias, s.weights.shape).astype("<f4")),
+        "kv_group": group,
+        "shape": {"q": list(s.q.shape), "k": list(s.k[kv].shape), "v": list(s.v[kv].shape)},
+        "q": packed(s.q.astype("<f4")),
+        "k": packed(s.k[kv].astype("<f4")),
+        "v": packed(s.v[kv].astype("<f2")),
+        "precision": "q, k: the model's float32 · v: float16 (3 digits) · the scores, softmax and mix: "
+        "computed in the page, in float64",
+        "stages": {st.name: {"title": st.title, "formula": st.formula} for st in stages},
+    }
 
 
 def _exact(shown: str) -> dict:
@@ -210,13 +302,16 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.seq2seq import every_part  # only an encoder–decoder's page gets here
+    from attncli.models.seq2seq import PartLayer, every_part, part_layer  # only an encoder–decoder's page gets here
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
-    parts = {
-        name: part_entry(name, found.tokens.strings, _strings(found.key_tokens), np.stack(found.weights), found.masked)
-        for name, found in every_part(model, text, context).items()
-    }
+    parts = {}
+    for name, found in every_part(model, text, context).items():
+        weights = np.stack(found.weights)  # [L, h, m, n]
+        parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
+        shown, s = part_layer(model, text, min(record["layer"], len(weights) - 1), None, context, name)
+        words = cast(PartLayer, shown.source).steps(shown)  # the formulas of attn steps --model --part
+        parts[name]["neuron"] = [neuron(s, words)]
     pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(

@@ -33,6 +33,7 @@ from attncli.models import (
     label_heads,
     rollout,
 )
+from attncli.models.attention import LayerSteps, attention_mask
 from attncli.models.generate import Generation, continued
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
@@ -94,11 +95,11 @@ def model_tokens(model: Model, text: str, pair: str | None = None) -> Tokens:
     return _encode(model, text, pair)[0]
 
 
-def _run(
-    model: Model, text: str, pair: str | None, generate: Generation | None = None, **kwargs
+def run_pass(
+    model: Model, text: str, pair: str | None = None, generate: Generation | None = None, **kwargs
 ) -> tuple[Tokens, Forward]:
-    """Tokenize and run the model: a pair with its token types; with `generate`, the text and its continuation,
-    in one pass over the whole sequence (causal: each row is what that step of the generation saw)."""
+    """Tokenize and run the model (`forward`'s keywords): a pair with its token types; with `generate`, the text
+    and its continuation, in one pass over the whole sequence (causal: each row is what that step saw)."""
     tokens, t = _encode(model, text, pair, generate)
     return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
@@ -130,6 +131,11 @@ def _window(model: Model, layer: int) -> int | None:
     return model.hp.get("windows", [None] * model.n_layer)[layer]
 
 
+def layer_mask(model: Model, layer: int, n: int) -> np.ndarray | None:  # -> [n, n] bool, True = masked; or None
+    """The cells `layer` masks on n tokens: none, causal, a sliding window (ModernBERT's local layers), or both."""
+    return attention_mask(n, model.causal, _window(model, layer))
+
+
 def kv_head(model: Model, head: int) -> int:
     """The key/value head that query head `head` reads (grouped-query attention; itself otherwise)."""
     return head // (model.n_head // model.n_kv_head)
@@ -151,9 +157,22 @@ def model_result(
     output is the attention output of the layer, all heads merged (concat(O_h) W_O + b_O).
     `generate`: the text and the tokens a decoder writes after it, one sequence.
     """
+    return model_layer(model, text, layer, head, pair, generate)[0]
+
+
+def model_layer(
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    pair: str | None = None,
+    generate: Generation | None = None,
+) -> tuple[AttentionResult, LayerSteps]:
+    """`model_result`, and the layer's every stage as the model ran it (its scale and soft-cap, each key/value
+    head once): what the page's steps view redoes."""
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
-    tokens, run = _run(model, text, pair, generate, upto_layer=layer, steps_layer=layer)
+    tokens, run = run_pass(model, text, pair, generate, upto_layer=layer, steps_layer=layer)
     s = run.steps
     assert s is not None  # steps_layer asks for them
     _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
@@ -172,7 +191,7 @@ def model_result(
         temperature=temperature,
     )
     masked = None if s.masked is None else np.ascontiguousarray(s.masked[pick])
-    return AttentionResult(
+    result = AttentionResult(
         text=text,
         context=None,
         tokens=tokens,
@@ -192,6 +211,7 @@ def model_result(
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
     )
+    return result, s
 
 
 def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
@@ -387,7 +407,7 @@ def heads_document(model: Model, text: str, pair: str | None = None, generate: G
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
     sentence pair `text`, `pair` with its token types, when a second text is given; of the text and the
     `generate` tokens a decoder writes after it)."""
-    tokens, run = _run(model, text, pair, generate)
+    tokens, run = run_pass(model, text, pair, generate)
     weights = np.stack(run.weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
     generation = tokens.generation()
@@ -464,7 +484,7 @@ class Rollout:
 def model_rollout(model: Model, text: str, layer: int | None = None, pair: str | None = None) -> Rollout:
     """Attention rollout through layers 0..layer (default all), from one forward pass (of a pair with `pair`)."""
     layer = check_layer(model, -1 if layer is None else layer)
-    tokens, run = _run(model, text, pair, upto_layer=layer)
+    tokens, run = run_pass(model, text, pair, upto_layer=layer)
     weights = run.weights
     matrix = rollout(weights, upto_layer=layer)
     _check_finite(model, "the rollout", matrix, *weights)

@@ -34,6 +34,7 @@ from attncli.pipeline.run import _check_text
 from attncli.pipeline.steps import Step, mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
+from .attention import LayerSteps
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
 from .generate import Generation
@@ -149,6 +150,14 @@ def part_result(
     if not is_seq2seq(model):
         return model_result(model, text, layer, head, context, generate)
     _no_generation(model, generate)
+    return part_layer(model, text, layer, head, context, chosen)[0]
+
+
+def part_layer(
+    model: Model, text: str, layer: int | None, head: int | None, context: str | None, chosen: str
+) -> tuple[AttentionResult, LayerSteps]:
+    """`part_result` of an encoder–decoder's part `chosen`, and the layer's every stage as the model ran it
+    (its scale and T5's position bias too: what the page's steps view redoes)."""
     layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     n_head, d_k = part_heads(model, chosen)
     pick_head = None if head is None else _check_head(model, chosen, head, n_head)
@@ -174,7 +183,7 @@ def part_result(
         d_a=d_k,
         mask=("causal",) if s.masked is not None else (),
     )
-    return AttentionResult(
+    result = AttentionResult(
         text=source if tgt is None else text,
         context=source if cross else None,
         tokens=src if tgt is None else tgt,
@@ -194,6 +203,7 @@ def part_result(
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
     )
+    return result, s
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,24 @@ from attncli.pipeline.result import AttentionResult
 
 SCHEMA = "attncli.steps/1"
 
+#: What each stage is, in words (the page's titles; a JSON record's "title"); a variant's trace term is "a term".
+TITLES = {
+    "x": "input",
+    "e": "embeddings",
+    "pe": "positions",
+    "x_context": "context input",
+    "q": "queries",
+    "k": "keys",
+    "v": "values",
+    "scores": "scores",
+    "masked_scores": "masked scores",
+    "weights": "weights",
+    "head_outputs": "head outputs",
+    "concat": "heads side by side",
+    "output": "output",
+}
+TRACE = "trace:"  # the name of a variant's trace term starts with it
+
 
 @dataclass(frozen=True)
 class Step:
@@ -34,6 +52,18 @@ class Step:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.array.shape)
+
+    @property
+    def title(self) -> str:
+        """The stage in words, before its formula: `queries` (Q = X W_Q), or for a variant's own term
+        `a term of the score: qk`.
+
+        >>> Step("q", "Q = X W_Q", np.zeros((1, 2, 3)), ("head", "query", "dim")).title
+        'queries'
+        """
+        if self.name.startswith(TRACE):
+            return "a term of the score: " + self.name[len(TRACE) :]
+        return TITLES.get(self.name, self.name)
 
 
 def _trace_axes(terms: dict, name: str, shape: tuple[int, ...], m: int, n: int) -> tuple[str, ...]:
@@ -95,7 +125,7 @@ def text_steps(result: AttentionResult) -> list[Step]:
     for name in order:
         array = result.trace[name]
         formula = terms.get(name, (name, ()))[0]
-        out.append(Step(f"trace:{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
+        out.append(Step(f"{TRACE}{name}", formula, np.asarray(array), _trace_axes(terms, name, array.shape, m, n)))
     out.append(score_step(result))
     out += mask_softmax_mix(result, ", ".join(c.mask))
     if c.heads > 1:

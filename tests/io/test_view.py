@@ -1,4 +1,4 @@
-"""The page's data (schema attncli.view/1): what `attn view -f json` writes and the page embeds, once."""
+"""The page's data (schema attncli.view/2): what `attn view -f json` writes and the page embeds, once."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attncli.core.stats import head_stats, label_heads
-from attncli.io.view import SCALE, _layers, model_view, result_view
+from attncli.io.view import SCALE, _layers, model_view, result_view, weights_of
 from attncli.models import forward, load_model
 from attncli.models.run import heads_document, model_result
 from attncli.pipeline.config import RunConfig
@@ -40,10 +40,13 @@ def bert_dir(tmp_path_factory):
 def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
     result = run("time flies like an arrow", RunConfig(heads=2, mask=("causal",)), trace=True)
     doc = result_view(result, "attn view")
-    assert doc["schema"] == "attncli.view/1" and doc["tokens"] == list(result.tokens.strings)
+    assert doc["schema"] == "attncli.view/2" and doc["tokens"] == list(result.tokens.strings)
     assert [h["head"] for h in doc["layers"][0]["heads"]] == [0, 1]
-    for h, head in enumerate(doc["layers"][0]["heads"]):
-        assert head["weights"] == np.rint(result.weights[h] * SCALE).astype(int).tolist()
+    assert doc["scale"] == SCALE == 255 and "deflate" in doc["encoding"]["weights"]
+    assert "1/255" in doc["encoding"]["precision"]  # the document says what it keeps
+    drawn = weights_of(doc)[0]  # [h, m, n]
+    assert np.abs(drawn - result.weights).max() <= 0.5 / SCALE + 1e-12  # rounded to the nearest 1/255
+    for head in doc["layers"][0]["heads"]:
         assert doc["masks"][head["mask"]] == ["01111", "00111", "00011", "00001", "00000"]
     steps = {s["name"]: s["array"] for s in doc["steps"]}
     assert steps["weights"] == result.weights.tolist()  # exact: the same floats
@@ -65,7 +68,7 @@ def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
     assert labels == [[r["label"] for r in rows if r["layer"] == l] for l in range(model.n_layer)]
     assert doc["layer"] == 1 and doc["head"] == 0 and doc["steps"] is None
     weights = np.stack(forward(model, model_result(model, text).tokens.ids).weights)
-    assert doc["layers"][1]["heads"][0]["weights"] == np.rint(weights[1, 0] * SCALE).astype(int).tolist()
+    assert (weights_of(doc)[1, 0] * SCALE).round().tolist() == np.rint(weights[1, 0] * SCALE).tolist()
     assert len(doc["masks"]) == 1  # GPT-2's causal mask, once for every head
     assert doc["exact"]["command"].startswith("attn show 'time flies like an arrow' --model ")
 
@@ -78,14 +81,14 @@ def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir):
     command = shlex.split(doc["exact"]["command"].format(layer=0, head=1))
     assert command[:4] == ["attn", "show", "time flies", "--model"]
     exact = json.loads(attn(*command[1:]).stdout)["heads"][0]["weights"]
-    assert np.rint(np.array(exact) * SCALE).astype(int).tolist() == doc["layers"][0]["heads"][1]["weights"]
+    assert np.rint(np.array(exact) * SCALE).tolist() == (weights_of(doc)[0, 1] * SCALE).round().tolist()
     assert len(doc["layers"]) == model.n_layer
 
 
 def test_cross_attention_has_its_context_and_no_labels():
     doc = result_view(run("time flies", RunConfig(), context="an arrow flies"), "attn view")
     assert doc["context_tokens"] == ["an", "arrow", "flies"]
-    assert np.shape(doc["layers"][0]["heads"][0]["weights"]) == (2, 3)
+    assert weights_of(doc).shape == (1, 1, 2, 3)
     assert doc["layers"][0]["heads"][0]["label"] == ""
 
 
@@ -95,7 +98,7 @@ def test_the_page_embeds_the_json_document_once(tmp_path):
     assert r.exit_code == 0, r.output
     html = out.read_text(encoding="utf-8")
     doc = json.loads(attn("view", "time flies like an arrow", "--heads", "4", "-f", "json").stdout)
-    assert embedded(html) == doc and html.count("attncli.view/1") == 1
+    assert embedded(html) == doc and html.count("attncli.view/2") == 1
 
 
 def test_the_page_asks_for_nothing_from_the_network(tmp_path):
@@ -135,11 +138,31 @@ def test_options_that_make_no_page_are_refused():
     assert r.exit_code == 0 and "attn-data" not in r.stdout  # no weights, no page: the table's picture
 
 
-def test_a_40_token_page_of_a_12_layer_12_head_model_stays_under_a_megabyte():
+def test_a_40_token_page_of_a_12_layer_12_head_model_stays_under_300_kb():
     rng = np.random.default_rng(0)
     scores = rng.normal(size=(12, 12, 42, 42)) * 2
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)  # [L, h, n, n]
     labels = label_heads(head_stats(weights))
     layers, masks = _layers(weights, None, list(range(12)), list(range(12)), labels)
     doc = {**result_view(run(" ".join(["w"] * 42)), "attn view"), "layers": layers, "masks": masks, "steps": None}
-    assert len(page(doc).encode()) < 1_000_000
+    assert len(page(doc).encode()) < 300_000  # random weights: the least a compression can gain
+
+
+def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_own(bert_dir, monkeypatch):
+    from attncli.io import view
+    from attncli.io.view import unpacked
+    from attncli.models.run import model_layer
+
+    model, text = load_model(bert_dir), "time flies like an arrow"
+    doc = model_view(model, model_result(model, text, 1), bert_dir, "attn view")
+    assert [n["layer"] for n in doc["neuron"]] == list(range(model.n_layer))
+    for n in doc["neuron"]:
+        _, s = model_layer(model, text, n["layer"])
+        assert unpacked(n["q"], "<f4", tuple(n["shape"]["q"])).tolist() == s.q.tolist()  # the model's own float32
+        assert unpacked(n["k"], "<f4", tuple(n["shape"]["k"])).tolist() == s.k.tolist()
+        v = unpacked(n["v"], "<f2", tuple(n["shape"]["v"]))
+        assert np.abs(v - s.v).max() <= 2.0**-11 * np.abs(s.v).max()  # float16: 11 significant bits
+        assert n["scale"] == s.scale and n["stages"]["q"]["title"] == "queries"
+    monkeypatch.setattr(view, "NEURON_BYTES", 0)
+    doc = model_view(model, model_result(model, text, 0), bert_dir, "attn view")
+    assert [n["layer"] for n in doc["neuron"]] == [0]  # too long for every layer: the page's own

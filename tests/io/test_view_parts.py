@@ -1,4 +1,4 @@
-"""An encoder–decoder's page data (schema attncli.view/1 with "parts"): every part, every layer and head, the
+"""An encoder–decoder's page data (schema attncli.view/2 with "parts"): every part, every layer and head, the
 weights `attn show --part` gives, and the commands that print them exactly."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attncli.core.parts import PARTS
-from attncli.io.view import SCALE, part_entry, result_view
+from attncli.io.view import SCALE, part_entry, result_view, weights_of
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
 from tests.conftest import attn
@@ -39,16 +39,17 @@ def show_json(*args) -> dict:
 def test_every_part_every_layer_and_head_is_what_attn_show_gives(name):
     folder = GOLDEN / name
     doc = view_json(TARGET, "--model", folder, "--context", SOURCE)
-    assert doc["schema"] == "attncli.view/1" and list(doc["parts"]) == list(PARTS)
+    assert doc["schema"] == "attncli.view/2" and list(doc["parts"]) == list(PARTS)
     assert doc["part"] == "cross" and "layers" not in doc and "masks" not in doc  # they are the parts'
     assert (doc["text"], doc["context"]) == (TARGET, SOURCE)
     for part, entry in doc["parts"].items():
+        drawn = weights_of(entry) * SCALE
         for layer in range(len(entry["layers"])):
             shown = show_json(TARGET, "--model", folder, "--context", SOURCE, "--part", part, "--layer", layer)
             assert entry["tokens"] == shown["tokens"]
             assert entry["context_tokens"] == shown["context_tokens"]  # null but for cross: the source's
-            for h, head in enumerate(entry["layers"][layer]["heads"]):
-                assert head["weights"] == np.rint(np.array(shown["heads"][h]["weights"]) * SCALE).astype(int).tolist()
+            exact = np.array([h["weights"] for h in shown["heads"]])  # [h, m, n]
+            assert drawn[layer].round().tolist() == np.rint(exact * SCALE).tolist()
     cross, decoder, encoder = (doc["parts"][p] for p in ("cross", "decoder", "encoder"))
     assert cross["context_tokens"] == encoder["tokens"] and cross["tokens"] == decoder["tokens"] == doc["tokens"]
     assert (cross["queries"], cross["keys"]) == ("target", "source")
@@ -73,9 +74,15 @@ def test_without_a_source_the_page_has_the_encoder_only():
     assert r.exit_code != 0 and "give it with --context SOURCE" in r.stderr
 
 
-def test_a_one_part_model_with_context_is_refused():
-    r = attn("view", TARGET, "--model", GOLDEN / "bert", "--context", SOURCE)
-    assert r.exit_code == 2 and "bert is not one" in r.stderr and "attn show --context" in r.stderr
+def test_an_encoder_with_context_is_a_sentence_pair_as_attn_show_gives_it():
+    doc = view_json(TARGET, "--model", GOLDEN / "bert", "--context", SOURCE)
+    shown = show_json(TARGET, "--model", GOLDEN / "bert", "--context", SOURCE, "--layer", "0")
+    assert "parts" not in doc and doc["context"] == SOURCE and doc["context_tokens"] is None  # one self-attention
+    assert doc["tokens"] == shown["tokens"] and doc["second_segment"] == shown["second_segment"]
+    assert doc["special"] == shown["special"] and doc["labels"][doc["second_segment"]].startswith("‖")
+    drawn = weights_of(doc)[0] * SCALE
+    assert drawn.round().tolist() == np.rint(np.array([h["weights"] for h in shown["heads"]]) * SCALE).tolist()
+    assert "--context" in doc["exact"]["command"]  # the exact weights are the pair's too
 
 
 def _jq(doc_text: str, path: str) -> float:
@@ -99,13 +106,13 @@ def test_the_exact_commands_print_the_weights_the_page_rounds():
     r = attn(*command[1:])
     assert r.exit_code == 0, r.output
     exact = _jq(r.stdout, doc["exact"]["path"].format(**fill))
-    assert round(exact * SCALE) == doc["parts"]["decoder"]["layers"][1]["heads"][3]["weights"][4][2]
+    drawn = weights_of(doc["parts"]["decoder"])[1] * SCALE  # [h, m, n]
+    assert round(exact * SCALE) == round(drawn[3, 4, 2])
     mean = shlex.split(doc["exact"]["mean_command"].format(**fill))
     assert "--head" not in mean
     r = attn(*mean[1:])
     exact = _jq(r.stdout, doc["exact"]["mean_path"].format(**fill))
-    heads = doc["parts"]["decoder"]["layers"][1]["heads"]
-    assert abs(exact * SCALE - np.mean([h["weights"][4][2] for h in heads])) <= 0.5  # each drawn one is rounded
+    assert abs(exact * SCALE - drawn[:, 4, 2].mean()) <= 0.5  # each drawn one is rounded
 
 
 def test_the_mean_path_is_jq_and_gives_the_mean():
@@ -138,7 +145,7 @@ def test_save_html_of_show_steps_and_heads_is_the_interactive_page(tmp_path):
 
 def test_a_text_run_of_as_many_context_tokens_as_queries_has_no_labels():
     doc = result_view(run("time flies", context="an arrow"), "attn view")
-    assert np.shape(doc["layers"][0]["heads"][0]["weights"]) == (2, 2)  # square, and still cross-attention
+    assert weights_of(doc).shape == (1, 1, 2, 2)  # square, and still cross-attention
     assert doc["layers"][0]["heads"][0]["label"] == ""
 
 

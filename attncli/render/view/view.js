@@ -2,50 +2,75 @@
    Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data.
    An encoder–decoder's document has "parts" (cross, decoder, encoder), each with what a one-part document has
    at its top (tokens, context_tokens, masks, layers): choosing a part puts its fields where the views read. */
-(function () {
+(function (script) {
   "use strict";
-  var D = JSON.parse(document.getElementById("attn-data").textContent);
+  // The page's root: the element around this script (the <body> of a page, a <div> of a notebook's output).
+  // Everything the script makes and finds is inside it, and each id starts with the root's data-prefix, so
+  // that several pages can share one document.
+  var root = script.parentNode, PREFIX = root.dataset.prefix || "";
+  var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+  function id(name) { return PREFIX + name; }
+  var NEU = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
   var NS = "http://www.w3.org/2000/svg";
-  var Q, K, CROSS, ROWS, COLS;  // the rows' and columns' tokens, whether they differ, and what they are called
+  var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
   function usePart(name) {
     var P = D.parts ? D.parts[name] : D;
     if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
-    Q = markGenerated(P.tokens); K = P.context_tokens || Q; CROSS = !!P.context_tokens;
+    Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
+    QL = P.labels || Q; KL = P.context_tokens ? K : QL; REP = {};
+    NEU = P.neuron || null;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
   }
-  // --generate: the tokens the model wrote after the text (from D.generated.from on) are labelled with ›, as in the
-  // terminal's tables (never by colour alone)
-  function markGenerated(tokens) {
-    var from = D.generated ? D.generated.from : tokens.length;
-    return tokens.map(function (t, i) { return i >= from ? "\u203a" + t : t; });
-  }
-  // --generate, stepped (n / p): the text and the first tokens the model wrote, the newest one's row over
-  // everything before it, as the model saw it when it wrote the next; Escape shows the whole sequence again
-  function stepGenerated(by) {
-    var total = D.tokens.length, from = D.generated.from;
-    var upto = S.upto === null ? (by > 0 ? from : total) + by : S.upto + by;  // from the whole: the first or last
-    S.upto = Math.max(from + 1, Math.min(total, upto));
-    Q = markGenerated(D.tokens).slice(0, S.upto); K = Q;
-    draw();
-    say("written token " + (S.upto - from) + " of " + (total - from) + ": " + shown(Q[S.upto - 1]) +
-      ", its row over everything before it; n / p step, Escape shows the whole sequence");
-  }
-  function showWholeSequence() { S.upto = null; usePart(D.part); }
   function alignment() { return !!D.parts && CROSS; }  // an encoder–decoder's cross-attention: target × source
   var HEAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#e08a0b", "#17becf",
     "#8c564b", "#e377c2", "#6b6b6b", "#a7a81c", "#393b9a", "#4f7a1f"];
   var DASHES = ["", "7 3", "2 3", "9 3 2 3"];  // colour is never the only sign of a head
   var VIEWS = [["head", "Head"], ["model", "Model"], ["matrix", "Matrix"]];
-  if (D.steps) VIEWS.push(["steps", "Steps"]);
-  var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null, upto: null };
+  var PARTS = D.parts ? Object.keys(D.parts).map(function (k) { return D.parts[k]; }) : [D];  // what has layers
+  if (D.steps || PARTS.some(function (P) { return P.neuron; })) VIEWS.push(["steps", "Steps"]);
+  var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
+    query: 0, pair: "all" };
   usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stage, readout, layerSelect, headBox, meanBox, meanLabel, partSelect, tabs = {};
+  var stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
+
+  // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
+  function bytesOf(b64) {
+    var s = atob(b64), a = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) a[i] = s.charCodeAt(i);
+    return a;
+  }
+  function inflate(b64) {  // -> Promise of the bytes
+    var stream = new Blob([bytesOf(b64)]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+    return new Response(stream).arrayBuffer();
+  }
+  function halfs(buf) {  // float16 (little-endian, as typed arrays read on every current machine) -> Float64Array
+    var u = new Uint16Array(buf), out = new Float64Array(u.length);
+    for (var i = 0; i < u.length; i++) {
+      var h = u[i], e = (h >> 10) & 31, f = h & 1023, s = h >> 15 ? -1 : 1;
+      out[i] = s * (e === 0 ? f * Math.pow(2, -24) : e === 31 ? (f ? NaN : Infinity) : (1 + f / 1024) * Math.pow(2, e - 15));
+    }
+    return out;
+  }
+  function decodeAll() {  // every head's weights (of every part) into head.w, and each one layer's q, k, v into .N
+    var jobs = [];
+    PARTS.forEach(function (P) {
+      P.layers.forEach(function (l) { l.heads.forEach(function (h) {
+        jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
+      }); });
+      (P.neuron || []).forEach(function (n) {
+        jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
+          n.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
+        }));
+      });
+    });
+    return Promise.all(jobs);
+  }
 
   // ---- small helpers ------------------------------------------------------------------------------
   function el(tag, attrs, parent, text) {
@@ -64,7 +89,7 @@
   }
   function rgb(hex) { var v = parseInt(hex.trim().slice(1), 16); return [v >> 16 & 255, v >> 8 & 255, v & 255]; }
   function readColors() {
-    var cs = getComputedStyle(document.documentElement);
+    var cs = getComputedStyle(root);
     ["bg", "fg", "muted", "line", "panel", "accent", "cell0", "cell1", "masked", "mark"].forEach(function (n) {
       C[n] = cs.getPropertyValue("--" + n).trim();
     });
@@ -75,10 +100,35 @@
     return c;
   }
   function css(c) { return "rgb(" + c.join(",") + ")"; }
-  var measure = document.createElement("canvas").getContext("2d");
-  function textWidth(s, px, weight) {
-    measure.font = (weight || 400) + " " + (px || 12) + "px system-ui, sans-serif";
-    return measure.measureText(s).width;
+  var MONO = "ui-monospace, \"DejaVu Sans Mono\", Menlo, Consolas, monospace";
+  var ruler = null, widths = {};
+  function textWidth(s, px, weight, mono) {  // as drawn: measured by an SVG text of the same font, out of sight
+    var key = [px, weight, mono, s].join("\u0001");
+    if (key in widths) return widths[key];
+    if (!ruler) {  // (a canvas's measureText may resolve system-ui to another font than the SVG does)
+      var box = el("svg", { width: 0, height: 0, "aria-hidden": "true", style: "position:absolute;visibility:hidden" }, root);
+      ruler = el("text", {}, box);
+    }
+    ruler.setAttribute("font-size", px || 12);
+    ruler.setAttribute("font-weight", weight || 400);
+    ruler.setAttribute("font-family", mono ? MONO : "system-ui, sans-serif");
+    ruler.textContent = s;
+    return (widths[key] = ruler.getComputedTextLength());
+  }
+  function monoWidth(s, px) { return textWidth(s, px, 400, true); }
+  var LABEL_MAX = 220;  // px: a longer label is drawn cut with an ellipsis, the whole token in its tooltip
+  function labelText(parent, attrs, s, px) {  // an SVG text of a token label, never cut without saying so
+    var t = el("text", attrs, parent), full = s;
+    if (monoWidth(s, px) > LABEL_MAX) {
+      while (s.length > 1 && monoWidth(s + "…", px) > LABEL_MAX) s = s.slice(0, -1);
+      s += "…";
+      el("title", {}, t, full);
+    }
+    t.appendChild(document.createTextNode(s));
+    return t;
+  }
+  function labelWidth(labels, px) {
+    return Math.min(LABEL_MAX, Math.max.apply(null, labels.map(function (t) { return monoWidth(t, px); }).concat([0])));
   }
   function shown(tok) {  // a token as drawn: controls and blanks visible, never acting
     return String(tok).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
@@ -88,28 +138,61 @@
   }
   function layerOf() { return D.layers[S.layer]; }
   function headOf(i) { return S.mean && i === undefined ? meanHead() : layerOf().heads[i === undefined ? S.heads[0] : i]; }
+  var means = {};
   function meanHead() {  // the mean over the layer's heads (of the drawn weights), as a head the views can draw
-    var heads = layerOf().heads, weights = heads[0].weights.map(function (row, i) {
-      return row.map(function (_, j) {
-        return heads.reduce(function (t, h) { return t + h.weights[i][j]; }, 0) / heads.length;
-      });
-    });
+    var key = S.part + ":" + S.layer;
+    if (means[key]) return means[key];
+    var heads = layerOf().heads, w = new Float64Array(heads[0].w.length);
+    heads.forEach(function (h) { for (var c = 0; c < w.length; c++) w[c] += h.w[c]; });
+    for (var c = 0; c < w.length; c++) w[c] /= heads.length;
     var mask = heads.every(function (h) { return h.mask === heads[0].mask; }) ? heads[0].mask : null;
-    return { head: "mean", label: "", mask: mask, weights: weights };
+    return (means[key] = { head: "mean", label: "", mask: mask, w: w });
   }
+  function drawn(head, i, j) { return head.w[i * K.length + j]; }  // the weight × D.scale
   function headName(head) { return head.head === "mean" ? "mean of the " + layerOf().heads.length + " heads" : "head " + head.head; }
   function shownHeads() { return S.mean ? [-1] : S.heads; }  // the heads drawn; -1 is their mean
   function headAt(hi) { return hi < 0 ? meanHead() : headOf(hi); }
   function masked(head, i, j) { return head.mask !== null && D.masks[head.mask][i].charAt(j) === "1"; }
-  function weight(head, i, j) { return head.weights[i][j] / D.scale; }
-  function round(x) { return (Math.round(x * D.scale) / D.scale).toFixed(3); }
+  function weight(head, i, j) { return drawn(head, i, j) / D.scale; }
+  function maxima(head, i) {  // the keys of row i with the row's largest drawn weight (all of them, when equal)
+    var best = -1, at = [];
+    for (var j = 0; j < K.length; j++) {
+      if (masked(head, i, j)) continue;
+      var w = drawn(head, i, j);
+      if (w > best) { best = w; at = [j]; } else if (w === best) at.push(j);
+    }
+    return at;
+  }
+  function round(x) { return x.toFixed(3); }
+  function repeats(list) {  // token -> how often it occurs in list
+    var seen = {};
+    list.forEach(function (t) { seen[t] = (seen[t] || 0) + 1; });
+    return seen;
+  }
+  var REP = {};
+  function tokName(side, i) {  // a token as the terminal names it: its label, and #i when the token repeats
+    var list = side === "q" ? Q : K, labels = side === "q" ? QL : KL;
+    if (!REP[side]) REP[side] = repeats(list);
+    return shown(labels[i]) + (REP[side][list[i]] > 1 ? "#" + i : "");
+  }
+  var PAIRS = [["all", "both texts"], ["11", "text 1 → text 1"], ["12", "text 1 → text 2"], ["21", "text 2 → text 1"],
+    ["22", "text 2 → text 2"]];  // as bertviz's sentence-pair filter: queries of one text, keys of one
+  function shownPair(i, j) {  // whether the pair filter shows query i → key j (the others are drawn faint)
+    if (S.pair === "all") return true;
+    var b = D.second_segment;
+    return (i < b ? "1" : "2") === S.pair.charAt(0) && (j < b ? "1" : "2") === S.pair.charAt(1);
+  }
+  function segment(i) {  // a sentence pair: which text token i comes from
+    return D.second_segment === undefined || D.second_segment === null ? "" : i < D.second_segment ? " (text 1)" : " (text 2, --context)";
+  }
   function newSvg(w, h, label) {
-    var svg = el("svg", { xmlns: NS, width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img",
+    var svg = el("svg", { xmlns: NS, "class": "attn-svg", width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img",
       "aria-label": label, "font-family": "system-ui, sans-serif", "font-size": 12 });
-    el("style", {}, svg, "text{fill:" + C.fg + "} .mono{font-family:ui-monospace,monospace}" +
-      " .focused .lines line:not(.on){visibility:hidden} .tok{cursor:pointer;outline:none}" +
-      " .tok:focus rect,.tok.sel rect{stroke:" + C.accent + ";stroke-width:2} .thumb{cursor:pointer;outline:none}" +
-      " .thumb:focus>rect{stroke:" + C.accent + ";stroke-width:3}");
+    var my = "svg.attn-svg";  // each rule scoped to the page's drawings (an inline SVG's style is the document's)
+    el("style", {}, svg, my + " text{fill:" + C.fg + "} " + my + " .mono{font-family:" + MONO + "} " +
+      my + ".focused .lines line:not(.on){visibility:hidden} " + my + " .tok{cursor:pointer;outline:none} " +
+      my + " .tok:focus rect," + my + " .tok.sel rect{stroke:" + C.accent + ";stroke-width:2} " +
+      my + " .thumb{cursor:pointer;outline:none} " + my + " .thumb:focus>rect{stroke:" + C.accent + ";stroke-width:3}");
     el("rect", { width: w, height: h, fill: C.bg }, svg);
     return svg;
   }
@@ -122,11 +205,13 @@
   // ---- head view: queries left, keys right, a line per weight ---------------------------------------
   function drawHead(width) {
     var rowH = 22, top = 46, px = 13;
-    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(ROWS, 12, 600)])) + 16;
-    var wk = Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); }).concat([40, textWidth(COLS, 12, 600)])) + 16;
+    var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, i) { return tokName("k", i); });
+    var wq = Math.max(labelWidth(qn, px), 40, textWidth(ROWS, 12, 600)) + 16;
+    var wk = Math.max(labelWidth(kn, px), 40, textWidth(COLS, 12, 600)) + 16;
     var gap = Math.max(160, Math.min(360, width - wq - wk - 40));
-    var xq = 10 + wq, xk = xq + gap, h = top + Math.max(Q.length, K.length) * rowH + 10;
-    var svg = newSvg(xk + wk + 10, h, "head view: lines from each query to its keys, opacity = weight");
+    var xq = 10 + wq, xk = xq + gap, h = top + Math.max(Q.length, K.length) * rowH + 10, pair = !!D.second_segment;
+    var noteW = pair ? Math.max.apply(null, PAIR_NOTE.map(function (t) { return textWidth(t, 11); })) + 12 : 0;
+    var svg = newSvg(Math.max(xk + wk + 10, noteW), h + (pair ? 16 * PAIR_NOTE.length + 4 : 0), "head view: lines from each query to its keys, opacity = weight");
     el("text", { x: xq - 6, y: 18, "text-anchor": "end", "font-weight": 600 }, svg, ROWS);
     el("text", { x: xk + 6, y: 18, "font-weight": 600 }, svg, COLS);
     var names = S.mean ? headName(meanHead()) : (S.heads.length > 1 ? "heads " : "head ") +
@@ -135,27 +220,30 @@
       (D.parts ? S.part + " " : "") + (D.model ? "layer " + layerOf().layer + ", " : "") + names);
     if (CROSS) el("line", { x1: (xq + xk) / 2, x2: (xq + xk) / 2, y1: top - 6, y2: h - 4, stroke: C.muted,
       "stroke-dasharray": "4 4" }, svg).setAttribute("class", "boundary");
+    if (pair) pairBoundary(svg, 4, xk + wk + 6, top + D.second_segment * rowH, h + 10);
     var lines = el("g", { "class": "lines", "stroke-width": 2, "stroke-linecap": "round" }, svg);
     var y = function (i) { return top + i * rowH + rowH / 2; };
     shownHeads().forEach(function (hi) {
       var c = Math.max(0, hi), head = headAt(hi), color = HEAD_COLORS[c % HEAD_COLORS.length], dash = DASHES[c % DASHES.length];
       var g = el("g", { stroke: color, "stroke-dasharray": dash || null, "data-head": head.head }, lines);
       for (var i = 0; i < Q.length; i++) for (var j = 0; j < K.length; j++) {
-        var w = head.weights[i][j];
-        if (w <= 0 || masked(head, i, j)) continue;
+        var w = drawn(head, i, j);
+        if (w <= 0 || masked(head, i, j) || !shownPair(i, j)) continue;
         el("line", { x1: xq + 4, y1: y(i), x2: xk - 4, y2: y(j), "stroke-opacity": w / D.scale,
           "data-q": i, "data-k": j }, g);
       }
     });
     [[Q, "q", xq, "end", wq], [K, "k", xk, "start", wk]].forEach(function (side) {
       side[0].forEach(function (t, i) {
-        var g = el("g", { "class": "tok", tabindex: 0, "data-side": side[1], "data-i": i, role: "button",
-          "aria-label": (side[1] === "q" ? "query " : "key ") + i + " " + t }, svg);
+        var inside = side[1] === "q" ? shownPair(i, D.second_segment && S.pair.charAt(1) === "2" ? D.second_segment : 0)
+          : shownPair(D.second_segment && S.pair.charAt(0) === "2" ? D.second_segment : 0, i);
+        var g = el("g", { "class": "tok", tabindex: 0, "data-side": side[1], "data-i": i, role: "button", opacity: inside ? null : 0.35,
+          "aria-label": (side[1] === "q" ? "query " : "key ") + i + " " + tokName(side[1], i) + segment(i) }, svg);
         var x0 = side[3] === "end" ? side[2] - side[4] : side[2];
         el("rect", { x: x0, y: y(i) - rowH / 2 + 1, width: side[4], height: rowH - 2, rx: 3, fill: C.panel,
           stroke: "none" }, g);
-        el("text", { x: side[3] === "end" ? side[2] - 6 : side[2] + 6, y: y(i) + 4, "text-anchor": side[3],
-          "class": "mono", "font-size": px }, g, shown(t));
+        labelText(g, { x: side[3] === "end" ? side[2] - 6 : side[2] + 6, y: y(i) + 4, "text-anchor": side[3],
+          "class": "mono", "font-size": px }, tokName(side[1], i), px);
       });
     });
     svg.addEventListener("mouseover", function (e) { var t = e.target.closest(".tok"); if (t && !S.pinned) focusToken(t); });
@@ -185,6 +273,13 @@
     });
     return svg;
   }
+  var PAIR_NOTE = ["sentence pair: a dashed line divides the two texts;", "‖ marks the first token of text 2 (--context);",
+    "◇ marks a token the tokenizer added"];
+  function pairBoundary(svg, x1, x2, y, yNote) {  // a sentence pair: the line between its two texts, and what it is
+    el("line", { x1: x1, x2: x2, y1: y, y2: y, stroke: C.accent, "stroke-width": 1.5, "stroke-dasharray": "6 3",
+      "class": "pair-boundary" }, svg);
+    PAIR_NOTE.forEach(function (line, k) { el("text", { x: x1, y: yNote + 16 * k, "font-size": 11, fill: C.accent }, svg, line); });
+  }
   function focusToken(t) {
     var svg = stage.querySelector("svg");
     svg.querySelectorAll(".tok.sel").forEach(function (x) { x.classList.remove("sel"); });
@@ -200,34 +295,41 @@
       var n = side === "q" ? K.length : Q.length;
       for (var j = 0; j < n; j++) {
         var a = side === "q" ? i : j, b = side === "q" ? j : i;
-        if (!masked(head, a, b)) pairs.push([head.weights[a][b], j]);
+        if (!masked(head, a, b) && shownPair(a, b)) pairs.push([drawn(head, a, b), j]);
       }
       pairs.sort(function (x, y) { return y[0] - x[0]; });
       return headName(head) + ": " + pairs.slice(0, 4).map(function (p) {
-        return shown((side === "q" ? K : Q)[p[1]]) + " " + (p[0] / D.scale).toFixed(3);
+        return tokName(side === "q" ? "k" : "q", p[1]) + " " + (p[0] / D.scale).toFixed(3);
       }).join(", ");
     });
-    say((side === "q" ? "query " : "key ") + i + " " + shown((side === "q" ? Q : K)[i]) +
+    say((side === "q" ? "query " : "key ") + i + " " + tokName(side, i) + segment(i) +
       (side === "q" ? " attends to" : " is attended by") + (S.pinned ? " (pinned: click again or Esc)" : "") +
       "\n" + parts.join("\n"));
   }
 
   // ---- model view: every layer × head as a thumbnail, labelled with its pattern ----------------------
-  function heatmapURL(head) {
-    var cv = document.createElement("canvas"), m = Q.length, n = K.length;
-    cv.width = n; cv.height = m;
-    var ctx = cv.getContext("2d"), img = ctx.createImageData(n, m), hatch = rgb(C.masked);
-    for (var i = 0; i < m; i++) for (var j = 0; j < n; j++) {
-      var c = masked(head, i, j) ? ((i + j) % 2 ? hatch : rgb(C.bg)) : ramp(weight(head, i, j)), o = 4 * (i * n + j);
+  function heatmapCanvas(head, limit) {  // one pixel a cell, or the mean of a block of cells past `limit` pixels
+    var m = Q.length, n = K.length, by = Math.max(1, Math.ceil(Math.max(m, n) / limit));
+    var cv = document.createElement("canvas"), pm = Math.ceil(m / by), pn = Math.ceil(n / by);
+    cv.width = pn; cv.height = pm;
+    var ctx = cv.getContext("2d"), img = ctx.createImageData(pn, pm), hatch = rgb(C.masked), bg = rgb(C.bg);
+    for (var a = 0; a < pm; a++) for (var b = 0; b < pn; b++) {
+      var sum = 0, cells = 0, shut = 0;
+      for (var i = a * by; i < Math.min(m, (a + 1) * by); i++) for (var j = b * by; j < Math.min(n, (b + 1) * by); j++) {
+        cells++;
+        if (masked(head, i, j)) shut++; else sum += drawn(head, i, j);
+      }
+      var c = shut === cells ? ((a + b) % 2 ? hatch : bg) : ramp(sum / (cells - shut) / D.scale), o = 4 * (a * pn + b);
       img.data[o] = c[0]; img.data[o + 1] = c[1]; img.data[o + 2] = c[2]; img.data[o + 3] = 255;
     }
     ctx.putImageData(img, 0, 0);
-    return cv.toDataURL("image/png");
+    return cv;
   }
+  function heatmapURL(head) { return heatmapCanvas(head, 128).toDataURL("image/png"); }
   var SHORT = { "previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "broad" };
   function drawModel(width) {
     var nh = D.layers[0].heads.length, nl = D.layers.length, left = 34, top = 22;
-    var size = Math.max(44, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
+    var size = Math.max(22, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
     var svg = newSvg(left + nh * cellW + 10, top + nl * cellH + 8, "model view: every layer and head" + (D.parts ? " of the " + S.part : ""));
     for (var h = 0; h < nh; h++) el("text", { x: left + h * cellW + size / 2, y: 15, "text-anchor": "middle", fill: C.muted }, svg, "H" + D.layers[0].heads[h].head);
     D.layers.forEach(function (layer, li) {
@@ -241,7 +343,7 @@
           style: "image-rendering:pixelated" }, g);
         el("rect", { x: x, y: y, width: size, height: size, fill: "none",
           stroke: li === S.layer && (S.mean || S.heads.indexOf(hi) >= 0) ? C.accent : C.line }, g);
-        el("text", { x: x + size / 2, y: y + size + 13, "text-anchor": "middle", "font-size": 10.5,
+        el("text", { x: x + size / 2, y: y + size + 13, "text-anchor": "middle", "font-size": size < 40 ? 8.5 : 10.5,
           "font-weight": head.label ? 600 : 400, fill: head.label ? C.fg : C.muted }, g, SHORT[head.label] || head.label || "·");
       });
     });
@@ -266,31 +368,39 @@
   }
 
   // ---- matrix view: one head's weights, row maxima marked, masked cells hatched, a legend --------------
+  function HATCH() { return "url(#" + id("hatch") + ")"; }
   function hatch(svg) {
     var defs = el("defs", {}, svg);
-    var p = el("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
+    var p = el("pattern", { id: id("hatch"), width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
     el("rect", { width: 6, height: 6, fill: C.bg }, p);
     el("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: C.masked, "stroke-width": 3 }, p);
   }
   function legend(svg, x, y) {
-    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: "ramp" }, defs);
+    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: id("ramp") }, defs);
     for (var s = 0; s <= 10; s++) el("stop", { offset: s / 10, "stop-color": css(ramp(s / 10)) }, grad);
     el("text", { x: x, y: y, "font-weight": 600 }, svg, "weight");
-    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#ramp)", stroke: C.line }, svg);
+    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#" + id("ramp") + ")", stroke: C.line }, svg);
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
       el("text", { x: x + 160 * t, y: y + 31, "text-anchor": "middle", "font-size": 10.5 }, svg, String(t));
     });
-    el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: "url(#hatch)", stroke: C.line }, svg);
+    el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: HATCH(), stroke: C.line }, svg);
     el("text", { x: x + 207, y: y + 16 }, svg, "masked (weight 0)");
     el("circle", { cx: x + 330, cy: y + 12, r: 4, fill: C.mark, stroke: C.bg }, svg);
-    el("text", { x: x + 340, y: y + 16 }, svg, alignment() ? "each target token's strongest source token" : "row maximum");
+    el("text", { x: x + 340, y: y + 16 }, svg, legendMax());
   }
-  function drawGrid(svg, x0, y0, c, m, n, fill, cls) {
+  function legendMax() { return alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)"; }
+  var RECT_CELLS = 160 * 160;  // more cells than this: the matrix is one image (hover still finds each cell)
+  function drawGrid(svg, x0, y0, c, m, n, fill, cls, head) {
     var g = el("g", { "class": cls, tabindex: 0, role: "grid", "aria-label": cls + ": arrow keys move, Enter shows the exact value" }, svg);
+    if (head && m * n > RECT_CELLS) {
+      el("image", { x: x0, y: y0, width: n * c, height: m * c, href: heatmapCanvas(head, Infinity).toDataURL("image/png"),
+        preserveAspectRatio: "none", style: "image-rendering:pixelated", "class": "cells" }, g);
+      return g;
+    }
     for (var i = 0; i < m; i++) for (var j = 0; j < n; j++) {
       var f = fill(i, j);
       el("rect", { x: x0 + j * c, y: y0 + i * c, width: c, height: c, fill: f, stroke: C.bg, "stroke-width": c > 8 ? 1 : 0,
-        "data-i": i, "data-j": j }, g);
+        "data-i": i, "data-j": j, opacity: shownPair(i, j) ? null : 0.2 }, g);
     }
     return g;
   }
@@ -302,10 +412,17 @@
       cursor.setAttribute("x", x0 + j * c); cursor.setAttribute("y", y0 + i * ch); cursor.setAttribute("visibility", "visible");
       say(describe(i, j, pin));
     }
-    g.addEventListener("mousemove", function (e) { var d = e.target.dataset; if (d && d.i !== undefined && !S.pin) show(+d.i, +d.j, false); });
+    function cellAt(e) {  // the cell under the pointer, from its position in the drawing's coordinates
+      var svg = g.ownerSVGElement, pt = svg.createSVGPoint();
+      pt.x = e.clientX; pt.y = e.clientY;
+      var p = pt.matrixTransform(svg.getScreenCTM().inverse());
+      var i = Math.floor((p.y - y0) / ch), j = Math.floor((p.x - x0) / c);
+      return i >= 0 && i < m && j >= 0 && j < n ? [i, j] : null;
+    }
+    g.addEventListener("mousemove", function (e) { var at = cellAt(e); if (at && !S.pin) show(at[0], at[1], false); });
     g.addEventListener("click", function (e) {
-      var d = e.target.dataset; if (!d || d.i === undefined) return;
-      S.pin = S.pin ? null : [+d.i, +d.j]; show(+d.i, +d.j, !!S.pin);
+      var at = cellAt(e); if (!at) return;
+      S.pin = S.pin ? null : at; show(at[0], at[1], !!S.pin);
     });
     g.addEventListener("focus", function () { show(Math.min(S.cell[0], m - 1), Math.min(S.cell[1], n - 1), false); });
     g.addEventListener("keydown", function (e) {
@@ -331,45 +448,53 @@
     if (S.mean) return "exact: " + fill(D.exact.mean_command) + " | jq '" + fill(D.exact.mean_path) + "'";
     return "exact: " + fill(D.exact.command) + " | jq '" + fill(D.exact.path) + "'";
   }
+  function columnHeaders(svg, labels, x0, y, c, px) {  // rotated −60°: whole tokens, each above its column
+    labels.forEach(function (t, j) {
+      var x = x0 + j * c + c / 2 + px / 3;
+      labelText(svg, { x: x, y: y, transform: "rotate(-60 " + x + " " + y + ")", "class": "mono", "font-size": px }, t, px);
+    });
+  }
   function drawMatrix(width) {
     var head = headOf(), m = Q.length, n = K.length, px = 12;
-    var wq = Math.max.apply(null, Q.map(function (t) { return textWidth(shown(t), px); })) + 12;
-    var wk = Math.min(140, Math.max.apply(null, K.map(function (t) { return textWidth(shown(t), px); })) + 12);
-    var c = Math.max(6, Math.min(40, Math.floor((width - wq - 30) / n)));
+    var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
+    var c = Math.max(6, Math.min(40, Math.floor((width - labelWidth(qn, px) - 30) / n)));
+    var fontQ = c >= 12 ? px : Math.max(7, c - 1);
+    var wq = labelWidth(qn, fontQ) + 12, wk = labelWidth(kn, fontQ) + 12;
     var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
-    var x0 = wq + 8, y0 = wk * 0.75 + 40, svgH = y0 + m * c + 70;
-    var svgW = Math.max(x0 + n * c + 20, 460, textWidth(title, 12, 600) + 16);
+    var x0 = wq + 8, y0 = wk * 0.87 + 34, svgH = y0 + m * c + 70;
+    var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
-    var fontQ = c >= 12 ? px : Math.max(7, c - 1);
-    Q.forEach(function (t, i) { el("text", { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, svg, shown(t)); });
-    K.forEach(function (t, j) {
-      var x = x0 + j * c + c / 2 + 3, y = y0 - 6;
-      el("text", { x: x, y: y, transform: "rotate(-45 " + x + " " + y + ")", "class": "mono", "font-size": fontQ }, svg, shown(t));
-    });
+    qn.forEach(function (t, i) { labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
+    columnHeaders(svg, kn, x0, y0 - 6, c, fontQ);
     var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
-      return masked(head, i, j) ? "url(#hatch)" : css(ramp(weight(head, i, j)));
-    }, "matrix");
-    for (var i = 0; i < m; i++) {  // the row maximum: a dot, not only a colour
-      var best = -1, at = 0;
-      for (var j = 0; j < n; j++) if (!masked(head, i, j) && head.weights[i][j] > best) { best = head.weights[i][j]; at = j; }
+      return masked(head, i, j) ? HATCH() : css(ramp(weight(head, i, j)));
+    }, "matrix", head);
+    for (var i = 0; i < m; i++) maxima(head, i).forEach(function (at) {  // each row maximum: a dot, not only a colour
       el("circle", { cx: x0 + at * c + c / 2, cy: y0 + i * c + c / 2, r: Math.max(1.5, c * 0.16), fill: C.mark, stroke: C.bg,
         "stroke-width": 1, "pointer-events": "none", "class": "rowmax" }, g);
-    }
+    });
     if (CROSS) {  // the boundary between the text's queries and the context's keys
       el("rect", { x: x0 - 1, y: y0 - 1, width: n * c + 2, height: m * c + 2, fill: "none", stroke: C.accent,
         "stroke-width": 2, "stroke-dasharray": "6 3", "class": "boundary" }, svg);
       el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, alignment() ?
         "cross-attention: target (decoder) queries × source (encoder) keys" : "cross-attention: text queries × context keys");
     }
-    legend(svg, 8, y0 + m * c + (CROSS ? 26 : 14));
+    if (D.second_segment) {  // a sentence pair: the lines between its two texts, across the rows and the columns
+      var b = D.second_segment * c;
+      el("line", { x1: x0 - wq, x2: x0 + n * c, y1: y0 + b, y2: y0 + b, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
+      el("line", { x1: x0 + b, x2: x0 + b, y1: y0 - 4, y2: y0 + m * c, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
+      el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, "sentence pair: text 2 (--context, ‖) starts at token " + D.second_segment + ", past the dashed lines");
+    }
+    legend(svg, 8, y0 + m * c + (CROSS || D.second_segment ? 26 : 14));
     gridEvents(g, x0, y0, c, c, m, n, function (i, j, pin) {
-      var row = head.weights[i], max = Math.max.apply(null, row.filter(function (w, k) { return !masked(head, i, k); }));
-      var text = "query " + i + " " + shown(Q[i]) + " → key " + j + " " + shown(K[j]) + " (" + where() + "): ";
+      var text = "query " + i + " " + tokName("q", i) + segment(i) + " → key " + j + " " + tokName("k", j) + (CROSS ? "" : segment(j)) + " (" + where() + "): ";
       if (masked(head, i, j)) return text + "masked, weight 0";
-      return text + "weight " + round(weight(head, i, j)) +
-        (row[j] === max ? (alignment() ? "  ● its strongest source token" : "  ● row maximum") : "") +
+      var top = maxima(head, i);
+      return text + "weight " + round(weight(head, i, j)) + " (drawn to 1/" + D.scale + ")" +
+        (top.indexOf(j) >= 0 ? (alignment() ? "  ● its strongest source token" : "  ● row maximum") +
+          (top.length > 1 ? " (equal with " + top.filter(function (x) { return x !== j; }).map(function (x) { return tokName("k", x); }).join(", ") + ")" : "") : "") +
         (pin ? "\n" + exactWeight(S.heads[0], i, j) : "\n(click or Enter: the exact value)");
     });
     return svg;
@@ -383,36 +508,43 @@
   }
   function fmt(x) { return x === null ? "−∞" : (Math.abs(x) >= 1000 || (x !== 0 && Math.abs(x) < 0.001) ? x.toExponential(1) : x.toFixed(3)); }
   function axisLabels(axis, count) {
-    if (axis === "query") return Q.map(shown);
-    if (axis === "key") return K.map(shown);
+    if (axis === "query") return Q.map(function (_, i) { return tokName("q", i); });
+    if (axis === "key") return K.map(function (_, j) { return tokName("k", j); });
     var out = [];
     for (var i = 0; i < count; i++) out.push(String(i));
     return out;
   }
+  function stageTitle(step, shape, hi) {  // `queries  Q = X W_Q  [4 × 8] · head 0`: words, formula, the drawn shape
+    return (step.title || step.name) + "   " + step.formula + "  [" + shape.join(" × ") + "]" +
+      (hi === undefined ? "" : " · head " + headOf(hi).head);
+  }
   function drawSteps(width) {
-    var hi = S.heads[0], cw = 54, rh = 17, px = 11, y = 10, blocks = [];
+    var hi = S.heads[0], cw = 58, rh = 17, px = 11, y = 10, blocks = [];
     D.steps.forEach(function (step) {
-      var a = step.array, axes = step.axes;
-      if (axes[0] === "head") { a = a[Math.min(hi, a.length - 1)]; axes = axes.slice(1); }
+      var a = step.array, axes = step.axes, perHead = axes[0] === "head";
+      if (perHead) { a = a[Math.min(hi, a.length - 1)]; axes = axes.slice(1); }
       if (axes.length === 1) { a = [a]; axes = ["", axes[0]]; }
       if (axes.length !== 2) return;  // a trace term with more axes: in the JSON, not drawn
-      blocks.push({ step: step, a: a, rows: axisLabels(axes[0], a.length), cols: axisLabels(axes[1], a[0].length) });
+      blocks.push({ step: step, a: a, rows: axisLabels(axes[0], a.length), cols: axisLabels(axes[1], a[0].length),
+        title: stageTitle(step, perHead ? step.shape.slice(1) : step.shape, perHead ? hi : undefined) });
     });
-    var lw = Math.max.apply(null, Q.concat(K).map(function (t) { return textWidth(shown(t), px); })) + 10;
+    var lw = labelWidth(Q.concat(K).map(function (_, i) { return i < Q.length ? tokName("q", i) : tokName("k", i - Q.length); }), px) + 10;
     var svgW = Math.max(width - 20, 400);
-    blocks.forEach(function (b) { svgW = Math.max(svgW, lw + b.cols.length * cw + 20); b.h = 44 + b.rows.length * rh; });
+    blocks.forEach(function (b) {
+      b.head = Math.max(16, labelWidth(b.cols, 10) * 0.87) + 8;  // the rotated column headers
+      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12);
+      b.h = 20 + b.head + b.rows.length * rh;
+    });
     var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20);
     var svg = newSvg(svgW, total, "steps view: every stage of the run");
     var scoreName = stepArray("masked_scores") ? "masked_scores" : "scores";
     blocks.forEach(function (b) {
-      el("text", { x: 4, y: y + 14, "font-weight": 600 }, svg, b.step.name + "  [" + b.step.shape.join(" × ") + "]" +
-        (b.step.axes[0] === "head" ? "  head " + headOf(hi).head : ""));
-      el("text", { x: 4, y: y + 30, fill: C.muted, "class": "mono" }, svg, b.step.formula);
-      var y0 = y + 44, x0 = lw;
-      b.cols.forEach(function (c, j) { el("text", { x: x0 + j * cw + cw - 4, y: y0 - 3, "text-anchor": "end", "font-size": 10, fill: C.muted, "class": "mono" }, svg, c.slice(0, 7)); });
+      el("text", { x: 4, y: y + 14, "font-weight": 600, "class": "stage-title" }, svg, b.title);
+      var y0 = y + 20 + b.head, x0 = lw;
+      columnHeaders(svg, b.cols, x0 + cw / 2 - 10, y0 - 4, cw, 10);
       var g = el("g", { "class": "step", "data-step": b.step.name, tabindex: b.step.name === "weights" ? 0 : null }, svg);
       b.rows.forEach(function (r, i) {
-        el("text", { x: x0 - 6, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono" }, svg, r);
+        labelText(svg, { x: x0 - 6, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono" }, r, px);
         b.a[i].forEach(function (v, j) {
           var weightCell = b.step.name === "weights";
           if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": i, "data-j": j }, g);
@@ -433,11 +565,131 @@
     var s = stepArray(scoreName)[hi][i], a = stepArray("weights")[hi][i][j];
     var live = s.filter(function (x) { return x !== null; }), max = Math.max.apply(null, live);
     var sum = live.reduce(function (t, x) { return t + Math.exp(x - max); }, 0);
-    var head = "A[" + i + "," + j + "] (query " + shown(Q[i]) + ", key " + shown(K[j]) + ", head " + headOf(hi).head + ")";
+    var head = "A[" + i + "," + j + "] (query " + tokName("q", i) + ", key " + tokName("k", j) + ", head " + headOf(hi).head + ")";
     if (s[j] === null) return head + " = 0: the key is masked (score −∞)";
     return head + " = e^(s − max) / Σ e^(s − max) = e^(" + s[j] + " − " + max + ") / " + sum + " = " +
       Math.exp(s[j] - max) / sum + "\nscore s = " + s[j] + " · row max = " + max + " · row sum Σ e^(s − max) = " + sum +
       "\nexact weight = " + a;
+  }
+
+  // ---- steps view of a model page (a neuron view): for one head and query, q, k and q⊙k per dimension, the
+  // score, the softmax and the mix, from the model's own q, k and v of one layer (NEU, decoded in N) -------------
+  function neuronAt(layer) {  // the carried q, k and v of this layer, or null
+    return (NEU || []).filter(function (n) { return n.layer === layer; })[0] || null;
+  }
+  function neuronRow(nr, hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
+    var N = nr.N, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
+    var head = layerOf().heads[hi], q = N.q.subarray((hi * m + i) * d, (hi * m + i + 1) * d);
+    var rows = [], best = -Infinity;
+    for (var j = 0; j < n; j++) {
+      var k = N.k.subarray((kh * n + j) * d, (kh * n + j + 1) * d), prod = new Float64Array(d), dot = 0;
+      for (var e = 0; e < d; e++) { prod[e] = q[e] * k[e]; dot += prod[e]; }
+      var s = dot * nr.scale + (N.bias ? N.bias[(hi * m + i) * n + j] : 0);
+      if (nr.softcap !== null) s = nr.softcap * Math.tanh(s / nr.softcap);
+      var shut = masked(head, i, j);
+      rows.push({ k: k, prod: prod, dot: dot, score: s, masked: shut });
+      if (!shut) best = Math.max(best, s);
+    }
+    var sum = 0;
+    rows.forEach(function (r) { r.e = r.masked ? 0 : Math.exp(r.score - best); sum += r.e; });
+    var mix = new Float64Array(d);
+    rows.forEach(function (r, j) {
+      r.weight = r.e / sum;
+      for (var e = 0; e < d; e++) mix[e] += r.weight * N.v[(kh * n + j) * d + e];
+    });
+    return { q: q, rows: rows, max: best, sum: sum, mix: mix, d: d, kv: kh };
+  }
+  function diverging(x, scale) {  // blue for positive, orange-red for negative, stronger for larger |x|
+    var t = Math.min(1, Math.abs(x) / (scale || 1)), to = rgb(x >= 0 ? C.accent : C.mark), bg = rgb(C.bg);
+    return css([0, 1, 2].map(function (c) { return Math.round(bg[c] + (to[c] - bg[c]) * Math.sqrt(t)); }));
+  }
+  function num(x, digits) { return x === -Infinity ? "−∞" : Number(x.toPrecision(digits || 6)).toString(); }
+  function neuronStage(nr, name) { var st = nr.stages[name]; return st ? st.title + "   " + st.formula : ""; }
+  function drawNeuron(width) {
+    var nr = neuronAt(layerOf().layer), hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
+    if (!nr) {
+      var note = newSvg(Math.max(width - 20, 400), 60, "steps view: not carried for this layer");
+      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the steps of " + (D.parts ? S.part + " " : "") +
+        "layer " + NEU.map(function (n) { return n.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
+      el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
+      return note;
+    }
+    var r = neuronRow(nr, hi, i), d = r.d, n = K.length, px = 11, rh = 16;
+    var kn = K.map(function (_, j) { return tokName("k", j); });
+    var lw = labelWidth(kn.concat(["q of query " + i]), px) + 12;
+    var cd = Math.max(4, Math.min(12, Math.floor((width - lw - 300) / (2 * d))));
+    var heads = ["k (each dim)", "q ⊙ k (each dim)"].map(function (t) { return Math.max(d * cd, textWidth(t, 12, 600)) + 16; });
+    var xk = lw, xp = xk + heads[0], xs = xp + heads[1], cols = [xs, xs + 84, xs + 168], x1 = xs + 252;
+    var lines = [nr.precision].concat(["q", "k", "scores", "weights", "head_outputs"].map(function (name) {
+      return neuronStage(nr, name);
+    })).filter(function (t) { return t; });
+    var title = (D.parts ? S.part + " " : "") + "layer " + nr.layer + ", head " + headOf(hi).head + (S.mean ? " (the mean has no steps: head " + headOf(hi).head + ")" : "") +
+      ", query " + i + " " + tokName("q", i) + segment(i) + (nr.kv_group > 1 ? " · key/value head " + r.kv : "");
+    var top = 26 + lines.length * 16 + 34, svgW = Math.max(width - 20, x1 + 10, textWidth(title, 12, 600) + 12);
+    lines.forEach(function (t) { svgW = Math.max(svgW, textWidth(t, 12) + 12); });
+    var svg = newSvg(svgW, top + (n + 3) * rh + 60, "steps view: the arithmetic of one query in one head");
+    hatch(svg);
+    el("text", { x: 4, y: 16, "font-weight": 600, "class": "stage-title" }, svg, title);
+    lines.forEach(function (t, li) { el("text", { x: 4, y: 34 + li * 16, fill: li ? C.fg : C.muted, "class": "stage-title" }, svg, t); });
+    var hy = top - 6;
+    [[xk, "k (each dim)"], [xp, "q ⊙ k (each dim)"], [cols[0], "Σ q⊙k"], [cols[1], "score s"], [cols[2], "weight A"]].forEach(function (h) {
+      el("text", { x: h[0], y: hy, "font-weight": 600 }, svg, h[1]);
+    });
+    var g = el("g", { "class": "neuron", tabindex: 0, role: "grid", "aria-label": "the steps of one query: arrow keys choose the query" }, svg);
+    var qmax = 0, pmax = 0, vmax = 0;
+    for (var e = 0; e < d; e++) qmax = Math.max(qmax, Math.abs(r.q[e]));
+    r.rows.forEach(function (row) { for (var e = 0; e < d; e++) { qmax = Math.max(qmax, Math.abs(row.k[e])); pmax = Math.max(pmax, Math.abs(row.prod[e])); } });
+    for (e = 0; e < d; e++) vmax = Math.max(vmax, Math.abs(r.mix[e]));
+    var y0 = top + rh;  // the query's row, then a row per key
+    labelText(svg, { x: xk - 6, y: top + 12, "text-anchor": "end", "class": "mono", "font-size": px }, "q of query " + i, px);
+    for (e = 0; e < d; e++) el("rect", { x: xk + e * cd, y: top, width: cd, height: rh - 2, fill: diverging(r.q[e], qmax),
+      "data-kind": "q", "data-d": e, "class": "nq" }, g);
+    r.rows.forEach(function (row, j) {
+      var y = y0 + j * rh + 4;
+      labelText(svg, { x: xk - 6, y: y + 12, "text-anchor": "end", "class": "mono", "font-size": px }, kn[j], px);
+      for (var e = 0; e < d; e++) {
+        el("rect", { x: xk + e * cd, y: y, width: cd, height: rh - 2, fill: diverging(row.k[e], qmax), "data-kind": "k", "data-j": j, "data-d": e }, g);
+        el("rect", { x: xp + e * cd, y: y, width: cd, height: rh - 2, fill: row.masked ? HATCH() : diverging(row.prod[e], pmax), "data-kind": "p", "data-j": j, "data-d": e }, g);
+      }
+      el("text", { x: cols[0] + 76, y: y + 12, "text-anchor": "end", "class": "mono nsum", "font-size": px, "data-kind": "s", "data-j": j, "data-value": row.dot }, g, num(row.dot, 4));
+      el("text", { x: cols[1] + 76, y: y + 12, "text-anchor": "end", "class": "mono nscore", "font-size": px, "data-kind": "s", "data-j": j, "data-value": row.masked ? "masked" : row.score }, g, row.masked ? "masked" : num(row.score, 4));
+      el("rect", { x: cols[2], y: y + 1, width: 70 * row.weight, height: rh - 4, fill: css(ramp(row.weight)), stroke: C.line, "data-kind": "a", "data-j": j }, g);
+      el("text", { x: cols[2] + 80, y: y + 12, "class": "mono nweight", "font-size": px, "data-kind": "a", "data-j": j, "data-value": row.weight }, g, row.weight.toFixed(3));
+    });
+    var ym = y0 + n * rh + 14;
+    el("text", { x: 4, y: ym + 12, "font-weight": 600 }, svg, "mix O = Σ A v");
+    for (e = 0; e < d; e++) el("rect", { x: xk + e * cd, y: ym, width: cd, height: rh - 2, fill: diverging(r.mix[e], vmax), "data-kind": "o", "data-d": e, "class": "nmix", "data-value": r.mix[e] }, g);
+    el("text", { x: 4, y: ym + rh + 18, fill: C.muted }, svg, "blue: positive, orange: negative, stronger: larger |value|; hover any cell for its numbers");
+    g.addEventListener("mousemove", function (ev) {
+      var t = ev.target.dataset;
+      if (t && t.kind) say(neuronText(nr, hi, i, r, t.kind, t.j === undefined ? null : +t.j, t.d === undefined ? null : +t.d));
+    });
+    g.addEventListener("keydown", function (ev) {
+      var step = { ArrowUp: -1, ArrowDown: 1 }[ev.key];
+      if (!step) return;
+      S.query = Math.max(0, Math.min(Q.length - 1, S.query + step)); ev.preventDefault(); draw();
+      stage.querySelector(".neuron").focus();
+    });
+    return svg;
+  }
+  function neuronText(nr, hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
+    var N = nr.N, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
+    var row = j === null ? null : r.rows[j];
+    if (kind === "q") return who + ", dim " + e + ": q = " + num(r.q[e], 7);
+    if (kind === "k" || kind === "p") return who + ", dim " + e + ": q = " + num(r.q[e], 7) + ", k = " + num(row.k[e], 7) +
+      ", q·k = " + num(row.prod[e], 7) + (row.masked ? " (the key is masked)" : "");
+    var bias = N.bias ? N.bias[(hi * Q.length + i) * K.length + j] : 0;
+    if (kind === "s") return who + ": Σ_d q_d k_d = " + num(row.dot, 7) + "; × scale " + num(nr.scale, 7) + " = " +
+      num(row.dot * nr.scale, 7) + (N.bias ? "; + position bias " + num(bias, 7) + " = " + num(row.dot * nr.scale + bias, 7) : "") +
+      (nr.softcap === null ? "" : "; soft-cap " + nr.softcap + " · tanh(s / " + nr.softcap + ") = " + num(row.score, 7)) +
+      (row.masked ? "; masked: −∞" : "") +
+      "\n(float64 from the model's float32 q and k; the model sums in float32: attn steps --model -f json prints its own)";
+    if (kind === "a") return who + ": A = e^(s − max) / Σ e^(s − max) = e^(" + num(row.score, 7) + " − " + num(r.max, 7) + ") / " +
+      num(r.sum, 7) + " = " + (row.masked ? "0 (masked)" : num(row.weight, 7));
+    var terms = r.rows.map(function (row, j) { return [row.weight * N.v[(r.kv * K.length + j) * r.d + e], j]; })
+      .sort(function (a, b) { return Math.abs(b[0]) - Math.abs(a[0]); }).slice(0, 3);
+    return "query " + i + " " + tokName("q", i) + ", dim " + e + ": O = Σ_j A_j v_j = " + num(r.mix[e], 4) +
+      " (v to float16, about 3 digits); largest terms: " + terms.map(function (t) { return tokName("k", t[1]) + " " + num(t[0], 3); }).join(", ");
   }
 
   // ---- the page around the views --------------------------------------------------------------------
@@ -445,31 +697,47 @@
     return { head: "Hover, focus or click a token to follow its lines; choose the layer and heads above.",
       model: "Each thumbnail is one head's weights, labelled with the pattern attn heads finds; click or Enter opens it.",
       matrix: "Hover a cell (or focus the matrix and use the arrow keys) for its weight; click or Enter for the exact value.",
-      steps: "Hover a weight (or focus the weights and use the arrow keys) for the arithmetic that produced it." }[S.view];
+      steps: D.steps ? "Hover a weight (or focus the weights and use the arrow keys) for the arithmetic that produced it." :
+        "Choose a head and a query (or focus the table and use ↑ ↓); hover a cell for its numbers and their arithmetic." }[S.view];
   }
   function draw() {
+    if (!ready) return;
     readColors();
-    var width = Math.max(320, stage.clientWidth || document.documentElement.clientWidth - 32);
-    var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: drawSteps }[S.view](width);
+    var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
+    var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron }[S.view](width);
     stage.replaceChildren(svg);
+    wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
     say(hint());
     layerSelect.value = S.layer;
     headBox.querySelectorAll("input[data-head]").forEach(function (box) { box.checked = !S.mean && S.heads.indexOf(+box.value) >= 0; });
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
-    document.body.dataset.part = S.part || "";
+    if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
+    root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
-    document.body.dataset.view = S.view;
+    root.dataset.view = S.view;
   }
   function setView(v) { S.view = v; draw(); }
+  function wideCue() {  // a view wider than the window: say so above it, and keep its scrollbar visible
+    var over = stage.scrollWidth > stage.clientWidth + 1;
+    stage.classList.toggle("overflows", over);
+    wide.hidden = !over;
+  }
   function fillLayers() {
     layerSelect.replaceChildren();
     D.layers.forEach(function (l, i) { html("option", { value: i }, layerSelect, String(l.layer)); });
     layerSelect.disabled = D.layers.length < 2;
   }
+  function fillQueries() {  // the query chooser of the steps view: the rows' tokens
+    if (!querySelect) return;
+    querySelect.replaceChildren();
+    Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
+    S.query = Math.min(S.query, Q.length - 1);
+  }
   function setPart(name) {  // another attention of the encoder–decoder: the same layer (or its last) and heads
     usePart(name);
+    fillQueries();
     S.layer = Math.min(S.layer, D.layers.length - 1);
     S.heads = S.heads.filter(function (h) { return h < layerOf().heads.length; });
     if (!S.heads.length) S.heads = [0];
@@ -499,21 +767,23 @@
   }
   function step(list, value, by) { return Math.max(0, Math.min(list - 1, value + by)); }
   function build() {
-    var header = html("header", {}, document.body);
+    var header = html("header", {}, root);
     html("h1", {}, header, "attn view");
-    html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : "") + (D.text || ""));
+    var pair = D.second_segment !== undefined && D.second_segment !== null;
+    html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : pair ? "text 1: " : "") + (D.text || ""));
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
+    if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
     D.caption.forEach(function (line) { html("li", {}, ul, line); });
     if (D.parts) Object.keys(D.parts).forEach(function (name) { html("li", {}, ul, "part " + name + ": " + D.parts[name].help); });
-    html("li", {}, ul, "weights drawn to 0.001 (× " + D.scale + " in the JSON); " + (D.steps ?
+    html("li", {}, ul, "weights drawn to 1/" + D.scale + " (" + D.encoding.weights + "); " + (D.steps ?
       "the exact numbers are in the steps view and on a click in the matrix view" : "a click in the matrix view gives the command that prints the exact number"));
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
-    var nav = html("nav", { role: "tablist", "aria-label": "views" }, document.body);
+    var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
-      var b = html("button", { role: "tab", id: "tab-" + v[0], title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
+      var b = html("button", { role: "tab", id: id("tab-" + v[0]), title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
       b.addEventListener("click", function () { setView(v[0]); });
       tabs[v[0]] = b;
     });
@@ -521,60 +791,85 @@
       var i = VIEWS.findIndex(function (v) { return v[0] === S.view; }), d = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
       if (d) { setView(VIEWS[(i + d + VIEWS.length) % VIEWS.length][0]); tabs[S.view].focus(); }
     });
-    var controls = html("div", { "class": "controls" }, document.body);
+    var controls = html("div", { "class": "controls" }, root);
     if (D.parts) {
       var plab = html("label", {}, controls, "Attention ");
-      partSelect = html("select", { id: "part", title: "key c" }, plab);
+      partSelect = html("select", { id: id("part"), title: "key c" }, plab);
       Object.keys(D.parts).forEach(function (name) {
         html("option", { value: name }, partSelect, name + (D.parts[name].context_tokens ? " (alignment)" : " self-attention"));
       });
       partSelect.addEventListener("change", function () { setPart(partSelect.value); });
     }
+    if (D.second_segment) {
+      var pl = html("label", {}, controls, "Show ");
+      var pairSelect = html("select", { id: id("pair") }, pl);
+      PAIRS.forEach(function (o) { html("option", { value: o[0] }, pairSelect, o[1]); });
+      pairSelect.addEventListener("change", function () { S.pair = pairSelect.value; draw(); });
+    }
     var lab = html("label", {}, controls, "Layer ");
-    layerSelect = html("select", { id: "layer" }, lab);
+    layerSelect = html("select", { id: id("layer") }, lab);
     fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
-    headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
+    headBox = html("fieldset", { "class": "heads", id: id("heads") }, controls);
     html("legend", { style: "float:left;margin-right:6px" }, headBox, "Heads");
     fillHeads();
     meanLabel = html("label", { title: "key a" }, headBox);
-    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
+    meanBox = html("input", { type: "checkbox", id: id("mean"), "aria-label": "mean of the heads" }, meanLabel);
     meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
-    var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
+    if (VIEWS.length > 3 && !D.steps) {
+      queryLabel = html("label", {}, controls, "Query ");
+      querySelect = html("select", { id: id("query") }, queryLabel);
+      fillQueries();
+      querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
+    }
+    var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    stage = html("main", { id: "stage" }, document.body);
-    readout = html("p", { id: "readout", "aria-live": "polite" }, document.body);
-    html("p", { "class": "help" }, document.body,
+    wide = html("p", { id: id("wide"), "class": "help wide-note", hidden: "" }, root,
+      "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
+    stage = html("main", { id: id("stage"), "class": "stage" }, root);
+    readout = html("p", { id: id("readout"), "class": "readout", "aria-live": "polite" }, root);
+    html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
       " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
-    document.addEventListener("keydown", function (e) {
-      if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT" || e.ctrlKey || e.metaKey || e.altKey) return;
-      var n = parseInt(e.key, 10);
-      if (n >= 1 && n <= VIEWS.length) { setView(VIEWS[n - 1][0]); return; }
-      if (e.key === "[" || e.key === "]") { S.layer = step(D.layers.length, S.layer, e.key === "]" ? 1 : -1); draw(); }
-      if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; S.mean = false; draw(); }
-      if (e.key === "a") { S.mean = !S.mean; draw(); }
-      if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
-      if ((e.key === "n" || e.key === "p") && D.generated) stepGenerated(e.key === "n" ? 1 : -1);
-      if (e.key === "Escape") { if (D.generated) showWholeSequence(); draw(); }
-    });
+    (root === document.body ? document : root).addEventListener("keydown", pageKey);  // a notebook's: its own keys
     var resized = null;
     window.addEventListener("resize", function () { clearTimeout(resized); resized = setTimeout(draw, 150); });
     window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", draw);
-    window.addEventListener("beforeprint", function () { document.documentElement.classList.add("print"); draw(); });
-    window.addEventListener("afterprint", function () { document.documentElement.classList.remove("print"); draw(); });
+    window.addEventListener("beforeprint", function () { root.classList.add("print"); draw(); });
+    window.addEventListener("afterprint", function () { root.classList.remove("print"); draw(); });
+  }
+  function typing(t) {  // a control that takes text: its keys are its own (a checkbox, a select or a button's are not)
+    return t.isContentEditable || t.tagName === "TEXTAREA" ||
+      (t.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset", "range", "color"].indexOf(t.type) < 0);
+  }
+  function pageKey(e) {  // the page's keys act whatever control was used last; Tab and the arrows keep their own
+    if (!ready || typing(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    var n = parseInt(e.key, 10), done = true;
+    if (n >= 1 && n <= VIEWS.length) setView(VIEWS[n - 1][0]);
+    else if (e.key === "[" || e.key === "]") { S.layer = step(D.layers.length, S.layer, e.key === "]" ? 1 : -1); draw(); }
+    else if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; S.mean = false; draw(); }
+    else if (e.key === "a") { S.mean = !S.mean; draw(); }
+    else if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
+    else if (e.key === "Escape") draw();
+    else done = false;
+    if (done && e.target.tagName === "SELECT" && e.key !== "Escape") e.preventDefault();  // not its type-ahead too
   }
   function downloadSvg() {
     var svg = stage.querySelector("svg").cloneNode(true);
     svg.classList.remove("focused");
     var text = '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(svg);
     var url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
-    var a = html("a", { href: url, download: "attn-" + S.view + ".svg" }, document.body);
+    var a = html("a", { href: url, download: "attn-" + S.view + ".svg" }, root);
     a.click();
     a.remove();
     setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
   }
   build();
-  draw();
-})();
+  decodeAll().then(function () {
+    ready = true;
+    draw();
+    performance.mark("attn-drawn");  // the first view drawn, on the browser's own clock (benchmarks/view_page.py)
+    root.dataset.ready = "true";  // drawn: what a test (or a reader's script) can wait for
+  });
+})(document.currentScript);
