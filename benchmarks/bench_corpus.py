@@ -71,7 +71,7 @@ def torch_python(given: str | None) -> str | None:
 def one_by_one(folder: str, lines: list[str]) -> None:
     import numpy as np
 
-    from attncli.core.detectors import CorpusStats
+    from attncli.core.stats import CorpusStats
     from attncli.models.corpus import _model
     from attncli.models.forward import forward
     from attncli.models.load import encode

@@ -1,4 +1,4 @@
-"""The `-f json` (and jsonl) output of a fixed set of `attn` commands, saved or compared byte for byte.
+"""The `-f json` (and jsonl, csv) output of a fixed set of `attn` commands, saved or compared byte for byte.
 
 A change that should leave every number as it was (a refactoring: the CLI moved onto the Python API, a layer
 split) is checked by saving the outputs before it and comparing after it, on the same machine:
@@ -79,6 +79,19 @@ COMMANDS = [
     "compute --input docs/two_by_two.json -f json -v additive --mask causal --seed 3",
     "compute --input docs/two_by_two.json -f json --no-weights --dtype float32",
     "variants -f json",
+    f"show '{TEXT}' -f json --stats -v cosine --heads 2",
+    f"show '{TEXT}' -f json --stats --mask causal --heads 4",
+    f"show '{TEXT}' -f json --stats --context 'fruit flies like a banana' --heads 2",
+    f"compare '{TEXT}' -f json --variants dot,additive,linformer,performer --heads 2",
+    f"compare '{TEXT}' -f json --tokenizers char,word,bpe --mask causal",
+    f"steps '{TEXT}' -f json -v cosine --temperature 0.5",
+    f"steps '{TEXT}' -f json -v multiplicative --heads 2",
+    f"steps '{TEXT}' -f json -v gated --mask window:1",
+    f"steps '{TEXT}' -f json -v linformer --rank 2",
+    f"heads '{TEXT}' -f json --model {GOLDEN}/gpt2 --stat previous",
+    f"heads '{TEXT}' -f json --model {GOLDEN}/bert --stat broadness",
+    f"heads '{TEXT}' -f json --model {GOLDEN}/t5 --context 'the source text' --part cross --stat diagonality",
+    f"heads '{TEXT}' -f csv --model {GOLDEN}/llama",
 ]
 
 

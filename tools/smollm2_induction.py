@@ -25,7 +25,7 @@ def main() -> None:
     import transformers
     from transformers import AutoModelForCausalLM
 
-    from attncli.core.detectors import Moments, induction_rows
+    from attncli.core.stats import Moments, induction_rows
     from attncli.models import corpus, load_model
 
     assert torch.__version__.startswith("2.13.0") and transformers.__version__ == "5.23.0", "pinned versions"

@@ -38,20 +38,25 @@ def heads(
     precision: int | None = None,
 ) -> Records:
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
-    (`stat`: the number each cell of the table shows); an encoder–decoder's `part` over the source `context`;
-    `generate`: of a decoder's text and the tokens it writes after it."""
+    (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
+    an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
+    writes after it."""
+    from attncli.core.statistics import stat_named
+    from attncli.core.stats import entropy_scale
     from attncli.models.seq2seq import part_heads_document, part_result
     from attncli.render.heads import heads_view
 
     loaded, name = load(model)
     how = generation_of(generate)
     doc = part_heads_document(loaded, text, context, part, how)
-    if stat not in doc["stats"]:
-        why = doc.get("undefined", {}).get(stat, "it is a statistic of cross-attention (--part cross) only")
+    column = stat_named(stat)
+    if column not in doc["stats"]:
+        why = doc.get("undefined", {}).get(column, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
     page_at_last_layer = partial(part_result, loaded, text, None, None, context, part, how)
     view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
-    table = partial(heads_view, doc, stat)
+    keys = len(doc.get("context_tokens", doc["tokens"]))  # a cross-attention's keys are the source's tokens
+    table = partial(heads_view, doc, column, entropy_scale(None, keys)[0])
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
 
 

@@ -101,7 +101,8 @@ def show(
     run |= dict(rank=rank, features=features)
     check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
     check_show(stats, no_weights, head, mean_heads)
-    from attncli.render.stats import show_view, stats_document
+    from attncli.pipeline.heads import stats_document
+    from attncli.render.stats import show_view
 
     query = None if query is None else str(query)  # an index or a token, as --query reads it
 

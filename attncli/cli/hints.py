@@ -12,7 +12,15 @@ from functools import partial
 from attncli.api.config import HEAD_STATISTICS
 from attncli.core.variants import VARIANTS
 from attncli.io.formats import JSON_LISTS
-from attncli.pipeline.limits import Estimate, Limits, OutputCost, max_bytes_from
+from attncli.pipeline.limits import (
+    ATTENTION,
+    PROJECTIONS,
+    VARIANT_PARAMETERS,
+    Estimate,
+    Limits,
+    OutputCost,
+    max_bytes_from,
+)
 
 
 def limits_for(max_tokens: int | None, command: str, output: OutputCost | None = None) -> Limits:
@@ -45,9 +53,9 @@ def hints(command: str, config, estimate: Estimate | None, fits: dict[str, int])
         out.append("-f npz (written array by array, without JSON's Python lists)")
     if HEAD_STATISTICS.label in heavy and command == "show":
         out.append("no --stats")
-    if heavy & {"W_Q, W_K, W_V, W_O", "variant parameters"}:
+    if heavy & {PROJECTIONS, VARIANT_PARAMETERS}:
         out.append("a smaller --dim, --dk or --dv")
-    if command in ("show", "show --lines", "compute") and "attention" in heavy:
+    if command in ("show", "show --lines", "compute") and ATTENTION in heavy:
         if "outputs-only" in fits:
             out.append("--no-weights (the outputs only, in blocks: never an n × n matrix)")
         if "float32" in fits:

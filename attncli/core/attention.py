@@ -40,6 +40,7 @@ __all__ = [
     "multi_head",
     "random_projections",
     "softmax",
+    "softmax_terms",
     "split_heads",
 ]
 
@@ -70,6 +71,24 @@ def softmax(scores, masked=None, *, in_place: bool = False):  # [..., n], [..., 
     total = e.sum(axis=-1, keepdims=True)  # >= 1 unless the row is fully masked (then e is all 0)
     total[total == 0] = 1.0  # 0 / 1 = 0 there; a plain divide is ~2x faster than one with where=
     return np.divide(e, total, out=e)
+
+
+def softmax_terms(scores, masked=None) -> tuple[float, np.ndarray, float]:  # [n], [n] bool or None -> (), [n], ()
+    """One row of `softmax` spelled out for the screens that show its arithmetic: the maximum of its live
+    (unmasked) scores, e^(s − max) of each key (0 where masked) and their sum; the weights are e / sum.
+    A fully masked row has no maximum: (nan, all 0, 0).
+
+    >>> top, e, total = softmax_terms(np.array([0.0, 2.0, 5.0]), np.array([False, False, True]))
+    >>> top, e.round(4).tolist(), round(total, 4)
+    (2.0, [0.1353, 1.0, 0.0], 1.1353)
+    """
+    s = np.asarray(scores, dtype=float)
+    live = np.ones(s.shape, bool) if masked is None else ~np.asarray(masked)
+    if not live.any():
+        return math.nan, np.zeros_like(s), 0.0
+    top = float(s[live].max())
+    e = np.where(live, np.exp(np.where(live, s, 0) - top), 0.0)
+    return top, e, float(e.sum())
 
 
 @dataclass(frozen=True)

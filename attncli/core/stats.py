@@ -3,8 +3,10 @@
 `head_summaries` describes each head of one run ([h, m, n]: `attn show --stats`, `attn compare`);
 `head_stats` gives one number per head and layer of a model ([L, h, n, n]: `attn heads`), with a
 label for clear patterns, and `cross_head_stats` the same for a cross-attention ([L, h, m, n], target
-rows over source columns: `attn heads --part cross`); `rollout` follows attention through the layers,
-`cross_rollout` through an encoder–decoder. Entropies are in bits,
+rows over source columns: `attn heads --part cross`); over a corpus (`attn heads --lines`), `batch_rows`
+gives every statistic and head detector per query row and `CorpusStats` keeps their mergeable moments;
+`rollout` follows attention through the layers, `cross_rollout` through an encoder–decoder. What each
+statistic is called and means lives in the registry `attncli.core.statistics`. Entropies are in bits,
 and 0 · log 0 counts as 0:
 
     >>> row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])).tolist()
@@ -20,10 +22,12 @@ mean of `head_summaries`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from attncli.core.statistics import PATTERNS, STATISTICS
 from attncli.errors import DataError
 
 # ---- one run: a summary per head ------------------------------------------------------------------
@@ -36,6 +40,17 @@ def row_entropy(weights: np.ndarray) -> np.ndarray:  # [..., n] -> [...]
     w = np.asarray(weights, dtype=float)
     logs = np.log2(w, out=np.zeros_like(w), where=w > 0)
     return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def entropy_scale(mean_entropy: float | None, n: int) -> tuple[float, float | None]:
+    """The largest entropy of a row over n keys, log2 n bits, and `mean_entropy` as a share of it (None when
+    there is no mean, or one key: log2 1 = 0).
+
+    >>> entropy_scale(1.5, 4)
+    (2.0, 0.75)
+    """
+    top = math.log2(n)
+    return top, None if mean_entropy is None or n == 1 else mean_entropy / top
 
 
 def _live(weights: np.ndarray) -> np.ndarray:  # [m, n] -> [m] bool
@@ -77,14 +92,15 @@ def head_summaries(
         entropy = row_entropy(w)  # [m]
         i, j = np.unravel_index(int(np.argmax(w)), w.shape)
         mean_entropy = _mean(entropy[live])
+        max_entropy, ratio = entropy_scale(mean_entropy, n)
         top = top_keys(w, k).tolist()
         keys = top if masked is None else [[j for j in row if not masked[head, r, j]] for r, row in enumerate(top)]
         out.append(
             {
                 "head": head,
                 "mean_entropy_bits": mean_entropy,
-                "max_entropy_bits": math.log2(n),
-                "entropy_ratio": None if mean_entropy is None or n == 1 else mean_entropy / math.log2(n),
+                "max_entropy_bits": max_entropy,
+                "entropy_ratio": ratio,
                 "largest_weight": float(w[i, j]),
                 "largest_at": [int(i), int(j)],
                 "diagonal_mass": _mean(np.diagonal(w)[live]) if self_attention and m == n else None,
@@ -99,22 +115,12 @@ def head_summaries(
 
 # ---- a model: one number per head and layer ------------------------------------------------------
 
-HEAD_STATS = {  # name -> what the number in a cell means (all are means over query rows)
-    "entropy": "entropy of each row in bits: 0 = one key, log2(keys) = uniform",
-    "max": "largest weight of each row: how peaked the head is",
-    "diagonal": "weight on the query itself (key i for query i)",
-    "previous": "weight on the token just before the query (key i-1 for query i; rows i >= 1)",
-    "first-token": "weight on the first token ([CLS] in BERT): an 'attention sink'",
-    "broadness": "row entropy divided by its maximum log2(keys): 1 = uniform over the keys it may see",
-}
-
-PATTERN_MASS = 0.5  # a head is "previous-token", "diagonal" or "first-token/sink" if that mass >= 0.5
+PATTERN_MASS = 0.5  # a head earns the label of a mass of PATTERNS (previous-token, diagonal, first-token) >= 0.5
 BROAD = 0.8  # a head is "broad" if its broadness >= 0.8 (and no pattern above applies)
-LABELS = ("previous-token", "diagonal", "first-token/sink", "broad")
 
 
 def head_stats(weights, causal: bool = False) -> dict[str, np.ndarray]:  # [L, h, n, n] -> {stat: [L, h]}
-    """Every statistic of HEAD_STATS for every head, as float64 [L, n_head] arrays.
+    """Every statistic of `attn heads` (statistics.SELF, by column) for every head, as float64 [L, n_head] arrays.
 
     Each is the mean over query rows. With `causal`, row 0 is left out whenever n > 1: it can see
     only itself, so it would count as diagonal and first-token mass in every head. `previous`
@@ -140,48 +146,50 @@ def head_stats(weights, causal: bool = False) -> dict[str, np.ndarray]:  # [L, h
     }
 
 
-def label_head(diagonal: float, previous: float, first_token: float, broadness: float) -> str:
-    """One head's pattern: "previous-token" | "diagonal" | "first-token/sink" | "broad" | "".
+def head_rows(weights, causal: bool = False) -> list[dict]:  # [L, h, n, n] -> one dict per head
+    """Every head's `head_stats` by column and its label, layer after layer: the rows of `attn heads -f json`."""
+    stats = head_stats(weights, causal)
+    labels = label_heads(stats)
+    n_layer, n_head = len(labels), len(labels[0])
+    return [
+        {"layer": l, "head": h, **{k: float(v[l, h]) for k, v in stats.items()}, "label": labels[l][h]}
+        for l in range(n_layer)
+        for h in range(n_head)
+    ]
 
-    The pattern whose mass is >= PATTERN_MASS (0.5) and largest wins (ties in that order);
-    otherwise "broad" if broadness >= BROAD (0.8), i.e. the rows are close to uniform; else "".
+
+def label_head(values: Mapping[str, float], patterns: tuple[str, ...] = PATTERNS) -> str:
+    """One head's pattern label from its statistics (column -> value): "previous-token" | "diagonal" |
+    "first-token/sink" | "broad" | "" for self-attention, "diagonal-alignment" | "first-token/sink" |
+    "last-token/sink" | "broad" | "" with `patterns=CROSS_PATTERNS`.
+
+    The mass of `patterns` (all but the last) that is >= PATTERN_MASS (0.5) and largest wins (ties in that
+    order); otherwise the last, broadness, if it is >= BROAD (0.8), i.e. the rows are close to uniform; else "".
+
+    >>> label_head({"previous": 0.5, "diagonal": 0.5, "first-token": 0.0, "broadness": 1.0})
+    'previous-token'
     """
-    masses = {"previous-token": previous, "diagonal": diagonal, "first-token/sink": first_token}
-    best = max(masses, key=lambda label: masses[label])  # first of the order on ties
-    if masses[best] >= PATTERN_MASS:
-        return best
-    return "broad" if broadness >= BROAD else ""
+    *masses, broad = (STATISTICS[name] for name in patterns)
+    best = max(masses, key=lambda s: values[s.key])  # first of the order on ties
+    if values[best.key] >= PATTERN_MASS:
+        return best.label
+    return broad.label if values[broad.key] >= BROAD else ""
 
 
-def label_heads(stats: dict[str, np.ndarray]) -> list[list[str]]:  # {stat: [L, h]} -> [L][h] labels
-    """label_head for every head of `head_stats(...)`."""
-    d, p, f, b = stats["diagonal"], stats["previous"], stats["first-token"], stats["broadness"]
-    return [[label_head(d[l, h], p[l, h], f[l, h], b[l, h]) for h in range(d.shape[1])] for l in range(d.shape[0])]
+def label_heads(stats: dict[str, np.ndarray], patterns: tuple[str, ...] = PATTERNS) -> list[list[str]]:
+    # {stat: [L, h]} -> [L][h] labels
+    """label_head for every head of `head_stats(...)` (or of `cross_head_stats(...)`, with CROSS_PATTERNS)."""
+    n_layer, n_head = next(iter(stats.values())).shape
+    return [
+        [label_head({k: v[l, h] for k, v in stats.items()}, patterns) for h in range(n_head)] for l in range(n_layer)
+    ]
 
 
 # ---- cross-attention: rows are the target's tokens, columns the source's ---------------------------
 
-CROSS_STATS = {  # name -> what the number means for cross-attention [target x source] (means over target rows)
-    "entropy": "entropy of each row over the source tokens in bits: 0 = one source token, log2(source) = uniform",
-    "max": "largest weight of each row: how sharp the alignment is",
-    "diagonality": "weight on the one or two source tokens nearest the proportional diagonal j = i (n-1)/(m-1) "
-    "(row i of m target tokens, column j of n source tokens): an alignment that keeps the word order",
-    "monotonic": "share of consecutive target tokens whose strongest source token does not move left: 1 = a "
-    "monotonic alignment (1 for a single target token)",
-    "first-token": "weight on the first source token",
-    "last-token": "weight on the last source token (the </s>, or mBART's language code, that ends a source)",
-    "broadness": "row entropy divided by its maximum log2(source tokens): 1 = uniform over the source",
-}
-CROSS_UNDEFINED = {  # the self-attention statistics that mean nothing across two sequences, and why
-    "diagonal": "a[i, i] would pair target token i with source token i of another sentence; see diagonality, "
-    "the weight near the proportional diagonal",
-    "previous": "the token before a target token is in the target, not among the source keys; see monotonic",
-}
-CROSS_LABELS = ("diagonal-alignment", "first-token/sink", "last-token/sink", "broad")
-
 
 def cross_head_stats(weights) -> dict[str, np.ndarray]:  # [L, h, m, n] -> {stat: [L, h]}
-    """Every statistic of CROSS_STATS for every head of a cross-attention, as float64 [L, n_head] arrays.
+    """Every statistic of statistics.CROSS for every head of a cross-attention, as float64 [L, n_head] arrays.
 
     >>> a = np.array([[[[0.75, 0.25, 0.0], [0.0, 0.25, 0.75]]]])  # one head, 2 target rows over 3 source tokens
     >>> s = cross_head_stats(a)
@@ -206,26 +214,6 @@ def cross_head_stats(weights) -> dict[str, np.ndarray]:  # [L, h, m, n] -> {stat
         "last-token": a[..., -1].mean(axis=-1),
         "broadness": (entropy / math.log2(n)).mean(axis=-1) if n > 1 else np.zeros(a.shape[:2]),
     }
-
-
-def label_cross_head(diagonality: float, first_token: float, last_token: float, broadness: float) -> str:
-    """One cross-attention head's pattern: "diagonal-alignment" | "first-token/sink" | "last-token/sink" | "broad" | "".
-
-    As label_head: the mass >= PATTERN_MASS that is largest (ties in that order), else "broad" if broadness >= BROAD.
-    """
-    masses = dict(zip(CROSS_LABELS[:3], (diagonality, first_token, last_token)))
-    best = max(masses, key=lambda label: masses[label])
-    if masses[best] >= PATTERN_MASS:
-        return best
-    return "broad" if broadness >= BROAD else ""
-
-
-def label_cross_heads(stats: dict[str, np.ndarray]) -> list[list[str]]:  # {stat: [L, h]} -> [L][h] labels
-    """label_cross_head for every head of `cross_head_stats(...)`."""
-    d, f, e, b = (stats[k] for k in ("diagonality", "first-token", "last-token", "broadness"))
-    return [
-        [label_cross_head(d[l, h], f[l, h], e[l, h], b[l, h]) for h in range(d.shape[1])] for l in range(d.shape[0])
-    ]
 
 
 def _with_residual(a) -> np.ndarray:  # [n_head, m, n] -> [m, n]
@@ -282,3 +270,132 @@ def rollout(weights: Sequence[np.ndarray], upto_layer: int | None = None) -> np.
     for a in weights[: last + 1]:
         r = _with_residual(a) @ r  # [n, n]
     return r
+
+
+# ---- a corpus: per-row values, kept as mergeable moments ---------------------------------------------
+#
+# One text gives, for every layer and head, one value per query row of each statistic and head detector
+# (statistics.CORPUS and DETECTED; TransformerLens's head detectors are the model); a corpus is the rows of all
+# its texts. `Moments` keeps count, sum and sum of squares per head, so partial results of any split of the
+# corpus merge exactly (map: one partition's `CorpusStats`; reduce: `merge`), whatever runs them: one process,
+# a worker pool, or a Dask cluster. Induction is measured on a random token sequence repeated twice (r r):
+# the weight on the token after the earlier copy, a[i, i - P + 1] for rows i in the second copy (P = the
+# period; see `induction_rows`).
+
+
+def text_rows(weights: np.ndarray, ids: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
+    # [L, h, n, n], [n] -> {name: [L, h, rows]}
+    """The per-row values of every statistic and detector but induction for one text (`batch_rows` of one).
+
+    >>> a = np.array([[[[1.0, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]]]])  # [L=1, h=1, n=3, n=3]
+    >>> rows = text_rows(a, np.array([5, 7, 5]), causal=True)
+    >>> rows["previous-token"].round(2).tolist(), rows["duplicate-token"].round(2).tolist()
+    ([[[0.9, 0.8]]], [[[0.1]]])
+    """
+    ids = np.asarray(ids)
+    return batch_rows(np.asarray(weights)[None], ids[None], np.array([len(ids)]), causal)
+
+
+def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
+    # [B, L, h, n, n], [B, n], [B] -> {name: [L, h, rows]}
+    """The per-row values of every statistic and detector but induction for a padded batch of texts: text b
+    is its first lengths[b] tokens (its padding keys carry no weight; padding rows and ids are ignored). The
+    rows of every text, text after text. With `causal`, row 0 (which can see only itself) is left out of
+    the statistics and of the first-token sink."""
+    n = weights.shape[-1]
+    lengths = np.asarray(lengths)
+    at = np.arange(n)
+    real = at[None, :] < lengths[:, None]  # [B, n]
+    rows = real & (at[None, :] >= np.where(causal & (lengths > 1), 1, 0)[:, None])
+    ids = np.where(real, ids, -1)
+    earlier = (ids[:, :, None] == ids[:, None, :]) & np.tri(n, n, -1, dtype=bool) & real[:, :, None]  # [B, n, n]
+    far, copies = np.abs(at[:, None] - at[None, :]).astype(np.float64), earlier.astype(np.float64)
+    names = ("entropy", "distance", "diagonal", "first-token", "previous-token", "duplicate-token")
+    layers: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for l in range(weights.shape[1]):  # a layer at a time: its [B, h, n, n] stays in the caches
+        a = np.asarray(weights[:, l], dtype=np.float64)
+        values = (
+            row_entropy(a),
+            np.einsum("bhij,ij->bhi", a, far),
+            np.diagonal(a, axis1=-2, axis2=-1),
+            a[..., 0],
+            np.diagonal(a, offset=-1, axis1=-2, axis2=-1),
+            np.einsum("bhij,bij->bhi", a, copies),
+        )
+        for name, value in zip(names, values):
+            layers[name].append(value)
+    masks = {"previous-token": real[:, 1:], "duplicate-token": earlier.any(axis=-1)}
+    # [B, L, h, m] -> [L, h, B, m] -> the masked rows, text after text
+    return {name: np.moveaxis(np.stack(v, axis=1), 0, 2)[..., masks.get(name, rows)] for name, v in layers.items()}
+
+
+def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
+    """On tokens `prefix + r + r` (r of length `period` starting at `start`), the weight each query of the
+    second copy puts on the token after its earlier copy: row i, key i - period + 1."""
+    a = np.asarray(weights, dtype=np.float64)
+    rows = np.arange(start + period, start + 2 * period - 1)  # the last query has no "next" token to find
+    return a[..., rows, rows - period + 1]
+
+
+@dataclass
+class Moments:
+    """Count, sum and sum of squares of one value per head: merge by adding; mean and spread at the end."""
+
+    count: int = 0
+    total: np.ndarray | float = 0.0  # [L, h]
+    squares: np.ndarray | float = 0.0  # [L, h]
+
+    def add(self, values: np.ndarray) -> None:  # [L, h, rows]
+        self.count += values.shape[-1]
+        self.total = self.total + values.sum(axis=-1)
+        self.squares = self.squares + (values * values).sum(axis=-1)
+
+    def merge(self, other: Moments) -> Moments:
+        return Moments(self.count + other.count, self.total + other.total, self.squares + other.squares)
+
+    def mean(self) -> np.ndarray | None:  # -> [L, h]
+        return None if not self.count else np.asarray(self.total) / self.count
+
+    def std(self) -> np.ndarray | None:  # -> [L, h], the population standard deviation over rows
+        mean = self.mean()
+        if mean is None:
+            return None
+        return np.sqrt(np.maximum(np.asarray(self.squares) / self.count - mean * mean, 0.0))
+
+
+@dataclass
+class CorpusStats:
+    """The moments of every statistic and detector over the texts seen so far (one partition, or all)."""
+
+    texts: int = 0
+    tokens: int = 0
+    moments: dict[str, Moments] = field(default_factory=dict)
+    skipped: int = 0  # texts the model could not take (too long, no tokens)
+    overflowed: int = 0  # texts on which the model's numbers overflowed (non-finite weights): left out
+
+    def add(self, name: str, values: np.ndarray) -> None:  # [L, h, rows]
+        self.moments.setdefault(name, Moments()).add(values)
+
+    def add_text(self, weights: np.ndarray, ids: np.ndarray, causal: bool) -> None:  # [L, h, n, n], [n]
+        self.texts += 1
+        self.tokens += len(ids)
+        for name, values in text_rows(weights, ids, causal).items():
+            self.add(name, values)
+
+    def add_batch(self, weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool) -> None:
+        # [B, L, h, n, n], [B, n], [B]
+        """The texts of a padded batch (`batch_rows`), in one pass over all of them."""
+        self.texts += len(lengths)
+        self.tokens += int(sum(lengths))
+        for name, values in batch_rows(weights, ids, lengths, causal).items():
+            self.add(name, values)
+
+    def merge(self, other: CorpusStats) -> CorpusStats:
+        names = self.moments.keys() | other.moments.keys()
+        return CorpusStats(
+            self.texts + other.texts,
+            self.tokens + other.tokens,
+            {k: self.moments.get(k, Moments()).merge(other.moments.get(k, Moments())) for k in sorted(names)},
+            self.skipped + other.skipped,
+            self.overflowed + other.overflowed,
+        )

@@ -15,7 +15,8 @@ attention.py; forward.py runs a family's blocks in one loop. Needs `safetensors`
 imported only when a model is loaded.
 """
 
-from attncli.core.stats import BROAD, HEAD_STATS, LABELS, PATTERN_MASS, head_stats, label_head, label_heads, rollout
+from attncli.core.statistics import HEAD_STATS, LABELS
+from attncli.core.stats import BROAD, PATTERN_MASS, head_stats, label_head, label_heads, rollout
 
 from .attention import LayerSteps
 from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm

@@ -1,6 +1,6 @@
 """`attn heads --lines`: what every head of a model does over a corpus, streamed in bounded memory.
 
-The work is a map and a reduce (attncli.core.detectors): `partition_stats(path, texts)` is the
+The work is a map and a reduce (attncli.core.stats): `partition_stats(path, texts)` is the
 map over one partition of the corpus (a `CorpusStats` of moments per layer and head), and
 `CorpusStats.merge` the reduce. `stream_stats` runs the map over chunks of lines on a pool of
 worker processes (each loads the model once) with a bounded number of chunks in flight, and
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncli.core.detectors import DETECTORS, STATISTICS, CorpusStats, Moments, induction_rows
+from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS
+from attncli.core.stats import CorpusStats, Moments, induction_rows
 from attncli.errors import ConfigError
 from attncli.models.batch import batches, forward_padded, forward_weights
 from attncli.models.encdec import is_seq2seq
@@ -256,7 +257,7 @@ class Corpus:
 
 def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus: Corpus) -> dict:
     """`attn heads --lines -f json`: per layer and head, the mean and spread of every statistic and detector."""
-    names = [*DETECTORS, *STATISTICS]
+    names = [*DETECTORS, *CORPUS_STATISTICS]
     means = {name: stats.moments.get(name, Moments()).mean() for name in names}
     spreads = {name: stats.moments.get(name, Moments()).std() for name in names}
     means["induction"], spreads["induction"] = induction.mean(), induction.std()
@@ -302,6 +303,6 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         },
         "induction": {"sequences": INDUCTION_SEQUENCES, "length": INDUCTION_LENGTH, "seed": 0},
         "label_score": LABEL_SCORE,
-        "definitions": {**DETECTORS, **STATISTICS},
+        "definitions": {**DETECTORS, **CORPUS_STATISTICS},
         "rows": rows,
     }

@@ -19,15 +19,8 @@ import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.core.parts import DEFAULT_PART, PARTS
-from attncli.core.stats import (
-    CROSS_LABELS,
-    CROSS_STATS,
-    CROSS_UNDEFINED,
-    cross_head_stats,
-    cross_rollout,
-    label_cross_heads,
-    rollout,
-)
+from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS, CROSS_UNDEFINED
+from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -400,7 +393,9 @@ def part_heads_document(
     if chosen == "cross":
         assert context is not None  # check_part asks for the source
         stats = cross_head_stats(np.stack(weights))
-        doc = heads_table(model, shown_text, tokens, stats, label_cross_heads(stats), CROSS_STATS, CROSS_LABELS)
+        doc = heads_table(
+            model, shown_text, tokens, stats, label_heads(stats, CROSS_PATTERNS), CROSS_STATS, CROSS_LABELS
+        )
         src = _source_tokens(model, context)
         return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")

@@ -6,7 +6,6 @@ entropy, the per-head summaries) are in attncli.core.stats.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import replace
 
@@ -14,7 +13,7 @@ import numpy as np
 
 from attncli.core.attention import attend
 from attncli.core.masks import parse_masks
-from attncli.core.stats import head_summaries
+from attncli.core.stats import entropy_scale, head_summaries
 from attncli.core.variants import VARIANTS
 from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
@@ -175,6 +174,7 @@ def summary_row(result: AttentionResult) -> dict:
     entropies = [s["mean_entropy_bits"] for s in stats if s["mean_entropy_bits"] is not None]
     row_maxes = [s["mean_row_max"] for s in stats if s["mean_row_max"] is not None]
     mean_entropy = float(np.mean(entropies)) if entropies else None
+    max_entropy, ratio = entropy_scale(mean_entropy, n)
     assert c.d_k is not None and c.d_v is not None and c.d_a is not None  # a resolved config has its widths
     costs = approx_madds(c, c.heads, m, n) or (
         score_madds(c.variant, c.heads, m, n, c.d_k, c.d_a),
@@ -194,8 +194,8 @@ def summary_row(result: AttentionResult) -> dict:
         "weight_bytes": weight_bytes(result),
         "embedding_bytes": None if tokens.vocab_size is None else tokens.vocab_size * c.dim * 8,
         "mean_entropy_bits": mean_entropy,
-        "max_entropy_bits": math.log2(n),
-        "entropy_ratio": None if mean_entropy is None or n == 1 else mean_entropy / math.log2(n),
+        "max_entropy_bits": max_entropy,
+        "entropy_ratio": ratio,
         "mean_row_max": float(np.mean(row_maxes)) if row_maxes else None,
         "tokens": list(tokens.strings),
     }

@@ -104,6 +104,12 @@ def max_bytes_from(environ) -> int | None:
     return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
 
 
+# The parts of an Estimate that suggestions name (cli/hints.py); the rest are described by their key only.
+ATTENTION = "attention"  # the [h, m, n] arrays
+PROJECTIONS = "W_Q, W_K, W_V, W_O"
+VARIANT_PARAMETERS = "variant parameters"
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Bytes by what holds them; `cells` = h·m·n of the attention matrices and the bytes they take per cell."""
@@ -124,12 +130,12 @@ class Estimate:
         if self.cells:
             head = (
                 f"{runs}{h} head{'s' if h > 1 else ''} × {m:,} × {n:,} = {self.cells:,} cells × "
-                f"{self.per_cell} bytes ({human_bytes(self.parts.get('attention', 0))})"
+                f"{self.per_cell} bytes ({human_bytes(self.parts.get(ATTENTION, 0))})"
             )
         else:
             head = f"{runs}{h} head{'s' if h > 1 else ''}, {m:,} queries, {n:,} keys, outputs only"
         others = sorted(
-            ((v, k) for k, v in self.parts.items() if k != "attention" and v >= self.total / 20), reverse=True
+            ((v, k) for k, v in self.parts.items() if k != ATTENTION and v >= self.total / 20), reverse=True
         )
         return head + "".join(f", {k} {human_bytes(v)}" for v, k in others[:3])
 
@@ -178,10 +184,10 @@ def _vectors(config, m: int, n: int, cross: bool) -> dict[str, int]:
     if config.projection == "identity":
         parts["projections"] = F * d * d
     else:
-        parts["W_Q, W_K, W_V, W_O"] = F * (2 * d * h * dk + 2 * d * h * dv)
+        parts[PROJECTIONS] = F * (2 * d * h * dk + 2 * d * h * dv)
     params = VARIANTS[config.variant].param_count(h, dk, dk, da)
     if params:
-        parts["variant parameters"] = F * params
+        parts[VARIANT_PARAMETERS] = F * params
     return parts
 
 
@@ -209,7 +215,7 @@ def run_bytes(
         return Estimate(parts, 0, 0, (h, m, n))
     cells = h * m * n
     per = attention_bytes_per_cell(config.variant, config.mask, trace, config.temperature, itemsize)
-    parts = {"attention": cells * per, **_vectors(config, m, n, cross)}
+    parts = {ATTENTION: cells * per, **_vectors(config, m, n, cross)}
     largest = cells
     entry = VARIANTS[config.variant]
     if entry.hidden:  # slices of [h, rows, n, d_a] of ~32 MB: the sum, tanh, einsum's
@@ -252,7 +258,7 @@ def compute_bytes(
         )
     cells = m * n
     per = attention_bytes_per_cell(variant, tuple(str(x) for x in masks), False, temperature, itemsize)
-    parts = {"attention": cells * per, **matrices}
+    parts = {ATTENTION: cells * per, **matrices}
     if VARIANTS[variant].hidden:
         parts[f"{variant}'s slices"] = min(3 * F * cells * d_a, 3 * 2**25) + F * d_a * (m + n)
     if output is not None:
@@ -287,7 +293,7 @@ def fits(config, estimate: Estimate) -> dict[str, int]:
         return {}
     out = {}
     h, m, n = estimate.shape
-    rest = estimate.total - estimate.parts.get("attention", 0)
+    rest = estimate.total - estimate.parts.get(ATTENTION, 0)
     variant = VARIANTS[config.variant]
     if (
         config.weights
@@ -297,7 +303,7 @@ def fits(config, estimate: Estimate) -> dict[str, int]:
         options = {"rank": config.rank, "features": config.features}
         out["outputs-only"] = rest + outputs_only_bytes(variant.name, h, m, n, options["rank"], options["features"])
     if config.dtype == "float64":
-        out["float32"] = rest + estimate.parts.get("attention", 0) // 2
+        out["float32"] = rest + estimate.parts.get(ATTENTION, 0) // 2
     return out
 
 

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from attncli.errors import ConfigError
 from attncli.io.escape import escape_token
+from attncli.pipeline.heads import mean_of_heads
 from attncli.pipeline.result import AttentionResult
 from attncli.render.matrix import MARK, fmt
 
@@ -123,7 +124,7 @@ def query_bars(
             Bars(
                 f"query {i} '{token}': the mean of the {n_head} heads' weights",
                 result.key_tokens.strings,
-                weights[:, i].mean(axis=0),
+                mean_of_heads(result)[0][i],
                 None,  # the mean of the heads' scores is no score
                 None if masked is None else masked.all(axis=0),
                 precision,

@@ -7,15 +7,13 @@ a clear pattern, so the interesting heads of a model are found in one screen.
 
 from __future__ import annotations
 
-import math
-
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attncli.core.detectors import DETECTORS
+from attncli.core.statistics import DETECTORS, EVIDENCE, HINTS, shade_key
 from attncli.models import BROAD, PATTERN_MASS
 from attncli.models.run import describe, token_marks
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
@@ -23,31 +21,12 @@ from attncli.render.show import escape_token
 from attncli.render.style import shade, system_of
 from attncli.render.units import Units
 
-SHORT = {
-    "previous-token": "prev",
-    "diagonal": "diag",
-    "first-token/sink": "sink",
-    "broad": "brd",
-    "duplicate-token": "dup",
-    "induction": "ind",
-    "first-token": "sink",
-    "diagonal-alignment": "aln",
-    "last-token/sink": "eos",
-}
-EVIDENCE = {
-    "previous-token": "previous",
-    "diagonal": "diagonal",
-    "first-token/sink": "first-token",
-    "broad": "broadness",
-    "diagonal-alignment": "diagonality",
-    "last-token/sink": "last-token",
-}  # the statistic behind each label
 MOST = 8  # heads listed per pattern under the grid (-f json has them all)
 
 
 def _shade(stat: str, row: dict) -> float:
     """A cell's value on 0..1 for its shading: entropy as its broadness (÷ its maximum), the others as they are."""
-    return row["broadness"] if stat in ("entropy", "broadness") else row[stat] or 0.0
+    return row[shade_key(stat)] or 0.0
 
 
 class HeadsGrid:
@@ -93,7 +72,7 @@ class HeadsGrid:
                     continue
                 r = self.cells[(layer, h)]
                 text = Text(f"{r[self.stat]:.{self.precision}f}", style=shade(_shade(self.stat, r), system))
-                text.append("\n" + SHORT.get(r[self.named], ""), style="dim")
+                text.append("\n" + HINTS.get(r[self.named], ""), style="dim")
                 row.append(text)
             table.add_row(*row)
         yield table
@@ -112,7 +91,7 @@ def patterns(doc: dict, precision: int = 2, most: int = MOST) -> Text:
     for label in doc["labels"]:
         stat = EVIDENCE[label]
         heads = sorted((r for r in doc["rows"] if r["label"] == label), key=lambda r: -r[stat])
-        out.append(f"{label} ({SHORT[label]}, {len(heads)}): ", style="bold")
+        out.append(f"{label} ({HINTS[label]}, {len(heads)}): ", style="bold")
         out.append(", ".join(f"L{r['layer']} H{r['head']} {r[stat]:.{precision}f}" for r in heads[:most]) or "none")
         out.append(f", … {len(heads) - most} more" if len(heads) > most else "", style="dim")
         out.append("\n")
@@ -124,11 +103,11 @@ def _token_line(what: str, tokens: list[str]) -> str:
     return f"{len(tokens)} {what}: {shown}"
 
 
-def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> RenderableType:
+def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn heads`: the grid, the labelled heads by pattern, and what the numbers mean (a cross-attention's:
-    target rows over source columns, and the statistics it has no meaning for)."""
+    target rows over source columns, and the statistics it has no meaning for); `max_bits`: the entropy of a
+    uniform row over every key, log2 n."""
     keys = doc.get("context_tokens", doc["tokens"])
-    n = len(keys)
     notes = [doc["summary"] + ", trained weights"]
     if "context_tokens" in doc:
         notes += [_token_line("target tokens (rows)", doc["tokens"]), _token_line("source tokens (columns)", keys)]
@@ -143,8 +122,8 @@ def heads_view(doc: dict, stat: str, precision: int = 2, width: int = 100) -> Re
     notes += [
         f"{stat}: {doc['stats'][stat]}; the mean over the query rows; darker = larger"
         + (
-            f" (shaded ÷ its maximum, log2 {n} = {math.log2(n):.2f} bits when every key is seen)"
-            if stat == "entropy"
+            f" (shaded ÷ its maximum, log2 {len(keys)} = {max_bits:.2f} bits when every key is seen)"
+            if shade_key(stat) != stat
             else ""
         ),
         f"labels: {', '.join(doc['labels'][:-1])} when that mean mass is ≥ {PATTERN_MASS} "
@@ -211,7 +190,7 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
     top = Units()
     for name in DETECTORS:
         heads = sorted((r for r in doc["rows"] if r[name] is not None), key=lambda r: -r[name])[:5]
-        top.append(f"{name} ({SHORT[name]}): ", style="bold")
+        top.append(f"{name} ({HINTS[name]}): ", style="bold")
         top.append(", ".join(f"L{r['layer']} H{r['head']} {r[name]:.{precision}f}" for r in heads) or "none")
         top.append("\n")
     notes = [

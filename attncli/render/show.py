@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_lines, escape_token  # noqa: F401  (escape_token: re-exported)
+from attncli.pipeline.heads import mean_of_heads
 from attncli.pipeline.result import AttentionResult
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix
 from attncli.render.units import Units
@@ -79,10 +79,10 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
     if mean:
         title = single if n_head == 1 else f"mean of the {n_head} heads' weights"
         title = title if name is None or n_head == 1 else f"{name}, mean of the {n_head} heads"
-        masked = None if result.masked is None else np.asarray(result.masked.all(axis=0))
+        average, masked = mean_of_heads(result)
         return [
             Matrix(
-                weights.mean(axis=0),
+                average,
                 q_tokens,
                 k_tokens,
                 title,

@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attncli.core.stats import head_summaries
+from attncli.pipeline.heads import summaries
 from attncli.pipeline.result import AttentionResult
 from attncli.render.bars import query_bars
 from attncli.render.fit import Fitted
@@ -21,11 +21,6 @@ MAX_ROWS = 24  # longer texts list the top keys of their first and last queries 
 
 def _f(x: float | None, precision: int) -> str:
     return "—" if x is None else f"{x:.{precision}f}"
-
-
-def summaries(result: AttentionResult) -> list[dict]:
-    """`head_summaries` of the result's heads; a masked key is never among a query's top keys."""
-    return head_summaries(result.attention()[1], result.context is None, masked=result.masked)
 
 
 def summary_lines(result: AttentionResult, precision: int = 2) -> Text:
@@ -141,14 +136,3 @@ def show_view(
         else None
     )
     return show(result, precision, width, below, head, mean, matrix_only)
-
-
-def stats_document(result: AttentionResult, precision: int | None = None) -> list[dict]:
-    """The same numbers for JSON (`attn show --stats -f json` adds them under "stats"), rounded if asked."""
-    rows = [
-        {**row, "head": result.head_index(row["head"])}  # the model's own head number with --head
-        for row in summaries(result)
-    ]
-    if precision is None:
-        return rows
-    return [{k: round(v, precision) if isinstance(v, float) else v for k, v in row.items()} for row in rows]

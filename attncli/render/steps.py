@@ -8,13 +8,13 @@ and shape; arrays wider or longer than the screen are elided with a visible
 
 from __future__ import annotations
 
-import numpy as np
 from rich import box
 from rich.console import Group, JustifyMethod, RenderableType
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from attncli.core.attention import softmax_terms
 from attncli.core.variants import VARIANTS, Cell, explain_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult
@@ -182,17 +182,15 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     elif step.name == "scores" and explain is not None:
         line = explain(worked)
     elif step.name == "weights":
-        row = scores[0, i] if result.masked is None else np.where(result.masked[0, i], -np.inf, scores[0, i])
-        live = np.isfinite(row)
-        if not live.any():
+        top, e, total = softmax_terms(scores[0, i], None if result.masked is None else result.masked[0, i])
+        if not total:
             return Text(f"check: every key of {q_tok} is masked, so its row of A is all 0", style="dim")
-        e = np.where(live, np.exp(np.where(live, row, 0) - row[live].max()), 0.0)
         line = (
-            f"A{cell} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(row[live].max(), p)}, "
+            f"A{cell} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(top, p)}, "
             f"e^(s − max) = "
             + ", ".join(fmt(x, p) for x in e[:5])
             + (", …" if e.size > 5 else "")
-            + f", their sum {fmt(e.sum(), p)}; {fmt(e[0], p)} / {fmt(e.sum(), p)} = "
+            + f", their sum {fmt(total, p)}; {fmt(e[0], p)} / {fmt(total, p)} = "
             + fmt(float(weights[0, i, 0]), p)
         )
     elif step.name == "head_outputs":

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attncli.models import LABELS, encode, forward, load_model, rollout
-from tests.conftest import attn
+from tests.conftest import ROOT, attn
 from tests.model_fixtures import make_bert, make_gpt2
 from tests.models.test_models import _minilm_folder
 
@@ -315,11 +315,11 @@ def test_scaled_variant_is_what_the_model_does(bert):
     assert as_json("show", TEXT, "--model", bert, "-v", "scaled")["config"]["variant"] == "scaled"
 
 
-def test_stat_choices_are_the_cores():
-    from attncli.cli.commands.heads import STATS
-    from attncli.core.stats import CROSS_STATS, HEAD_STATS
-
-    assert tuple(dict.fromkeys([*HEAD_STATS, *CROSS_STATS])) == STATS
+def test_previous_token_is_the_previous_column(tmp_path):
+    """One name per idea: --stat previous-token chooses the column that `attn heads -f json` names previous."""
+    gpt2 = str(ROOT / "tests" / "models" / "golden" / "gpt2")
+    shown = [attn("heads", TEXT, "--model", gpt2, "--stat", name).output for name in ("previous", "previous-token")]
+    assert shown[0] == shown[1] and "previous of every head" in shown[0]
 
 
 def test_heads_needs_model():

@@ -123,7 +123,6 @@ def test_a_safetensors_model_imports_no_gguf():
 # control of long inputs and of models, and the worker pool of long --lines inputs.
 NOT_FOR_A_SENTENCE = [
     "attncli.pipeline.steps",  # the stages of `attn steps` and the page
-    "attncli.core.detectors",  # named in the help of `attn heads --lines`
     "attncli.pipeline.contain",
     "attncli.pipeline.lines",
     "attncli.core.kernels",

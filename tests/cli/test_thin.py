@@ -18,9 +18,10 @@ MORE = {
         "attncli.pipeline": "reads the matrices from --input, stdin or .npy files",
         "attncli.pipeline.config": "checks the long-input options before the input is read",
     },
-    "heads": {"attncli.core.detectors": "the --lines help lists the detectors and statistics"},
+    "heads": {"attncli.core.statistics": "the --lines help lists the detectors and statistics"},
     "show": {
         "attncli.pipeline.lines": "--lines: runs the lines on worker processes, written in order as they come",
+        "attncli.pipeline.heads": "--lines --stats: each line's head statistics for JSON, as the lines stream",
         "attncli.render.stats": "--lines: each line's table and statistics, as the lines stream",
     },
 }

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncli.core.detectors import CorpusStats, Moments, batch_rows, induction_rows, text_rows
+from attncli.core.stats import CorpusStats, Moments, batch_rows, induction_rows, text_rows
 
 
 def _one(pattern: np.ndarray) -> np.ndarray:  # [n, n] -> [L=1, h=1, n, n]

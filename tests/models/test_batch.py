@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attncli.core.detectors import CorpusStats
+from attncli.core.stats import CorpusStats
 from attncli.models import encode, forward
 from attncli.models.batch import batches, forward_weights
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from attncli.render.heads import SHORT, corpus_view
+from attncli.core.statistics import HINTS
+from attncli.render.heads import corpus_view
 from tests.conftest import ROOT, attn
 
 
@@ -84,4 +85,4 @@ def test_every_cell_of_the_grid_names_its_detector_weak_or_clear(rows):
         assert row["detector"] == max(DETECTORS, key=lambda d: row[d])  # under 0.4 as well as over
         assert row["label"] == (row["detector"] if row[row["detector"]] >= 0.4 else "")
         named = lines[lines.index(next(x for x in lines if x.strip().startswith(f"L{layer} "))) + 1]
-        assert named.split()[head] == SHORT[row["detector"]], (layer, head, named)
+        assert named.split()[head] == HINTS[row["detector"]], (layer, head, named)

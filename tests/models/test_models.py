@@ -453,22 +453,17 @@ def test_head_stats_causal_leaves_out_row_zero(gpt2):
     stats = head_stats(uniform_causal[None, None], causal=True)
     assert stats["broadness"][0, 0] == pytest.approx(1.0)
     assert stats["first-token"][0, 0] == pytest.approx(np.mean(1 / np.arange(2, n + 1)))
-    assert (
-        label_head(
-            stats["diagonal"][0, 0], stats["previous"][0, 0], stats["first-token"][0, 0], stats["broadness"][0, 0]
-        )
-        == "broad"
-    )
+    assert label_head({k: v[0, 0] for k, v in stats.items()}) == "broad"
     run = forward(gpt2, encode(gpt2, TEXT).ids)
     real = head_stats(np.stack(run.weights), causal=True)
     assert real["entropy"].shape == (gpt2.n_layer, gpt2.n_head)
 
 
 def test_label_thresholds():
-    assert label_head(diagonal=0.49, previous=0.2, first_token=0.3, broadness=0.79) == ""
-    assert label_head(diagonal=0.5, previous=0.5, first_token=0.0, broadness=1.0) == "previous-token"
-    assert label_head(diagonal=0.1, previous=0.1, first_token=0.6, broadness=0.9) == "first-token/sink"
-    assert label_head(diagonal=0.1, previous=0.1, first_token=0.1, broadness=0.8) == "broad"
+    assert label_head({"diagonal": 0.49, "previous": 0.2, "first-token": 0.3, "broadness": 0.79}) == ""
+    assert label_head({"diagonal": 0.5, "previous": 0.5, "first-token": 0.0, "broadness": 1.0}) == "previous-token"
+    assert label_head({"diagonal": 0.1, "previous": 0.1, "first-token": 0.6, "broadness": 0.9}) == "first-token/sink"
+    assert label_head({"diagonal": 0.1, "previous": 0.1, "first-token": 0.1, "broadness": 0.8}) == "broad"
 
 
 def test_rollout_by_hand_and_rows(bert):

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from attncli.core.parts import PARTS
-from attncli.core.stats import CROSS_LABELS, CROSS_STATS, cross_head_stats, cross_rollout, label_cross_heads, rollout
+from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS
+from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
 from attncli.models import ModelError, encode, forward, load_model
 from attncli.models.encdec import decoder_input, seq2seq_forward
 from attncli.models.families.bart import sinusoids
@@ -174,9 +175,9 @@ def test_cross_head_statistics_by_hand():
     assert s["diagonal"]["diagonality"][0, 0] == 1 and s["diagonal"]["monotonic"][0, 0] == 1
     assert s["reverse"]["diagonality"][0, 0] == 0 and s["reverse"]["monotonic"][0, 0] == 0
     assert s["sink"]["last-token"][0, 0] == 1 and s["sink"]["entropy"][0, 0] == 0
-    assert [label_cross_heads(x)[0][0] for x in s.values()] == ["diagonal-alignment", "", "last-token/sink"]
+    assert [label_heads(x, CROSS_PATTERNS)[0][0] for x in s.values()] == ["diagonal-alignment", "", "last-token/sink"]
     uniform = cross_head_stats(np.full((1, 1, 2, 4), 0.25))
-    assert uniform["broadness"][0, 0] == 1 and label_cross_heads(uniform) == [["broad"]]
+    assert uniform["broadness"][0, 0] == 1 and label_heads(uniform, CROSS_PATTERNS) == [["broad"]]
 
 
 def test_cross_rollout_flows_through_the_encoder_and_the_decoder():

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Input
 
-from attncli.core.stats import LABELS
+from attncli.core.statistics import LABELS
 from attncli.models import load_model
 from attncli.models.generate import Generation
 from attncli.pipeline.config import RunConfig

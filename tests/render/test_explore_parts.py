@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from textual.widgets import Static
 
-from attncli.core.stats import CROSS_LABELS, CROSS_STATS
+from attncli.core.statistics import CROSS_LABELS, CROSS_STATS
 from attncli.models import load_model
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import HeadsScreen

@@ -20,15 +20,11 @@ from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
 from attncli.cli.text import say
-from attncli.core.detectors import DETECTORS, STATISTICS
+from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines, read_text
 
 # ---- heads' own options (the ones it shares with others are in cli/options.py and cli/model.py) -----------
-
-# attncli.core.stats.HEAD_STATS then CROSS_STATS' own, written out so that building the command imports no model
-# code (tests/cli/test_model.py checks that they agree).
-STATS = ("entropy", "max", "diagonal", "previous", "first-token", "broadness", "diagonality", "monotonic", "last-token")
 
 ModelRequired = Annotated[
     str,
@@ -52,11 +48,11 @@ Stat = Annotated[
     str,
     choice(
         "--stat",
-        names=lambda: STATS,
-        help="The number in each cell: entropy (bits), max, diagonal, previous, first-token or broadness; with "
-        "--part cross (target rows over source columns, where diagonal and previous mean nothing): entropy, max, "
-        "diagonality (weight near the proportional diagonal), monotonic (share of target tokens whose strongest "
-        "source token does not move left), first-token, last-token or broadness.",
+        names=lambda: STAT_CHOICES,
+        help="The number in each cell: entropy (bits), max, diagonal, previous (or previous-token), first-token or "
+        "broadness; with --part cross (target rows over source columns, where diagonal and previous mean "
+        "nothing): entropy, max, diagonality (weight near the proportional diagonal), monotonic (share of target "
+        "tokens whose strongest source token does not move left), first-token, last-token or broadness.",
     ),
 ]
 
@@ -69,7 +65,7 @@ CorpusLines = Annotated[
         "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
         + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
         + ". Statistics: "
-        + "; ".join(f"{name}: {text}" for name, text in STATISTICS.items())
+        + "; ".join(f"{name}: {text}" for name, text in CORPUS_STATISTICS.items())
         + ".",
     ),
 ]

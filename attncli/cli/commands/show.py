@@ -127,8 +127,8 @@ def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: 
     processes); its number goes into the output, in the input's order."""
     from attncli.io import documents
     from attncli.io.output import line_progress
+    from attncli.pipeline.heads import stats_document
     from attncli.pipeline.lines import ordered_map
-    from attncli.render.stats import stats_document
 
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:

@@ -21,13 +21,14 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
+from attncli.core.statistics import HINTS
 from attncli.errors import AttnError
 from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.output import emit, write_output
 from attncli.render.explore.panels import matrix, row_panel, status
 from attncli.render.explore.state import Explorer
-from attncli.render.heads import SHORT, _shade, patterns
+from attncli.render.heads import _shade, patterns
 from attncli.render.matrix import Matrix
 from attncli.render.show import caption
 from attncli.render.stats import show_view
@@ -139,7 +140,7 @@ class HeadsScreen(Once, Screen[tuple[int, int] | None]):
             Text(
                 ("" if doc.get("part") is None else f"{doc['part']}: ")
                 + f"entropy (bits) of every head, {doc['n_layer']} layers × {doc['n_head']} heads; under it the "
-                f"pattern label ({', '.join(SHORT[label] for label in doc['labels'])}). Enter opens the head, Esc "
+                f"pattern label ({', '.join(HINTS[label] for label in doc['labels'])}). Enter opens the head, Esc "
                 "goes back.",
                 style="bold",
             )
@@ -152,7 +153,7 @@ class HeadsScreen(Once, Screen[tuple[int, int] | None]):
             for h in range(doc["n_head"]):
                 r = cells[(layer, h)]
                 text = Text(f"{r['entropy']:.2f}", style=shade(_shade("entropy", r), self.system))
-                text.append("\n" + SHORT.get(r["label"], ""), style="dim")
+                text.append("\n" + HINTS.get(r["label"], ""), style="dim")
                 row.append(text)
             table.add_row(*row, height=2, label=f"L{layer}")
         yield table

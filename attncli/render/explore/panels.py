@@ -8,15 +8,15 @@ worked out from its scores: A[i,j] = exp(S[i,j] − max) / Σ_k exp(S[i,k] − m
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
-import numpy as np
 from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from attncli.core.attention import softmax_terms
 from attncli.io.escape import escape_text, escape_token
+from attncli.pipeline.heads import mean_of_heads
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
 from attncli.render.matrix import HEATMAP_ABOVE, Form, Matrix, fmt
@@ -51,7 +51,7 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
     result = e.result
     masked = result.masked
     if e.mean:
-        array, cells = e.weights.mean(axis=0), None if masked is None else masked.all(axis=0)
+        array, cells = mean_of_heads(result)
     else:
         array, cells = e.weights[e.head], None if masked is None else masked[e.head]
     return CursorMatrix(
@@ -81,18 +81,16 @@ def weight_formula(e: Explorer, precision: int) -> Text:
         terms = " + ".join(fmt(float(w), precision) for w in each[:4]) + (" + …" if len(each) > 4 else "")
         out.append(f"mean of the heads' A_h[{i},{j}]:\n({terms}) / {len(each)} = {fmt(float(weights[j]), precision)}")
         return out
-    keep = np.ones(len(scores), bool) if masked is None else ~masked  # [n]
-    top = float(scores[keep].max())
-    total = float(np.exp(scores[keep] - top).sum())
+    top, exps, total = softmax_terms(scores, masked)
     s, f = float(scores[j]), partial(fmt, precision=precision)
     out.append("A = exp(S − max) / Σ_k exp(S_k − max)\n", style="dim")
     out.append(f"S[{i},{j}] = {f(s)}\n")
     out.append(f"max    = {f(top)}")
     out.append(f" (row {i})\n", style="dim")
     out.append(f"Σ      = {f(total)}")
-    out.append(f" ({int(keep.sum())} keys)\n", style="dim")
+    out.append(f" ({len(scores) if masked is None else int((~masked).sum())} keys)\n", style="dim")
     out.append(f"A[{i},{j}] = exp({f(s)} − {f(top)}) / {f(total)}\n       = ")
-    out.append(f(math.exp(s - top) / total), style="bold")
+    out.append(f(float(exps[j]) / total), style="bold")
     return out
 
 

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from attncli.core.masks import MASKS
-from attncli.core.stats import HEAD_STATS, LABELS, head_stats, label_heads
 from attncli.core.variants import VARIANTS
 from attncli.errors import AttnError, ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.embed import POSITIONAL
+from attncli.pipeline.heads import mean_of_heads, text_heads_document
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import TOKENIZERS
@@ -235,8 +235,8 @@ class Explorer:
         scores, weights = self.result.attention()
         masked = self.result.masked
         if self.mean:
-            every = None if masked is None else np.asarray(masked[:, self.query].all(axis=0))
-            return weights[:, self.query].mean(axis=0), None, every
+            average, every = mean_of_heads(self.result)
+            return average[self.query], None, None if every is None else every[self.query]
         h, i = self.head, self.query
         return weights[h, i], scores[h, i], None if masked is None else masked[h, i]
 
@@ -248,14 +248,7 @@ class Explorer:
 
             return part_heads_document(self.model, self.text, self.context, self.part, self.generate)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)
-        stats = head_stats(self.weights[None], causal=causal)
-        labels = label_heads(stats)
-        rows = [
-            {"layer": 0, "head": h, **{k: float(stats[k][0, h]) for k in HEAD_STATS}, "label": labels[0][h]}
-            for h in range(self.n_head)
-        ]
-        tokens = list(self.result.tokens.strings)
-        return {"n_layer": 1, "n_head": self.n_head, "causal": causal, "tokens": tokens, "rows": rows, "labels": LABELS}
+        return text_heads_document(self.result, causal)
 
     def open_head(self, layer: int, head: int) -> None:
         """The heads overview's Enter: that layer's run, that head in focus."""
