@@ -1,7 +1,9 @@
 """The one exception family the core raises.
 
 Every message names the bad value, so that the CLI can print it as a single
-line (`Error: ...`) and exit with `exit_code`:
+line (`Error: ...`) and exit with `exit_code`, by one rule: 2 for anything wrong
+with the command line (ConfigError), 1 for input data that cannot be used
+(DataError); 130 for Ctrl-C is the CLI's own (128 + the signal).
 
     >>> raise DataError("empty text: nothing to tokenize")
     Traceback (most recent call last):
@@ -23,6 +25,7 @@ class DataError(AttnError):
 
 
 class ConfigError(AttnError):
-    """The options do not fit together: heads that do not divide the width, an unknown name (exit 2)."""
+    """Anything wrong with the command line (exit 2): an unknown or mismatched option, options that do not fit
+    together (heads that do not divide the width), a layer, head or part the model does not have."""
 
     exit_code = 2

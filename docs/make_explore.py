@@ -13,6 +13,7 @@ from pathlib import Path
 os.environ["TEXTUAL_COLOR_SYSTEM"] = "truecolor"  # read when Textual is imported: the picture has every colour
 os.environ.pop("NO_COLOR", None)
 
+from attncli.io.formats import offline_svg
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import ExploreApp
 from attncli.render.explore.state import Explorer
@@ -28,7 +29,7 @@ async def picture() -> str:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*KEYS)
         await pilot.pause()
-        return app.export_screenshot(title=f'attn explore "{TEXT}" --heads 2')
+        return offline_svg(app.export_screenshot(title=f'attn explore "{TEXT}" --heads 2   ({SIZE[0]} columns)'))
 
 
 if __name__ == "__main__":

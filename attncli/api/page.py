@@ -38,12 +38,26 @@ def page_of(
         from attncli.render.stats import show_view
 
         if model is not None and model_dir is not None:
-            doc = model_view(model, result, model_dir, command, pair)
+            doc = model_view(model, result, model_argument(model_dir), command, pair)
         else:
             doc = result_view(result, command, precision, head)
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
+
+
+def model_argument(given: str) -> str:
+    """--model in the commands a page shows, as one shell word: as the user named it (a folder relative to where
+    the page was made, a model name in the cache), never an absolute path, which would tell whoever gets the page
+    where it was made and run nowhere else: "$MODEL" then, the folder to set it to.
+
+    >>> model_argument("models/bert"), model_argument("gpt2"), model_argument("/home/me/m")
+    ('models/bert', 'gpt2', '"$MODEL"')
+    """
+    import os
+    import shlex
+
+    return '"$MODEL"' if os.path.isabs(os.path.expanduser(given)) else shlex.quote(given)
 
 
 def model_page(

@@ -19,6 +19,7 @@ if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import typer
+from typer.core import TyperCommand
 
 from attncli import __version__
 from attncli.cli.lazy import LazyGroup, LazyTyper
@@ -39,16 +40,22 @@ def fail(error: AttnError):
 ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
-def _escaped(error):
-    """Click's own usage errors quote what the user typed ("No such option", "unexpected extra argument"):
-    show it escaped like every other message (the usage line and the exit code stay Click's)."""
-    message = error.format_message
-    error.format_message = lambda: escape_text(message())
-    return error
+class AttnCommand(TyperCommand):
+    """A command whose surplus words are attn's usage error (quote the text), not Click's."""
+
+    def parse_args(self, ctx, args):
+        ctx.allow_extra_args = True  # Click keeps the surplus in ctx.args instead of failing in its own words
+        rest = super().parse_args(ctx, args)
+        if ctx.args and not ctx.resilient_parsing:
+            from attncli.cli.usage import extra_arguments
+
+            raise extra_arguments(ctx, ctx.args)
+        return rest
 
 
 class AttnGroup(LazyGroup):
-    """Translates the core's errors, and unexpected ones, into one line and an exit code."""
+    """Translates the core's errors, Click's usage errors and unexpected ones into one line and an exit code:
+    2 for the command line (a ConfigError), 1 for data that cannot be used, the error's own otherwise."""
 
     def make_context(self, *args, **kwargs):
         try:
@@ -57,7 +64,16 @@ class AttnGroup(LazyGroup):
             if type(e).__name__ == "NoArgsIsHelpError":  # bare `attn`: the help, as `attn --help` prints it
                 typer.echo(e.ctx.get_help())  # type: ignore[attr-defined]
                 raise typer.Exit(0) from None
-            raise _escaped(e) from None
+            from attncli.cli.usage import from_click
+
+            fail(from_click(e, self))
+
+    def resolve_command(self, ctx, args):
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            from attncli.cli.usage import unknown_command
+
+            raise unknown_command(args[0], self.list_commands(ctx))
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
         try:
@@ -69,7 +85,9 @@ class AttnGroup(LazyGroup):
         except AttnError as e:
             fail(e)
         except ClickException as e:
-            raise _escaped(e) from e
+            from attncli.cli.usage import from_click
+
+            fail(from_click(e, self))
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except OSError as e:
@@ -79,7 +97,7 @@ class AttnGroup(LazyGroup):
                 raise
             fail(DataError(f"cannot write the output: {e.strerror}"))  # stdout on a full disk, say
         except Exception as e:
-            if type(e).__module__.startswith(("typer", "click")):  # usage errors keep Click's form
+            if type(e).__module__.startswith(("typer", "click")):  # Click's own control flow
                 raise
             fail(AttnError(f"internal error: {type(e).__name__}: {e} (run with ATTN_DEBUG=1 for the traceback)"))
 
@@ -98,10 +116,12 @@ COMMANDS = {
     "heads": "Every head of a real model at a glance, layers × heads.",
     "ablate": "Switch a decoder's heads off one at a time: how each moves the logit of the next token.",
     "lens": "The logit lens: what a decoder would predict next after each layer, layers × positions.",
+    "help": "Show the help of attn, or of one COMMAND (as attn COMMAND --help does).",
 }
 
 app = LazyTyper(
     cls=AttnGroup,
+    command_cls=AttnCommand,
     package="attncli.cli.commands",
     commands=COMMANDS,
     help="Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible.",

@@ -10,6 +10,7 @@ A new command is one module and one line of the table.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 import typer
@@ -35,28 +36,41 @@ class LazyGroup(TyperGroup):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx, formatter) -> None:
-        """The command list of `attn --help`, each line the summary shortened as Click shortens a command's
-        help, without importing any command."""
-        rows = [(name, short_help(summary)) for name, summary in self.app.summaries.items()]
-        built = [(n, c) for n, c in self.commands.items() if n not in self.app.summaries and not c.hidden]
-        if not rows and not built:
-            return
-        limit = formatter.width - 6 - max(len(name) for name, _ in [*rows, *built])
-        lines = [(name, short(limit)) for name, short in rows] + [(n, c.get_short_help_str(limit)) for n, c in built]
-        with formatter.section("Commands"):
-            formatter.write_dl(lines)
+        """The command list of `attn --help`: each command's summary whole, wrapped to the width (never cut with
+        `...`), without importing any command."""
+        rows = [(name, summary) for name, summary in self.app.summaries.items()]
+        rows += [
+            (n, summary_of(c.help)) for n, c in self.commands.items() if n not in self.app.summaries and not c.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
-def short_help(help: str | None):
-    """limit -> the short help Click shows in a command list for a command with this help."""
-    return TyperCommand(name="-", help=help).get_short_help_str
+def summary_of(help: str | None) -> str:
+    r"""A command's summary: the first paragraph of its help, on one line.
+
+    >>> summary_of("List the tokens,\n    ids and offsets.\n\n    More.")
+    'List the tokens, ids and offsets.'
+    """
+    return " ".join(inspect.cleandoc(help or "").split("\n\n")[0].split())
 
 
 class LazyTyper(typer.Typer):
-    """`typer.Typer` whose commands are the modules of `package`, imported on first use (`cls`: a LazyGroup)."""
+    """`typer.Typer` whose commands are the modules of `package`, imported on first use (`cls`: a LazyGroup;
+    `command_cls`: the class of every command)."""
 
-    def __init__(self, *, cls: type[LazyGroup], package: str, commands: dict[str, str], **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        cls: type[LazyGroup],
+        command_cls: type[TyperCommand],
+        package: str,
+        commands: dict[str, str],
+        **kwargs: Any,
+    ):
         self.package = package
+        self.command_cls = command_cls
         self.summaries = commands
         super().__init__(cls=type(cls.__name__, (cls,), {"app": self, "__module__": cls.__module__}), **kwargs)
 
@@ -64,5 +78,5 @@ class LazyTyper(typer.Typer):
         """The CommandInfo `@app.command()` records for the function `name` of the module `package.name`."""
         # __import__, not importlib.import_module: -X importtime logs only the imports that go through it
         callback = getattr(__import__(f"{self.package}.{name}", fromlist=[name]), name)
-        self.command(name)(callback)
+        self.command(name, cls=self.command_cls)(callback)
         return self.registered_commands.pop()

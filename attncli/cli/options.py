@@ -51,14 +51,32 @@ def _variants() -> Iterable[str]:
     return VARIANTS
 
 
-def _formats(kind: str | None = None) -> Callable[[], Iterable[str]]:
+def _formats(*kinds: str) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
         from attncli.io import documents
         from attncli.io.formats import FORMATS, formats_for
 
-        return FORMATS if kind is None else formats_for(getattr(documents, kind))
+        written = {name for kind in kinds for name in formats_for(getattr(documents, kind))}
+        return [name for name in FORMATS if name in written or not kinds]
 
     return names
+
+
+def format_option(kinds: tuple[str, ...]) -> Any:
+    """-f/--format offering exactly what a command writes: the formats of its kinds of document (io/documents.py),
+    in FORMATS' order. The first kind is the command's own; the help says what each other kind (written with an
+    option: --lines, --rollout) takes when that is less."""
+    from attncli.io import documents
+    from attncli.io.formats import formats_for
+
+    first, *more = (getattr(documents, kind) for kind in kinds)
+    notes = [
+        f"with {kind.option}: {', '.join(formats_for(kind))} (default {kind.default_format})"
+        for kind in more
+        if set(formats_for(kind)) < set(formats_for(first)) or kind.default_format != first.default_format
+    ]
+    help = f"Output format (default {first.default_format}, or from the -o extension)"
+    return Annotated[str | None, choice("-f", "--format", names=_formats(*kinds), help="; ".join([help, *notes]) + ".")]
 
 
 def _themes() -> Iterable[str]:
@@ -207,9 +225,6 @@ Features = Annotated[
     int | None,
     typer.Option("--features", help="-v performer: the number of random features F (default 64).", show_default=False),
 ]
-RecordFormat = Annotated[
-    str | None, choice("-f", "--format", names=_formats("Records"), help="Output format (default table, or from -o).")
-]
 
 
 Stats = Annotated[
@@ -303,10 +318,13 @@ class Out:
     theme: Theme = "light"
 
 
-def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable], Callable]:
+def options(
+    *, skip: tuple[str, ...] = (), writes: tuple[str, ...] = (), **groups: type
+) -> Callable[[Callable], Callable]:
     """Give a command its option groups: each dataclass's fields become the command's own parameters
     (Typer reads the signature), and the command receives one instance per group, by the group's name.
     Fields named in `skip` are not offered (they keep their defaults). Choices arrive as plain strings.
+    `writes` names the kinds of document the command writes (io/documents.py): its -f offers their formats.
     """
 
     def decorate(command: Callable) -> Callable:
@@ -322,7 +340,10 @@ def options(*, skip: tuple[str, ...] = (), **groups: type) -> Callable[[Callable
             group_hints = typing.get_type_hints(group, include_extras=True)
             flat += [
                 inspect.Parameter(
-                    f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=group_hints[f.name]
+                    f.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=f.default,
+                    annotation=format_option(writes) if f.name == "fmt" and writes else group_hints[f.name],
                 )
                 for f in fields(group)
                 if f.name not in skip

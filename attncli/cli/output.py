@@ -29,15 +29,25 @@ def emit(doc: Document, out: Out) -> None:
     )
 
 
-def table_only(out: Out, **chosen: bool) -> None:
-    """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...)."""
+def table_only(out: Out, default: str, **chosen: bool) -> None:
+    """Options that only change what the table draws: ConfigError when the output is data (-f json, csv ...,
+    or the `default` format of what the command writes, --lines' JSONL)."""
     from attncli.io.formats import FORMATS
     from attncli.io.output import resolve_format
 
-    fmt = resolve_format(out.fmt, out.output)
+    fmt = resolve_format(out.fmt, out.output, default)
     given = [f"--{name.replace('_', '-')}" for name, on in chosen.items() if on]
     if given and not FORMATS[fmt].picture:
-        raise ConfigError(f"{', '.join(given)} only change what the table draws; -f {fmt} has every number")
+        change = "changes" if len(given) == 1 else "change"
+        raise ConfigError(f"{', '.join(given)} only {change} what the table draws; -f {fmt} has every number")
+
+
+def check_writes(kind: type[Document], command: str, out: Out) -> None:
+    """Before any work: ConfigError when the format chosen (-f, or -o's extension) cannot write this kind of
+    document (`attn view -o x.svg`: the page is HTML)."""
+    from attncli.io.output import check_format, resolve_format
+
+    check_format(kind, command, resolve_format(out.fmt, out.output, kind.default_format))
 
 
 def writing(kind: type[Document], out: Out) -> OutputCost | None:

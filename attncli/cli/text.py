@@ -3,6 +3,7 @@ warnings on stderr (escaped, since they may quote a path or a token)."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import typer
@@ -26,8 +27,15 @@ def warn(said) -> None:
         say(warning)
 
 
+def stdin_prompt(given: str | None, what: str = "the text") -> None:
+    """`-` reads stdin: at a terminal, say so on stderr (one line) rather than wait without a word."""
+    if given == "-" and sys.stdin is not None and sys.stdin.isatty():
+        typer.echo(f"Reading {what} from the terminal: type it, then Ctrl-D on a line of its own.", err=True)
+
+
 def text_of(source: Source) -> str:
     """TEXT, --file or stdin, read as the source's options say."""
+    stdin_prompt(source.text)
     return read_text(source.text, source.file, source.errors, say, source.keep_newline)
 
 

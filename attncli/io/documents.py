@@ -34,14 +34,18 @@ class Document:
     command: str
     view: Callable[[], View] | None = field(default=None, kw_only=True)  # its interactive page, if it has one
     default_format = "table"
+    pictured = True  # the picture formats (table, svg, html) draw it; a page's data is written, never drawn
+    option = ""  # the option that makes a command write this kind rather than its own (--lines), if any
 
     def renderables(self, precision: int, width: int) -> Iterator[RenderableType]:
         """What a terminal, an SVG or an HTML page shows, in order."""
         raise NotImplementedError
 
-    def not_available(self, fmt: str, choices: list[str]) -> str:
-        """The message when -f `fmt` cannot write this document; `choices` are the data formats that can."""
-        return f"-f {fmt} is not available for {self.command}: use {_either(choices)}"
+    @classmethod
+    def not_available(cls, command: str, fmt: str, choices: list[str]) -> str:
+        """The message when -f `fmt` cannot write this kind of document of `command`; `choices` are the data
+        formats that can."""
+        return f"-f {fmt} is not available for {command}: use {_either(choices)}"
 
     def no_pictures(self, fmt: str) -> str:
         return f"--save-svg and --save-html picture the table: drop -f {fmt}, or run twice"
@@ -76,6 +80,7 @@ class Lines(Document):
         default=None, kw_only=True
     )
     default_format = "jsonl"
+    option = "--lines"
 
     def written(self, write: Callable[[int, int, AttentionResult], bytes]) -> Iterable[bytes]:
         """write(i, line number, result) for the i-th result, in order: through `each` if given."""
@@ -93,7 +98,8 @@ class Lines(Document):
             yield Rule(Text(f"line {number}: ", style="bold") + Text(escape_token(result.text or "")), align="left")
             yield self.line_table(result, precision, width)
 
-    def not_available(self, fmt: str, choices: list[str]) -> str:
+    @classmethod
+    def not_available(cls, command: str, fmt: str, choices: list[str]) -> str:
         return f"--lines streams one result per line: use -f jsonl (the default), csv or table, not {fmt}"
 
     def no_pictures(self, fmt: str) -> str:
@@ -113,8 +119,10 @@ class Records(Tabled):
 @dataclass(frozen=True)
 class Rollout(Tabled):
     rollout: ModelRollout = field(kw_only=True)
+    option = "--rollout"
 
-    def not_available(self, fmt: str, choices: list[str]) -> str:
+    @classmethod
+    def not_available(cls, command: str, fmt: str, choices: list[str]) -> str:
         return f"-f {fmt} is not available for --rollout: use {', '.join(choices)}"
 
 
@@ -126,6 +134,11 @@ class View(Tabled):
     doc: dict[str, Any] = field(kw_only=True)
     page: Callable[[dict[str, Any]], str] = field(kw_only=True)
     default_format = "html"
+    pictured = False
+
+    @classmethod
+    def not_available(cls, command: str, fmt: str, choices: list[str]) -> str:
+        return f"{command} writes an HTML page (-o FILE.html) or its data (-f json), not {fmt}"
 
 
 def _either(names: list[str]) -> str:

@@ -72,8 +72,25 @@ def terminal_theme(name: str):
     return TerminalTheme((255, 255, 255), (20, 20, 20), [*normal, (200, 200, 200)], [*bright, (240, 240, 240)])
 
 
+# The SVG's text: monospace fonts the viewer has (Fira Code first, Rich's choice, where it is installed).
+MONOSPACE = "'Fira Code', Menlo, 'DejaVu Sans Mono', Consolas, 'Liberation Mono', 'Courier New', monospace"
+
+
+def offline_svg(svg: str) -> str:
+    """An SVG that Rich (or Textual, through Rich) exported, made offline: Rich's @font-face rules fetch Fira
+    Code from a CDN whenever the picture is opened, and its comment names a web site; here the text is set in the
+    local MONOSPACE fonts, and the only URL left is the SVG namespace, a name that is never fetched. Only the
+    stylesheet is touched (everything before its end), never the text drawn after it."""
+    import re
+
+    head, end, body = svg.partition("</style>")
+    head = re.sub(r"\s*@font-face \{.*?\}", "", head, flags=re.S)
+    head = re.sub(r"\s*<!--.*?-->", "", head, flags=re.S)
+    return head.replace("font-family: Fira Code, monospace", f"font-family: {MONOSPACE}") + end + body
+
+
 def _svg(console: Console, title: str, theme: str) -> str:
-    return console.export_svg(title=title, clear=False, theme=terminal_theme(theme))
+    return offline_svg(console.export_svg(title=title, clear=False, theme=terminal_theme(theme)))
 
 
 def _html(console: Console, title: str, theme: str) -> str:
@@ -167,8 +184,9 @@ FORMATS: dict[str, Format] = {
 
 
 def formats_for(kind: type[Document]) -> list[str]:
-    """The formats that can write a document of this kind: the pictures, and the data formats that take it."""
-    return [name for name, f in FORMATS.items() if f.picture or kind in f.writers]
+    """The formats that can write a document of this kind: the data formats that take it, and the pictures of its
+    table (not of a page's data: `attn view` writes its page, or that data)."""
+    return [name for name, f in FORMATS.items() if kind in f.writers or (f.picture and kind.pictured)]
 
 
 def format_for_path(path: str) -> str | None:

@@ -113,6 +113,13 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
     return guessed
 
 
+def check_format(kind: type[Document], command: str, fmt: str) -> None:
+    """ConfigError when `fmt` (from -f, or -o's extension) cannot write this kind of document of `command`."""
+    names = formats_for(kind)
+    if fmt not in names:
+        raise ConfigError(kind.not_available(command, fmt, [name for name in names if not FORMATS[name].picture]))
+
+
 def check_precision(precision: int | None) -> None:
     if precision is not None and not 0 <= precision <= 17:
         raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
@@ -359,15 +366,13 @@ def emit(
     entry = FORMATS[resolve_format(fmt, output, doc.default_format)]
     check_precision(precision)
     check_width(width)
+    check_format(type(doc) if not (entry.interactive and doc.view is not None) else View, doc.command, entry.name)
     if entry.interactive and doc.view is not None:
         doc = doc.view()
     if entry.interactive and type(doc) in entry.writers and output is None and sys.stdout.isatty():
         raise ConfigError(f"-f {entry.name} is a page for a browser and stdout is a terminal: give -o FILE.html")
     if not entry.picture or type(doc) in entry.writers:
-        writer = entry.writers.get(type(doc))
-        if writer is None:
-            data = [name for name in formats_for(type(doc)) if not FORMATS[name].picture]
-            raise ConfigError(doc.not_available(entry.name, data))
+        writer = entry.writers[type(doc)]
         if save_svg or save_html:
             raise ConfigError(doc.no_pictures(entry.name))
         _check_binary_target(entry, output)

@@ -162,21 +162,22 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
 
 
 def model_view(
-    model: Model, result: AttentionResult, model_dir: str, command: str, pair: tuple[str, str | None] | None = None
+    model: Model, result: AttentionResult, model_arg: str, command: str, pair: tuple[str, str | None] | None = None
 ) -> dict:
     """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
     --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
 
     The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
-    jq path that print one weight exactly, with {layer}, {head}, {query} and {key} to fill in (and the same
-    for the mean over the heads, "mean_command" and "mean_path"). An encoder–decoder's page has its every
-    part: `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
+    jq path that print one weight exactly, format strings with {layer}, {head}, {query} and {key} to fill in
+    ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
+    "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
+    `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
     """
     from attncli.models.encdec import is_seq2seq
     from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
 
     if is_seq2seq(model):
-        return parts_view(model, result, model_dir, command, *(pair or _pair(result)))
+        return parts_view(model, result, model_arg, command, *(pair or _pair(result)))
 
     source = cast(ModelLayer, result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
@@ -195,9 +196,9 @@ def model_view(
         masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
-    texts = shlex.quote(result.text or "") + ("" if source.pair is None else f" --context {shlex.quote(source.pair)}")
+    texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
     wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
-    exact = _exact(f"attn show {texts} --model {shlex.quote(model_dir)}{wrote} --layer {{layer}}")
+    exact = _exact(f"attn show {texts} --model {_braced(model_arg)}{wrote} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,
@@ -255,6 +256,20 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
     }
 
 
+def _braced(s: str) -> str:
+    """`s` inside a format string of "exact": its braces doubled, so that a text's "{layer}" stays text."""
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def _word(s: str) -> str:
+    """`s` as one shell word inside a format string of "exact".
+
+    >>> _word("see {layer} now")
+    "'see {{layer}} now'"
+    """
+    return _braced(shlex.quote(s))
+
+
 def _exact(shown: str) -> dict:
     """The `attn show` commands (from `shown`, which chooses the layer) and the jq paths that print one weight
     exactly: of a head, and of the mean over the heads (the page's mean)."""
@@ -292,7 +307,7 @@ def _pair(result: AttentionResult) -> tuple[str, str | None]:
 
 
 def parts_view(
-    model: Model, result: AttentionResult, model_dir: str, command: str, text: str, context: str | None
+    model: Model, result: AttentionResult, model_arg: str, command: str, text: str, context: str | None
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
@@ -312,7 +327,7 @@ def parts_view(
         shown, s = part_layer(model, text, min(record["layer"], len(weights) - 1), None, context, name)
         words = cast(PartLayer, shown.source).steps(shown)  # the formulas of attn steps --model --part
         parts[name]["neuron"] = [neuron(s, words)]
-    pair = shlex.quote(text) + ("" if context is None else f" --context {shlex.quote(context)}")
+    pair = _word(text) + ("" if context is None else f" --context {_word(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(
         result,
@@ -321,7 +336,7 @@ def parts_view(
         parts=parts,
         layer=record["layer"],
         head=record.get("head", 0),
-        exact=_exact(f"attn show {pair} --model {shlex.quote(model_dir)} --part {{part}} --layer {{layer}}"),
+        exact=_exact(f"attn show {pair} --model {_braced(model_arg)} --part {{part}} --layer {{layer}}"),
         steps=None,
     )
     return {

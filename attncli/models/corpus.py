@@ -43,6 +43,7 @@ CHUNK = 128  # lines per task of the worker pool (and per partition's batching: 
 DASK_TIMEOUT = "30s"  # how long --dask waits for its scheduler to answer
 POLL = 0.5  # seconds between looks at the workers while a chunk is awaited
 WINDOW = 512  # lines read, then sorted by length, before they are cut in chunks
+RAMP = 4  # the first chunks hold one batch each: a run's progress shows once its first batch is done
 BATCH, BATCH_TOKENS = 32, 512  # texts of similar length per padded forward pass, and their padded tokens
 INDUCTION_SEQUENCES, INDUCTION_LENGTH = 10, 25  # random sequences r r of 2 × 25 tokens, as TransformerLens
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  # set to 1 in every worker
@@ -101,14 +102,24 @@ def induction_stats(model: Model, sequences: int = INDUCTION_SEQUENCES, length: 
     return moments
 
 
-def _chunks(lines: Iterable[str], size: int, window: int) -> Iterator[list[str]]:
+def _chunks(lines: Iterable[str], size: int, window: int, ramp: int = 0) -> Iterator[list[str]]:
     """Chunks of `size` lines of similar length: each `window` lines sorted by their length in characters (a
     cheap stand-in for tokens), so that a chunk's batches pad little (on tools/make_corpus.py's lines, 4% more
-    tokens than the texts hold instead of 10% with chunks cut in reading order)."""
+    tokens than the texts hold instead of 10% with chunks cut in reading order). The first `ramp` chunks hold
+    one batch (BATCH lines) each, so that the first results, and the progress bar, come after one batch rather
+    than after a whole chunk.
+
+    >>> [len(c) for c in _chunks(map(str, range(200)), 64, 512, ramp=2)]
+    [32, 32, 64, 64, 8]
+    """
     it = iter(lines)
+    sizes = itertools.chain(itertools.repeat(min(BATCH, size), ramp), itertools.repeat(size))
     while block := sorted(itertools.islice(it, window), key=len):
-        for start in range(0, len(block), size):
-            yield block[start : start + size]
+        start = 0
+        while start < len(block):
+            end = start + next(sizes)
+            yield block[start:end]
+            start = end
 
 
 HELD = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
@@ -185,11 +196,12 @@ def _result(done, workers: list) -> CorpusStats:
 
 
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
-    """The statistics so far and the lines read so far, after each chunk of CHUNK lines; on `workers` processes
+    """The statistics so far and the lines read so far, after each chunk (the first RAMP of one batch, then CHUNK
+    lines each); on `workers` processes
     each with the model loaded once, at most 2 × workers chunks in flight, so memory stays flat."""
     total, read = CorpusStats(), 0
     if workers <= 1:
-        for chunk in _chunks(lines, CHUNK, WINDOW):
+        for chunk in _chunks(lines, CHUNK, WINDOW, RAMP):
             read += len(chunk)
             total = total.merge(partition_stats(path, chunk))
             yield total, read
@@ -200,7 +212,7 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             pool = _pool(workers)
         started = list(pool._pool)  # the worker processes (a Pool replaces a dead one, and its task is lost)
         pending: list = []
-        for chunk in _chunks(lines, CHUNK, WINDOW):
+        for chunk in _chunks(lines, CHUNK, WINDOW, RAMP):
             pending.append((len(chunk), pool.apply_async(partition_stats, (path, chunk))))
             while len(pending) >= 2 * workers or (pending and pending[0][1].ready()):
                 size, done = pending.pop(0)
@@ -228,7 +240,7 @@ def dask_stats(address: str, path: str, corpus: str, partitions: int | None = No
         import dask.bag as db
         from dask.distributed import Client
     except ImportError:
-        raise ModelError("--dask needs Dask: pip install 'attncli[dask]'") from None
+        raise ConfigError("--dask needs Dask: pip install 'attncli[dask]'") from None
     try:
         client = Client(address, timeout=DASK_TIMEOUT)
     except ValueError as e:  # the address is no address: a wrong command line

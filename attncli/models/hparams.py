@@ -12,7 +12,8 @@ from attncli.errors import DataError
 
 
 class ModelError(DataError):
-    """A model folder, text, layer or head that cannot be used; the message is one line naming the bad value."""
+    """A model folder or a text that cannot be used (exit 1); the message is one line naming the bad value. A
+    layer, head or part the model does not have is a mistake on the command line: a ConfigError (exit 2)."""
 
 
 def positive_int(c: dict, key: str, default: int) -> int:

@@ -92,7 +92,7 @@ def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
     raise ModelError(
         f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}), "
         f"the Ollama store ({ollama_store()}) or LM Studio's (~/.lmstudio/models); "
-        f"attn never downloads: on a connected machine run `huggingface-cli download {name}` or `ollama pull {name}` "
+        f"attn never downloads: on a connected machine run `hf download {name}` or `ollama pull {name}` "
         "(then copy it here, or set HF_HUB_CACHE or OLLAMA_MODELS), or give --model the path of a model folder"
     )
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from attncli.errors import ConfigError
+
 from .blocks import ACTIVATION_FNS
 from .families import Family, architecture_type, family_of, model_types, out_of_scope
 from .folder import (
@@ -522,18 +524,18 @@ def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError
 
 
 def check_layer(model: Model, layer: int) -> int:
-    """`layer` as an index 0..n_layer-1 (negative counts from the end), or ModelError naming the range."""
+    """`layer` as an index 0..n_layer-1 (negative counts from the end), or ConfigError naming the range."""
     if not -model.n_layer <= layer < model.n_layer:
-        raise ModelError(
+        raise ConfigError(
             f"layer {layer} is out of range: {model.name} has {model.n_layer} layers, 0..{model.n_layer - 1}"
         )
     return layer % model.n_layer
 
 
 def check_head(model: Model, head: int) -> int:
-    """`head` as an index 0..n_head-1 (negative counts from the end), or ModelError naming the range."""
+    """`head` as an index 0..n_head-1 (negative counts from the end), or ConfigError naming the range."""
     if not -model.n_head <= head < model.n_head:
-        raise ModelError(
+        raise ConfigError(
             f"head {head} is out of range: {model.name} has {model.n_head} heads per layer, 0..{model.n_head - 1}"
         )
     return head % model.n_head

@@ -18,6 +18,7 @@ import numpy as np
 
 from attncli.core.attention import Projections
 from attncli.core.variants import VARIANTS
+from attncli.errors import ConfigError
 from attncli.models import (
     HEAD_STATS,
     LABELS,
@@ -62,7 +63,7 @@ def _encode(
     if pair is not None:
         _check_text(pair, "context")
         if model.causal:
-            raise ModelError(
+            raise ConfigError(
                 f"--context makes a sentence pair, which only an encoder (BERT-like) model takes; "
                 f"{model.name} is a decoder ({model.model_type})"
             )

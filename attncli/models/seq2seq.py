@@ -21,6 +21,7 @@ from attncli.core.attention import Projections
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS, CROSS_UNDEFINED
 from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
+from attncli.errors import ConfigError
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, config_record
 from attncli.pipeline.run import _check_text
@@ -59,20 +60,20 @@ def _kind(model: Model) -> str:
 
 
 def check_part(model: Model, part: str | None, context: str | None) -> str:
-    """The part to show (an encoder–decoder's default: cross), or ModelError naming the parts the model has."""
+    """The part to show (an encoder–decoder's default: cross), or ConfigError naming the parts the model has."""
     if part is not None and part not in PARTS:
-        raise ModelError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
+        raise ConfigError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
     parts = model_parts(model)
     chosen = part or (DEFAULT_PART if is_seq2seq(model) else parts[0])
     if chosen not in parts:
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}: {model.name} is {_kind(model)} model ({model.model_type}); its only part is "
             f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
             "(BART, mBART, T5, Marian)"
         )
     if is_seq2seq(model) and PARTS[chosen].needs_source and context is None:
         default = " (the default)" if part is None else ""
-        raise ModelError(
+        raise ConfigError(
             f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
             "give it with --context SOURCE, or see the text's own self-attention in the encoder with --part encoder"
         )
@@ -340,7 +341,7 @@ def part_heads(model: Model, part: str) -> tuple[int, int]:
 
 def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
     if not -n_head <= head < n_head:
-        raise ModelError(
+        raise ConfigError(
             f"head {head} is out of range: --part {part} of {model.name} has {n_head} heads per layer, 0..{n_head - 1}"
         )
     return head % n_head
@@ -348,7 +349,7 @@ def _check_head(model: Model, part: str, head: int, n_head: int) -> int:
 
 def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> int:
     if not -n_layer <= (layer := -1 if layer is None else layer) < n_layer:
-        raise ModelError(
+        raise ConfigError(
             f"layer {layer} is out of range: --part {part} of {model.name} has {n_layer} layers, 0..{n_layer - 1}"
         )
     return layer % n_layer

@@ -69,8 +69,8 @@ def test_csv_rows():
     [
         (["--heads", "1"], 2, "--heads '1' is not LAYER.HEAD (such as 0.3)"),
         (["--heads", "a.b"], 2, "--heads 'a.b' is not LAYER.HEAD"),
-        (["--heads", "9.0"], 1, "layer 9 is out of range"),
-        (["--heads", "0.9"], 1, "head 9 is out of range"),
+        (["--heads", "9.0"], 2, "layer 9 is out of range"),
+        (["--heads", "0.9"], 2, "head 9 is out of range"),
         (["--mode", "half"], 2, "half"),
         (
             ["--target", "time flies"],

@@ -306,8 +306,8 @@ def test_steps_with_context_heads_mask_and_a_variant():
     "args, message",
     [
         (["steps", "a b", "--query", "2"], "Error: --query 2 is out of range"),
-        (["steps", "a b", "-f", "csv"], "Error: -f csv is not available for attn steps"),
-        (["tokens", "a b", "-f", "npy"], "Error: -f npy is not available for attn tokens"),
+        (["steps", "a b", "-f", "csv"], "Error: invalid value for '-f' / '--format': 'csv' is not one of"),
+        (["tokens", "a b", "-f", "npy"], "Error: invalid value for '-f' / '--format': 'npy' is not one of"),
         (["compare", "a b", "--tokenizers", ","], "Error: --tokenizers needs at least one name"),
         (["compare", "a b", "--variants", "scaled,quadratic"], "Error: unknown variant 'quadratic'"),
         (["compare", "a b", "--tokenizers", "word,nope"], "Error: unknown tokenizer 'nope'"),

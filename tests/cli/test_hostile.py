@@ -148,9 +148,9 @@ def test_lines_headings_warnings_and_the_compute_caption_are_escaped(tmp_path, h
         (["show", "a", "-o", f"{HOSTILE_NAME}/x.json"], "cannot write tok[bold]\\x1b]0;t\\x07<U+202E>/x.json"),
         (["compute", "--q", f"{HOSTILE_NAME}.npy"], "no such file: tok[bold]\\x1b]0;t\\x07<U+202E>.npy"),
         (["show", "a", "--mask", "window:\x1b[2J"], "mask 'window:\\x1b[2J' needs a whole number"),
-        (["show", "a", "--\x1b]0;t\x07"], "No such option: --\\x1b]0;t\\x07"),
-        (["--\u202eevil"], "No such option: --<U+202E>evil"),
-        (["show", "a", "b\x1b[2J"], "unexpected extra argument"),
+        (["show", "a", "--\x1b]0;t\x07"], "attn show has no option --\\x1b]0;t\\x07"),
+        (["--\u202eevil"], "attn has no option --<U+202E>evil"),
+        (["show", "a", "b\x1b[2J"], 'quote a text of several words, as in attn show "a b\\x1b[2J"'),
         (["show", "a", "--context", "\u202e\u200b", "-t", "char", "--dim", "\x1b[2J"], "'\\x1b[2J' is not a valid"),
     ],
 )

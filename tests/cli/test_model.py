@@ -269,11 +269,12 @@ def test_bad_folders(tmp_path):
 def test_bad_text_layer_and_head(bert):
     one_line_error(["show", " ".join(["time"] * 40), "--model", bert], 1, "at most 32")
     one_line_error(["show", "", "--model", bert], 1, "empty text")
-    one_line_error(["show", TEXT, "--model", bert, "--layer", 3], 1, "layer 3 is out of range")
-    one_line_error(["show", TEXT, "--model", bert, "--layer", -4], 1, "0..2")
-    one_line_error(["show", TEXT, "--model", bert, "--head", 4], 1, "head 4 is out of range")
-    one_line_error(["steps", TEXT, "--model", bert, "--head", -5], 1, "head -5 is out of range")
-    one_line_error(["show", TEXT, "--model", bert, "--rollout", "--layer", 9], 1, "layer 9 is out of range")
+    # a layer or head the model does not have is a mistake on the command line, as on a text run: exit 2
+    one_line_error(["show", TEXT, "--model", bert, "--layer", 3], 2, "layer 3 is out of range")
+    one_line_error(["show", TEXT, "--model", bert, "--layer", -4], 2, "0..2")
+    one_line_error(["show", TEXT, "--model", bert, "--head", 4], 2, "head 4 is out of range")
+    one_line_error(["steps", TEXT, "--model", bert, "--head", -5], 2, "head -5 is out of range")
+    one_line_error(["show", TEXT, "--model", bert, "--rollout", "--layer", 9], 2, "layer 9 is out of range")
     one_line_error(["heads", " ".join(["time"] * 40), "--model", bert], 1, "at most 32")
 
 

@@ -34,7 +34,7 @@ def test_head_narrows_a_text_run_in_every_format():
 def test_table_only_options_refuse_a_data_format():
     for option in (["--mean-heads"], ["--query", "flies"], ["--matrix-only"]):
         r = attn("show", "time flies", "--heads", "2", *option, "-f", "json")
-        assert r.exit_code == 2 and "only change what the table draws" in r.stderr, option
+        assert r.exit_code == 2 and f"{option[0]} only changes what the table draws" in r.stderr, option
 
 
 def test_query_names_a_token_or_an_index():

@@ -57,3 +57,30 @@ def test_show_fits_an_80_by_24_terminal():
         assert all(cell_len(line) <= 80 and "…" not in line.replace("… ", "") for line in shown), screen
     finally:
         subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
+
+
+@pytest.mark.parametrize("args", [["show", "-"], ["tokens", "-"], ["show", "-", "--lines", "-f", "csv"]])
+def test_dash_at_a_terminal_says_it_reads_the_terminal(args):
+    """`-` reads stdin; at a terminal a line on stderr says so (it used to wait without a word), and the text
+    typed, ended by Ctrl-D, is read as it is through a pipe."""
+    import pty
+
+    main, typed = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncli", *args], stdin=typed, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    os.close(typed)
+    try:
+        os.write(main, b"time flies\n")
+        os.write(main, b"\x04")  # Ctrl-D at the start of a line: the end of the input
+        out, err = proc.communicate(timeout=60)  # a bound for a stuck run, not a timing test
+    finally:
+        os.close(main)
+    assert proc.returncode == 0, err
+    assert err.decode().splitlines()[0].startswith("Reading the "), err
+    assert "from the terminal: type it, then Ctrl-D" in err.decode() and b"flies" in out
+    piped = subprocess.run(
+        [sys.executable, "-m", "attncli", *args], input=b"time flies\n", capture_output=True, env=env
+    )
+    assert piped.stderr == b"" and piped.stdout == out

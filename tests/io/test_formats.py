@@ -235,3 +235,22 @@ def test_json_streams_row_by_row():
     write_json(r, stream)
     row = max(len(b"[" + format_row(r.scores[0, i]) + b"]") for i in range(300))
     assert len(stream.getvalue()) > 500 * row and stream.largest < 2 * row  # the biggest write: tokens or one row
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_pictures_fetch_nothing_when_opened(tmp_path, theme):
+    """Rich's SVG loads Fira Code from a CDN when opened; attn's names local monospace fonts and no URL but the
+    SVG namespace (a name, never fetched), for -f svg, --save-svg and the HTML picture alike."""
+    import re
+
+    from tests.conftest import attn
+
+    svg, saved, html = tmp_path / "a.svg", tmp_path / "b.svg", tmp_path / "c.html"
+    assert attn("show", "time flies", "--theme", theme, "-f", "svg", "-o", svg).exit_code == 0
+    assert attn("steps", "time flies", "--theme", theme, "--save-svg", saved, "--save-html", html).exit_code == 0
+    for picture in (svg, saved, html):
+        text = picture.read_text(encoding="utf-8")
+        assert set(re.findall(r"[a-z]+://[^\s\"'<>)]*", text)) <= {"http://www.w3.org/2000/svg"}, picture.name
+        for fetch in (r"@font-face", r"url\((?!#)", r"@import", r"\ssrc=", r"href=(?!.#)"):  # url(#id): in the file
+            assert not re.search(fetch, text), (picture.name, fetch)
+    assert "monospace" in svg.read_text(encoding="utf-8")

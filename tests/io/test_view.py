@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,16 +74,40 @@ def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
     assert doc["exact"]["command"].startswith("attn show 'time flies like an arrow' --model ")
 
 
-def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir):
+def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir, monkeypatch):
     model = load_model(bert_dir)
-    args = ["time flies", "--model", bert_dir, "--layer", "0", "--head", "1"]
+    monkeypatch.chdir(Path(bert_dir).parent)  # the folder as the user named it: relative to where they are
+    args = ["time flies", "--model", Path(bert_dir).name, "--layer", "0", "--head", "1"]
     doc = json.loads(attn("view", *args, "-f", "json").stdout)
     assert doc["layer"] == 0 and doc["head"] == 1 and doc["masks"] == []
     command = shlex.split(doc["exact"]["command"].format(layer=0, head=1))
-    assert command[:4] == ["attn", "show", "time flies", "--model"]
+    assert command[:5] == ["attn", "show", "time flies", "--model", Path(bert_dir).name]
     exact = json.loads(attn(*command[1:]).stdout)["heads"][0]["weights"]
     assert np.rint(np.array(exact) * SCALE).tolist() == (weights_of(doc)[0, 1] * SCALE).round().tolist()
     assert len(doc["layers"]) == model.n_layer
+
+
+def test_a_model_page_names_no_absolute_path_and_a_braced_text_stays_text(bert_dir, tmp_path):
+    """An absolute --model would tell whoever gets the page where it was made, and run nowhere else: the exact
+    command says "$MODEL". A text holding {layer}, {head} or {part} is text in it, not a place to fill."""
+    text = "see {layer}, {head} and {part} }{"
+    out = tmp_path / "page.html"
+    assert attn("view", text, "--model", bert_dir, "--layer", "0", "-o", out).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    assert bert_dir not in html and str(Path(bert_dir).parent) not in html
+    exact = embedded(html)["exact"]
+    assert '--model "$MODEL"' in exact["command"] and '--model "$MODEL"' in exact["mean_command"]
+    command = shlex.split(exact["command"].format(layer=0, head=1), posix=True)
+    assert command[:5] == ["attn", "show", text, "--model", "$MODEL"] and command[5:] == [
+        "--layer",
+        "0",
+        "--head",
+        "1",
+        "-f",
+        "json",
+    ]
+    shown = json.loads(attn(*command[1:3], "--model", bert_dir, *command[5:]).stdout)
+    assert shown["text"] == text
 
 
 def test_cross_attention_has_its_context_and_no_labels():

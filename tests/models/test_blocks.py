@@ -12,11 +12,14 @@ from attncli.models import ModelError, encode, forward, load_model, rms_norm
 from attncli.models.blocks import apply_rope, rope_frequencies, rope_tables
 from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
 from tests.models.test_golden import GOLDEN
+from tests.tolerance import U32, assert_within
 
 
 def test_rope_scaling_kinds():
     base = rope_frequencies(8, 10000.0, None)
-    assert np.allclose(base, 10000.0 ** (-np.arange(0, 8, 2) / 8), rtol=1e-6)
+    e = np.arange(0, 8, 2) / 8  # float32 θ^e: e's rounding, times ln θ, then pow's and 1/x's own (4 u at most)
+    exact = 10000.0**-e
+    assert_within(base, exact, (np.log(10000.0) * e + 4) * U32 * exact)
     assert np.array_equal(rope_frequencies(8, 10000.0, {"rope_type": "linear", "factor": 4.0}), base / np.float32(4))
     assert np.array_equal(rope_frequencies(8, 10000.0, {"rope_type": "dynamic", "factor": 4.0}), base)
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 48}
@@ -32,7 +35,9 @@ def test_rope_rotates_pairs_and_keeps_norms():
     out = apply_rope(q, cos, sin)  # the first 4 dims rotate in pairs (i, i + 2), the last 4 pass
     assert np.array_equal(out[..., 4:], q[..., 4:]) and np.array_equal(out[:, 0], q[:, 0])
     pairs = lambda a: np.hypot(a[..., :2], a[..., 2:4])  # noqa: E731
-    assert np.allclose(pairs(out), pairs(q), atol=1e-6)
+    # cos² + sin² is 1 within 4 u (each rounded, 1 ulp of libm's error each), x cos - y sin within γ₂ of
+    # |x cos| + |y sin| <= √2 r, each hypot within 2 u: 10 u of the pair's norm r in all
+    assert_within(pairs(out), pairs(q), 10 * U32 * pairs(q).astype(np.float64))
 
 
 def test_rms_norm_and_gemma_offset():

@@ -223,6 +223,17 @@ def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
         assert sorted(window) == sorted(lines[start : start + 8]) and window == sorted(window, key=len)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_comes_after_the_first_batch_not_the_first_chunk(bert, workers):
+    """The bar sat at 0 % until a whole chunk (128 lines) was done on every worker: the first chunks are one
+    batch each, so the first report comes after BATCH lines."""
+    from attncli.models.corpus import BATCH, CHUNK
+
+    lines = [f"time flies like an arrow {'x' * (i % 7)} {i}" for i in range(3 * CHUNK)]
+    reads = [read for _, read in stream_stats(bert, lines, workers)]
+    assert reads[0] == BATCH and reads[-1] == len(lines) and reads == sorted(reads)
+
+
 def _children(pid: int) -> list[int]:
     """The live child processes of `pid` (Linux's /proc)."""
     found = []

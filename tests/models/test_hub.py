@@ -47,7 +47,7 @@ def test_without_refs_main_the_newest_snapshot(tmp_path, monkeypatch):
 
 def test_a_name_not_in_the_cache_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    with pytest.raises(ModelError, match=r"attn never downloads: .*huggingface-cli download Qwen/Qwen2.5-0.5B") as e:
+    with pytest.raises(ModelError, match=r"attn never downloads: .*hf download Qwen/Qwen2.5-0.5B") as e:
         load_model("Qwen/Qwen2.5-0.5B")
     assert "\n" not in str(e.value)
     with pytest.raises(ModelError, match="model folder not found"):

@@ -185,6 +185,7 @@ def test_j_writes_the_json_of_attn_show_and_s_the_screen(tmp_path):
     app = explore(test, text_run(heads=2))
     assert json.loads(target.read_text()) == show_json(TEXT, "--heads", "2", "-v", "cosine")
     assert picture.read_text().startswith("<svg") and "cosine" in picture.read_text()
+    assert "@font-face" not in picture.read_text() and "cdnjs" not in picture.read_text()  # nothing fetched
     assert app.return_code == 0
 
 
@@ -219,7 +220,9 @@ def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(
         drawn = bars(app)
         assert [w for _, _, w in drawn.values()] == [fmt(w, 2) for w in doc["heads"][1]["weights"][1]]
         await pilot.press("v")
-        assert "own variant" in said(app)
+        assert "the model's own score function: run without --model" in said(app)
+        await pilot.press("p")
+        assert "the model's own positional encoding:" in said(app)
         await pilot.press("h")
         assert "pattern label" in said(app)
         await pilot.press("down", "left", "enter")  # layer 1, head 0

@@ -79,6 +79,7 @@ def pages(tmp_path_factory):
     runs = {
         "text": ["time flies like an arrow", "--heads", "4", "--mask", "causal"],
         "model": ["time flies like an arrow", "--model", model],
+        "braced": ["see {layer} {head} {part}", "--model", model],
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
@@ -228,6 +229,21 @@ def test_the_matrix_marks_row_maxima_and_masked_cells(browser, pages):
     text = browser.find_element("id", "readout").text
     exact = {s["name"]: s["array"] for s in doc["steps"]}["weights"][0][1][1]
     assert "query 1 flies → key 1 flies" in text and f"exact: {exact}" in text
+
+
+def test_a_model_pages_exact_command_keeps_a_braced_text_and_names_no_folder(browser, pages):
+    """The command that prints a weight exactly fills in the layer and head, never the text's own {layer}, and
+    says "$MODEL" where an absolute folder would tell where the page was made."""
+    path, doc = pages["braced"]
+    load(browser, path)
+    key(browser, "3")
+    browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
+    text = browser.find_element("id", "readout").text
+    layer, head = doc["layer"], doc["head"]
+    want = (
+        f"""exact: attn show 'see {{layer}} {{head}} {{part}}' --model "$MODEL" --layer {layer} --head {head} -f json"""
+    )
+    assert want in text, text
 
 
 def test_the_steps_view_shows_the_arithmetic_of_a_weight(browser, pages):
@@ -639,7 +655,8 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, pa
     from selenium.webdriver.support.ui import Select
 
     path, doc = pages[name]
-    folder = Path(doc["exact"]["command"].split("--model ")[1].split()[0].strip("'"))
+    assert '--model "$MODEL"' in doc["exact"]["command"]  # an absolute folder is never on the page: the fixture's
+    folder = path.parent / "gpt2-tiny" if name == "model" else GOLDEN / {"pair": "bert"}.get(name, name)
     entry = doc if part is None else doc["parts"][part]
     carried = {n["layer"]: n for n in entry["neuron"]}
     layer = min(doc["layer"], len(entry["layers"]) - 1) - up

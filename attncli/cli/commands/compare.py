@@ -12,7 +12,7 @@ from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
 
 
-@options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"))
+@options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"), writes=("Records",))
 def compare(
     ctx: typer.Context,
     source: Source,

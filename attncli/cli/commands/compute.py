@@ -24,10 +24,10 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit
-from attncli.cli.text import say
+from attncli.cli.text import say, stdin_prompt
 
 
-@options(out=Out)
+@options(out=Out, writes=("Result",))
 def compute(
     out: Out,
     input_path: InputPath = None,
@@ -65,6 +65,7 @@ def compute(
     limits = replace(
         limits_for(None, "compute", HEAD_STATISTICS if picture else None), weights=not no_weights, dtype=dtype
     )
+    stdin_prompt(input_path, "the JSON")
     qkv = matrices.read_given(input_path, q, k, v, sys.stdin.buffer, errors, say, limits)
     computed = api.compute(
         qkv, variant=variant, d_a=d_a, mask=mask, rank=rank, features=features, no_weights=no_weights, dtype=dtype,

@@ -19,7 +19,7 @@ from attncli.cli.model import (
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
-from attncli.cli.text import say
+from attncli.cli.text import say, stdin_prompt
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines, read_text
@@ -85,7 +85,7 @@ DaskAddress = Annotated[
 ]
 
 
-@options(out=Out)
+@options(out=Out, writes=("Records",))
 def heads(
     ctx: typer.Context,
     model: ModelRequired,
@@ -118,6 +118,7 @@ def heads(
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli import api
 
+    stdin_prompt(text)
     words = read_text(text, file)
     how = generation(ctx, generate)
     found = api.heads(words, model=model, stat=stat, context=context, part=part, generate=how, precision=out.precision)
@@ -133,6 +134,7 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     workers = worker_count(workers)
     if dask is not None and file is None:
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
+    stdin_prompt(text, "the lines")
     stream, name = open_lines(text, file)
     with stream, lines_progress(stream, out.color, max_lines) as done:
         texts = (line for _, line in iter_lines(stream, name, "strict", say))

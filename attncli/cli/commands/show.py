@@ -39,12 +39,12 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit, table_only
-from attncli.cli.text import context_of, say, text_of, warn
+from attncli.cli.text import context_of, say, stdin_prompt, text_of, warn
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.inputs import iter_lines, open_lines
 
 
-@options(source=Source, run=Run, out=Out)
+@options(source=Source, run=Run, out=Out, writes=("Result", "Lines", "Rollout"))
 def show(
     ctx: typer.Context,
     source: Source,
@@ -91,7 +91,10 @@ def show(
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
-    table_only(out, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    from attncli.io import documents
+
+    kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
+    table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
@@ -130,6 +133,7 @@ def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: 
     from attncli.pipeline.heads import stats_document
     from attncli.pipeline.lines import ordered_map
 
+    stdin_prompt(source.text, "the lines")
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 

@@ -25,7 +25,7 @@ from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
 
 
-@options(source=Source, run=Run, out=Out)
+@options(source=Source, run=Run, out=Out, writes=("Steps",))
 def steps(
     ctx: typer.Context,
     source: Source,

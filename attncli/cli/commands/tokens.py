@@ -10,7 +10,7 @@ from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
 
 
-@options(source=Source, out=Out)
+@options(source=Source, out=Out, writes=("Records",))
 def tokens(
     ctx: typer.Context,
     source: Source,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from attncli.cli.options import Out, RecordFormat, options
+from attncli.cli.options import Out, options
 from attncli.cli.output import emit
 
 
-@options(out=Out, skip=("fmt", "precision"))
-def variants(out: Out, fmt: RecordFormat = None) -> None:
+@options(out=Out, skip=("precision",), writes=("Records",))
+def variants(out: Out) -> None:
     """List the attention variants: formula, parameters and their shapes, paper, notes."""
     from attncli import api
 
-    emit(api.variants().document, replace(out, fmt=fmt))
+    emit(api.variants().document, out)

@@ -21,11 +21,11 @@ from attncli.cli.model import (
     model_path,
 )
 from attncli.cli.options import Out, Run, Source, options
-from attncli.cli.output import emit
+from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
 
 
-@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"))
+@options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))
 def view(
     ctx: typer.Context,
     source: Source,
@@ -50,10 +50,12 @@ def view(
     a decoder's --generate N: of TEXT and the N tokens it writes after it."""
     from attncli import api
     from attncli.cli.hints import limits_for
+    from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
     check_options(ctx, model, keep=("context", *(SAMPLING if generate is not None else ())), both=("head",))
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)

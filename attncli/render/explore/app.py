@@ -25,6 +25,7 @@ from attncli.core.statistics import HINTS
 from attncli.errors import AttnError
 from attncli.io import documents
 from attncli.io.escape import escape_text
+from attncli.io.formats import offline_svg
 from attncli.io.output import emit, write_output
 from attncli.render.explore.panels import matrix, row_panel, status
 from attncli.render.explore.state import Explorer
@@ -376,7 +377,7 @@ class ExploreApp(App[int]):
         self.say(f"wrote {path}: the JSON attn show -f json writes for this run (every head)")
 
     def _write_svg(self, path: str) -> None:
-        svg = self.export_screenshot()
+        svg = offline_svg(self.export_screenshot())  # no font fetched from the web when it is opened
         try:
             write_output(path, lambda stream: stream.write(svg.encode("utf-8")))
         except AttnError as err:

@@ -39,12 +39,12 @@ def mask_choices() -> list[tuple[str, ...]]:
     return [(), *((k.name if not k.needs_arg else f"{k.name}:{max(k.min_arg, MASK_ARG)}",) for k in MASKS.values())]
 
 
-# The text-run options a key cycles through: the RunConfig field and its choices (the registries' keys).
-SWITCHES: dict[str, Callable[[], list[Any]]] = {
-    "variant": lambda: list(VARIANTS),
-    "mask": mask_choices,
-    "positional": lambda: list(POSITIONAL),
-    "tokenizer": lambda: list(TOKENIZERS),
+# The text-run options a key cycles through: the RunConfig field, what it is, and its choices (the registries' keys).
+SWITCHES: dict[str, tuple[str, Callable[[], list[Any]]]] = {
+    "variant": ("score function", lambda: list(VARIANTS)),
+    "mask": ("masks", mask_choices),
+    "positional": ("positional encoding", lambda: list(POSITIONAL)),
+    "tokenizer": ("tokenizer", lambda: list(TOKENIZERS)),
 }
 
 
@@ -209,9 +209,9 @@ class Explorer:
     def cycle(self, name: str) -> str:
         """The next choice of SWITCHES[name] that runs; says which it is, and which were skipped and why."""
         if self.model is not None:
-            return f"--model uses the model's own {name}: run without --model to switch it"
+            return f"--model uses the model's own {SWITCHES[name][0]}: run without --model to switch it"
         current = getattr(self.config, name)
-        choices = SWITCHES[name]()
+        choices = SWITCHES[name][1]()
         if current not in choices:  # a tokenizer.json, a window:5 from the command line: first in the round
             choices.insert(0, current)
         start = choices.index(current)

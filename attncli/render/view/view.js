@@ -441,9 +441,11 @@
       w.reduce(function (t, a) { return t + a[i][j]; }, 0) / w.length;
     if (w) return "exact: " + w[hi][i][j];
     if (!D.exact) return "";
-    var head = headOf(hi), fill = function (s) {
-      return s.replace("{part}", S.part).replace("{layer}", layerOf().layer).replace("{head}", head.head)
-        .replace("{query}", i).replace("{key}", j);
+    var head = headOf(hi), values = { part: S.part, layer: layerOf().layer, head: head.head, query: i, key: j };
+    var fill = function (s) {  // a format string, in one pass: {name} a value, {{ and }} a brace of the text
+      return s.replace(/\{\{|\}\}|\{(\w+)\}/g, function (all, name) {
+        return name === undefined ? all.charAt(0) : name in values ? String(values[name]) : all;
+      });
     };
     if (S.mean) return "exact: " + fill(D.exact.mean_command) + " | jq '" + fill(D.exact.mean_path) + "'";
     return "exact: " + fill(D.exact.command) + " | jq '" + fill(D.exact.path) + "'";

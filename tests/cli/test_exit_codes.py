@@ -1,0 +1,76 @@
+"""One exit-code rule for every command (README "Limits and errors"): 2 for anything wrong with the command line,
+1 for input that cannot be used; always one line `Error: ...`. 130 for Ctrl-C is tests/cli/test_signals.py's.
+
+The same mistake used to exit 2 on a text run and 1 with --model (--head out of range), and a layer, a part or
+--context the model does not take exited 1."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, attn
+from tests.model_fixtures import make_bert, make_gpt2
+
+BART = str(ROOT / "tests" / "models" / "golden" / "bart")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("models")
+    return {"bert": str(make_bert(folder / "bert")), "gpt2": str(make_gpt2(folder / "gpt2")), "bart": BART}
+
+
+# (command line, exit code, what the line says); BERT, GPT2, BART are filled in with the tiny models' folders
+CASES = [
+    # 2: the command line
+    (["shwo", "x"], 2, "did you mean `attn show`"),
+    (["show", "hello", "world"], 2, "quote"),
+    (["show", "x", "--heads", "0"], 2, "--heads must be between 1"),
+    (["show", "x", "--head", "5"], 2, "--head 5 is out of range"),
+    (["show", "x", "--model", "BERT", "--head", "5"], 2, "head 5 is out of range"),
+    (["show", "x", "--model", "BERT", "--layer", "2"], 2, "layer 2 is out of range"),
+    (["show", "x", "--model", "BERT", "--part", "cross"], 2, "its only part is encoder"),
+    (["show", "x", "--model", "GPT2", "--context", "y"], 2, "only an encoder"),
+    (["show", "x", "--model", "BART", "--part", "encoder", "--layer", "7"], 2, "layer 7 is out of range"),
+    (["show", "le chat", "--model", "BART"], 2, "give it with --context SOURCE"),
+    (["show", "x", "-f", "parquet"], 2, "'parquet' is not one of"),
+    (["show", "x", "--query", "0", "-f", "json"], 2, "--query only changes what the table draws"),
+    (["steps", "x", "--rollout"], 2, "it is an option of attn show"),
+    (["steps", "x", "--model", "BERT", "--layer", "2"], 2, "layer 2 is out of range"),
+    (["view", "x", "--model", "BERT", "--head", "9"], 2, "head 9 is out of range"),
+    (["view", "x", "-o", "OUT/x.svg"], 2, "attn view writes an HTML page"),
+    (["explore", "x", "--model", "BERT", "--layer", "2"], 2, "layer 2 is out of range"),
+    (["tokens", "x", "--heads", "2"], 2, "no option --heads"),
+    (["compare", "x", "--variants", "nope"], 2, "unknown variant 'nope'"),
+    (["compute", "x"], 2, "takes no text"),
+    (["variants", "-f", "npy"], 2, "'npy' is not one of"),
+    (["heads", "x"], 2, "missing option '--model'"),
+    (["heads", "x", "--model", "BERT", "--part", "cross"], 2, "its only part is encoder"),
+    (["heads", "x", "--model", "BART", "--context", "y", "--stat", "previous"], 2, "--stat previous"),
+    (["heads", "x", "--model", "GPT2", "--context", "y"], 2, "only an encoder"),
+    (["help", "shwo"], 2, "did you mean `attn show`"),
+    # 1: the input
+    (["show", ""], 1, "empty text"),
+    (["show", "--file", "OUT/nope.txt"], 1, "no such file"),
+    (["show", "x", "--model", "OUT/nope"], 1, "model folder not found"),
+    (["tokens", "--file", "OUT/nope.txt"], 1, "no such file"),
+    (["compute", "--input", "OUT/nope.json"], 1, "no such file"),
+    (["heads", "--model", "OUT/nope", "x"], 1, "model folder not found"),
+    (["view", "x", "-o", "OUT/nope/page.html"], 1, "no such directory"),
+]
+
+
+@pytest.mark.parametrize("args, code, says", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
+def test_the_exit_code_says_whose_mistake_it_is(args, code, says, models, tmp_path):
+    fill = {"BERT": models["bert"], "GPT2": models["gpt2"], "BART": models["bart"]}
+    args = [fill.get(a, a.replace("OUT", str(tmp_path))) for a in args]
+    r = attn(*args)
+    lines = r.stderr.splitlines()
+    assert (r.exit_code, len(lines)) == (code, 1) and lines[0].startswith("Error: "), (args, r.exit_code, r.stderr)
+    assert says in lines[0], (args, lines[0])
+
+
+def test_every_command_has_its_cases():
+    from attncli.cli.app import COMMANDS
+
+    assert {args[0] for args, _, _ in CASES} >= set(COMMANDS)
