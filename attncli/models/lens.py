@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from attncli.errors import ConfigError
+
 from .forward import forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
-from .load import Model, ModelError
+from .load import Model
 from .run import _check_finite, _encode, describe
 
 LENS_SCHEMA = "attncli.lens/1"
@@ -32,7 +34,7 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
 def lens_document(model: Model, text: str, k: int = 5) -> dict:
     """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
     if not 1 <= k <= 100:
-        raise ModelError(f"--top-k must be between 1 and 100, got {k}")
+        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
     unembedding(model)  # an encoder has none: said before the text is run
     tokens, encoded = _encode(model, text, None)
     every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]

@@ -70,7 +70,7 @@ def test_an_encoder_has_no_next_token_head():
 
 def test_top_k_is_checked():
     r = attn("lens", TEXT, "--model", GOLDEN / "gpt2", "--top-k", "0")
-    assert r.exit_code == 1 and "--top-k must be between 1 and 100, got 0" in r.stderr
+    assert r.exit_code == 2 and "--top-k must be between 1 and 100, got 0" in r.stderr
 
 
 def test_an_encoder_decoder_says_its_head_is_not_run():
