@@ -40,8 +40,11 @@ def _why(e: Exception) -> str:  # an exception as one line
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
-    """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
+def _open_weights(
+    folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str, optional: dict | None = None
+) -> Weights:
+    """Open the checkpoint and check that every wanted tensor is there with the wanted shape; the `optional` ones
+    (a decoder's untied output head) are opened, checked, when the file has them, by their names outside the prefix.
 
     Names are matched after removing the prefix found in front of `anchor` (`bert.`,
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
@@ -55,6 +58,9 @@ def _open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | N
     names = {name[len(prefix) :]: name for name in files if name.startswith(prefix)}
     names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
     names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
+    for name in (optional or {}).keys() & files.keys():
+        names.setdefault(name, name)
+    wanted = wanted | {name: shape for name, shape in (optional or {}).items() if name in names}
     handles: dict[Path, Any] = {}
     sources = {}
     for name, shape in wanted.items():
@@ -119,9 +125,13 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     _check_hp(hp)
-    weights = _open_weights(folder, tensors, wanted, family.word)
+    head = None
+    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
+        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
+    weights = _open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
     tokenizer = _load_tokenizer(folder, family, config)
-    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer)
+    unembed = family.word if family.head is not None and head is None else head if head in weights else None
+    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)
 
 
 def _load_gguf(path: Path, given: str) -> Model:
@@ -130,10 +140,16 @@ def _load_gguf(path: Path, given: str) -> Model:
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)
-    weights = Weights(dict(parts.sources), parts.nbytes)
+    sources, unembed = dict(parts.sources), None
+    if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
+        handle = next(iter(sources.values()))[0]
+        if "output.weight" in handle.tensors.names():
+            sources[parts.family.head[0]] = (handle, "output.weight")
+        unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
+    weights = Weights(sources, parts.nbytes)
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
     name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
-    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer)
+    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed)
 
 
 def _check_hp(hp: dict) -> None:
@@ -147,7 +163,9 @@ def _check_hp(hp: dict) -> None:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
 
 
-def _model(path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any) -> Model:
+def _model(
+    path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any, unembed: str | None
+) -> Model:
     start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
     if start is not None and start >= vocab:
         raise ModelError(f"config.json: decoder_start_token_id {start:,} is not a token of the {vocab:,} in {path}")
@@ -173,6 +191,7 @@ def _model(path: Path, name: str, config: dict, family: Family, hp: dict, weight
         weights=weights,
         tokenizer=tokenizer,
         vocab_size=vocab,
+        unembed=unembed,
     )
 
 

@@ -31,6 +31,8 @@ from attncli.pipeline.tokenize import Tokens
 from .attention import LayerSteps
 from .encdec import decoder_input, is_seq2seq, seq2seq_forward
 from .forward import forward
+from .generate import Generation
+from .hparams import ModelError
 from .languages import check_language, with_language
 from .load import ModelTokens, encode
 from .model import Model
@@ -119,6 +121,14 @@ def score_formula(model: Model, part: str) -> str:
     return "S = qᵀk (not scaled)" if part == "cross" else "S = qᵀk + b_h(bucket(j - i))  (T5's relative position bias)"
 
 
+def _no_generation(model: Model, generate: Generation | None) -> None:
+    if generate is not None:
+        raise ModelError(
+            f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
+            "target given (teacher forcing): give the target as TEXT"
+        )
+
+
 def part_result(
     model: Model,
     text: str,
@@ -126,12 +136,15 @@ def part_result(
     head: int | None = None,
     context: str | None = None,
     part: str | None = None,
+    generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of one part: `text` is the target (the source with --part encoder and no
-    context), `context` the source. A model that is not an encoder–decoder runs `model_result`."""
+    context), `context` the source. A model that is not an encoder–decoder runs `model_result` (of the text and
+    the tokens a decoder writes after it, `generate`)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return model_result(model, text, layer, head, context)
+        return model_result(model, text, layer, head, context, generate)
+    _no_generation(model, generate)
     return part_layer(model, text, layer, head, context, chosen)[0]
 
 
@@ -367,12 +380,16 @@ def part_rollout(
     return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
-def part_heads_document(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own.
+def part_heads_document(
+    model: Model, text: str, context: str | None = None, part: str | None = None, generate: Generation | None = None
+) -> dict:
+    """`attn heads --part`: every head of every layer of one part (an encoder–decoder's), or the model's own
+    (of the text and the `generate` tokens a decoder writes after it).
     Cross-attention has its own statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
     chosen = check_part(model, part, context)
     if not is_seq2seq(model):
-        return heads_document(model, text, context)
+        return heads_document(model, text, context, generate)
+    _no_generation(model, generate)
     tokens, shown_text, weights = _part_weights(model, text, context, chosen)
     source = {} if context is None else {"source": context}
     if chosen == "cross":
