@@ -1,8 +1,9 @@
 """What transformers' decoders do with the golden folders of tests/models/golden/: greedy ids, lens, ablation.
 
-    /work/refvenv/bin/python tools/golden_behaviour.py [GOLDEN_DIR]     (default tests/models/golden)
+    ref/bin/python tools/golden_behaviour.py [GOLDEN_DIR]     (default tests/models/golden)
 
-Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies). For every decoder folder made by
+Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies; the environment tools/reference.py
+makes, checked when run). For every decoder folder made by
 tools/golden_decoders.py it writes behaviour.json beside reference.npz:
 
 - "greedy": the prompt's ids and `generate(do_sample=False, max_new_tokens=NEW)`'s new ids (the prompt and the
@@ -105,6 +106,9 @@ def behaviour(folder: Path) -> dict:
 
 
 def main(argv: list[str]) -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_behaviour.py")
     golden = Path(argv[0]) if argv else ROOT / "tests" / "models" / "golden"
     for folder in sorted(golden.iterdir()):
         config = folder / "config.json"
