@@ -1,4 +1,4 @@
-"""Regenerate docs/explore.svg, the README's picture of `attn explore`: python docs/make_explore.py
+"""Regenerate docs/explore.svg, the picture of `attn explore` in docs/explore.md: python docs/make_explore.py
 
 Textual's own screenshot of the app (the SVG `s` saves), run headless at 100 × 30 in truecolor after the keys
 a user would press: the cursor to 'flies' → 'like', then the next head.

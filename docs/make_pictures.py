@@ -2,7 +2,7 @@
 
 Each picture is exactly what the command prints in a terminal of its width
 (100 columns unless the command says --width, and its title says which), with Rich's console export in
-the command's --theme (dark unless it says light), so the README never shows
+the command's --theme (dark unless it says light), so the README and docs/ never show
 output the program does not produce; like attn's own pictures, it loads no font
 from the web. Names given on the command line make only those pictures.
 

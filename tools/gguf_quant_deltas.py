@@ -1,8 +1,9 @@
-"""attn against transformers' own GGUF loading, one tiny random llama GGUF per quantization type (the README table).
+"""attn against transformers' own GGUF loading, a tiny random llama GGUF per quantization type (docs/models.md's table).
 
-    /work/refvenv/bin/python tools/gguf_quant_deltas.py [TMP_DIR]
+    ref/bin/python tools/gguf_quant_deltas.py [TMP_DIR]
 
-Pinned: torch==2.13.0, transformers==5.23.0, gguf==0.19.0 (never attncli's dependencies); attncli is imported
+Pinned: torch==2.13.0, transformers==5.23.0, gguf==0.19.0 (never attncli's dependencies;
+the environment tools/reference.py makes, checked when run); attncli is imported
 from this checkout. Each file is a 2-layer llama (d_model 256, 4 heads of 64 sharing 2 key/value heads,
 d_ff 512; 256 so that the K-quants' blocks of 256 fit a row) with the golden mistral folder's byte-level BPE
 tokenizer, written as llama.cpp writes one (Q and K rows permuted, tests/models/gguf_files.py). Its matrices are
@@ -82,13 +83,14 @@ def attentions(model, ids) -> np.ndarray:  # -> [L, h, n, n]
 
 
 def main() -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/gguf_quant_deltas.py", gguf="0.19.0")
     import torch
-    import transformers
     from transformers import AutoModelForCausalLM
 
     from attncli.models import encode, forward, load_model
 
-    assert torch.__version__.startswith("2.13.0") and transformers.__version__ == "5.23.0", "pinned versions"
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
     texts = json.loads((ROOT / "tests" / "models" / "golden" / "mistral" / "texts.json").read_text()).values()
     rng = np.random.default_rng(0)

@@ -1,8 +1,9 @@
 """Build the golden decoder folders of tests/models/golden/ with transformers, and their reference attentions.
 
-    /work/refvenv/bin/python tools/golden_decoders.py [--out OUT_DIR] [NAME ...]   (default tests/models/golden, all)
+    ref/bin/python tools/golden_decoders.py [--out OUT_DIR] [NAME ...]   (default tests/models/golden, all)
 
-Needs torch, transformers and tokenizers (never attncli's dependencies). For each family it makes a
+Pinned: torch==2.13.0, transformers==5.23.0, with tokenizers (never attncli's dependencies;
+the environment tools/reference.py makes, checked when run). For each family it makes a
 tiny random model (hidden 32, 2 layers, 4 query heads sharing 2 key/value heads where the family
 has grouped-query attention, a sliding window of 8 tokens where it has one), saves it with
 `save_pretrained` as safetensors next to a small byte-level BPE tokenizer.json trained on the
@@ -233,6 +234,9 @@ def build(out: Path, name: str, config_class: str, kwargs: dict, bos: bool) -> i
 
 
 def main(argv: list[str]) -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_decoders.py")
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else ROOT / "tests" / "models" / "golden"
     names = [a for a in argv if a in families()] or list(families())
     for name in names:

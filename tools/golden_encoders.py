@@ -1,8 +1,9 @@
 """Build the golden encoder folders of tests/models/golden/: tiny random models saved by transformers.
 
-Run with the reference environment (PyTorch and transformers; attn itself never needs them):
+Run with the reference environment, torch==2.13.0 and transformers==5.23.0 (attn itself never needs them;
+the environment tools/reference.py makes, checked when run):
 
-    /work/refvenv/bin/python tools/golden_encoders.py            # writes tests/models/golden/<family>/
+    ref/bin/python tools/golden_encoders.py            # writes tests/models/golden/<family>/
 
 Each folder is what `save_pretrained` writes (config.json, model.safetensors) plus a tokenizer.json
 built with `tokenizers`, the texts (texts.json: "short" and "long", about 40 tokens; pair.json: a
@@ -243,6 +244,9 @@ def reference(model, tok) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_encoders.py")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
     parser.add_argument(

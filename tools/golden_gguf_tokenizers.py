@@ -1,8 +1,9 @@
 """tests/models/gguf_tokenizers.json: tokenizers described by GGUF metadata, and the ids transformers gives.
 
-    /work/refvenv/bin/python tools/golden_gguf_tokenizers.py
+    ref/bin/python tools/golden_gguf_tokenizers.py
 
-Pinned: transformers==5.23.0, gguf==0.19.0, tokenizers==0.23.3 (never attncli's dependencies). Two vocabularies:
+Pinned: torch==2.13.0, transformers==5.23.0, gguf==0.19.0, tokenizers==0.23.3 (never attncli's dependencies;
+the environment tools/reference.py makes, checked when run). Two vocabularies:
 a SentencePiece BPE (the `llama` kind: "▁" for spaces, <0xXX> byte tokens for byte fallback) trained here on
 sample_texts/bpe_corpus.txt, written once with its merges and once without (merges then come from the scores);
 and the byte-level BPE of tests/models/golden/qwen2 (the `gpt2` kind) under three pre-tokenizer names. Each is
@@ -44,12 +45,13 @@ def sentencepiece() -> dict:
 
 
 def main() -> None:
-    import transformers
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_gguf_tokenizers.py", gguf="0.19.0", tokenizers="0.23.3")
     from transformers import AutoTokenizer
 
     from tests.models.gguf_files import GOLDEN, tokenizer_cases, tokenizer_meta, write
 
-    assert transformers.__version__ == "5.23.0", "pinned version"
     spm, bpe = sentencepiece(), tokenizer_meta(GOLDEN / "qwen2", True)
     ids = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,8 +1,9 @@
 """Build the golden encoder-decoder folders of tests/models/golden/: tiny random BART, T5, mT5 and Marian models.
 
-Run with the reference environment (PyTorch and transformers; attn itself never needs them):
+Run with the reference environment, torch==2.13.0 and transformers==5.23.0 (attn itself never needs them;
+the environment tools/reference.py makes, checked when run):
 
-    /work/refvenv/bin/python tools/golden_seq2seq.py            # writes tests/models/golden/<family>/
+    ref/bin/python tools/golden_seq2seq.py            # writes tests/models/golden/<family>/
 
 Each folder is what `save_pretrained` writes (config.json, model.safetensors) plus a word-level
 tokenizer.json built with `tokenizers` (with the family's special tokens: BART <s> A </s>, T5 and
@@ -144,6 +145,9 @@ def reference(model, tok, target_tok, suffix: str = "") -> dict[str, np.ndarray]
 
 
 def main() -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_seq2seq.py")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "tests/models/golden")
     parser.add_argument(

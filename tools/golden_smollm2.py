@@ -1,8 +1,9 @@
 """The SmolLM2-135M-Instruct (Q4_1 GGUF) references of tests/models/smollm2/, from transformers' own GGUF loading.
 
-    /work/refvenv/bin/python tools/golden_smollm2.py GGUF_FILE [OUT_DIR]     (default tests/models/smollm2)
+    ref/bin/python tools/golden_smollm2.py GGUF_FILE [OUT_DIR]     (default tests/models/smollm2)
 
-Pinned: torch==2.13.0, transformers==5.23.0, gguf==0.19.0 (never attncli's dependencies). transformers
+Pinned: torch==2.13.0, transformers==5.23.0, gguf==0.19.0 (never attncli's dependencies;
+the environment tools/reference.py makes, checked when run). transformers
 dequantizes the file (gguf's NumPy dequantizers), undoes llama.cpp's Q/K row permutation and builds the
 tokenizer from `tokenizer.ggml.*`; the model runs with eager attention in float32 (what attn is compared
 with) and, on the same dequantized weights, in float64 (the reference both are measured against).
@@ -26,12 +27,13 @@ LAYERS = (0, 15, 29)
 
 
 def main() -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_smollm2.py", gguf="0.19.0")
     import numpy as np
     import torch
-    import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    assert torch.__version__.startswith("2.13.0") and transformers.__version__ == "5.23.0", "pinned versions"
     path = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "tests" / "models" / "smollm2"
     out.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,10 @@
 """Build a tiny GPT-2 whose heads are set by hand, so that what each head does is known, and check it with transformers.
 
-    /work/refvenv/bin/python tools/known_heads.py [OUT_DIR]     (default tests/models/known/gpt2-known-heads)
+    ref/bin/python tools/known_heads.py [OUT_DIR]     (default tests/models/known/gpt2-known-heads)
 
 `build(folder)` needs NumPy, safetensors and tokenizers only; the check after it (`verify`) runs the
-folder in transformers (eager attention) and fails unless every head does what it was built to do.
+folder in transformers (eager attention; pinned: torch==2.13.0, transformers==5.23.0, the environment
+tools/reference.py makes, checked when run) and fails unless every head does what it was built to do.
 2 layers × 3 heads, d_model 75, no MLP (n_inner 1, its weights zero), a byte-level BPE of 512 tokens
 trained on sample_texts/bpe_corpus.txt that starts every text with <|endoftext|>; float32 weights, 0.4 MB.
 
@@ -43,7 +44,7 @@ CODE, POS, PREV = slice(0, D_CODE), slice(D_CODE, D_CODE + 4), slice(D_CODE + 4,
 X, X2 = D_CODE, D_CODE + 1  # the position's x = i / N_POS and x²
 POS_NORM2, EPS = 5.0, 1e-5
 BETA, GAMMA, BETA_TOK, BETA_IND = 32.0, 32.0, 16384.0, 128.0
-HEADS = {  # (layer, head) -> what it does; the test and the README read this
+HEADS = {  # (layer, head) -> what it does; the test and docs/corpus.md read this
     (0, 0): "previous-token",
     (0, 1): "first-token",
     (0, 2): "duplicate-token",
@@ -182,6 +183,9 @@ def build(folder: Path = OUT) -> Path:
 def verify(folder: Path) -> dict[str, float]:
     """transformers' own attention of the folder, on a repeated text and a random sequence repeated twice:
     the mean weight each head puts where it was built to look. Fails below 0.99."""
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/known_heads.py")
     import torch
     import transformers
 

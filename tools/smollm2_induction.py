@@ -1,8 +1,9 @@
-"""SmolLM2's induction heads by attn and by transformers, on the same random sequences (the README's check).
+"""SmolLM2's induction heads by attn and by transformers, on the same random sequences (the check in docs/models.md).
 
-    ATTN_SMOLLM2=FILE.gguf /work/refvenv/bin/python tools/smollm2_induction.py
+    ATTN_SMOLLM2=FILE.gguf ref/bin/python tools/smollm2_induction.py
 
-Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies); attncli is imported from this
+Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies;
+the environment tools/reference.py makes, checked when run); attncli is imported from this
 checkout. attn's induction detector (`attncli.models.corpus.induction_stats`: 10 random sequences r of 25
 vocabulary ids, seed 0, each run as r r; per head the mean weight a query of the second copy puts on the token
 after its earlier copy) is computed on the same sequences from transformers' eager attention (the GGUF loaded
@@ -20,15 +21,16 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/smollm2_induction.py")
     import numpy as np
     import torch
-    import transformers
     from transformers import AutoModelForCausalLM
 
     from attncli.core.stats import Moments, induction_rows
     from attncli.models import corpus, load_model
 
-    assert torch.__version__.startswith("2.13.0") and transformers.__version__ == "5.23.0", "pinned versions"
     path = Path(os.environ["ATTN_SMOLLM2"])
     model = load_model(path)
     texts: list[np.ndarray] = []

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
 from attncli.api.outputs import Records
 from attncli.api.page import model_page
-from attncli.api.runs import load
+from attncli.api.runs import generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.generate import Generation
     from attncli.models.model import Model
 
 
@@ -34,23 +35,26 @@ def heads(
     stat: str = "entropy",
     context: str | None = None,
     part: str | None = None,
+    generate: Generation | int | None = None,
     precision: int | None = None,
 ) -> Records:
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
-    an encoder–decoder's `part` over the source `context`."""
+    an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
+    writes after it."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models import route
     from attncli.render.heads import heads_view
 
     loaded, name = load(model)
-    doc = route.heads(loaded, text, context, part)
+    how = generation_of(generate)
+    doc = route.heads(loaded, text, context, part, how)
     column = stat_named(stat)
     if column not in doc["stats"]:
         why = doc.get("undefined", {}).get(column, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
-    page_at_last_layer = partial(route.result, loaded, text, None, None, context, part)
+    page_at_last_layer = partial(route.result, loaded, text, None, None, context, part, how)
     view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
     keys = len(doc.get("context_tokens", doc["tokens"]))  # a cross-attention's keys are the source's tokens
     table = partial(heads_view, doc, column, entropy_scale(None, keys)[0])
@@ -198,3 +202,30 @@ def compare(
         doc = compare_document(text, results)
     table = partial(compare_view, doc["rows"], results)
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
+
+
+def lens(text: str, *, model: str | Model, top_k: int = 5, precision: int | None = None) -> Records:
+    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position."""
+    from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
+    from attncli.render.lens import lens_view
+
+    doc = lens_document(load(model)[0], text, top_k)
+    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
+
+
+def ablate(
+    text: str,
+    *,
+    model: str | Model,
+    heads: Sequence[tuple[int, int]] | None = None,
+    target: str | None = None,
+    mode: str = "zero",
+    precision: int | None = None,
+) -> Records:
+    """`attn ablate`: each of `heads` ((layer, head) pairs; default every head) of a decoder switched off alone
+    (`mode` zero or mean), ranked by how much it moves the logit of the next token (or `target`)."""
+    from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
+    from attncli.render.ablate import ablate_view
+
+    doc = ablate_document(load(model)[0], text, None if heads is None else list(heads), target, mode)
+    return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)

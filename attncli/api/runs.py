@@ -33,6 +33,7 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
+    from attncli.models.generate import Generation
     from attncli.models.model import Model
 
 
@@ -43,6 +44,15 @@ def load(model: str | Model) -> tuple[Model, str]:
 
         return load_model(model), model
     return model, str(model.path)
+
+
+def generation_of(generate: Generation | int | None) -> Generation | None:
+    """`generate=`: N new tokens (greedy), or a `Generation` (its sampling too), or None."""
+    if generate is None or not isinstance(generate, int):
+        return generate
+    from attncli.models.generate import Generation  # late: start-up (model code only with a model)
+
+    return Generation(generate)
 
 
 def show(
@@ -67,6 +77,7 @@ def show(
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,
+    generate: Generation | int | None = None,
     stats: bool = False,
     no_weights: bool = False,
     dtype: str = "float64",
@@ -78,7 +89,8 @@ def show(
     limits: Limits | None = None,
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
-    model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`).
+    model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
+    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`).
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
     the table draws."""
@@ -99,7 +111,7 @@ def show(
         from attncli.models import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model)
-        result = route.result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         page: Callable[[], documents.View] | None = model_page(
             lambda: result, "attn show", precision, loaded, name, text, context
         )
@@ -163,6 +175,7 @@ def steps(
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,
+    generate: Generation | int | None = None,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -183,7 +196,7 @@ def steps(
         from attncli.models import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model)
-        result = route.result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         page = model_page(lambda: result, "attn steps", precision, loaded, name, text, context)
     else:
         from attncli.pipeline.run import run as run_text  # late: start-up (not for import attncli or --help)
@@ -218,6 +231,7 @@ def view(
     layer: int | None = None,
     head: int | None = None,
     part: str | None = None,
+    generate: Generation | int | None = None,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -235,7 +249,7 @@ def view(
         from attncli.models import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
-        result = route.result(loaded, text, layer, head, context, part)
+        result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
     else:
         from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)

@@ -114,6 +114,8 @@ COMMANDS = {
     "compute": "Attention on your own Q, K, V (one head, no projection): JSON on stdin or --input, or .npy files.",
     "variants": "List the attention variants: formula, parameters and their shapes, paper, notes.",
     "heads": "Every head of a real model at a glance, layers × heads.",
+    "ablate": "Switch a decoder's heads off one at a time: how each moves the logit of the next token.",
+    "lens": "The logit lens: what a decoder would predict next after each layer, layers × positions.",
     "help": "Show the help of attn, or of one COMMAND (as attn COMMAND --help does).",
 }
 

@@ -81,12 +81,43 @@ Workers = Annotated[
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
+Generate = Annotated[
+    int | None,
+    typer.Option(
+        "--generate",
+        help="With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
+        "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is of "
+        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text.",
+        show_default=False,
+    ),
+]
+SampleTopK = Annotated[
+    int | None,
+    typer.Option(
+        "--top-k",
+        help="With --generate: sample each token from the K most probable (with --temperature, --top-p, --seed; "
+        "NumPy's random stream, so other tokens than torch's with the same seed).",
+        show_default=False,
+    ),
+]
+SampleTopP = Annotated[
+    float | None,
+    typer.Option(
+        "--top-p",
+        help="With --generate: sample each token from the most probable whose probabilities sum to P (nucleus).",
+        show_default=False,
+    ),
+]
+SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
 MODEL_ONLY = (
     "gguf_file",
     "layer",
     "head",
     "rollout",
     "part",
+    "generate",
+    "top_k",
+    "top_p",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
@@ -155,6 +186,24 @@ def check_options(
         raise ConfigError(
             f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
         )
+
+
+def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):
+    """--generate N and how its tokens are chosen, as attncli.models.generate's Generation (None without it):
+    greedy, or sampled when --temperature, --top-k or --top-p is given (--seed seeds NumPy's stream)."""
+    if generate is None:
+        if top_k is not None or top_p is not None:
+            raise ConfigError("--top-k and --top-p sample the tokens --generate writes: add --generate N")
+        return None
+    from attncli.models.generate import Generation  # late: start-up (model code only with --model)
+
+    names = {p.name for p in given(ctx)}
+    how = Generation(generate, temperature if "temperature" in names else None, top_k, top_p, seed)
+    if "seed" in names and not how.sampled:
+        raise ConfigError(
+            "--seed seeds the sampling: add --temperature, --top-k or --top-p (else --generate is greedy)"
+        )
+    return how
 
 
 def load_model(path: str, gguf_file: str | None = None):

@@ -181,7 +181,12 @@ def model_view(
 
     source = cast(ModelLayer, result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
-    tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
+    if result.tokens.generated is None:
+        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
+    else:  # --generate: the text and what the model wrote, the result's own ids, in one pass
+        from attncli.models import forward  # late: start-up (model code only with a model)
+
+        tokens, run = result.tokens, forward(model, np.asarray(result.tokens.ids), steps_layer=source.layer)
     weights = np.stack(run.weights)  # [L, h, n, n]
     n_layer, n_head, n = weights.shape[:3]
     cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none
@@ -192,7 +197,8 @@ def model_view(
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
-    exact = _exact(f"attn show {texts} --model {_braced(model_arg)} --layer {{layer}}")
+    wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
+    exact = _exact(f"attn show {texts} --model {_braced(model_arg)}{wrote} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(
         result,
@@ -209,7 +215,7 @@ def model_view(
     carried = [one]
     shape = one["shape"]
     size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
-    if size * n_layer <= NEURON_BYTES:  # short enough: every layer, as they come (one more pass each)
+    if size * n_layer <= NEURON_BYTES and result.tokens.generated is None:  # short: every layer (a pass each)
         others = [model_layer(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
         carried = [one if l == source.layer else neuron(s, r.source.steps(r)) for l, (r, s) in enumerate(others)]
     return {

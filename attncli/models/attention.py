@@ -65,10 +65,12 @@ class LayerSteps:
 PROJECTIONS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 
-def attention_mask(n: int, causal: bool, window: int | None):  # -> [n, n] bool or None, True = masked
+def attention_mask(n: int, causal: bool, window: int | None, m: int | None = None):
+    # -> [m, n] bool or None, True = masked
     """Causal: key j after query i; sliding window W: also keys with i - j >= W (transformers' overlay).
-    An encoder's sliding window W (ModernBERT's local layers): keys with |i - j| >= W, on both sides."""
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    An encoder's sliding window W (ModernBERT's local layers): keys with |i - j| >= W, on both sides.
+    The queries are the last m of the n positions (default all; decoding with a KVCache: the new ones)."""
+    i, j = np.arange(n - (n if m is None else m), n)[:, None], np.arange(n)[None, :]
     if not causal:
         return None if window is None else np.abs(i - j) >= window
     return (j > i) | (j <= i - window) if window is not None else j > i
@@ -87,6 +89,42 @@ def padding(pad) -> Iterator[None]:  # [B, n] bool, True = a padding token
         yield
     finally:
         _PADDING.reset(token)
+
+
+_EDIT: contextvars.ContextVar = contextvars.ContextVar("edit", default=None)  # (layer, edit) or None
+
+
+@contextlib.contextmanager
+def editing(layer: int, edit: Callable) -> Iterator[None]:  # edit(merged [..., m, n_head · d_v]) -> None, in place
+    """Within it, `attend` of `layer` hands the heads' outputs, merged as W_O reads them, to `edit` before W_O
+    (attncli.models.ablate switches heads off there; the LayerSteps' `out` is a view of what it edits)."""
+    token = _EDIT.set((layer, edit))
+    try:
+        yield
+    finally:
+        _EDIT.reset(token)
+
+
+_CACHE: contextvars.ContextVar = contextvars.ContextVar("cache", default=None)  # attncli.models.generate.KVCache
+
+
+@contextlib.contextmanager
+def cached(cache) -> Iterator[None]:
+    """Within it, every self-attention extends `cache` (attncli.models.generate's KVCache: `extend(layer, k, v)`
+    appends a layer's new keys and values and gives back all of them; `start` counts the positions cached before
+    this pass) and attends over all: x holds the positions from `offset()` on."""
+    token = _CACHE.set(cache)
+    try:
+        yield
+    finally:
+        _CACHE.reset(token)
+
+
+def offset() -> int:
+    """The position of x's first row: 0, or while decoding with a KVCache the positions already cached (for
+    the blocks that place tokens: learned positions, RoPE)."""
+    cache = _CACHE.get()
+    return 0 if cache is None else cache.start
 
 
 def text_lengths():  # -> [B] int64, or None outside `padding`
@@ -177,13 +215,15 @@ def attend(
     q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
+    if (cache := _CACHE.get()) is not None and memory is None:
+        k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
     if callable(bias):  # a bias made of the heads' queries and keys (DeBERTa's position terms)
         bias = bias(q, k)
     *lead, m, _ = q.shape
     n = k.shape[-2]
-    cells, pad = attention_mask(n, causal, window), _PADDING.get()
+    cells, pad = attention_mask(n, causal, window, m), _PADDING.get()  # causal: the queries are the last m keys
     if pad is not None:
         keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
         cells = keys if cells is None else cells | keys
@@ -204,6 +244,8 @@ def attend(
     merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
     out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
     np.matmul(weights, v, out=out)
+    if (edit := _EDIT.get()) is not None and edit[0] == layer:
+        edit[1](merged)
     output = _project(merged, p, "o")  # [m, d_model]
     return LayerSteps(
         layer=layer,

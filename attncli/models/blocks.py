@@ -156,8 +156,11 @@ SWAP_ROWS = 64
 
 def dense(x, w):  # [..., d_in], [d_in, d_out] -> [..., d_out]
     """x W as one 2-D product over every leading axis: NumPy's stacked matmul calls BLAS once per text of a
-    batch [B, n, d] (2.7x slower for MiniLM's MLP on 32 lines of 20 tokens). Few rows: (Wᵀ xᵀ)ᵀ (`SWAP_ROWS`)."""
+    batch [B, n, d] (2.7x slower for MiniLM's MLP on 32 lines of 20 tokens). Few rows: (Wᵀ xᵀ)ᵀ (`SWAP_ROWS`); one
+    row: Wᵀ x, a matrix-vector product."""
     x2 = x.reshape(-1, x.shape[-1])  # [rows, d_in]
+    if len(x2) == 1:  # one row (a decoded token): BLAS's matrix-vector product, ~2x a product with a 1-column matrix
+        return (w.T @ x2[0]).reshape(*x.shape[:-1], w.shape[-1])
     out = x2 @ w if len(x2) >= SWAP_ROWS else np.ascontiguousarray((w.T @ x2.T).T)
     return out.reshape(*x.shape[:-1], w.shape[-1])
 
@@ -274,9 +277,10 @@ def _yarn(d_rot: int, theta: float, s: dict) -> np.ndarray:  # -> [d_rot / 2] fl
     return (interpolation * (1 - keep) + extrapolation * keep).astype(np.float32)
 
 
-def rope_tables(n: int, inv_freq) -> tuple[np.ndarray, np.ndarray]:  # [d_rot / 2] -> [n, d_rot], [n, d_rot]
-    """cos and sin of position · θ for positions 0..n-1, each frequency twice (halves layout)."""
-    angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :]  # [n, d_rot / 2]
+def rope_tables(n: int, inv_freq, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    # [d_rot / 2] -> [n, d_rot], [n, d_rot]
+    """cos and sin of position · θ for positions start..start+n-1, each frequency twice (halves layout)."""
+    angles = np.arange(start, start + n, dtype=np.float32)[:, None] * inv_freq[None, :]  # [n, d_rot / 2]
     emb = np.concatenate([angles, angles], axis=-1).astype(np.float32)
     return np.cos(emb), np.sin(emb)
 

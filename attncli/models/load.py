@@ -67,9 +67,13 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     _check_hp(hp)
-    weights = open_weights(folder, tensors, wanted, family.word)
+    head = None
+    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
+        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
+    weights = open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
     tokenizer = load_tokenizer(folder, family.vocab_files, config)
-    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer)
+    unembed = family.word if family.head is not None and head is None else head if head in weights else None
+    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)
 
 
 def _load_gguf(path: Path, given: str) -> Model:
@@ -78,10 +82,16 @@ def _load_gguf(path: Path, given: str) -> Model:
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)
-    weights = Weights(dict(parts.sources), parts.nbytes)
+    sources, unembed = dict(parts.sources), None
+    if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
+        handle = next(iter(sources.values()))[0]
+        if "output.weight" in handle.tensors.names():
+            sources[parts.family.head[0]] = (handle, "output.weight")
+        unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
+    weights = Weights(sources, parts.nbytes)
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
     name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
-    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer)
+    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed)
 
 
 def _check_hp(hp: dict) -> None:
@@ -95,7 +105,9 @@ def _check_hp(hp: dict) -> None:
         raise ModelError(f"{hp['n_head']} attention heads are not divisible by {n_kv_head} key/value heads")
 
 
-def _model(path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any) -> Model:
+def _model(
+    path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any, unembed: str | None
+) -> Model:
     start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
     if start is not None and start >= vocab:
         raise ModelError(f"config.json: decoder_start_token_id {start:,} is not a token of the {vocab:,} in {path}")
@@ -121,6 +133,7 @@ def _model(path: Path, name: str, config: dict, family: Family, hp: dict, weight
         weights=weights,
         tokenizer=tokenizer,
         vocab_size=vocab,
+        unembed=unembed,
     )
 
 

@@ -60,6 +60,9 @@ class Weights:
             self._made[key] = make()
         return self._made[key]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._sources
+
     def shape(self, name: str) -> tuple[int, ...]:
         handle, stored = self._sources[name]
         return tuple(handle.get_slice(stored).get_shape())
@@ -99,6 +102,9 @@ class Model:
     weights: Weights = field(repr=False)
     tokenizer: Any = field(repr=False)
     vocab_size: int  # rows of the word embedding table
+    # a decoder's output matrix [vocab, d_model] in `weights`: the word table if tied, else its own head; None: an
+    # encoder, or an untied decoder saved without its head (a base model's checkpoint)
+    unembed: str | None = None
 
     @property
     def summary(self) -> str:

@@ -19,6 +19,8 @@ from attncli.pipeline.result import AttentionResult
 
 from . import run, seq2seq
 from .encdec import is_seq2seq
+from .generate import Generation
+from .hparams import ModelError
 from .model import Model
 
 KINDS = {  # a model's kind -> how its messages name it
@@ -67,6 +69,14 @@ def part_layers(model: Model, part: str) -> int:
     return int(model.hp["n_dec_layer"])
 
 
+def _no_generation(model: Model, generate: Generation | None) -> None:
+    if generate is not None:
+        raise ModelError(
+            f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
+            "target given (teacher forcing): give the target as TEXT"
+        )
+
+
 def result(
     model: Model,
     text: str,
@@ -74,12 +84,15 @@ def result(
     head: int | None = None,
     context: str | None = None,
     part: str | None = None,
+    generate: Generation | None = None,
 ) -> AttentionResult:
-    """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`."""
+    """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`;
+    `generate`: of a decoder's text and the tokens it writes after it (an encoder–decoder refuses it)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
+        _no_generation(model, generate)
         return seq2seq.part_result(model, text, layer, head, context, chosen)
-    return run.model_result(model, text, layer, head, context)
+    return run.model_result(model, text, layer, head, context, generate)
 
 
 def rollout(
@@ -92,9 +105,13 @@ def rollout(
     return run.model_rollout(model, text, layer, context)
 
 
-def heads(model: Model, text: str, context: str | None = None, part: str | None = None) -> dict:
-    """Every head of every layer of one part, its statistics and label: `attn heads -f json`."""
+def heads(
+    model: Model, text: str, context: str | None = None, part: str | None = None, generate: Generation | None = None
+) -> dict:
+    """Every head of every layer of one part, its statistics and label: `attn heads -f json` (`generate`: as
+    `result`'s)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
+        _no_generation(model, generate)
         return seq2seq.part_heads_document(model, text, context, chosen)
-    return run.heads_document(model, text, context)
+    return run.heads_document(model, text, context, generate)

@@ -35,12 +35,13 @@ from attncli.models import (
     rollout,
 )
 from attncli.models.attention import LayerSteps, attention_mask
+from attncli.models.generate import Generation, continued
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.run import _check_text
 from attncli.pipeline.steps import mask_softmax_mix, shown
-from attncli.pipeline.tokenize import SECOND_MARK, SPECIAL_MARK, Tokens
+from attncli.pipeline.tokenize import GENERATED_MARK, SECOND_MARK, SPECIAL_MARK, Tokens
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
 HEADS_SCHEMA = "attncli.heads/1"
@@ -50,10 +51,13 @@ ROLLOUT_METHOD = (
 )
 
 
-def _encode(model: Model, text: str, pair: str | None) -> tuple[Tokens, ModelTokens]:
+def _encode(
+    model: Model, text: str, pair: str | None, generate: Generation | None = None
+) -> tuple[Tokens, ModelTokens]:
     """The text (and a second text `pair`) as the model's own tokenizer cuts it, as `Tokens` and as encoded.
 
     Its special tokens are marked, and a pair's second segment start is kept; only an encoder takes a pair.
+    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.generate).
     """
     _check_text(text, "text")
     if pair is not None:
@@ -66,7 +70,24 @@ def _encode(model: Model, text: str, pair: str | None) -> tuple[Tokens, ModelTok
     t = encode(model, text, pair)
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
-    tokens = Tokens(t.strings, t.ids, t.offsets, model.name, size, unk_token=unk, special=t.special, second=t.second)
+    prompt = len(t)
+    if generate is not None:
+        t = continued(model, t, generate, len(text))
+    tokens = Tokens(
+        t.strings,
+        t.ids,
+        t.offsets,
+        model.name,
+        size,
+        unk_token=unk,
+        special=t.special,
+        second=t.second,
+        generated=None if generate is None else prompt,
+        generated_text=model.tokenizer.decode(list(t.ids[prompt:]), skip_special_tokens=False)
+        if generate is not None
+        else "",
+        generated_by="" if generate is None else generate.describe(),
+    )
     return tokens, t
 
 
@@ -75,9 +96,12 @@ def model_tokens(model: Model, text: str, pair: str | None = None) -> Tokens:
     return _encode(model, text, pair)[0]
 
 
-def run_pass(model: Model, text: str, pair: str | None = None, **kwargs) -> tuple[Tokens, Forward]:
-    """Tokenize and run the model (`forward`'s keywords): a pair with its token types."""
-    tokens, t = _encode(model, text, pair)
+def run_pass(
+    model: Model, text: str, pair: str | None = None, generate: Generation | None = None, **kwargs
+) -> tuple[Tokens, Forward]:
+    """Tokenize and run the model (`forward`'s keywords): a pair with its token types; with `generate`, the text
+    and its continuation, in one pass over the whole sequence (causal: each row is what that step saw)."""
+    tokens, t = _encode(model, text, pair, generate)
     return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
 
@@ -119,7 +143,12 @@ def kv_head(model: Model, head: int) -> int:
 
 
 def model_result(
-    model: Model, text: str, layer: int | None = None, head: int | None = None, pair: str | None = None
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    pair: str | None = None,
+    generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer's self-attention (default the last layer), every head or the one `head`, as an AttentionResult.
 
@@ -127,18 +156,24 @@ def model_result(
 
     x is that attention's input; q, k, v, scores, weights and head_outputs are the heads shown;
     output is the attention output of the layer, all heads merged (concat(O_h) W_O + b_O).
+    `generate`: the text and the tokens a decoder writes after it, one sequence.
     """
-    return model_layer(model, text, layer, head, pair)[0]
+    return model_layer(model, text, layer, head, pair, generate)[0]
 
 
 def model_layer(
-    model: Model, text: str, layer: int | None = None, head: int | None = None, pair: str | None = None
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    pair: str | None = None,
+    generate: Generation | None = None,
 ) -> tuple[AttentionResult, LayerSteps]:
     """`model_result`, and the layer's every stage as the model ran it (its scale and soft-cap, each key/value
     head once): what the page's steps view redoes."""
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
-    tokens, run = run_pass(model, text, pair, upto_layer=layer, steps_layer=layer)
+    tokens, run = run_pass(model, text, pair, generate, upto_layer=layer, steps_layer=layer)
     s = run.steps
     assert s is not None  # steps_layer asks for them
     _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
@@ -187,6 +222,12 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
     added = list(dict.fromkeys(t for k in (tokens, *others) for t, special in zip(k.strings, k.special) if special))
     if added:
         lines.append(f"{SPECIAL_MARK} = added by the tokenizer, not cut from the text: {' '.join(added)}")
+    if tokens.generated is not None:
+        lines.append(
+            f"{GENERATED_MARK} = written by the model after the text: {len(tokens) - tokens.generated} tokens, "
+            f"{tokens.generated_by}, one pass per token with a key/value cache; the weights are one pass over the "
+            "whole sequence, each row what the model saw when it wrote the next token"
+        )
     if tokens.second is not None:
         lines.append(
             f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
@@ -363,13 +404,19 @@ class ModelLayer:
 # ---- attn heads -----------------------------------------------------------------------------------
 
 
-def heads_document(model: Model, text: str, pair: str | None = None) -> dict:
+def heads_document(model: Model, text: str, pair: str | None = None, generate: Generation | None = None) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
-    sentence pair `text`, `pair` with its token types, when a second text is given)."""
-    tokens, run = run_pass(model, text, pair)
+    sentence pair `text`, `pair` with its token types, when a second text is given; of the text and the
+    `generate` tokens a decoder writes after it)."""
+    tokens, run = run_pass(model, text, pair, generate)
     weights = np.stack(run.weights)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
-    return heads_rows(model, text, tokens, weights, model.causal) | ({} if pair is None else {"pair": pair})
+    generation = tokens.generation()
+    return (
+        heads_rows(model, text, tokens, weights, model.causal)
+        | ({} if pair is None else {"pair": pair})
+        | ({} if generation is None else {"generated": generation})
+    )
 
 
 def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]

@@ -14,8 +14,11 @@ from .model import Weights
 from .tensorfile import TensorFile, TensorFileError
 
 
-def open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str) -> Weights:
-    """Open the checkpoint and check that every wanted tensor is there with the wanted shape.
+def open_weights(
+    folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str, optional: dict | None = None
+) -> Weights:
+    """Open the checkpoint and check that every wanted tensor is there with the wanted shape; the `optional` ones
+    (a decoder's untied output head) are opened, checked, when the file has them, by their names outside the prefix.
 
     Names are matched after removing the prefix found in front of `anchor` (`bert.`,
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
@@ -29,6 +32,9 @@ def open_weights(folder: Path, tensors: Header, wanted: dict[str, tuple[int | No
     names = {name[len(prefix) :]: name for name in files if name.startswith(prefix)}
     names.update({k[:-6] + ".weight": v for k, v in names.items() if k.endswith("LayerNorm.gamma")})
     names.update({k[:-5] + ".bias": v for k, v in names.items() if k.endswith("LayerNorm.beta")})
+    for name in (optional or {}).keys() & files.keys():
+        names.setdefault(name, name)
+    wanted = wanted | {name: shape for name, shape in (optional or {}).items() if name in names}
     handles: dict[Path, Any] = {}
     sources = {}
     for name, shape in wanted.items():

@@ -32,6 +32,7 @@ WORD_RE = re.compile(r"\w+|[^\w\s]+")
 
 SPECIAL_MARK = "◇"  # before a special token's label in a table ([CLS], <s>): added by the tokenizer
 SECOND_MARK = "‖"  # before the label of a sentence pair's second segment's first token: the pair's boundary
+GENERATED_MARK = "›"  # before the label of a token a model wrote (--generate), not cut from the text
 
 
 @dataclass(frozen=True)
@@ -47,20 +48,36 @@ class Tokens:
     unk_token: str | None = None  # the tokenizer's unknown token ([UNK]), if it has one
     special: tuple[bool, ...] = ()  # per token: added by the tokenizer ([CLS], <s>, BOS), not cut from the text
     second: int | None = None  # a sentence pair: the index of the second segment's first token
+    generated: int | None = None  # a model's --generate: the index of the first token it wrote (the rest are too)
+    generated_text: str = ""  # the tokens it wrote, decoded by its tokenizer
+    generated_by: str = ""  # how it chose them: greedy, or sampled (and how)
+
+    def generation(self) -> dict | None:
+        """`{"ids": [...], "text": "...", "decoding": "..."}` of the tokens a model wrote, or None."""
+        if self.generated is None:
+            return None
+        return {"ids": list(self.ids[self.generated :]), "text": self.generated_text, "decoding": self.generated_by}
 
     def __len__(self) -> int:
         return len(self.strings)
 
     def labels(self) -> list[str]:
-        """The strings as a table labels them: ◇ before a special token, ‖ where a pair's second segment starts.
+        """The strings as a table labels them: ◇ before a special token, ‖ where a pair's second segment starts,
+        › before each token a model wrote (--generate).
 
         >>> marks = dict(special=(True, False, True, False), second=3)
         >>> Tokens(("[CLS]", "a", "[SEP]", "b"), (0, 1, 2, 3), ((0, 0),) * 4, "t", **marks).labels()
         ['◇[CLS]', 'a', '◇[SEP]', '‖b']
+        >>> Tokens(("a", "b", "c"), (0, 1, 2), ((0, 1), (1, 1), (1, 1)), "t", generated=1).labels()
+        ['a', '›b', '›c']
         """
         special = self.special or (False,) * len(self.strings)
+        wrote = len(self.strings) if self.generated is None else self.generated
         return [
-            (SECOND_MARK if i == self.second else "") + (SPECIAL_MARK if s else "") + t
+            (SECOND_MARK if i == self.second else "")
+            + (GENERATED_MARK if i >= wrote else "")
+            + (SPECIAL_MARK if s else "")
+            + t
             for i, (t, s) in enumerate(zip(self.strings, special))
         ]
 

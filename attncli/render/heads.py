@@ -113,6 +113,12 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
         notes += [_token_line("target tokens (rows)", doc["tokens"]), _token_line("source tokens (columns)", keys)]
     else:
         notes.append(_token_line("tokens", doc["tokens"]))
+    if "generated" in doc:
+        wrote, how = doc["generated"]["ids"], doc["generated"]["decoding"]
+        notes.append(
+            f"the last {len(wrote)} tokens the model wrote after the text (--generate, {how}): "
+            + " ".join(escape_token(t) for t in doc["tokens"][len(doc["tokens"]) - len(wrote) :])
+        )
     notes += [
         f"{stat}: {doc['stats'][stat]}; the mean over the query rows; darker = larger"
         + (

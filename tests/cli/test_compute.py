@@ -27,7 +27,7 @@ def sigmoid(x):
     return 1 / (1 + math.exp(-x))
 
 
-# The worked example (README): two queries, two keys, values 10·I so that the output is 10 × the weights.
+# The worked example (docs/maths.md): two queries, two keys, values 10·I so that the output is 10 × the weights.
 #   q0 = [1, 0], q1 = [0, 1];  k0 = [1, 0], k1 = [1, 1];  v0 = [10, 0], v1 = [0, 10]
 # With two keys, a row's weights are [σ(s0 - s1), σ(s1 - s0)], σ the logistic function.
 QKV = {"q": [[1, 0], [0, 1]], "k": [[1, 0], [1, 1]], "v": [[10, 0], [0, 10]]}

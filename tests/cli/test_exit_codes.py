@@ -1,4 +1,4 @@
-"""One exit-code rule for every command (README "Limits and errors"): 2 for anything wrong with the command line,
+"""One exit-code rule for every command (docs/limits.md): 2 for anything wrong with the command line,
 1 for input that cannot be used; always one line `Error: ...`. 130 for Ctrl-C is tests/cli/test_signals.py's.
 
 The same mistake used to exit 2 on a text run and 1 with --model (--head out of range), and a layer, a part or
@@ -49,6 +49,9 @@ CASES = [
     (["heads", "x", "--model", "BART", "--context", "y", "--stat", "previous"], 2, "--stat previous"),
     (["heads", "x", "--model", "GPT2", "--context", "y"], 2, "only an encoder"),
     (["help", "shwo"], 2, "did you mean `attn show`"),
+    (["lens", "x", "--model", "GPT2", "--top-k", "0"], 2, "--top-k must be between 1 and 100"),
+    (["ablate", "x", "--model", "GPT2", "--heads", "9.0"], 2, "layer 9 is out of range"),
+    (["show", "x", "--model", "GPT2", "--top-k", "2"], 2, "--top-k and --top-p sample the tokens --generate"),
     # 1: the input
     (["show", ""], 1, "empty text"),
     (["show", "--file", "OUT/nope.txt"], 1, "no such file"),
@@ -56,6 +59,8 @@ CASES = [
     (["tokens", "--file", "OUT/nope.txt"], 1, "no such file"),
     (["compute", "--input", "OUT/nope.json"], 1, "no such file"),
     (["heads", "--model", "OUT/nope", "x"], 1, "model folder not found"),
+    (["lens", "x", "--model", "BERT"], 1, "it has no next-token head"),
+    (["ablate", "x", "--model", "BERT"], 1, "it has no next-token head"),
     (["view", "x", "-o", "OUT/nope/page.html"], 1, "no such directory"),
 ]
 

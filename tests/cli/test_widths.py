@@ -68,6 +68,9 @@ COMMANDS = {
     ],
     "show --model --query": ["show", SENTENCE, "--model", "{bert}", "--query", "flies", "--head", "3"],
     "steps --model": ["steps", "time flies", "--model", "{gpt2}"],
+    "lens --model": ["lens", SENTENCE, "--model", "{gpt2}"],
+    "ablate --model": ["ablate", SENTENCE, "--model", "{gpt2}"],
+    "show --model --generate": ["show", SENTENCE, "--model", "{gpt2}", "--generate", "4"],
 }
 
 

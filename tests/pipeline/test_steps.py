@@ -178,10 +178,10 @@ def test_the_2x2_example_by_hand():
     assert r.output[0, 0] == pytest.approx(a00 * x00 + (1 - a00) * x10)
 
 
-def test_the_readme_2x2_numbers_are_the_programs():
+def test_the_docs_2x2_numbers_are_the_programs():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
     r = run("time flies", RunConfig(dim=2, projection="identity"))
     for value in [*r.x.ravel(), *r.scores[0].ravel(), *r.weights[0].ravel(), *r.output.ravel()]:
-        assert f"{abs(value):.4f}" in readme, value
+        assert f"{abs(value):.4f}" in page, value

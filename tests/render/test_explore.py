@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 from attncli.core.statistics import LABELS
 from attncli.models import load_model
+from attncli.models.generate import Generation
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import DEBOUNCE, ExploreApp
 from attncli.render.explore.state import Explorer
@@ -253,6 +254,25 @@ def test_hostile_text_reaches_the_screen_escaped():
         assert "✗" in said(app)
 
     explore(test, text_run("time \x1b[2J flies", tokenizer="char"))
+
+
+def test_a_generation_is_explored_whole_at_every_layer_and_marked():
+    from pathlib import Path
+
+    folder = Path(__file__).parents[1] / "models" / "golden" / "llama"
+    e = Explorer(TEXT, RunConfig(), model=load_model(folder), generate=Generation(3))
+    e.compute()
+    doc = show_json(TEXT, "--model", folder, "--generate", "3")
+    assert list(e.result.tokens.strings) == doc["tokens"]
+    assert e.weights.tolist() == [h["weights"] for h in doc["heads"]]
+    assert e.heads_document()["generated"] == doc["generated"]
+
+    async def test(pilot, app):
+        assert "› = written by the model after the text: 3 tokens" in said(app)
+        await pilot.press("right_curly_bracket")  # layer 0: the same sequence
+        assert len(app.e.result.tokens) == len(doc["tokens"])
+
+    explore(test, e, size=(160, 50))
 
 
 def test_keys_that_come_before_a_screen_has_gone_do_nothing():

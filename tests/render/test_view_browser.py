@@ -83,6 +83,7 @@ def pages(tmp_path_factory):
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
+        "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3"],
         "long": [LONG, "--heads", "2"],
         "ties": ["a b a b", "--projection", "identity"],
         "pair": [SOURCE, "--model", str(GOLDEN / "bert"), "--context", "it was tired"],
@@ -774,4 +775,16 @@ def test_two_pages_share_one_document_without_clashing(browser, pages, tmp_path)
         return [h.fontSize, getComputedStyle(t).fill, getComputedStyle(document.body).paddingTop];"""
     )
     assert style == ["32px", "rgb(0, 0, 0)", "0px"]  # the browser's defaults: no rule of the pages leaked
+
+
+def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
+    path, doc = pages["generated"]
+    load(browser, path)
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.tok[data-side=\"q\"]')).map(function (t) "
+        "{ return t.textContent; })"
+    )
+    start = len(doc["tokens"]) - len(doc["generated"]["ids"])  # its labels mark them, as the tables do
+    assert len(labels) == len(doc["tokens"]) == start + 3
+    assert [label.startswith("›") for label in labels] == [i >= start for i in range(len(labels))]
     assert browser.get_log("browser") == []

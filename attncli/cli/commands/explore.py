@@ -6,7 +6,20 @@ import sys
 
 import typer
 
-from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, load_model
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    GgufFile,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    load_model,
+)
 from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
 from attncli.cli.text import context_of, text_of, warn
 from attncli.errors import ConfigError
@@ -26,23 +39,36 @@ def explore(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     part: Part = None,
+    generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
 
     The matrix of `attn show` with a cursor (arrow keys), the focused query's row as bars with the formula of
     its weights; [ ] head, { } layer (--model), c part (an encoder–decoder: cross, decoder, encoder), v variant,
     m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
-    JSON. The options are `attn show`'s.
+    JSON. The options are `attn show`'s (--generate N: a decoder's text and the N tokens it writes after it).
     """
     from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
-    check_options(ctx, model, keep=("mean_heads", "query", "context"), both=("head",))
+    sampling = SAMPLING if generate is not None else ()
+    check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling), both=("head",))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
     loaded = None if model is None else load_model(model, gguf_file)
     explorer = Explorer(
-        text_of(source), run.config(dtype=dtype), context, limits, loaded, layer, mean=mean_heads, part=part
+        text_of(source),
+        run.config(dtype=dtype),
+        context,
+        limits,
+        loaded,
+        layer,
+        mean=mean_heads,
+        part=part,
+        generate=how,
     )
     explorer.compute()  # a bad option or text fails here, before the screen is taken
     explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import GgufFile, Part, Workers, model_path, worker_count
+from attncli.cli.model import (
+    Generate,
+    GgufFile,
+    Part,
+    Workers,
+    generation,
+    model_path,
+    worker_count,
+)
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
@@ -79,6 +87,7 @@ DaskAddress = Annotated[
 
 @options(out=Out, writes=("Records",))
 def heads(
+    ctx: typer.Context,
     model: ModelRequired,
     out: Out,
     text: Text = None,
@@ -91,15 +100,19 @@ def heads(
     part: Part = None,
     context: HeadsContext = None,
     gguf_file: GgufFile = None,
+    generate: Generate = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
-    -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line."""
+    -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
+    TEXT and the N tokens a decoder writes after it."""
     model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
     if lines:
-        if part is not None or context is not None:
-            raise ConfigError("--lines runs a model's own attention over a corpus: drop --part and --context")
+        if part is not None or context is not None or generate is not None:
+            raise ConfigError(
+                "--lines runs a model's own attention over a corpus: drop --part, --context and --generate"
+            )
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
@@ -107,10 +120,9 @@ def heads(
 
     stdin_prompt(text)
     words = read_text(text, file)
-    emit(
-        api.heads(words, model=model, stat=stat, context=context, part=part, precision=out.precision).document,
-        out,
-    )
+    how = generation(ctx, generate)
+    found = api.heads(words, model=model, stat=stat, context=context, part=part, generate=how, precision=out.precision)
+    emit(found.document, out)
 
 
 def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, workers, dask) -> None:

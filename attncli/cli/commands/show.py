@@ -8,14 +8,19 @@ from functools import partial
 import typer
 
 from attncli.cli.model import (
+    SAMPLING,
+    Generate,
     GgufFile,
     Head,
     Layer,
     ModelDir,
     Part,
     Rollout,
+    SampleTopK,
+    SampleTopP,
     Workers,
     check_options,
+    generation,
     load_model,
     model_path,
     worker_count,
@@ -59,19 +64,28 @@ def show(
     matrix_only: MatrixOnly = False,
     workers: Workers = None,
     part: Part = None,
+    generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
     Every head side by side as the width allows, or --head H, or --mean-heads; --query shows one query's row as
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
-    or with --rollout the attention rollout through layers 0..--layer. An encoder–decoder (BART, mBART, T5, Marian):
+    or with --rollout the attention rollout through layers 0..--layer; --generate N: of TEXT and the N tokens
+    the model writes after it. An encoder–decoder (BART, mBART, T5, Marian):
     TEXT is the target and --context the source; --part cross (default), decoder or encoder.
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS, check_show
     from attncli.cli.hints import limits_for
 
-    check_options(ctx, model, keep=("stats", "mean_heads", "query", "matrix_only", "context", "lines"), both=("head",))
+    sampling = SAMPLING if generate is not None else ()
+    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    check_options(ctx, model, keep=keep, both=("head",))
+    if generate is not None and (lines or rollout):
+        raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
@@ -84,6 +98,8 @@ def show(
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
+        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     if lines:
         from attncli.render.stats import show_view  # late: start-up (not for --help)

@@ -6,7 +6,20 @@ from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, model_path
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    GgufFile,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    model_path,
+)
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import emit, writing
 from attncli.cli.text import context_of, text_of, warn
@@ -24,6 +37,9 @@ def steps(
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
+    generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -31,18 +47,22 @@ def steps(
     tokens, X, Q, K, V per head, the scores, the mask, A = softmax(S) with its row sums,
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
-    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context).
+    --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context);
+    a decoder's --generate N: of TEXT and the N tokens it writes after it.
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
 
-    check_options(ctx, model, keep=("query", "context"))
+    check_options(ctx, model, keep=("query", "context", *(SAMPLING if generate is not None else ())))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))
     chosen = {**asdict(run), "context": context, "query": query, "layer": layer, "head": head, "part": part}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
+        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     stepped = api.steps(text, **chosen, model=model, precision=out.precision, limits=limits)
     warn(stepped)
     emit(stepped.document, out)

@@ -6,7 +6,20 @@ from dataclasses import asdict
 
 import typer
 
-from attncli.cli.model import GgufFile, Head, Layer, ModelDir, Part, check_options, model_path
+from attncli.cli.model import (
+    SAMPLING,
+    Generate,
+    GgufFile,
+    Head,
+    Layer,
+    ModelDir,
+    Part,
+    SampleTopK,
+    SampleTopP,
+    check_options,
+    generation,
+    model_path,
+)
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
@@ -23,6 +36,9 @@ def view(
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
+    generate: Generate = None,
+    top_k: SampleTopK = None,
+    top_p: SampleTopP = None,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
@@ -30,19 +46,23 @@ def view(
     offline from the file in any current browser. -f json writes its data (schema attncli.view/2), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
-    encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross)."""
+    encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
+    a decoder's --generate N: of TEXT and the N tokens it writes after it."""
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
-    check_options(ctx, model, keep=("context",), both=("head",))
+    check_options(ctx, model, keep=("context", *(SAMPLING if generate is not None else ())), both=("head",))
+    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
     text = text_of(source)
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
+        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     page = api.view(text, **chosen, model=model, precision=out.precision, limits=limits)
     warn(page)
     emit(page.document, out)

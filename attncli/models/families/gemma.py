@@ -12,14 +12,16 @@ from .registry import register
 from .rotary import BLOCKS, decoder_config, layer_windows, rope
 
 
-@register("gemma", model_types=("gemma",), architectures={"Gemma": "gemma"}, **BLOCKS)
+@register("gemma", model_types=("gemma",), architectures={"Gemma": "gemma"}, **BLOCKS, head=("lm_head.weight", True))
 def read_gemma(c: dict) -> tuple[dict, dict]:
     """GemmaConfig: attention_bias on q, k, v and o; every layer full causal."""
     biases = "qkvo" if c.get("attention_bias") else ""
     return decoder_config(c, biases=biases, windows=[None] * positive_int(c, "num_hidden_layers", 28), gemma=1)
 
 
-@register("gemma2", model_types=("gemma2",), architectures={"Gemma2": "gemma2"}, **BLOCKS)
+@register(
+    "gemma2", model_types=("gemma2",), architectures={"Gemma2": "gemma2"}, **BLOCKS, head=("lm_head.weight", True)
+)
 def read_gemma2(c: dict) -> tuple[dict, dict]:
     """Gemma2Config: layer_types (default: sliding on even layers) under sliding_window."""
     n = positive_int(c, "num_hidden_layers", 26)
@@ -44,7 +46,13 @@ def _gemma3_ropes(c: dict, d_k: int, sliding: list[bool]) -> list:
     return [local_rope if s else full_rope for s in sliding]
 
 
-@register("gemma3", model_types=("gemma3_text",), architectures={"Gemma3": "gemma3_text"}, **BLOCKS)
+@register(
+    "gemma3",
+    model_types=("gemma3_text",),
+    architectures={"Gemma3": "gemma3_text"},
+    **BLOCKS,
+    head=("lm_head.weight", True),
+)
 def read_gemma3(c: dict) -> tuple[dict, dict]:
     """Gemma3TextConfig: Gemma 2's blocks with (1 + w) RMSNorms of each query and key head; layer_types (default:
     every sliding_window_pattern-th layer global, the others sliding), each type with its own RoPE."""

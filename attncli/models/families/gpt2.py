@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attncli.models.attention import attend
+from attncli.models.attention import attend, offset
 from attncli.models.blocks import ACTIVATION_FNS, dense, layer_norm, norm
 from attncli.models.hparams import fraction, positive_int
 
@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 
 def embed(model: Model, ids):  # [n] -> [n, d_model]
-    """Token embedding + absolute position embedding (no LayerNorm: GPT-2 normalises inside blocks)."""
-    w = model.weights
-    return w.rows("wte.weight", ids) + w["wpe.weight"][: len(ids)]
+    """Token embedding + absolute position embedding (no LayerNorm: GPT-2 normalises inside blocks); the
+    positions from `offset()` on (0, or the positions a KVCache already holds)."""
+    w, start = model.weights, offset()
+    return w.rows("wte.weight", ids) + w["wpe.weight"][start : start + len(ids)]
 
 
 def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model], LayerSteps
@@ -79,6 +80,7 @@ def input_note(layer: int) -> str:
     mlp=mlp,
     final=final,
     input_note=input_note,
+    head=("lm_head.weight", True),
 )
 def read_config(c: dict) -> tuple[dict, dict]:
     """GPT-2 hyper-parameters (transformers' GPT2Config defaults) and wanted tensor shapes (Conv1D: [in, out])."""

@@ -14,21 +14,25 @@ def _layers(c: dict) -> int:
     return positive_int(c, "num_hidden_layers", 32)
 
 
-@register("llama", model_types=("llama",), architectures={"Llama": "llama"}, **BLOCKS)
+@register("llama", model_types=("llama",), architectures={"Llama": "llama"}, **BLOCKS, head=("lm_head.weight", False))
 def read_llama(c: dict) -> tuple[dict, dict]:
     """LlamaConfig: attention_bias puts a bias on q, k, v and o; rope_scaling "llama3" for Llama 3.1+."""
     biases = "qkvo" if c.get("attention_bias") else ""
     return decoder_config(c, biases=biases, windows=[None] * _layers(c))
 
 
-@register("mistral", model_types=("mistral",), architectures={"Mistral": "mistral"}, **BLOCKS)
+@register(
+    "mistral", model_types=("mistral",), architectures={"Mistral": "mistral"}, **BLOCKS, head=("lm_head.weight", False)
+)
 def read_mistral(c: dict) -> tuple[dict, dict]:
     """MistralConfig: no biases; sliding_window (when not null) on every layer."""
     n = _layers(c)
     return decoder_config(c, biases="", windows=layer_windows(c, n, [True] * n, use_types=False))
 
 
-@register("smollm3", model_types=("smollm3",), architectures={"SmolLM3": "smollm3"}, **BLOCKS)
+@register(
+    "smollm3", model_types=("smollm3",), architectures={"SmolLM3": "smollm3"}, **BLOCKS, head=("lm_head.weight", True)
+)
 def read_smollm3(c: dict) -> tuple[dict, dict]:
     """SmolLM3Config: Llama's blocks without RoPE on the layers no_rope_layers marks 0 (default: every
     no_rope_layer_interval-th, 4); with use_sliding_window, a window on the layers layer_types says (default: the

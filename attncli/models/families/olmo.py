@@ -14,7 +14,13 @@ def input_note(layer: int) -> str:
     return f"X = h: layer {layer}'s residual stream itself (OLMo 2 normalises each block's output, not its input)"
 
 
-@register("olmo2", model_types=("olmo2",), architectures={"Olmo2": "olmo2"}, **(BLOCKS | {"input_note": input_note}))
+@register(
+    "olmo2",
+    model_types=("olmo2",),
+    architectures={"Olmo2": "olmo2"},
+    **(BLOCKS | {"input_note": input_note}),
+    head=("lm_head.weight", False),
+)
 def read_olmo2(c: dict) -> tuple[dict, dict]:
     """Olmo2Config: post_attention_layernorm and post_feedforward_layernorm only; q_norm [n_head · d_k] and
     k_norm [n_kv_head · d_k]; attention_bias on q, k, v and o."""

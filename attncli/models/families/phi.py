@@ -10,7 +10,7 @@ from .registry import register
 from .rotary import BLOCKS, decoder_config, layer_windows
 
 
-@register("phi3", model_types=("phi3",), architectures={"Phi3": "phi3"}, **BLOCKS)
+@register("phi3", model_types=("phi3",), architectures={"Phi3": "phi3"}, **BLOCKS, head=("lm_head.weight", False))
 def read_phi3(c: dict) -> tuple[dict, dict]:
     """Phi3Config: no biases; sliding_window (when not null) on every layer; rope_scaling "longrope" (also
     written "su" or "yarn" by older Phi-3 files, as transformers reads them)."""

@@ -17,13 +17,13 @@ def _windows(c: dict) -> list[int | None]:
     return layer_windows(c, n, [l >= first for l in range(n)])
 
 
-@register("qwen2", model_types=("qwen2",), architectures={"Qwen2": "qwen2"}, **BLOCKS)
+@register("qwen2", model_types=("qwen2",), architectures={"Qwen2": "qwen2"}, **BLOCKS, head=("lm_head.weight", False))
 def read_qwen2(c: dict) -> tuple[dict, dict]:
     """Qwen2Config: q, k and v projections with biases, o without."""
     return decoder_config(c, biases="qkv", windows=_windows(c))
 
 
-@register("qwen3", model_types=("qwen3",), architectures={"Qwen3": "qwen3"}, **BLOCKS)
+@register("qwen3", model_types=("qwen3",), architectures={"Qwen3": "qwen3"}, **BLOCKS, head=("lm_head.weight", False))
 def read_qwen3(c: dict) -> tuple[dict, dict]:
     """Qwen3Config: q_norm and k_norm on every head before RoPE; attention_bias on q, k, v and o."""
     biases = "qkvo" if c.get("attention_bias") else ""

@@ -33,6 +33,10 @@ class Family:
     architectures: dict[str, str] = field(default_factory=dict)
     # an encoder–decoder's decoder blocks (attncli.models.encdec.Decoder); the blocks above are its encoder's
     decoder: Any = None
+    # a decoder's next-token head (attncli.models.head): the name of its own output matrix [vocab, d_model] in the
+    # checkpoint (outside the base model's prefix: "lm_head.weight"), and whether config.json's tie_word_embeddings
+    # defaults to true (then the word embedding table is the head); None: no next-token head (an encoder)
+    head: tuple[str, bool] | None = None
     # the terms a family's scores add up from, for `attn steps` (DeBERTa's content and position terms):
     # (m, layer, q [h, n, d_k], k, the heads they are) -> [(name, what it is, [h, n, n])], summing to the scores
     score_terms: Callable | None = None

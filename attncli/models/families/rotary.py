@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import attend, text_lengths
+from attncli.models.attention import attend, offset, text_lengths
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, gated_mlp, rms_norm, rope_frequencies, rope_tables
 from attncli.models.hparams import ModelError, fraction, positive_int, positive_number
 
@@ -245,22 +245,25 @@ def _is_number(v) -> bool:
 
 
 def tables(r: dict, n: int) -> tuple[np.ndarray, np.ndarray]:  # rope hyper-parameters, n -> [(B, 1,) n, d_rot] twice
-    """cos and sin of the positions 0..n-1 for one RoPE of `rope` (longrope: its long frequencies past the original
-    length, as transformers' dynamic_rope_update), times its attention factor. In a padded batch (`padding`) a
+    """cos and sin of the positions 0..n-1 (from `offset()` on, decoding with a KVCache) for one RoPE of `rope`
+    (longrope: its long frequencies past the original length, as transformers' dynamic_rope_update), times its
+    attention factor. In a padded batch (`padding`) a
     longrope's tables are each text's own, [B, 1, n, d_rot]: a text's factors follow its length, not the batch's."""
     lengths = text_lengths() if r["long"] is not None else None
     if lengths is not None:
         each = [_scaled(r, n, _frequencies(r, m)) for m in lengths]
         return np.stack([c for c, _ in each])[:, None], np.stack([s for _, s in each])[:, None]
-    return _scaled(r, n, _frequencies(r, n))
+    start = offset()  # decoding with a KVCache: the positions start..start+n-1, longrope's by the length so far
+    return _scaled(r, n, _frequencies(r, start + n), start)
 
 
 def _frequencies(r: dict, n: int) -> np.ndarray:  # -> [d_rot / 2]: longrope's long ones past the original length
     return r["long"][1] if r["long"] is not None and n > r["long"][0] else r["inv_freq"]
 
 
-def _scaled(r: dict, n: int, inv) -> tuple[np.ndarray, np.ndarray]:  # -> [n, d_rot] twice, times the attention factor
-    cos, sin = rope_tables(n, inv)
+def _scaled(r: dict, n: int, inv, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    # -> [n, d_rot] twice (positions start..start+n-1), times the attention factor
+    cos, sin = rope_tables(n, inv, start)
     if r["factor"] != 1.0:
         cos *= np.float32(r["factor"])
         sin *= np.float32(r["factor"])
@@ -315,6 +318,9 @@ def decoder_config(
         "qk_norm": qk_norm,
         "scale": scale,
         "softcap": positive_number(c, "attn_logit_softcapping", None) if gemma >= 2 else None,
+        "logit_softcap": (
+            positive_number(c, "final_logit_softcapping", 30.0 if gemma == 2 else None) if gemma >= 2 else None
+        ),
         "embed_scale": math.sqrt(d) if gemma else None,
         "norm_offset": 1.0 if gemma else 0.0,
         "sandwich": gemma >= 2 or not pre_norm,

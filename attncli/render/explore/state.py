@@ -61,7 +61,8 @@ class Explorer:
 
     `model` (a loaded `attncli.models.Model`) makes it a model run at `layer` (None: the last), of `part` of an
     encoder–decoder (None: cross with a `context`, the source; `text` is the target); otherwise a text run of
-    `config` (with `context`: cross-attention) within `limits`.
+    `config` (with `context`: cross-attention) within `limits`. `generate`: a decoder model's every run is of
+    the text and the tokens greedy decoding writes after it (deterministic: the same tokens at every layer).
     """
 
     text: str
@@ -75,6 +76,8 @@ class Explorer:
     query: int = 0
     key: int = 0
     part: str | None = None
+    generate: Any = None  # a decoder's --generate (attncli.models.generate.Generation): every run is of the text and
+    # the tokens it writes after it
     result: AttentionResult = field(init=False)
 
     # ---- computing ----------------------------------------------------------------------------------
@@ -83,7 +86,7 @@ class Explorer:
         if self.model is not None:
             from attncli.models import route  # late: start-up (model code only with --model)
 
-            return route.result(self.model, text, layer, None, self.context, part)
+            return route.result(self.model, text, layer, None, self.context, part, self.generate)
         from attncli.pipeline.run import run  # late: start-up (the pipeline loads with the first text)
 
         return run(text, config, context=self.context, limits=self.limits)
@@ -243,7 +246,7 @@ class Explorer:
         if self.model is not None:
             from attncli.models import route  # late: start-up (model code only with --model)
 
-            return route.heads(self.model, self.text, self.context, self.part)
+            return route.heads(self.model, self.text, self.context, self.part, self.generate)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)
         return text_heads_document(self.result, causal)
 

@@ -1,0 +1,87 @@
+"""`attn ablate`: switch a decoder's heads off one at a time and see its next token's logit move."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attncli.cli.options import File, Out, Text, choice, options
+from attncli.cli.output import emit
+from attncli.errors import ConfigError
+from attncli.io.inputs import read_text
+
+# attncli.models.ablate.MODES, written out so that building the command imports no model code
+# (tests/cli/test_ablate.py checks that they agree).
+MODES = ("zero", "mean")
+
+ModelRequired = Annotated[
+    str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
+]
+HeadList = Annotated[
+    str | None,
+    typer.Option(
+        "--heads",
+        help="The heads to switch off, each alone, as LAYER.HEAD separated by commas (0.3,5.1); default every head.",
+        show_default=False,
+    ),
+]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="The token whose logit is watched, as the vocabulary writes it (ĠParis) or a text that is one token "
+        "( Paris); default the model's own next token.",
+        show_default=False,
+    ),
+]
+Mode = Annotated[
+    str,
+    choice(
+        "--mode",
+        names=lambda: MODES,
+        help="zero: the head's output set to zero; mean: to its mean over the text's positions.",
+    ),
+]
+
+
+def parse_heads(given: str) -> list[tuple[int, int]]:
+    """--heads "0.3,5.1" -> [(0, 3), (5, 1)], or ConfigError naming the part that is not LAYER.HEAD.
+
+    >>> parse_heads("0.3, 5.1")
+    [(0, 3), (5, 1)]
+    """
+    out = []
+    for part in given.split(","):
+        layer, dot, head = part.strip().partition(".")
+        try:
+            out.append((int(layer), int(head)))
+        except ValueError:
+            raise ConfigError(f"--heads {part.strip()!r} is not LAYER.HEAD (such as 0.3)") from None
+        if not dot:
+            raise ConfigError(f"--heads {part.strip()!r} is not LAYER.HEAD (such as 0.3)")
+    return out
+
+
+@options(out=Out)
+def ablate(
+    model: ModelRequired,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    heads: HeadList = None,
+    target: Target = None,
+    mode: Mode = "zero",
+) -> None:
+    """Switch a decoder's heads off one at a time: how each moves the logit of the next token.
+
+    Each head's slice of its output projection's input is set to zero (or its mean over the text), the rest of
+    the model runs, and the change in the logit and log-probability of the model's own next token after the last
+    position (or --target) is reported, the heads ranked by it. -f json|jsonl|csv: every head."""
+    from attncli import api  # late: start-up (not for --help)
+
+    chosen = None if heads is None else parse_heads(heads)
+    found = api.ablate(
+        read_text(text, file), model=model, heads=chosen, target=target, mode=mode, precision=out.precision
+    )
+    emit(found.document, out)

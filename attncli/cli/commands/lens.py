@@ -1,0 +1,30 @@
+"""`attn lens`: the logit lens of a decoder, its next-token prediction after every layer at every position."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attncli.cli.options import File, Out, Text, options
+from attncli.cli.output import emit
+from attncli.io.inputs import read_text
+
+ModelRequired = Annotated[
+    str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
+]
+TopK = Annotated[
+    int, typer.Option("--top-k", help="How many of the most probable next tokens each row of -f json lists (1-100).")
+]
+
+
+@options(out=Out)
+def lens(model: ModelRequired, out: Out, text: Text = None, file: File = None, top_k: TopK = 5) -> None:
+    """The logit lens: what a decoder would predict next after each layer, layers × positions.
+
+    Every layer's residual stream (the embeddings, then each block's output) through the model's final norm and
+    unembedding: the most probable next token at each position and its probability; the last layer is the model's
+    own prediction. -f json|jsonl|csv: rows of layer, position and the --top-k tokens, ids and probabilities."""
+    from attncli import api  # late: start-up (not for --help)
+
+    emit(api.lens(read_text(text, file), model=model, top_k=top_k, precision=out.precision).document, out)

@@ -1,0 +1,200 @@
+"""Decoding with a key/value cache: N new tokens cost one pass over the prompt and N - 1 one-row passes.
+
+Each layer keeps the keys and values (per key/value head, after RoPE) of every position run so far
+(`KVCache`); a new token's row attends over them (attncli.models.attention's `cached`). The next token is the
+argmax of the head's logits (attncli.models.head), as transformers' `generate(do_sample=False)`, or, with a
+`Generation` that samples, drawn from them after a temperature, top-k and top-p (transformers' warpers, in that
+order) with NumPy's random stream; until `n_new` tokens or the model's end-of-sequence token.
+
+    ids = decode(model, encode(model, "The capital of France is").ids, 8)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.attention import softmax
+from attncli.core.threads import blas_threads
+from attncli.errors import ConfigError
+
+from . import parallel
+from .attention import cached
+from .folder import check_run, json_object
+from .head import next_logits, unembedding
+from .hparams import ModelError
+from .model import Model
+from .tokens import ModelTokens
+
+
+@dataclass(frozen=True)
+class Generation:
+    """--generate N, and how each new token is chosen: greedy, or (with a temperature, top_k or top_p) sampled."""
+
+    new: int
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.temperature is not None and not self.temperature > 0:
+            raise ConfigError(f"--temperature must be above 0 to sample, got {self.temperature}")
+        if self.top_k is not None and self.top_k < 1:
+            raise ConfigError(f"--top-k must be at least 1, got {self.top_k}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ConfigError(f"--top-p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def sampled(self) -> bool:
+        return self.temperature is not None or self.top_k is not None or self.top_p is not None
+
+    def describe(self) -> str:
+        """How the tokens were chosen, for captions and JSON."""
+        if not self.sampled:
+            return "greedy (the most probable each time)"
+        parts = [f"temperature {self.temperature:g}" if self.temperature is not None else None]
+        parts += [f"top-k {self.top_k}" if self.top_k is not None else None]
+        parts += [f"top-p {self.top_p:g}" if self.top_p is not None else None]
+        chosen = ", ".join(p for p in parts if p)
+        return f"sampled ({chosen}; seed {self.seed}: NumPy's default_rng, one uniform a token, not torch's stream)"
+
+    def chooser(self) -> Callable[[np.ndarray], int]:  # -> choose(logits [vocab]) -> the next id
+        """argmax, or a draw from NumPy's `default_rng(seed)`: one uniform u a token, the first id whose cumulative
+        probability exceeds u (the probabilities after the temperature, then top-k, then top-p, as transformers
+        warps them; the draws are NumPy's, so a seed gives other tokens than torch's with the same seed)."""
+        if not self.sampled:
+            return lambda logit: int(np.argmax(logit))
+        rng = np.random.default_rng(self.seed)
+        return lambda logit: draw(warped(logit, self.temperature, self.top_k, self.top_p), rng.random())
+
+
+def warped(logit, temperature: float | None, top_k: int | None, top_p: float | None) -> np.ndarray:
+    # [vocab] -> [vocab] float64 probabilities
+    """Logits / temperature; those below the k-th largest set to -inf (top-k: equal ones stay); then the least
+    probable whose probabilities sum to at most 1 - top_p set to -inf (top-p: the most probable always stays).
+
+    >>> warped(np.array([0.0, 1.0, 2.0, 3.0]), None, 2, None).round(3).tolist()
+    [0.0, 0.0, 0.269, 0.731]
+    >>> warped(np.array([0.0, 1.0, 2.0, 3.0]), None, None, 0.5).round(3).tolist()
+    [0.0, 0.0, 0.0, 1.0]
+    """
+    z = np.asarray(logit, dtype=np.float64) / (temperature or 1.0)
+    if top_k is not None and top_k < z.size:
+        z[z < np.partition(z, -top_k)[-top_k]] = -np.inf
+    if top_p is not None:
+        order = np.argsort(z, kind="stable")  # ascending
+        cumulative = np.cumsum(softmax(z[order]))
+        drop = cumulative <= 1 - top_p
+        drop[-1] = False
+        z[order[drop]] = -np.inf
+    return softmax(z)
+
+
+def draw(probs, u: float) -> int:  # [vocab] probabilities, u in [0, 1) -> an id
+    """The first id whose cumulative probability exceeds u (inverse transform sampling).
+
+    >>> draw(np.array([0.25, 0.0, 0.75]), 0.1), draw(np.array([0.25, 0.0, 0.75]), 0.3)
+    (0, 2)
+    """
+    cumulative = np.cumsum(probs)
+    return int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"), probs.size - 1))
+
+
+class KVCache:
+    """Each layer's keys and values of the positions already run, in arrays made for `capacity` positions:
+    a layer's `attend` writes its new rows after `start` and reads all of them; `advance` moves `start` on
+    once every layer has."""
+
+    def __init__(self, n_layer: int, capacity: int):
+        self.capacity, self.start = capacity, 0  # start: the positions cached before this pass
+        self.keys: list[np.ndarray | None] = [None] * n_layer  # [h_kv, capacity, d_k]
+        self.values: list[np.ndarray | None] = [None] * n_layer
+
+    def extend(self, layer: int, k, v):  # [h_kv, m, d_k] twice -> [h_kv, start + m, d_k] twice (views)
+        end = self.start + k.shape[-2]
+        keys, values = self.keys[layer], self.values[layer]
+        if keys is None or values is None:
+            keys = self.keys[layer] = np.empty((k.shape[0], self.capacity, k.shape[-1]), k.dtype)
+            values = self.values[layer] = np.empty((v.shape[0], self.capacity, v.shape[-1]), v.dtype)
+        keys[:, self.start : end], values[:, self.start : end] = k, v
+        return keys[:, :end], values[:, :end]
+
+    def advance(self, m: int) -> None:
+        self.start += m
+
+
+def _ids(value) -> set[int]:  # an eos_token_id of config.json: an id, a list of ids, or null
+    values = value if isinstance(value, list) else [value]
+    return {v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+
+
+def eos_ids(model: Model) -> set[int]:
+    """The ids that end a generation: generation_config.json's eos_token_id, else config.json's (none: never)."""
+    if (model.path / "generation_config.json").is_file():
+        generation = json_object(model.path, "generation_config.json")
+        if "eos_token_id" in generation:
+            return _ids(generation["eos_token_id"])
+    return _ids(model.config.get("eos_token_id"))
+
+
+def check_room(model: Model, n_prompt: int, n_new: int) -> None:
+    """ModelError when `n_new` is not a count from 1, or the prompt and the new tokens exceed the positions."""
+    if n_new < 1:
+        raise ModelError(f"--generate must be at least 1, got {n_new}")
+    if n_prompt + n_new > model.max_positions:
+        raise ModelError(
+            f"the text is {n_prompt} tokens and --generate {n_new} more, but {model.name} takes at most "
+            f"{model.max_positions} ({model.hp['positions_key']})"
+        )
+
+
+def decode(model: Model, ids, n_new: int, eos: set[int] | None = None, how: Generation | None = None) -> list[int]:
+    # [n] prompt ids -> up to n_new new ids
+    """The n_new tokens greedy decoding (or `how`'s sampling) writes after `ids` (fewer if it writes an `eos` id,
+    which is kept; default: the model's own, `eos_ids`), one cached pass per token, on one BLAS thread."""
+    prompt = [int(i) for i in ids]
+    check_room(model, len(prompt), n_new)
+    if not prompt or min(prompt) < 0 or max(prompt) >= model.vocab_size:
+        raise ModelError(f"the prompt's ids must be 1 or more rows of the embedding table of {model.name}")
+    unembedding(model)  # no head: say so before the first pass
+    stop = eos_ids(model) if eos is None else eos
+    choose = (how or Generation(n_new)).chooser()
+    f, cache = model.family, KVCache(model.n_layer, len(prompt) + n_new)
+    new: list[int] = []
+    rows = np.asarray(prompt, dtype=np.int64)
+    with blas_threads(1), parallel.threads(1), cached(cache):
+        while len(new) < n_new:
+            x = f.embed(model, rows)  # [m, d_model]: the prompt, then one new token a pass
+            for l in range(model.n_layer):
+                x, _ = f.attention(model, l, x)
+                x = f.mlp(model, l, x)
+            cache.advance(len(rows))
+            logit = next_logits(model, x[-1:])[0]  # [vocab]
+            if not np.isfinite(logit).all():
+                raise ModelError(f"the logits of {model.name} are not finite (NaN or infinity): nothing was written")
+            token = choose(logit)
+            new.append(token)
+            if token in stop:
+                break
+            rows = np.asarray([token], dtype=np.int64)
+    return new
+
+
+def continued(model: Model, t: ModelTokens, how: Generation, end: int) -> ModelTokens:
+    """The encoded prompt `t` and the tokens decoding (`how`) writes after it (each at the offset `end`, the
+    text's length: they are not cut from it), the whole run priced against the memory limit first."""
+    if t.second is not None:
+        raise ModelError("--generate continues one text: drop --context")
+    check_room(model, len(t), how.new)
+    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, len(t) + how.new, model.name)
+    new = decode(model, t.ids, how.new, how=how)
+    return ModelTokens(
+        t.strings + tuple(model.tokenizer.id_to_token(i) or "" for i in new),
+        t.ids + tuple(new),
+        t.offsets + ((end, end),) * len(new),
+        t.types + (0,) * len(new),
+        t.special + (False,) * len(new),
+    )

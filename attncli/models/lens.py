@@ -1,0 +1,68 @@
+"""The logit lens (nostalgebraist 2020): what a decoder would predict next if it stopped after each layer.
+
+For every layer l = 0..L (0: the embeddings; l: the output of block l - 1, transformers' hidden_states[l]) and
+every position, the residual stream goes through the model's own final norm and unembedding
+(attncli.models.head); the last layer is the model's own logits.
+
+    doc = lens_document(load_model("SmolLM2-135M"), "The capital of France is", k=3)
+    doc["rows"][-1]  # {"layer": 30, "position": 5, "top_ids": [...], "top_tokens": ["ĠParis", ...], ...}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncli.errors import ConfigError
+
+from .forward import forward
+from .head import logits, next_logits, probabilities, top_k, unembedding
+from .model import Model
+from .run import _check_finite, _encode, describe
+
+LENS_SCHEMA = "attncli.lens/1"
+LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
+
+
+def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
+    """The lens' logits at every layer and position; the last layer is the model's own (one forward pass)."""
+    run = forward(model, ids)
+    assert run.final is not None  # a full pass
+    inner = next_logits(model, np.stack(run.hidden))  # [L, n, vocab]: the embeddings, then blocks 0..L-2's outputs
+    return np.concatenate([inner, logits(model, run.final)[None]])
+
+
+def lens_document(model: Model, text: str, k: int = 5) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
+    if not 1 <= k <= 100:
+        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
+    unembedding(model)  # an encoder has none: said before the text is run
+    tokens, encoded = _encode(model, text, None)
+    every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
+    _check_finite(model, "the lens", every)
+    probs = probabilities(every)
+    best = top_k(probs, k)  # [L + 1, n, k]
+    picked = np.take_along_axis(probs, best, axis=-1)
+    decode = model.tokenizer.id_to_token
+    rows = [
+        {
+            "layer": l,
+            "position": i,
+            "top_ids": best[l, i].tolist(),
+            "top_tokens": [decode(int(t)) for t in best[l, i]],
+            "top_probs": picked[l, i].tolist(),
+        }
+        for l in range(best.shape[0])
+        for i in range(best.shape[1])
+    ]
+    return {
+        "schema": LENS_SCHEMA,
+        "text": text,
+        "tokens": list(tokens.strings),
+        "special": list(tokens.special),
+        "model": model.name,
+        "summary": describe(model),
+        "n_layer": model.n_layer,
+        "k": k,
+        "layers": LAYERS,
+        "rows": rows,
+    }

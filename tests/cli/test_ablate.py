@@ -1,0 +1,89 @@
+"""`attn ablate`: heads switched off one at a time, through the CLI (the numbers: tests/models/test_behaviour.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from attncli.models import encode, load_model
+from attncli.models.ablate import MODES, ablate
+from tests.conftest import attn
+
+GOLDEN = Path(__file__).parents[1] / "models" / "golden"
+TEXT = "time flies like an arrow"
+
+
+def ok(*args) -> str:
+    r = attn(*args)
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_the_commands_modes_are_the_models():
+    from attncli.cli.commands.ablate import MODES as OFFERED
+
+    assert tuple(MODES) == OFFERED
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_json_every_head_ranked_as_the_models_ablate(mode):
+    folder = GOLDEN / "qwen2"
+    doc = json.loads(ok("ablate", TEXT, "--model", folder, "--mode", mode, "-f", "json"))
+    model = load_model(folder)
+    every = [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
+    assert doc["schema"] == "attncli.ablate/1" and doc["mode"] == mode
+    assert doc["rows"] == ablate(model, encode(model, TEXT).ids, every, mode=mode)["rows"]
+    assert sorted((r["layer"], r["head"]) for r in doc["rows"]) == every
+    assert list(doc["rows"][0]) == ["layer", "head", "delta_logit", "delta_logprob"]
+
+
+def test_heads_and_target_choose_what_is_run_and_watched():
+    folder = GOLDEN / "gpt2"
+    doc = json.loads(
+        ok("ablate", TEXT, "--model", folder, "--heads", "1.2, 0.0,-1.3", "--target", "Ġthe", "-f", "json")
+    )
+    assert sorted((r["layer"], r["head"]) for r in doc["rows"]) == [(0, 0), (1, 2), (1, 3)]
+    the = load_model(folder).tokenizer.token_to_id("Ġthe")
+    assert doc["target"] == {"id": the, "token": "Ġthe", "given": "Ġthe"}
+    as_text = json.loads(ok("ablate", TEXT, "--model", folder, "--target", " the", "-f", "json"))
+    assert as_text["target"]["id"] == the
+
+
+def test_table_ranks_and_says_what_was_switched_off():
+    out = ok("ablate", TEXT, "--model", GOLDEN / "llama", "--width", "120")
+    assert "heads switched off one at a time" in out and "ranked by |Δ logit|" in out
+    assert "rank" in out and "L0.H0" in out and "the model's own next token" in out
+
+
+def test_csv_rows():
+    rows = list(csv.DictReader(io.StringIO(ok("ablate", TEXT, "--model", GOLDEN / "gpt_neox", "-f", "csv"))))
+    assert len(rows) == 2 * 4 and list(rows[0]) == ["layer", "head", "delta_logit", "delta_logprob"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--heads", "1"], 2, "--heads '1' is not LAYER.HEAD (such as 0.3)"),
+        (["--heads", "a.b"], 2, "--heads 'a.b' is not LAYER.HEAD"),
+        (["--heads", "9.0"], 2, "layer 9 is out of range"),
+        (["--heads", "0.9"], 2, "head 9 is out of range"),
+        (["--mode", "half"], 2, "half"),
+        (
+            ["--target", "time flies"],
+            1,
+            "--target 'time flies' is 8 tokens for llama (t i m e Ġf l i es)",
+        ),
+    ],
+)
+def test_bad_options_are_one_line(args, code, message):
+    r = attn("ablate", TEXT, "--model", GOLDEN / "llama", *args)
+    assert r.exit_code == code and message in r.output, r.output
+
+
+def test_an_encoder_cannot_be_ablated():
+    r = attn("ablate", TEXT, "--model", GOLDEN / "bert")
+    assert r.exit_code == 1 and "is an encoder (bert): it has no next-token head" in r.stderr

@@ -1,0 +1,125 @@
+"""What transformers' decoders do with the golden folders of tests/models/golden/: greedy ids, lens, ablation.
+
+    ref/bin/python tools/golden_behaviour.py [GOLDEN_DIR]     (default tests/models/golden)
+
+Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies; the environment tools/reference.py
+makes, checked when run). For every decoder folder made by
+tools/golden_decoders.py it writes behaviour.json beside reference.npz:
+
+- "greedy": the prompt's ids and `generate(do_sample=False, max_new_tokens=NEW)`'s new ids (the prompt and the
+  new tokens are longer than every sliding window);
+- "lens": for every layer (hidden_states[0..L]) and position, the top K ids and probabilities of the final norm
+  and the output head (the last layer: the model's own logits, Gemma 2's soft-capped);
+- "ablate": for every head, in "zero" and "mean" mode, the change in the logit and the log-probability of the
+  model's own next token at the last position when that head's slice of the output projection's input is set
+  to zero or to its mean over the text (a forward pre-hook on o_proj, c_proj or dense).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPT = "time flies like an arrow"
+NEW = 24  # new tokens: with the prompt, more than every sliding window (8) of the golden folders
+K = 5
+
+
+def parts(model):  # -> (final norm, [output projection per layer]) of a *ForCausalLM
+    inner = getattr(model, "model", None) or getattr(model, "transformer", None) or model.gpt_neox
+    if hasattr(inner, "h"):  # GPT-2
+        return inner.ln_f, [block.attn.c_proj for block in inner.h]
+    if hasattr(inner, "final_layer_norm"):  # GPT-NeoX
+        return inner.final_layer_norm, [layer.attention.dense for layer in inner.layers]
+    return inner.norm, [layer.self_attn.o_proj for layer in inner.layers]
+
+
+def head_logits(model, normed):  # [..., d] -> [..., vocab], soft-capped as the model's own (Gemma 2)
+    import torch
+
+    out = model.get_output_embeddings()(normed)
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    return torch.tanh(out / cap) * cap if cap else out
+
+
+def behaviour(folder: Path) -> dict:
+    import torch
+    import transformers
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(folder), attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    ids = tok.encode(PROMPT).ids
+    x = torch.tensor([ids])
+    eos = model.config.eos_token_id
+    with torch.no_grad():
+        out = model.generate(
+            x, do_sample=False, max_new_tokens=NEW, pad_token_id=eos if eos is not None else 0, num_beams=1
+        )
+        run = model(x, output_hidden_states=True)
+        norm, projections = parts(model)
+        hidden = run.hidden_states
+        layers = [head_logits(model, norm(h[0])) for h in hidden[:-1]] + [run.logits[0]]
+        probs = torch.softmax(torch.stack(layers).double(), dim=-1)  # [L + 1, n, vocab]
+        top = torch.sort(probs, dim=-1, descending=True, stable=True)
+        clean = run.logits[0, -1]
+        target = int(clean.argmax())
+        clean_lp = torch.log_softmax(clean.double(), -1)[target]
+        d_k = model.config.hidden_size // model.config.num_attention_heads
+        d_k = getattr(model.config, "head_dim", None) or d_k
+        ablate = {}
+        for mode in ("zero", "mean"):
+            rows = []
+            for l, proj in enumerate(projections):
+                for h in range(model.config.num_attention_heads):
+
+                    def hook(module, args, h=h, mode=mode):
+                        (z,) = args
+                        z = z.clone()
+                        cut = z[..., h * d_k : (h + 1) * d_k]
+                        z[..., h * d_k : (h + 1) * d_k] = 0 if mode == "zero" else cut.mean(dim=-2, keepdim=True)
+                        return (z,)
+
+                    handle = proj.register_forward_pre_hook(hook)
+                    logits = model(x).logits[0, -1]
+                    handle.remove()
+                    lp = torch.log_softmax(logits.double(), -1)[target]
+                    rows.append(
+                        {
+                            "layer": l,
+                            "head": h,
+                            "delta_logit": float(logits[target] - clean[target]),
+                            "delta_logprob": float(lp - clean_lp),
+                        }
+                    )
+            ablate[mode] = rows
+    return {
+        "prompt": PROMPT,
+        "greedy": {"ids": ids, "new": out[0, len(ids) :].tolist(), "max_new_tokens": NEW},
+        "lens": {"k": K, "top_ids": top.indices[..., :K].tolist(), "top_probs": top.values[..., :K].tolist()},
+        "ablate": {"target": target, **ablate},
+    }
+
+
+def main(argv: list[str]) -> None:
+    from reference import require  # tools/reference.py: the pinned environment
+
+    require("tools/golden_behaviour.py")
+    golden = Path(argv[0]) if argv else ROOT / "tests" / "models" / "golden"
+    for folder in sorted(golden.iterdir()):
+        config = folder / "config.json"
+        if not config.is_file() or not any(
+            a.endswith(("CausalLM", "LMHeadModel")) for a in json.loads(config.read_text())["architectures"]
+        ):
+            continue
+        doc = behaviour(folder)
+        (folder / "behaviour.json").write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"{folder.name:12s} greedy {doc['greedy']['new'][:8]}… target {doc['ablate']['target']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
