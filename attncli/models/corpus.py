@@ -21,6 +21,7 @@ import contextlib
 import functools
 import itertools
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
 import threading
@@ -231,8 +232,27 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             if finished:
                 pool.close()  # the workers leave when the queue is empty
             else:
-                pool.terminate()  # stopped, or failed: SIGTERM to every worker
+                _stop(pool)  # stopped, or failed
             pool.join()
+
+
+def _stop(pool) -> None:
+    """End `pool` now, its workers killed. An idle worker waits for a task holding the task queue's read lock, and
+    Pool.terminate() first takes that lock (CPython's `_help_stuff_finish`): a worker killed while idle (by the
+    system, out of memory) would leave it waiting forever. So the thread that replaces dead workers is stopped
+    first (it also polls their exit status, which two threads must not read at once), every worker is killed,
+    and the lock a dead worker may hold is freed before terminate() runs."""
+    pool._worker_handler._state = multiprocessing.pool.TERMINATE
+    pool._change_notifier.put(None)  # wakes the thread, which ends on seeing the state
+    pool._worker_handler.join()
+    for process in pool._pool:
+        process.kill()
+    for process in pool._pool:
+        process.join()
+    lock = pool._inqueue._rlock
+    lock.acquire(block=False)  # taken here if free; else held by a worker that is dead now
+    lock.release()
+    pool.terminate()
 
 
 def dask_stats(address: str, path: str, corpus: str, partitions: int | None = None) -> CorpusStats:

@@ -1,5 +1,5 @@
-"""docs/api.md runs as written (its Python examples as doctests, its shell lines as commands) and docs/api.ipynb
-runs in a real kernel, headless, its results showing the interactive page.
+"""docs/api.md runs as written (its Python examples as doctests here; its shell lines, as every docs page's, in
+tests/test_readme.py) and docs/api.ipynb runs in a real kernel, headless, its results showing the interactive page.
 
 The notebook runs as Jupyter runs it: nbclient starts an IPython kernel (ipykernel, in the [test] extra), runs
 every cell, and keeps each cell's outputs with every MIME type the kernel computed. Running the cells with
@@ -16,7 +16,6 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_readme import examples_of_block, run, skip_reason
 
 DOCS = ROOT / "docs"
 PAGE = (DOCS / "api.md").read_text(encoding="utf-8")
@@ -31,18 +30,6 @@ def test_the_python_examples_run_as_written(monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
-
-
-SHELL = [e for lang, body in BLOCKS for e in examples_of_block(lang, list(enumerate(body.splitlines())))]
-
-
-@pytest.mark.parametrize("example", SHELL, ids=[e.command[:40] for e in SHELL])
-def test_the_shell_examples_run_as_written(example, tmp_path):
-    assert skip_reason(example.command) is None
-    done = run(example.command, tmp_path)
-    assert done.returncode == 0 and "Error:" not in done.stderr, done.stderr
-    if example.expected is not None:
-        assert done.stdout.rstrip("\n").splitlines() == list(example.expected)
 
 
 def test_the_notebook_runs_and_shows_the_page(tmp_path):

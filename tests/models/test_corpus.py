@@ -256,9 +256,26 @@ def _until(check, what: str):
     raise AssertionError(f"never: {what}")
 
 
+def _idle(pids: list[int]) -> bool:
+    """Whether the processes `pids` sleep and used no CPU over the last 0.3 s (an idle worker waits for a task
+    holding the task queue's read lock)."""
+
+    def cpu() -> list[tuple[str, int]]:
+        fields = [Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split() for p in pids]
+        return [(f[0], int(f[11]) + int(f[12])) for f in fields]  # state, utime + stime
+
+    before = cpu()
+    time.sleep(0.3)
+    after = cpu()
+    return before == after and all(state == "S" for state, _ in after)
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the pool's workers in Linux's /proc")
-def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert):
-    """Hostile round III: a worker killed as the out-of-memory killer would left the run waiting forever."""
+@pytest.mark.parametrize("idle", [False, True], ids=["busy", "idle"])
+def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert, idle):
+    """Hostile round III: a worker killed as the out-of-memory killer would left the run waiting forever; killed
+    while idle (its first window of lines done, the rest not yet read), it held the task queue's lock that the
+    pool's terminate() takes, and the run waited forever (`corpus._stop`)."""
     args = ["heads", "--model", str(bert), "--lines", "-", "--workers", "2", "-f", "json"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "attncli", *args],
@@ -276,6 +293,8 @@ def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert):
             "the pool's server",
         )[0]
         workers = _until(lambda: len(_children(server)) >= 2 and _children(server), "two workers")
+        if idle:
+            _until(lambda: _idle(workers), "the workers idle")
         for pid in workers:
             os.kill(pid, signal.SIGKILL)
         _until(lambda: not set(workers) & set(_children(server)), "the workers gone")
