@@ -1,7 +1,7 @@
 """Greedy generation, tokens per second: attn's KV-cached decoding against transformers' `generate`, one thread.
 
     python benchmarks/bench_generate.py [--model DIR] [--qwen-shape] [--new 32] [--runs 5]
-        [--attn-python .venv/bin/python] [--torch-python /work/refvenv/bin/python]
+        [--attn-python .venv/bin/python] [--torch-python ref/bin/python]
 
 Two models: --model (default /work/models/smollm2-st, SmolLM2-135M as float32 safetensors) and, with
 --qwen-shape, a Qwen2-0.5B-shaped decoder with random BF16 weights and its whole vocabulary (151,936 rows: the
@@ -97,7 +97,7 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=32)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--attn-python", default=sys.executable)
-    ap.add_argument("--torch-python", default="/work/refvenv/bin/python")
+    ap.add_argument("--torch-python", default="ref/bin/python")
     ap.add_argument("--tiny", action="store_true")
     a = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))

@@ -2,7 +2,7 @@
 
     python benchmarks/speed.py                       # the full run (several minutes)
     python benchmarks/speed.py --tiny                # every row at a tiny size, in seconds (CI runs this)
-    PYTHONPATH=. /work/refvenv/bin/python benchmarks/speed.py --attn-python .venv/bin/python
+    PYTHONPATH=. ref/bin/python benchmarks/speed.py --attn-python .venv/bin/python
 
 Rows (each a median of --reps runs, interleaved with its floor, so that a busy machine slows both alike):
 

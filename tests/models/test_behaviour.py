@@ -35,7 +35,7 @@ def golden(name: str):
 
 def test_every_decoder_family_has_behaviour():
     """Every golden decoder (a *ForCausalLM or *LMHeadModel) has a head in its family and transformers' behaviour
-    beside it (`/work/refvenv/bin/python tools/golden_behaviour.py` writes it)."""
+    beside it (`ref/bin/python tools/golden_behaviour.py` writes it, `ref` the environment of tools/reference.py)."""
     causal = [
         p.parent.name
         for p in GOLDEN.glob("*/config.json")
