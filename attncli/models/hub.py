@@ -13,6 +13,8 @@ import os
 import re
 from pathlib import Path
 
+from attncli.errors import ConfigError
+
 from .hparams import ModelError
 from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, ollama_blob, ollama_store
 
@@ -102,5 +104,5 @@ def _in_folder(found: Path, gguf_file: str | None) -> Path:
     if found.is_dir():
         return gguf_in(found, gguf_file) or found
     if gguf_file is not None:
-        raise ModelError(f"--gguf-file chooses a file in a model folder, but {found} is not a folder")
+        raise ConfigError(f"--gguf-file chooses a file in a model folder, but {found} is not a folder")
     return found

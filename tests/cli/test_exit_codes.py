@@ -20,7 +20,8 @@ def models(tmp_path_factory):
     return {"bert": str(make_bert(folder / "bert")), "gpt2": str(make_gpt2(folder / "gpt2")), "bart": BART}
 
 
-# (command line, exit code, what the line says); BERT, GPT2, BART are filled in with the tiny models' folders
+# (command line, exit code, what the line says); BERT, GPT2, BART are filled in with the tiny models' folders,
+# README with a file that is not a model folder
 CASES = [
     # 2: the command line
     (["shwo", "x"], 2, "did you mean `attn show`"),
@@ -52,6 +53,7 @@ CASES = [
     (["lens", "x", "--model", "GPT2", "--top-k", "0"], 2, "--top-k must be between 1 and 100"),
     (["ablate", "x", "--model", "GPT2", "--heads", "9.0"], 2, "layer 9 is out of range"),
     (["show", "x", "--model", "GPT2", "--top-k", "2"], 2, "--top-k and --top-p sample the tokens --generate"),
+    (["show", "x", "--model", "README", "--gguf-file", "a.gguf"], 2, "--gguf-file chooses a file in a model folder"),
     # 1: the input
     (["show", ""], 1, "empty text"),
     (["show", "--file", "OUT/nope.txt"], 1, "no such file"),
@@ -67,7 +69,7 @@ CASES = [
 
 @pytest.mark.parametrize("args, code, says", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
 def test_the_exit_code_says_whose_mistake_it_is(args, code, says, models, tmp_path):
-    fill = {"BERT": models["bert"], "GPT2": models["gpt2"], "BART": models["bart"]}
+    fill = {"BERT": models["bert"], "GPT2": models["gpt2"], "BART": models["bart"], "README": str(ROOT / "README.md")}
     args = [fill.get(a, a.replace("OUT", str(tmp_path))) for a in args]
     r = attn(*args)
     lines = r.stderr.splitlines()
