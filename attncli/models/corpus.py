@@ -21,6 +21,7 @@ import contextlib
 import functools
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.pool
 import os
 import signal
@@ -182,20 +183,34 @@ def _pool(workers: int):
                 os.environ[name] = value
 
 
+class _WorkerDied(Exception):
+    """A worker of the pool is dead: `process`, whose exit status is read once the pool is stopped (`_stop`), for
+    the pool's own thread reads it too, and two readers at once garble it."""
+
+    def __init__(self, process):
+        self.process = process
+
+
 def _result(done, workers: list) -> CorpusStats:
-    """A chunk's statistics once they are ready, or ModelError as soon as a worker is found dead (killed by the
+    """A chunk's statistics once they are ready, or _WorkerDied as soon as a worker is found dead (killed by the
     system when memory ran out, say): the chunk it held never comes back, so waiting on would be forever."""
     while True:
-        dead = next((p for p in workers if p.exitcode is not None), None)
-        if dead is not None:
-            how = f"signal {-dead.exitcode}" if dead.exitcode < 0 else f"exit status {dead.exitcode}"
-            raise ModelError(
-                f"a worker process stopped ({how}; the system may have run out of memory): "
-                "run with fewer --workers, or on a shorter --max-lines"
-            )
+        ended = multiprocessing.connection.wait([p.sentinel for p in workers], timeout=0)  # reads no status
+        if ended:
+            raise _WorkerDied(next(p for p in workers if p.sentinel in ended))
         if done.ready():
             return done.get()
         done.wait(POLL)
+
+
+def _died(process) -> ModelError:
+    """The one line for a worker found dead, its exit status read after the pool stopped."""
+    code = process.exitcode
+    how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+    return ModelError(
+        f"a worker process stopped ({how}; the system may have run out of memory): "
+        "run with fewer --workers, or on a shorter --max-lines"
+    )
 
 
 def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[tuple[CorpusStats, int]]:
@@ -227,6 +242,12 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
             total = total.merge(_result(done, started))
             yield total, read
         finished = True
+    except _WorkerDied as died:
+        if pool is not None:
+            _stop(pool)
+            pool.join()
+            pool = None
+        raise _died(died.process) from None
     finally:
         if pool is not None:
             if finished:
@@ -238,10 +259,11 @@ def stream_stats(path: str, lines: Iterable[str], workers: int = 1) -> Iterator[
 
 def _stop(pool) -> None:
     """End `pool` now, its workers killed. An idle worker waits for a task holding the task queue's read lock, and
-    Pool.terminate() first takes that lock (CPython's `_help_stuff_finish`): a worker killed while idle (by the
-    system, out of memory) would leave it waiting forever. So the thread that replaces dead workers is stopped
+    Pool.terminate() first takes that lock (CPython's `_help_stuff_finish`), then writes to the result queue, whose
+    write lock a worker holds while it hands back a result: a worker killed then (by the system, out of memory)
+    would leave it waiting forever. So the thread that replaces dead workers is stopped
     first (it also polls their exit status, which two threads must not read at once), every worker is killed,
-    and the lock a dead worker may hold is freed before terminate() runs."""
+    and the locks a dead worker may hold are freed before terminate() runs."""
     pool._worker_handler._state = multiprocessing.pool.TERMINATE
     pool._change_notifier.put(None)  # wakes the thread, which ends on seeing the state
     pool._worker_handler.join()
@@ -249,9 +271,13 @@ def _stop(pool) -> None:
         process.kill()
     for process in pool._pool:
         process.join()
-    lock = pool._inqueue._rlock
-    lock.acquire(block=False)  # taken here if free; else held by a worker that is dead now
-    lock.release()
+    # the locks a worker takes: the task queue's read lock (idle) and the result queue's write lock (handing a
+    # result back; the pool's task thread writes there too, for a moment). Each is taken here once it is free; one
+    # still held after a second is a dead worker's, and released all the same
+    for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
+        if lock is not None:
+            lock.acquire(timeout=1.0)
+            lock.release()
     pool.terminate()
 
 
