@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
+from attncli.models.blocks import norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
+from .bert import final, mlp  # MPNet's MLP and (absent) final norm are BERT's
 from .registry import register
 from .roberta import positions
 from .t5 import position_buckets
@@ -50,17 +51,6 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     p = projections(w, ((key, f"{pre}attn.{key}") for key in "qkvo"))
     steps: LayerSteps = attend(l, x, p, model.n_head, model.d_k**-0.5, False, bias=_bias(model, x.shape[-2]))
     return norm(w, pre + "LayerNorm", steps.output + x, model.eps), steps
-
-
-def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
-    """Intermediate dense + activation, output dense, residual, LayerNorm (as BERT's)."""
-    w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
-    h = linear(w, pre + "output.dense", act(linear(w, pre + "intermediate.dense", x)))  # [n, d_ff] -> [n, d_model]
-    return norm(w, pre + "output.LayerNorm", h + x, model.eps)
-
-
-def final(model: Model, x):  # [n, d_model] -> [n, d_model]
-    return x
 
 
 def input_note(layer: int) -> str:
