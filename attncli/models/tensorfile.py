@@ -59,6 +59,27 @@ def bf16_to_float32(raw, out=None):  # [...] uint16, out [...] float32 or None -
     return out
 
 
+_INF_BITS = {"BF16": 0x7F80, "F16": 0x7C00, "F32": 0x7F800000}  # the exponent all ones: ±inf and NaN from there
+
+
+def _finite_bits(values, dtype: str) -> bool:  # [m >= 1] floats stored as `dtype` (BF16: uint16), or float32 -> ()
+    """Whether no value is ±inf or NaN, i.e. has every exponent bit set, read from its bit patterns in two SIMD
+    reductions and no temporary array (np.isfinite writes a bool array first): the largest pattern read as a signed
+    integer is the largest with the sign bit clear (non-finite from `inf` on) unless all are negative (then it is
+    below `inf`); the largest read unsigned is the largest with the sign bit set (non-finite from sign | inf on)
+    unless none is, and then it is below sign.
+
+    >>> bf16 = np.array([0x3F80, 0xFF7F, 0x7F7F], np.uint16)  # 1, -max, +max
+    >>> _finite_bits(bf16, "BF16"), _finite_bits(np.append(bf16, 0xFF80), "BF16")  # ... and -inf
+    (True, False)
+    >>> _finite_bits(np.float32([-3e38, 0.0, np.nan]), "F32"), _finite_bits(np.float32([-3e38, 1.0]), "F64")
+    (False, True)
+    """
+    size, inf = values.itemsize, _INF_BITS.get(dtype, _INF_BITS["F32"])  # F64 is checked as the float32 it became
+    sign = 1 << (8 * size - 1)
+    return int(values.view(f"<i{size}").max()) < inf and int(values.view(f"<u{size}").max()) < sign | inf
+
+
 def _mapped(fileno: int, length: int, offset: int) -> mmap.mmap:
     """A read-only map of `length` bytes of the file from `offset`; on Linux every page mapped in the one call
     (MAP_POPULATE), not page by page on first touch."""
@@ -71,7 +92,8 @@ def _widen(raw, dtype: str, out):  # [...] stored dtype, out [...] float32 -> ou
     """A stored float tensor as float32 in `out`: BF16 by the shift, F16 exactly, F64 rounded (as astype)."""
     if dtype == "BF16":
         return bf16_to_float32(raw, out)
-    np.copyto(out, raw, casting="same_kind")
+    with np.errstate(over="ignore"):  # an F64 beyond float32's range becomes inf, which the finite check reports
+        np.copyto(out, raw, casting="same_kind")
     return out
 
 
@@ -226,7 +248,8 @@ class TensorFile:
                             np.copyto(block, raw[at : at + _BLOCK])
                         else:
                             _widen(raw[at : at + _BLOCK], dtype, block)
-                        ok = ok and (block.dtype.kind != "f" or bool(np.isfinite(block).all()))
+                        if ok and block.dtype.kind == "f":  # the stored bits (F64: the float32 ones, may be inf)
+                            ok = _finite_bits(raw[at : at + _BLOCK] if dtype in _INF_BITS else block, dtype)
                 finally:
                     del raw  # the map closes only once no array points into it
         return ok

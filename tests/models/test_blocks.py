@@ -129,6 +129,29 @@ def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
+@pytest.mark.parametrize("special", [np.inf, -np.inf, np.nan, -np.nan, None])
+def test_the_finite_check_reads_every_non_finite_pattern_and_no_finite_one(tmp_path, dtype, special):
+    """The check reads bit patterns (the largest as signed and as unsigned integers): ±inf and NaN of either sign
+    are found; the largest finite values of both signs, -0 and the smallest subnormals are not (F64: a value
+    beyond float32's range becomes inf when read, and is found)."""
+    stored_dtype = {"BF16": np.float32, "F16": np.float16, "F32": np.float32, "F64": np.float64}[dtype]
+    info = np.finfo(np.float16 if dtype == "F16" else np.float32)
+    finite = np.array([info.max, -info.max, -0.0, info.smallest_subnormal, -info.smallest_subnormal, 1.0])
+    values = (finite if special is None else np.append(finite, special)).astype(stored_dtype)
+    stored = (values.view(np.uint32) >> 16).astype(np.uint16) if dtype == "BF16" else values
+    if dtype == "BF16":  # bf16 keeps float32's exponent: its largest finite is 0x7F7F, not a truncated float32 max
+        stored[:2] = [0x7F7F, 0xFF7F]
+    f = tmp_path / "s.safetensors"
+    _write(f, {"t": {"dtype": dtype, "shape": [stored.size], "data_offsets": [0, stored.nbytes]}}, stored.tobytes())
+    got, ok = TensorFile(f).get_slice("t").read_checked()
+    assert ok == (special is None) == bool(np.isfinite(got).all())
+    if dtype == "F64" and special is None:
+        big = np.float64([1e39, 1.0])  # finite as F64, inf as float32
+        _write(f, {"t": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}}, big.tobytes())
+        assert not TensorFile(f).get_slice("t").read_checked()[1]
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
 def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_path, dtype):
     """5 MiB of float32 (over `fresh`'s threshold for a map of its own) in 10 blocks of the reading pass, the last
     one short: every value widened exactly (F64 rounded as astype), and a NaN in the last block found."""
