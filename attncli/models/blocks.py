@@ -172,6 +172,28 @@ def linear(w, name: str, x):  # [n, d_in] -> [n, d_out]
     return out
 
 
+#: From this many rows `feed_forward` computes x Wᵀ untransposed (MiniLM's MLP: as fast at 512 rows, 2% slower).
+FEED_FORWARD_ROWS = 384
+
+
+def feed_forward(w, up: str, down: str, act, x):  # [..., d] -> [..., d]
+    """x + down(act(up(x))) of the nn.Linear layers stored under `up` ([f, d]) and `down` ([d, f]): a post-norm
+    MLP and its residual, as x + (act(x W_upᵀ + b_up) W_downᵀ + b_down), computed transposed:
+    H = act(W_up xᵀ + b_up) [f, rows], then W_down H + b_down [d, rows]. Each product reads its weights as
+    stored and writes a C-contiguous result, and OpenBLAS runs a BERT-sized MLP's products 10-15% faster this way
+    than as x Wᵀ at 64-128 rows (2% at 256, 2% slower at 512: `FEED_FORWARD_ROWS`). Below `SWAP_ROWS` rows, `linear`'s
+    products (which swap themselves: a small product's sums depend on its operands' layout in OpenBLAS's kernels).
+    Every value is a product's dot product plus the same additions in the same order as `linear`'s."""
+    x2 = x.reshape(-1, x.shape[-1])  # [rows, d]
+    if not SWAP_ROWS <= len(x2) < FEED_FORWARD_ROWS:  # `dense`: it swaps few rows' products itself
+        return linear(w, down, act(linear(w, up, x))) + x
+    h = w[up + ".weight"] @ x2.T  # [f, rows]
+    h += w[up + ".bias"][:, None]
+    y = w[down + ".weight"] @ act(h)  # [d, rows]
+    y += w[down + ".bias"][:, None]
+    return np.add(y.T, x2, out=np.empty_like(x2)).reshape(x.shape)  # C-contiguous, as a LayerNorm reads its rows
+
+
 def projections(w, names) -> dict:  # (key, name) pairs -> {"w_q": [d_in, d_out], "b_q": [d_out], ...}
     """The q, k, v, o projections of an attention stored as nn.Linear layers, as [in, out] matrices and biases.
 

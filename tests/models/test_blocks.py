@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from attncli.models import ModelError, encode, forward, load_model, rms_norm
-from attncli.models.blocks import apply_rope, rope_frequencies, rope_tables
+from attncli.models.blocks import apply_rope, feed_forward, relu, rope_frequencies, rope_tables
 from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
 from tests.models.test_golden import GOLDEN
-from tests.tolerance import U32, assert_within
+from tests.tolerance import U32, affine_bound, assert_within
 
 
 def test_rope_scaling_kinds():
@@ -173,3 +173,28 @@ def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_pa
     _write(f, {"t": entry}, stored.tobytes())
     got, ok = TensorFile(f).get_slice("t").read_checked()
     assert not ok and np.isnan(got[-1, -1]) and np.isfinite(got.reshape(-1)[:-1]).all()
+
+
+@pytest.mark.parametrize("rows", [5, 100, 500])  # below SWAP_ROWS, transposed, from FEED_FORWARD_ROWS on
+def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows):
+    """x + act(x W_upᵀ + b_up) W_downᵀ + b_down, against float64: within the float32 bound of the second product
+    (its inputs' own rounding, the first product's and GELU's, carried through |W_down| as a first-order term)."""
+    rng = np.random.default_rng(rows)
+    d, f = 24, 40
+    w = {
+        "up.weight": rng.standard_normal((f, d), dtype=np.float32),
+        "up.bias": rng.standard_normal(f, dtype=np.float32),
+        "down.weight": rng.standard_normal((d, f), dtype=np.float32),
+        "down.bias": rng.standard_normal(d, dtype=np.float32),
+    }
+    x = rng.standard_normal((rows, d), dtype=np.float32)
+    got = feed_forward(w, "up", "down", relu, x.reshape(1, rows, d))
+    assert got.shape == (1, rows, d) and got.dtype == np.float32 and got.flags.c_contiguous
+    w64 = {k: v.astype(np.float64) for k, v in w.items()}
+    h = np.maximum(x @ w64["up.weight"].T + w64["up.bias"], 0)
+    want = x + h @ w64["down.weight"].T + w64["down.bias"]
+    h_err = affine_bound(x, w["up.weight"].T, w["up.bias"])  # |δh| (relu passes it on, never grows it)
+    bound = (
+        affine_bound(h.astype(np.float32), w["down.weight"].T, w["down.bias"]) + h_err @ np.abs(w64["down.weight"]).T
+    )
+    assert_within(got[0], want, bound * (1 + 1e-6) + U32 * np.abs(want), "feed_forward")
