@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attncli.models import ModelError, encode, forward, load_model, rms_norm
-from attncli.models.blocks import apply_rope, feed_forward, relu, rope_frequencies, rope_tables
+from attncli.models.blocks import ACTIVATION_FNS, apply_rope, feed_forward, relu, rope_frequencies, rope_tables
 from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
 from tests.models.test_golden import GOLDEN
 from tests.tolerance import U32, affine_bound, assert_within
@@ -198,3 +198,15 @@ def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows):
         affine_bound(h.astype(np.float32), w["down.weight"].T, w["down.bias"]) + h_err @ np.abs(w64["down.weight"]).T
     )
     assert_within(got[0], want, bound * (1 + 1e-6) + U32 * np.abs(want), "feed_forward")
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION_FNS))
+def test_every_activation_writes_the_same_values_in_place(name):
+    """act(x, out=x) (what an MLP does to its own temporary) is bitwise act(x), x left as it was by act(x)."""
+    x = np.random.default_rng(0).standard_normal((3, 70_000), dtype=np.float32) * 4  # over one GELU chunk
+    before = x.copy()
+    want = ACTIVATION_FNS[name](x)
+    assert np.array_equal(x, before)
+    got = ACTIVATION_FNS[name](x, out=x)
+    assert got is x or np.shares_memory(got, x)
+    assert np.array_equal(got, want)
