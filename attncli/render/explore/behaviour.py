@@ -160,12 +160,13 @@ class Lens:
         )
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
-        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus."""
+        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus, or,
+        stepping through the written tokens, at the position before the one in focus (where it was predicted)."""
         self.grid = grid = LensGrid(doc, self.precision)
         table.add_columns(*grid.header)
         for l in range(grid.n_rows):
             table.add_row(*(grid.cell(l, i, FORMS[0], self.system) for i in range(grid.n_pos)), label=str(l))
-        return grid.n_rows - 1, min(self.e.query, grid.n_pos - 1)
+        return grid.n_rows - 1, min(self.e.query - (self.e.step is not None), grid.n_pos - 1)
 
     def below(self, row: int, column: int) -> RenderableType:
         assert self.grid is not None

@@ -120,8 +120,8 @@ def step_line(e: Explorer, precision: int) -> Text:
     out.append(f"'{token}'", style="bold reverse")
     out.append(f" at position {i}, probability {fmt(e.written_probability(), precision)}")
     out.append(
-        f" (the model's, after the {i} tokens before it). Its row, the last, is its attention over them and "
-        "itself. n / b: next / previous (↑ ↓ too), w: the whole matrix",
+        f" (the model's after the {i} tokens before it; the row above chose it). Its row, the last: its attention "
+        "over them and itself. n / b: next / previous (↑ ↓), w: the whole matrix",
         style="dim",
     )
     return out
