@@ -57,7 +57,7 @@ def test_n_and_b_step_through_the_written_tokens_and_w_goes_back(llama):
         assert (app.e.step, app.e.query) == (0, start)
         shown = said(app)
         assert f"written token 1 of 3: '{tokens.strings[start]}' at position {start}, probability" in shown
-        assert f"probability {fmt(float(probs[0]), 2)} (the model's after" in shown
+        assert f"probability {fmt(float(probs[0]), 2)} (the model's, from the {start} tokens" in shown
         assert max(bars(app)) == start  # its row over the tokens before it and itself, no later key
         for _ in range(4):  # past the last: it stays on the last
             await pilot.press("n")

@@ -163,7 +163,7 @@ class ExploreApp(App[int]):
     TITLE = "attn explore"
     AUTO_FOCUS = None  # the keys go to the app (the edit line takes them only while it is open)
     CSS = """
-    #status { height: auto; padding: 0 1; }
+    #status, #step { height: auto; padding: 0 1; }
     #body { height: 1fr; layout: horizontal; }
     #body.stacked { layout: vertical; overflow-y: auto; }
     #main { width: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
@@ -190,9 +190,9 @@ class ExploreApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="step")
         with Container(id="body"):
             with Pane(id="main"):
-                yield Static(id="step")
                 yield Static(id="matrix")
                 yield Static(id="caption")
             with Pane(id="side"):
@@ -213,6 +213,7 @@ class ExploreApp(App[int]):
         stepping = self.query_one("#step", Static)
         stepping.display = e.step is not None  # no empty line above the whole matrix
         stepping.update(step_line(e, self.precision))
+        self.query_one("#caption", Static).display = e.step is None
         shown = matrix(e, self.precision)
         self.fit(shown)
         self.query_one("#matrix", Static).update(shown)
@@ -220,6 +221,8 @@ class ExploreApp(App[int]):
             self.query_one("#caption", Static).update(caption(e.result))
             self.captioned = e.result
         self.query_one("#row", Static).update(row_panel(e, self.precision))
+        if e.step is not None:  # the written token's row, the matrix's last, in view (without the caption)
+            self.call_after_refresh(self.query_one("#main", Pane).scroll_end, animate=False)
 
     def fit(self, shown: Matrix) -> None:
         """The matrix's room first: the side panel takes 2/5 of the width (SIDE), less when that leaves the
