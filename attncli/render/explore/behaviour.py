@@ -132,9 +132,8 @@ class Lens:
 
     what, key = "lens", "l"
     heading = (
-        "logit lens: the next token the model would predict after each layer (rows; 0 = the embeddings, the last "
-        "is its own prediction, bold) at each position (columns), and its probability. Arrows move, the cell's "
-        "top 5 are under the grid; Esc or l goes back."
+        "logit lens: the most probable next token after each layer (rows; the last, bold, is the model's own) at "
+        "each position, and its probability; the cell's top 5 below. Esc or l: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int, system: str | None):
@@ -155,9 +154,7 @@ class Lens:
         return self.e.lens()
 
     def done_line(self, doc: dict) -> str:
-        return f"{doc['summary']}; {doc['layers']}" + (
-            f"; › = written by the model ({doc['generated']['decoding']})" if "generated" in doc else ""
-        )
+        return doc["layers"] + ("; › = written by the model" if "generated" in doc else "")
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
         """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus, or,
@@ -179,8 +176,8 @@ class Ablation:
 
     what, key = "ablate", "x"
     heading = (
-        "heads switched off one at a time: how much each moves the logit of the model's next token after the text "
-        "(layers down, heads across: Δ logit; #n its rank by |Δ logit|). Arrows move; Esc or x goes back."
+        "heads switched off one at a time: Δ logit of the model's next token after the text (layers down, heads "
+        "across; #n: its rank by |Δ logit|). Esc or x: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int):
@@ -204,8 +201,8 @@ class Ablation:
 
     def done_line(self, doc: dict) -> str:
         return (
-            f"{doc['summary']}; the next token after position {doc['position']} "
-            f"'{escape_token(doc['tokens'][-1])}': {escape_token(doc['target']['token'])}"
+            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
+            f"{escape_token(doc['target']['token'])}"
         )
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
