@@ -130,7 +130,7 @@ def test_a_decoder_s_written_tokens_lens_and_ablation_in_tmux():
         _tmux(server, "send-keys", "-t", server, "n")
         assert "at position 18, probability" in _wait(server, "written token 1 of 3")
         _tmux(server, "send-keys", "-t", server, "l")
-        _wait(server, "the top 5 next tokens")
+        _wait(server, "its top 5 next tokens")
         _tmux(server, "send-keys", "-t", server, "Escape")  # alone: Esc and a key at once read as Alt+key
         _wait(server, "n b step")
         _tmux(server, "send-keys", "-t", server, "x")
