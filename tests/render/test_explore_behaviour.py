@@ -112,6 +112,8 @@ def test_l_opens_the_lens_of_the_whole_sequence_and_the_cursor_shows_a_cell_s_to
             for rank, (token, p) in enumerate(zip(r["top_tokens"], r["top_probs"]), 1):
                 assert f"{rank}. {token} {p:.2f} (id {r['top_ids'][rank - 1]})" in shown
             await pilot.press("up", "left")
+        await pilot.press("right_square_bracket", "n", "left_curly_bracket", "e")  # the main screen's: nothing
+        assert (app.e.head, app.e.step, app.e.layer, app.query_one("#edit").display) == (0, 0, 1, False)
         await pilot.press("l")  # l again: back, on the same step
         assert len(app.screen_stack) == 1 and app.e.step == 0
 

@@ -248,7 +248,11 @@ class ExploreApp(App[int]):
         self.query_one("#message", Static).update(text)
 
     def _do(self, change, *args) -> None:
-        """Run one switch of the explorer; its message, or its error, goes to the message line."""
+        """Run one switch of the explorer; its message, or its error, goes to the message line. Under another
+        screen (the heads overview, the lens, the ablation) the main screen's keys do nothing: what that screen
+        shows would no longer be of the run behind it."""
+        if self._covered():
+            return
         try:
             self.say(change(*args))
         except AttnError as err:
@@ -259,6 +263,8 @@ class ExploreApp(App[int]):
     # ---- the keys -----------------------------------------------------------------------------------------
 
     def action_move(self, d_query: int, d_key: int) -> None:
+        if self._covered():  # a screen's own arrows
+            return
         self.e.move(d_query, d_key)
         self.redraw()
 
@@ -329,6 +335,8 @@ class ExploreApp(App[int]):
     # ---- editing the text ---------------------------------------------------------------------------------
 
     def action_edit(self) -> None:
+        if self._covered():
+            return
         edit = self.query_one("#edit", Input)
         edit.value = self.e.text
         edit.display = True
