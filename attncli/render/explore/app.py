@@ -24,7 +24,8 @@ from attncli.errors import AttnError
 from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.formats import offline_svg
-from attncli.io.output import emit, write_output
+from attncli.io.output import emit
+from attncli.io.write import write_output
 from attncli.render.explore.behaviour import Ablation, Behaviour, Lens
 from attncli.render.explore.panels import matrix, row_panel, status, step_line
 from attncli.render.explore.state import Explorer
