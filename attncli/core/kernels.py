@@ -106,6 +106,8 @@ _KEY_TILE_BYTES = 1 << 20
 #: (1 MiB) 3.0, 256 rows 3.9; n = 8192: 64 rows 3.4, 32 rows 3.8.
 _WEIGHT_BLOCK_BYTES = 1 << 20
 
+#: Keys per block of the transposition of K (_transposed).
+_TRANSPOSE_KEYS = 128
 _LOG2_E = 1 / math.log(2)  # log2 e: exp(s) = 2 ** (s log2 e)
 
 _controller: Any = None  # threadpoolctl.ThreadpoolController (False: not installed), created on first use
@@ -231,8 +233,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     exp = ops.exp2 if base2 else ops.exp
     qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
     # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
-    kt = np.empty((h, dk, n), dt)  # [h, d_k, n]
-    np.multiply(k.transpose(0, 2, 1), dt.type(scale * unit if base2 else scale), out=kt)
+    kt = _transposed(k, dt.type(scale * unit if base2 else scale))  # [h, d_k, n]
     v = np.ascontiguousarray(v)  # [h, n, d_v]
     # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
     fi = np.finfo(dt)
@@ -357,6 +358,28 @@ def _fast_ops():
     from attncli.core import mkl  # late: start-up (inputs big enough to limit BLAS only)
 
     return mkl.load()
+
+
+def _transposed(k, factor):
+    """k^T * factor per head, the keys taken _TRANSPOSE_KEYS at a time (each block's transpose stays in L1).
+
+    The same products as one strided pass over all keys, in about half the time (NumPy, float32, 12 heads,
+    d 64, one thread: 0.55 ms against 0.95 at n = 1024, 2.8 against 4.9 at n = 4096).
+
+    >>> k = np.arange(2 * 130 * 3, dtype=np.float32).reshape(2, 130, 3)  # 130 keys: one block of 128 and a tail
+    >>> bool(np.array_equal(_transposed(k, np.float32(0.5)), k.transpose(0, 2, 1) * np.float32(0.5)))
+    True
+    """
+    # [h, n, d], scalar -> [h, d, n]
+    h, n, d = k.shape
+    b = _TRANSPOSE_KEYS
+    whole = n - n % b
+    out = np.empty((h, d, n), k.dtype)
+    # [h, n/b, b, d] -> [h, n/b, d, b] into out's [h, d, n/b, b] seen as [h, n/b, d, b] (views: out is written)
+    blocks = out[:, :, :whole].reshape(h, d, whole // b, b).transpose(0, 2, 1, 3)
+    np.multiply(k[:, :whole].reshape(h, whole // b, b, d).transpose(0, 1, 3, 2), factor, out=blocks)
+    np.multiply(k[:, whole:].transpose(0, 2, 1), factor, out=out[:, :, whole:])
+    return out
 
 
 def _aligned_empty(size, dt):
