@@ -97,9 +97,10 @@ _BLAS_LIMIT_MIN_WORK = 1 << 18
 #: Work from which the blocks are spread over ``threads`` threads.
 _PARALLEL_MIN_WORK = 1 << 22
 #: Bytes of one [block, key_tile] tile of scores (about half a core's L2 cache). With the outputs path's
-#: default block of 512 rows: tiles of 512 x 512, measured at one thread (NumPy, float32, 12 heads, d 64,
-#: AVX-512 Xeon with 2 MiB of L2) 1.91-2.15 ns a cell against 1.97-2.26 for 256 x 1024 and 2.10-2.25 for
-#: 256 x 512 at n = 1024-4096; 128-row blocks were 5-10 % slower (more, smaller products).
+#: default block of 512 rows: tiles of 512 x 512, as fast as or faster than 256 x 512, 512 x 256 and
+#: 256 x 1024 in most of five interleaved sweeps at n = 1024-4096 (one thread, NumPy, float32, 12 heads, d 64,
+#: a Xeon with AVX-512 and 2 MiB of L2; differences of 0-6 %, near a shared machine's noise); blocks of 128
+#: rows were 5-6 % slower (more, smaller products).
 _KEY_TILE_BYTES = 1 << 20
 #: Bytes of one block of weight rows [block, n] (weights path), which is also kept between 64 and 128 rows:
 #: measured at one thread (MKL), n = 1024: 128 rows 3.5 ns a cell, 256 rows 3.9-4.1; n = 2048: 128 rows
