@@ -66,7 +66,7 @@ def _simd_exp2_float32():
     """Whether NumPy runs float32 exp2 through a SIMD loop on this CPU (False when NumPy cannot say)."""
     # () -> bool
     try:
-        from numpy.lib import introspect  # late: NumPy >= 2.0 only, and only the kernels need it
+        from numpy.lib import introspect  # late: optional (numpy.lib.introspect, NumPy >= 2.0 only)
     except ImportError:
         return False
     loop = introspect.opt_func_info(func_name="^exp2$", signature="^float32$").get("exp2", {})
