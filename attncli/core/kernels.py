@@ -20,13 +20,18 @@ The scale is folded into the transposed keys (one O(n d) pass), never applied
 to an m x n matrix.
 
 Base 2 (outputs path, float32, where the backend says its exp2 is the faster
-exponential: ``ops.base2``): log2 e is folded into that same scale, so the
-scores come out as s log2 e and ``exp2`` of them is exp(s) up to rounding. The
-factor costs one rounding of the float32 scale, as the scale itself does; the
-exponential's own error drops (NumPy's SIMD float32 exp2 is within 1 ulp, its
-exp within 2.4), and it takes about half the time (0.15-0.2 ns a value against
-0.36-0.45 on AVX-512). The weights path and float64 keep exp (their results are
-unchanged); every bound below is then taken in the scores' unit.
+exponential: ``ops.base2``, and only for a head whose every score provably
+lies in the shift-free window below): log2 e is folded into that head's
+scale, so its scores come out as s log2 e and ``exp2`` of them is exp(s) up to
+rounding. The factor costs one rounding of the float32 scale, as the scale
+itself does; the exponential's own error drops (NumPy's SIMD float32 exp2 is
+within 1 ulp, its exp within 2.4), and it takes about half the time (0.15-0.2
+ns a value against 0.36-0.45 on AVX-512) -- while its result is a normal
+number: on -inf, on underflow and on subnormal results SVML's exp2 takes
+2-60 ns a value (exp: 0.4-5). Hence the window (every score in it gives
+2**(-102) to 2**126) and, with a causal mask, zeros written after exp2
+instead of -inf before it. The weights path, float64 and every other head
+keep exp (their results are unchanged).
 
 The matrix products and exp go through one small ops interface: NumPy's
 (``NUMPY_OPS``), or Intel MKL's when the optional ``mkl`` package is installed
@@ -107,6 +112,9 @@ _KEY_TILE_BYTES = 1 << 20
 #: (1 MiB) 3.0, 256 rows 3.9; n = 8192: 64 rows 3.4, 32 rows 3.8.
 _WEIGHT_BLOCK_BYTES = 1 << 20
 
+#: Query rows per block of the outputs path with a causal mask, at most: a block also computes the masked half
+#: of its diagonal tile, n * block / 2 cells a head more than the n^2 / 2 it needs.
+_CAUSAL_BLOCK = 256
 #: Keys per block of the transposition of K (_transposed).
 _TRANSPOSE_KEYS = 128
 _LOG2_E = 1 / math.log(2)  # log2 e: exp(s) = 2 ** (s log2 e)
@@ -140,7 +148,7 @@ def attention_outputs(q, k, v, scale, causal=False, block=512, threads=2):
     O(threads * block * n + (m + n) * d) (usually less: key tiles of ~1 MiB
     of scores, 512 x 512 by default, when the softmax needs no shift; float32
     then takes its exponentials in base 2 where that is faster, see the module
-    doc). With ``causal`` a block skips the
+    doc). With ``causal`` blocks have at most 256 rows, and a block skips the
     keys after its last query. Blocks run on ``threads`` threads (with BLAS
     limited to one thread while they run, when threadpoolctl is available).
     2-D inputs are treated as one head. The dtype is kept. The result does not
@@ -227,31 +235,32 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
 
     work = h * m * n * (dk + dv)
     ops = NUMPY_OPS if work < _BLAS_LIMIT_MIN_WORK else (_fast_ops() or NUMPY_OPS)
-    # Base 2 (outputs path, where the backend's exp2 is the faster one): the scores come out times log2 e,
-    # and exp2 of them is exp of the true ones; every bound below is in the scores' own unit.
-    base2 = not want_weights and ops.base2(dt)
-    unit = _LOG2_E if base2 else 1.0
-    exp = ops.exp2 if base2 else ops.exp
     qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
-    # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
-    kt = _transposed(k, dt.type(scale * unit if base2 else scale))  # [h, d_k, n]
     v = np.ascontiguousarray(v)  # [h, n, d_v]
     # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
     fi = np.finfo(dt)
     v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist() if dv else [0.0] * h  # [h] max |v|
     v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
-    hi = [(math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1) * unit for x in v_max]
-    lo = [(math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1) * unit for x in v_max]
+    hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
+    lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
     # Cauchy-Schwarz: |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j| =: bound, per head.
     q_norm = np.sqrt(np.einsum("hmd,hmd->hm", qs, qs).max(axis=1))  # [h]
     k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
-    bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale)) * unit).tolist()  # [h]
+    bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()  # [h]
     bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
+    # Base 2 (module doc): outputs path, a backend whose exp2 is the faster, and a head whose every score is
+    # inside [lo, hi], so that every exp2 result is a normal number (outside, SVML's exp2 slows down 10-300x).
+    base2 = [not want_weights and bounded[i] and ops.base2(dt) for i in range(h)]
+    factor = np.array([scale * _LOG2_E if b2 else scale for b2 in base2]).astype(dt)  # [h]
+    # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
+    kt = _transposed(k, factor)  # [h, d_k, n]
 
     if want_weights:
         # A block's rows of weights stay in cache between their passes (scores, exp, sums, scaling,
         # product with V): about 1 MiB of them, 64 to 128 rows (fewer make the products slow).
         block = min(block, max(64, min(128, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize))))
+    elif causal:
+        block = min(block, _CAUSAL_BLOCK)
     block = min(block, m)
     starts = range(0, m, block)
     if causal:
@@ -271,13 +280,14 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     # normalisation pass needs the whole row anyway).
     key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
 
-    def mask_causal(sb, c0, c1, s, bb):
+    def mask_causal(sb, c0, c1, s, bb, value):
         # sb [bb, c1 - c0]: scores of queries s..s+bb-1 against keys c0..c1-1;
-        # -inf where key j > query i. Only keys j >= s can be masked, and
-        # tri[r, c] (c > r) is exactly "key s + c after query s + r".
+        # `value` where key j > query i: -inf before exp, or 0 after exp2 (whose
+        # -inf is slow). Only keys j >= s can be masked, and tri[r, c] (c > r)
+        # is exactly "key s + c after query s + r".
         a = max(c0, s)
         if a < c1:
-            np.copyto(sb[:, a - c0 :], -np.inf, where=tri[:bb, a - s : c1 - s])
+            np.copyto(sb[:, a - c0 :], value, where=tri[:bb, a - s : c1 - s])
 
     def worker(next_task):
         # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
@@ -294,6 +304,8 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
             if task is None:
                 return
             hh, s = task
+            b2 = base2[hh]
+            exp = ops.exp2 if b2 else ops.exp
             e = min(s + block, m)
             bb = e - s
             kn = min(e, n) if causal else n  # keys this block can see
@@ -305,9 +317,11 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
                     c1 = min(c0 + key_tile, kn)
                     sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
                     ops.matmul(qb, kt[hh, :, c0:c1], sb)  # scores
-                    if causal:
-                        mask_causal(sb, c0, c1, s, bb)
+                    if causal and not b2:
+                        mask_causal(sb, c0, c1, s, bb, -np.inf)
                     exp(sb)
+                    if causal and b2:
+                        mask_causal(sb, c0, c1, s, bb, 0)
                     first = c0 == 0  # the first tile writes the sums, the others add to them
                     ops.matmul(sb, ones[c0:c1], rs, None if first else part_sum[:bb])
                     ops.matmul(sb, v[hh, c0:c1], o, None if first else part_out[:bb])
@@ -323,13 +337,15 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
                     full_buf = _aligned_empty(block * n, dt)
                 sb = full_buf[: bb * kn].reshape(bb, kn)
             ops.matmul(qb, kt[hh, :, :kn], sb)  # scores
-            if causal:
-                mask_causal(sb, 0, kn, s, bb)
+            if causal and not b2:
+                mask_causal(sb, 0, kn, s, bb, -np.inf)
             if not bounded[hh]:
                 mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
                 if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
                     np.subtract(sb, mx, out=sb)
             exp(sb)
+            if causal and b2:
+                mask_causal(sb, 0, kn, s, bb, 0)
             ops.matmul(sb, ones[:kn], rs)  # [bb, 1] row sums (> 0)
             if want_weights:
                 np.reciprocal(rs, out=rs)
@@ -362,24 +378,27 @@ def _fast_ops():
 
 
 def _transposed(k, factor):
-    """k^T * factor per head, the keys taken _TRANSPOSE_KEYS at a time (each block's transpose stays in L1).
+    """k^T times each head's factor, the keys taken _TRANSPOSE_KEYS at a time (each block's transpose in L1).
 
     The same products as one strided pass over all keys, in about half the time (NumPy, float32, 12 heads,
     d 64, one thread: 0.55 ms against 0.95 at n = 1024, 2.8 against 4.9 at n = 4096).
 
     >>> k = np.arange(2 * 130 * 3, dtype=np.float32).reshape(2, 130, 3)  # 130 keys: one block of 128 and a tail
-    >>> bool(np.array_equal(_transposed(k, np.float32(0.5)), k.transpose(0, 2, 1) * np.float32(0.5)))
+    >>> f = np.float32([0.5, 2.0])
+    >>> bool(np.array_equal(_transposed(k, f), k.transpose(0, 2, 1) * f[:, None, None]))
     True
     """
-    # [h, n, d], scalar -> [h, d, n]
+    # [h, n, d], [h] -> [h, d, n]
     h, n, d = k.shape
     b = _TRANSPOSE_KEYS
     whole = n - n % b
     out = np.empty((h, d, n), k.dtype)
     # [h, n/b, b, d] -> [h, n/b, d, b] into out's [h, d, n/b, b] seen as [h, n/b, d, b] (views: out is written)
     blocks = out[:, :, :whole].reshape(h, d, whole // b, b).transpose(0, 2, 1, 3)
-    np.multiply(k[:, :whole].reshape(h, whole // b, b, d).transpose(0, 1, 3, 2), factor, out=blocks)
-    np.multiply(k[:, whole:].transpose(0, 2, 1), factor, out=out[:, :, whole:])
+    np.multiply(
+        k[:, :whole].reshape(h, whole // b, b, d).transpose(0, 1, 3, 2), factor[:, None, None, None], out=blocks
+    )
+    np.multiply(k[:, whole:].transpose(0, 2, 1), factor[:, None, None], out=out[:, :, whole:])
     return out
 
 

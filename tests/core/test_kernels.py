@@ -199,9 +199,17 @@ def test_extreme_value_magnitudes_float32(v_scale, force_threads, exp_base):
     assert rel_err(o, o_ref) <= 1e-5
 
 
-@pytest.mark.parametrize("q_mult", [1.0, 12.0, 30.0])  # no shift; one head's shift skipped after its row maxima; shift
-def test_base_two_takes_exp2_only_on_the_float32_outputs_path(q_mult, monkeypatch):
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "q_mult,bases",
+    [(1.0, {"exp2"}), (9.0, {"exp2", "exp"}), (30.0, {"exp"})],  # both heads bounded; one of two; none
+)
+def test_base_two_on_the_float32_outputs_path_of_the_bounded_heads(q_mult, bases, causal, monkeypatch):
     """exp2 of the scores times log2 e is exp of the scores: within float32's bound of the reference.
+
+    Only a head whose every score lies inside the shift-free window takes exp2 (its results are then normal
+    numbers: SVML's exp2 is 10-300x slower on -inf, on underflow and on subnormal results), so a causal mask
+    is applied after it (zeros), never before it (-inf).
 
     Each score is a d_k-term dot product with the scale and log2 e folded into the keys (two roundings more),
     so it moves by at most γ(d_k + 2) Σ|q_l k_l| scale; exp2 adds its ulp and the row sum and product γₙ and
@@ -219,21 +227,22 @@ def test_base_two_takes_exp2_only_on_the_float32_outputs_path(q_mult, monkeypatc
 
         def exp2(self, x):
             calls.append("exp2")
+            assert x.min() >= -126 and x.max() < 128  # 2**x normal: the fast path of exp2
             super().exp2(x)
 
     monkeypatch.setattr(kernels, "_fast_ops", Counting)
     monkeypatch.setattr(kernels, "_BLAS_LIMIT_MIN_WORK", 0)
     q, k, v = make(2, 40, 60, 16, 8, np.float32, seed=4, q_mult=q_mult)
-    _, o_ref = reference(q, k, v, 0.25)
-    o = attention_outputs(q, k, v, 0.25, block=16)
-    assert set(calls) == {"exp2"}
+    _, o_ref = reference(q, k, v, 0.25, causal)
+    o = attention_outputs(q, k, v, 0.25, causal, block=16)
+    assert set(calls) == bases
     q64, k64 = np.abs(q.astype(np.float64)), np.abs(k.astype(np.float64))
     magnitude = (q64 @ k64.transpose(0, 2, 1)).max(axis=2, keepdims=True) * 0.25  # [h, m, 1]
     v_max = np.abs(v).max(axis=(1, 2)).astype(np.float64)[:, None, None]  # [h, 1, 1]
     assert_within(o, o_ref, (2 * gamma(16 + 3) * magnitude + gamma(60) + 6 * U32) * v_max, "base 2")
     calls.clear()
-    attention_weights(q, k, v, 0.25, block=16)
-    attention_outputs(q.astype(np.float64), k, v, 0.25, block=16)
+    attention_weights(q, k, v, 0.25, causal, block=16)
+    attention_outputs(q.astype(np.float64), k, v, 0.25, causal, block=16)
     assert set(calls) == {"exp"}
 
 
