@@ -251,7 +251,7 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
     # Base 2 (module doc): outputs path, a backend whose exp2 is the faster, and a head whose every score is
     # inside [lo, hi], so that every exp2 result is a normal number (outside, SVML's exp2 slows down 10-300x).
     base2 = [not want_weights and bounded[i] and ops.base2(dt) for i in range(h)]
-    factor = np.array([scale * _LOG2_E if b2 else scale for b2 in base2]).astype(dt)  # [h]
+    factor = np.array([float(scale) * _LOG2_E if b2 else scale for b2 in base2]).astype(dt)  # [h]
     # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
     kt = _transposed(k, factor)  # [h, d_k, n]
 
