@@ -13,11 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.errors import ConfigError
+from attncli.pipeline.tokenize import Tokens
 
 from .forward import forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .model import Model
-from .run import _check_finite, _encode, describe
+from .run import _check_finite, _encode
+from .source import describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
@@ -31,18 +33,37 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def lens_document(model: Model, text: str, k: int = 5) -> dict:
-    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
+def written_probabilities(model: Model, ids, start: int) -> np.ndarray:
+    # [n] token ids, 1 <= start < n -> [n - start] float64
+    """The probability the model gives each token from `start` on after the tokens before it: the last layer of
+    the lens at the position before it (one forward pass over the whole sequence; causal, so what each step of a
+    generation saw). Of greedy tokens, each is the most probable of its step:
+
+        written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
+    """
+    unembedding(model)
+    run = forward(model, ids)
+    assert run.final is not None and 1 <= start < len(ids)  # a full pass; a token before the first written
+    probs = probabilities(logits(model, run.final[start - 1 : -1]))  # [n - start, vocab]
+    _check_finite(model, "the next-token probabilities", probs)
+    return probs[np.arange(len(probs)), np.asarray(ids[start:])]
+
+
+def lens_document(model: Model, text: str, k: int = 5, tokens: Tokens | None = None) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens. `tokens`: those
+    of a run of `text` already made (a generation's: the text and the tokens written after it, marked in
+    `generated`), instead of the text cut again."""
     if not 1 <= k <= 100:
         raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
     unembedding(model)  # an encoder has none: said before the text is run
-    tokens, encoded = _encode(model, text, None)
-    every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
+    if tokens is None:
+        tokens = _encode(model, text, None)[0]
+    every = lens_arrays(model, tokens.ids)  # [L + 1, n, vocab]
     _check_finite(model, "the lens", every)
     probs = probabilities(every)
     best = top_k(probs, k)  # [L + 1, n, k]
     picked = np.take_along_axis(probs, best, axis=-1)
-    decode = model.tokenizer.id_to_token
+    decode, generation = model.tokenizer.id_to_token, tokens.generation()
     rows = [
         {
             "layer": l,
@@ -65,4 +86,4 @@ def lens_document(model: Model, text: str, k: int = 5) -> dict:
         "k": k,
         "layers": LAYERS,
         "rows": rows,
-    }
+    } | ({} if generation is None else {"generated": generation})
