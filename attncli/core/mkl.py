@@ -2,8 +2,8 @@
 package is installed.
 
 `pip install "attncli[mkl]"` brings Intel's oneAPI Math Kernel Library (the `mkl` wheel, ~220 MB; x86-64 only).
-`load()` finds its `libmkl_rt` through the package's file list and binds, with ctypes (which releases the GIL
-during each call, so the kernels' two threads still run side by side):
+`load()` finds its `libmkl_rt` through the package's file list (its RECORD) and binds, with ctypes (which releases
+the GIL during each call, so the kernels' two threads still run side by side):
 
 - `cblas_sgemm` / `cblas_dgemm`: `out = a @ b` (or `out += a @ b`) on row-major views or transposes of them
   (a model's [d_out, d_in] weights read as W^T), but for one column;
@@ -26,6 +26,7 @@ deterministic for the same inputs at the same alignment, and the kernels' scratc
 
 from __future__ import annotations
 
+import csv
 import ctypes
 import os
 import sys
@@ -141,19 +142,11 @@ def load():
 
 def _open():
     # () -> Mkl | None
-    if not _listed():
-        return None
-    from importlib import metadata  # late: start-up (~17 ms; only when an mkl package is listed)
-
-    try:
-        files = metadata.distribution("mkl").files or []
-    except metadata.PackageNotFoundError:
-        return None
-    libs = [f for f in files if f.name.startswith("libmkl_rt.so")]
-    if not libs:
+    path = _library()
+    if path is None:
         return None
     try:
-        lib = ctypes.CDLL(str(libs[0].locate()))
+        lib = ctypes.CDLL(path)
         if lib.MKL_Set_Threading_Layer(_SEQUENTIAL) != _SEQUENTIAL:
             return None
         return Mkl(lib)
@@ -161,16 +154,22 @@ def _open():
         return None
 
 
-def _listed():
-    """Whether a directory on sys.path lists an `mkl-*.dist-info`: a look at a few directories (well under a
-    millisecond) before importlib.metadata (~17 ms to import), so that a model's forward without the extra does
-    not pay for looking."""
-    # () -> bool
+def _library():
+    """The `libmkl_rt` the `mkl` package installed, from the RECORD of the first `mkl-*.dist-info` on sys.path
+    (where importlib.metadata finds it, without its ~17 ms import: a forward without the extra pays well under a
+    millisecond for looking), or None."""
+    # () -> str | None
     for place in sys.path:
         try:
             with os.scandir(place or ".") as entries:
-                if any(e.name.startswith("mkl-") and e.name.endswith(".dist-info") for e in entries):
-                    return True
-        except OSError:  # a zip file, a directory that is gone
+                info = next(
+                    (e.path for e in entries if e.name.startswith("mkl-") and e.name.endswith(".dist-info")), None
+                )
+            if info is None:
+                continue
+            with open(os.path.join(info, "RECORD"), newline="", encoding="utf-8") as f:
+                libs = [r[0] for r in csv.reader(f) if r and os.path.basename(r[0]).startswith("libmkl_rt.so")]
+        except OSError:  # a zip file, a directory that is gone, no RECORD
             continue
-    return False
+        return os.path.normpath(os.path.join(place or ".", libs[0])) if libs else None
+    return None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import sys
-from importlib import metadata
 
 import numpy as np
 import pytest
@@ -24,13 +23,11 @@ def fast():
     return got
 
 
-def test_load_without_the_package_is_none(monkeypatch):
-    def missing(name):
-        raise metadata.PackageNotFoundError(name)
-
+def test_load_without_the_package_is_none(tmp_path, monkeypatch):
     monkeypatch.setattr(mkl, "_loaded", None)
-    monkeypatch.setattr(metadata, "distribution", missing)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
     assert mkl.load() is None
+    monkeypatch.setattr(sys, "path", [])
     assert mkl.load() is None  # remembered, not looked up again
     assert mkl._loaded is False
 
@@ -62,13 +59,18 @@ def test_layout_reads_a_transposed_view_as_blas_transposed():
     assert mkl._layout(x[:, ::2]) is None and mkl._layout(x[:, ::2].T) is None
 
 
-def test_listed_looks_for_a_dist_info_on_the_path(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "path", [str(tmp_path / "gone"), str(tmp_path)])
-    assert not mkl._listed()
-    (tmp_path / "mkl_service-2.4.dist-info").mkdir()  # another package
-    assert not mkl._listed()
-    (tmp_path / "mkl-2026.2.0.dist-info").mkdir()
-    assert mkl._listed()
+def test_library_is_found_through_the_record_of_the_mkl_package(tmp_path, monkeypatch):
+    site = tmp_path / "lib" / "python3" / "site-packages"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "gone"), str(site)])
+    assert mkl._library() is None
+    (site / "mkl_service-2.4.dist-info").mkdir()  # another package
+    assert mkl._library() is None
+    info = site / "mkl-2026.2.0.dist-info"
+    info.mkdir()
+    assert mkl._library() is None  # no RECORD
+    (info / "RECORD").write_text("mkl-2026.2.0.dist-info/METADATA,sha256=x,1\n../../libmkl_rt.so.3,sha256=y,2\n")
+    assert mkl._library() == str(tmp_path / "lib" / "libmkl_rt.so.3")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
