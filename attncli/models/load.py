@@ -70,7 +70,8 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     head = None
     if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
         head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
-    weights = open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
+    optional = ({head: (None, hp["d_model"])} if head else {}) | (family.decoder.optional if family.decoder else {})
+    weights = open_weights(folder, tensors, wanted, family.word, optional)
     tokenizer = load_tokenizer(folder, family.vocab_files, config)
     unembed = family.word if family.head is not None and head is None else head if head in weights else None
     return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)

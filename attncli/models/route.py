@@ -20,7 +20,6 @@ from attncli.pipeline.result import AttentionResult
 from . import run, seq2seq
 from .encdec import is_seq2seq
 from .generate import Generation
-from .hparams import ModelError
 from .model import Model
 
 KINDS = {  # a model's kind -> how its messages name it
@@ -69,12 +68,14 @@ def part_layers(model: Model, part: str) -> int:
     return int(model.hp["n_dec_layer"])
 
 
-def _no_generation(model: Model, generate: Generation | None) -> None:
-    if generate is not None:
-        raise ModelError(
-            f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
-            "target given (teacher forcing): give the target as TEXT"
-        )
+def _written(model: Model, text: str, context: str | None, part: str, generate: Generation | None):
+    # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None: teacher forcing
+    """With `generate`, the target the model writes from the source `context` after `text` (its beginning, or "");
+    None for the encoder part: the source's own attention, which the writing does not change."""
+    if generate is None or not PARTS[part].needs_source:
+        return None
+    assert context is not None  # check_part asks for the source
+    return seq2seq.written_target(model, text, context, generate)
 
 
 def result(
@@ -87,11 +88,12 @@ def result(
     generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`;
-    `generate`: of a decoder's text and the tokens it writes after it (an encoder–decoder refuses it)."""
+    `generate`: of a decoder's text and the tokens it writes after it; of an encoder–decoder's target, `text` its
+    beginning (or ""), and the tokens it writes after it from the source `context`."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
-        _no_generation(model, generate)
-        return seq2seq.part_result(model, text, layer, head, context, chosen)
+        target = _written(model, text, context, chosen, generate)
+        return seq2seq.part_result(model, text, layer, head, context, chosen, target)
     return run.model_result(model, text, layer, head, context, generate)
 
 
@@ -112,6 +114,7 @@ def heads(
     `result`'s)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
-        _no_generation(model, generate)
-        return seq2seq.part_heads_document(model, text, context, chosen)
+        return seq2seq.part_heads_document(
+            model, text, context, chosen, _written(model, text, context, chosen, generate)
+        )
     return run.heads_document(model, text, context, generate)

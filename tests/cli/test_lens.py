@@ -73,6 +73,7 @@ def test_top_k_is_checked():
     assert r.exit_code == 2 and "--top-k must be between 1 and 100, got 0" in r.stderr
 
 
-def test_an_encoder_decoder_says_its_head_is_not_run():
+def test_an_encoder_decoder_is_refused_as_a_command_line_mistake():
     r = attn("lens", TEXT, "--model", GOLDEN / "bart")
-    assert r.exit_code == 1 and "is an encoder–decoder (bart): attn runs it with the target given" in r.stderr
+    assert r.exit_code == 2 and "is an encoder–decoder (bart): attn lens and attn ablate read" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
