@@ -41,7 +41,7 @@ def heads(
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
     an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
-    writes after it."""
+    writes after it (an encoder–decoder's: the target it writes from `context` after `text`)."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models import route
