@@ -83,11 +83,8 @@ def _load_gguf(path: Path, given: str) -> Model:
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)
-    sources, unembed = dict(parts.sources), None
+    sources, unembed = parts.sources, None
     if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
-        handle = next(iter(sources.values()))[0]
-        if "output.weight" in handle.tensors.names():
-            sources[parts.family.head[0]] = (handle, "output.weight")
         unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
     weights = Weights(sources, parts.nbytes)
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")

@@ -17,7 +17,9 @@ from attncli.models import encode, forward, load_model
 from attncli.models.ablate import ablate
 from attncli.models.generate import decode
 from attncli.models.head import logits, probabilities
+from attncli.models.hparams import ModelError
 from attncli.models.lens import lens_arrays
+from tests.tolerance import matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
 DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
@@ -104,3 +106,27 @@ def test_a_converted_gguf_predicts_as_its_safetensors(name, tmp_path):
     ids = encode(same, "time flies like an arrow").ids
     np.testing.assert_array_equal(lens_arrays(model, ids), lens_arrays(same, ids))
     assert decode(model, ids, 6) == decode(same, ids, 6)
+
+
+def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
+    """A GGUF with its own output.weight predicts through it (not the token embeddings), and its bytes count
+    against ATTN_MAX_MEMORY with the rest of the weights: a budget that holds the tied file refuses the untied one."""
+    from tests.models.gguf_files import from_folder
+    from tests.models.test_gguf import CONVERTED, _windowless
+
+    arch, bos = CONVERTED["mistral"]
+    folder = _windowless("mistral", tmp_path)
+    tied = load_model(from_folder(folder, tmp_path / "tied.gguf", arch, add_bos=bos))
+    head = -tied.weights[tied.family.word][::-1].copy()  # [vocab, d_model]: another matrix than the word table
+    path = from_folder(folder, tmp_path / "untied.gguf", arch, add_bos=bos, head=head)
+    untied = load_model(path)
+    assert untied.unembed == untied.family.head[0] != tied.unembed
+    assert untied.weights.nbytes == tied.weights.nbytes + 4 * head.size
+    ids = encode(untied, "time flies like an arrow").ids
+    x = np.ones((1, untied.d_model), np.float32)
+    np.testing.assert_allclose(logits(untied, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
+    assert not np.array_equal(lens_arrays(untied, ids), lens_arrays(tied, ids))
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(tied.weights.nbytes + 2 * head.size))
+    load_model(tmp_path / "tied.gguf")
+    with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
+        load_model(path)
