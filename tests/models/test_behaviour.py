@@ -130,3 +130,35 @@ def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
     load_model(tmp_path / "tied.gguf")
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
         load_model(path)
+
+
+def _with_head(name: str, folder: Path, tie: bool, head: bool) -> Path:
+    """A copy of golden `name` whose config says tie_word_embeddings `tie`, given (`head`) an lm_head.weight of
+    other values than its word table."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(GOLDEN / name, folder)
+    tensors = load_file(str(folder / "model.safetensors"))
+    word = next(k for k in tensors if k.endswith(load_model(GOLDEN / name).family.word))
+    if head:
+        tensors["lm_head.weight"] = -tensors[word][::-1].copy()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps(config | {"tie_word_embeddings": tie}), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_a_saved_head_is_the_head_whatever_tie_word_embeddings_says(tie, tmp_path):
+    """transformers 5 does not tie an lm_head.weight saved with other values than the word table: neither does
+    attn; tied and none saved, the word table; untied and none saved, no head (said in one line)."""
+    model = load_model(_with_head("llama", tmp_path / "llama", tie, head=True))
+    assert model.unembed == "lm_head.weight"
+    np.testing.assert_array_equal(model.weights["lm_head.weight"], -model.weights[model.family.word][::-1])
+    bare = load_model(_with_head("llama", tmp_path / "bare", tie, head=False))
+    assert bare.unembed == (bare.family.word if tie else None)
+    if not tie:
+        with pytest.raises(ModelError, match="tie_word_embeddings is false and the checkpoint lacks lm_head.weight"):
+            lens_arrays(bare, [1, 2])

@@ -20,7 +20,7 @@ from attncli.models.attention import cached
 from attncli.models.encdec import decode_target, generation_start, seq2seq_forward
 from attncli.models.generate import Generation, KVCache
 from attncli.models.seq2seq import written_target
-from tests.tolerance import U32
+from tests.tolerance import U32, matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
 SEQ2SEQ = sorted(p.parent.name for p in GOLDEN.glob("*/generation.json"))
@@ -138,3 +138,18 @@ def test_teacher_forcing_still_needs_a_target():
         route.result(model, "", context=cases[0]["source"])
     with pytest.raises(ConfigError, match="--context"):
         route.result(model, "le", generate=Generation(3))
+
+
+def test_t5_v1_1_reads_its_own_head_unscaled(tmp_path):
+    """A T5 saved with tie_word_embeddings false (T5 v1.1, Flan-T5) and its own lm_head.weight: the logits are
+    RMSNorm(y) through that head, not scaled by d_model^-0.5 (transformers 5's scale_decoder_outputs false)."""
+    from tests.models.test_behaviour import _with_head
+
+    model = load_model(_with_head("t5", tmp_path / "t5", tie=False, head=True))
+    assert model.unembed == "lm_head.weight" and model.hp["scale_decoder_outputs"] is False
+    y = np.ones((1, model.d_model), np.float32)
+    normed = y / np.sqrt(np.mean(y**2) + model.eps) * model.weights["decoder.final_layer_norm.weight"]
+    head = model.weights["lm_head.weight"]
+    got = model.family.decoder.logits(model, y)
+    # the product's bound twice (attn's and this one), and twice more for the norm's few roundings of each term
+    np.testing.assert_allclose(got, normed @ head.T, rtol=0, atol=4 * matmul_bound(normed, head.T).max())
