@@ -160,5 +160,5 @@ def test_a_saved_head_is_the_head_whatever_tie_word_embeddings_says(tie, tmp_pat
     bare = load_model(_with_head("llama", tmp_path / "bare", tie, head=False))
     assert bare.unembed == (bare.family.word if tie else None)
     if not tie:
-        with pytest.raises(ModelError, match="tie_word_embeddings is false and the checkpoint lacks lm_head.weight"):
+        with pytest.raises(ModelError, match=r"tie_word_embeddings is false and the checkpoint lacks lm_head\.weight"):
             lens_arrays(bare, [1, 2])
