@@ -21,7 +21,11 @@ with `decoder_input_ids` = the first words of the target (attn's TEXT: those wor
 first) as the decoder reads them with teacher forcing (shift_tokens_right of their labels, without the
 end-of-sequence token) and `decoder_start_token_id` their first (mBART: the language code, as mBART's documentation
 generates; the others': their own start): the source's and decoder's ids, the new ids, and at every step
-the TOP ids of the raw logits (`output_logits`, before the forced EOS) and their logits.
+the TOP ids of the raw logits (`output_logits`, before the forced EOS) and their logits; and "lens": the "short"
+pair with teacher forcing (its labels' decoder input), each `decoder_hidden_states[l]` (l < L) through the
+decoder's final norm (mBART's layer_norm, T5's final_layer_norm; T5 also scaled by d_model^-0.5 when its config
+says scale_decoder_outputs) and the head (+ final_logits_bias), the last layer the model's own logits: the top K
+ids and probabilities at every layer and position, and the largest |logit|.
 """
 
 from __future__ import annotations
@@ -115,6 +119,44 @@ def behaviour(folder: Path) -> dict:
     }
 
 
+def decoder_head(model, hidden):  # [..., d_model] a decoder's stream -> [..., vocab], as the model's own logits
+    dec = model.get_decoder()
+    norm = getattr(dec, "layer_norm", None) or getattr(dec, "final_layer_norm", None)
+    h = hidden if norm is None else norm(hidden)
+    if getattr(model.config, "scale_decoder_outputs", False) and model.config.model_type == "t5":
+        h = h * model.config.d_model**-0.5
+    out = model.lm_head(h)
+    bias = getattr(model, "final_logits_bias", None)
+    return out if bias is None else out + bias
+
+
+def target_lens(model, tok, pair: dict) -> dict:
+    """The decoder's lens of `pair`'s target, teacher-forced (see the module's docstring)."""
+    import torch
+
+    source = torch.tensor([tok.encode(pair["source"]).ids])
+    target = pair["target"]
+    code = target.split()[0] if model.config.model_type == "mbart" else None
+    labels = tok.encode(target.removeprefix(f"{code} ") if code else target).ids
+    if code:
+        labels[-1] = tok.token_to_id(code)
+    labels = torch.tensor([labels])
+    with torch.no_grad():
+        run = model(input_ids=source, labels=labels, output_hidden_states=True)
+        layers = [decoder_head(model, h[0]) for h in run.decoder_hidden_states[:-1]] + [run.logits[0]]
+        every = torch.stack(layers)  # [L + 1, m, vocab]
+        top = torch.sort(torch.softmax(every.double(), dim=-1), dim=-1, descending=True, stable=True)
+    return {
+        "source": pair["source"],
+        "text": target,
+        "decoder_ids": model.prepare_decoder_input_ids_from_labels(labels=labels)[0].tolist(),
+        "k": K,
+        "top_ids": top.indices[..., :K].tolist(),
+        "top_probs": top.values[..., :K].tolist(),
+        "max_abs_logit": float(every.abs().max()),
+    }
+
+
 def generation(folder: Path) -> dict:
     """transformers' greedy targets of an encoder–decoder folder (see the module's docstring)."""
     import torch
@@ -169,7 +211,7 @@ def generation(folder: Path) -> dict:
                 "top_logits": top.values[:, :TOP].tolist(),
             }
         )
-    return {"cases": cases}
+    return {"cases": cases, "lens": target_lens(model, tok, pairs["short"])}
 
 
 def main(argv: list[str]) -> None:

@@ -204,12 +204,15 @@ def compare(
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
 
 
-def lens(text: str, *, model: str | Model, top_k: int = 5, precision: int | None = None) -> Records:
-    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position."""
+def lens(
+    text: str, *, model: str | Model, top_k: int = 5, context: str | None = None, precision: int | None = None
+) -> Records:
+    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position (an
+    encoder–decoder's: its decoder's over the target `text`, reading the source `context`)."""
     from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
-    doc = lens_document(load(model)[0], text, top_k)
+    doc = lens_document(load(model)[0], text, top_k, context)
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 

@@ -32,6 +32,8 @@ class Seq2Seq:
     encoder: Forward  # the encoder over the source; .final is the memory the cross-attention reads
     decoder: list[LayerSteps]  # per decoder layer: the causal self-attention
     cross: list[LayerSteps]  # per decoder layer: the cross-attention (q from the decoder, k and v from memory)
+    hidden: list[np.ndarray]  # per decoder layer: the stream y [m, d_model] entering it (0: the embeddings)
+    output: np.ndarray  # [m, d_model] the last decoder layer's output, before the decoder's final norm (if any)
 
 
 def is_seq2seq(model: Model) -> bool:
@@ -58,14 +60,15 @@ def seq2seq_forward(model: Model, source_ids, decoder_ids) -> Seq2Seq:  # [n], [
     memory = encoded.final
     assert memory is not None  # a whole pass ends with the encoder's final block
     y = dec.embed(model, ids)  # [m, d_model]
-    selfs, crosses = [], []
+    selfs, crosses, hidden = [], [], []
     for l in range(model.hp["n_dec_layer"]):
+        hidden.append(y)
         y, s = dec.self_attention(model, l, y)
         y, c = dec.cross_attention(model, l, y, memory)
         y = dec.mlp(model, l, y)
         selfs.append(s)
         crosses.append(c)
-    return Seq2Seq(encoder=encoded, decoder=selfs, cross=crosses)
+    return Seq2Seq(encoder=encoded, decoder=selfs, cross=crosses, hidden=hidden, output=y)
 
 
 def generation_start(model: Model) -> int:

@@ -20,12 +20,12 @@ from .model import Model
 
 def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
     """A decoder-only model's output matrix, or ModelError when it has none (an encoder, or an untied head not
-    saved); ConfigError for an encoder–decoder, whose head reads its decoder (attncli.models.encdec), not the
-    stream of the text (`attn lens`, `attn ablate`)."""
+    saved); ConfigError for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the
+    text's (`attn ablate`)."""
     if model.family.decoder is not None:
         raise ConfigError(
-            f"{model.name} is an encoder–decoder ({model.model_type}): attn lens and attn ablate read a decoder-only "
-            "model's next-token head; its decoder writes a target with --generate N --context SOURCE"
+            f"{model.name} is an encoder–decoder ({model.model_type}): attn ablate switches off a decoder-only "
+            "model's heads (its decoder's lens: attn lens TARGET --context SOURCE; its target: --generate N)"
         )
     if model.unembed is None:
         if model.family.head is None and not model.causal:

@@ -2,7 +2,8 @@
 
 For every layer l = 0..L (0: the embeddings; l: the output of block l - 1, transformers' hidden_states[l]) and
 every position, the residual stream goes through the model's own final norm and unembedding
-(attncli.models.head); the last layer is the model's own logits.
+(attncli.models.head); the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
+the target (teacher forcing, reading the source) through the decoder's final norm and head (`Decoder.logits`).
 
     doc = lens_document(load_model("SmolLM2-135M"), "The capital of France is", k=3)
     doc["rows"][-1]  # {"layer": 30, "position": 5, "top_ids": [...], "top_tokens": ["ĠParis", ...], ...}
@@ -14,13 +15,20 @@ import numpy as np
 
 from attncli.errors import ConfigError
 
+from .encdec import is_seq2seq, seq2seq_forward
 from .forward import forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
+from .hparams import ModelError
 from .model import Model
 from .run import _check_finite, _encode, describe
+from .seq2seq import teacher_forced
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
+DECODER_LAYERS = (
+    "layer 0 = the decoder's embeddings, layer l = the output of decoder block l - 1 (transformers' "
+    "decoder_hidden_states[l]), over the target with teacher forcing"
+)
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
@@ -31,13 +39,39 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def lens_document(model: Model, text: str, k: int = 5) -> dict:
-    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
+def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
+    """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
+    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
+    if model.unembed is None:
+        raise ModelError(
+            f"{model.name} has no output head: tie_word_embeddings is false and the checkpoint lacks lm_head.weight"
+        )
+    run = seq2seq_forward(model, source_ids, decoder_ids)
+    return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
+
+
+def lens_document(model: Model, text: str, k: int = 5, context: str | None = None) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens (an
+    encoder–decoder's: of its decoder over the target `text`, reading the source `context`)."""
     if not 1 <= k <= 100:
         raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
-    unembedding(model)  # an encoder has none: said before the text is run
-    tokens, encoded = _encode(model, text, None)
-    every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
+    if is_seq2seq(model):
+        if context is None:
+            raise ConfigError(
+                f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "
+                "source: give it with --context SOURCE"
+            )
+        source, tokens = teacher_forced(model, text, context)
+        every = target_lens_arrays(model, source.ids, tokens.ids)  # [L_dec + 1, m, vocab]
+        n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS
+    else:
+        if context is not None:
+            raise ConfigError(f"--context is an encoder–decoder's source; {model.name} is not one: drop --context")
+        unembedding(model)  # an encoder has none: said before the text is run
+        tokens, encoded = _encode(model, text, None)
+        every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
+        n_layer, layers = model.n_layer, LAYERS
     _check_finite(model, "the lens", every)
     probs = probabilities(every)
     best = top_k(probs, k)  # [L + 1, n, k]
@@ -61,8 +95,9 @@ def lens_document(model: Model, text: str, k: int = 5) -> dict:
         "special": list(tokens.special),
         "model": model.name,
         "summary": describe(model),
-        "n_layer": model.n_layer,
+        "n_layer": n_layer,
         "k": k,
-        "layers": LAYERS,
+        "layers": layers,
         "rows": rows,
+        **({} if context is None else {"source": context}),
     }

@@ -72,6 +72,11 @@ def _decoder_tokens(model: Model, target: str) -> Tokens:
     )
 
 
+def teacher_forced(model: Model, text: str, source: str) -> tuple[Tokens, Tokens]:
+    """The source's tokens and the decoder's input of the target `text` with teacher forcing."""
+    return _source_tokens(model, source), _decoder_tokens(model, text)
+
+
 def written_target(model: Model, text: str, source: str, how: Generation) -> Tokens:
     """The target the model writes from `source` (`--generate`): the decoder input of `text` as teacher forcing
     reads it (`_decoder_tokens`) without the end-of-sequence token its tokenizer appends (the target given so far;

@@ -91,4 +91,4 @@ def test_an_encoder_cannot_be_ablated():
 
 def test_an_encoder_decoder_is_refused_as_a_command_line_mistake():
     r = attn("ablate", TEXT, "--model", GOLDEN / "t5")
-    assert r.exit_code == 2 and "is an encoder–decoder (t5): attn lens and attn ablate read" in r.stderr
+    assert r.exit_code == 2 and "is an encoder–decoder (t5): attn ablate switches off a decoder-only" in r.stderr

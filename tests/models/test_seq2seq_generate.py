@@ -19,7 +19,9 @@ from attncli.models import encode, load_model, route
 from attncli.models.attention import cached
 from attncli.models.encdec import decode_target, generation_start, seq2seq_forward
 from attncli.models.generate import Generation, KVCache
-from attncli.models.seq2seq import written_target
+from attncli.models.head import probabilities
+from attncli.models.lens import lens_document, target_lens_arrays
+from attncli.models.seq2seq import teacher_forced, written_target
 from tests.tolerance import U32, matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -34,6 +36,11 @@ ROUNDINGS = 64 * U32
 def golden(name: str):
     folder = GOLDEN / name
     return load_model(folder), json.loads((folder / "generation.json").read_text(encoding="utf-8"))["cases"]
+
+
+def golden_lens(name: str):
+    folder = GOLDEN / name
+    return load_model(folder), json.loads((folder / "generation.json").read_text(encoding="utf-8"))["lens"]
 
 
 def test_every_encoder_decoder_has_transformers_generation():
@@ -153,3 +160,32 @@ def test_t5_v1_1_reads_its_own_head_unscaled(tmp_path):
     got = model.family.decoder.logits(model, y)
     # the product's bound twice (attn's and this one), and twice more for the norm's few roundings of each term
     np.testing.assert_allclose(got, normed @ head.T, rtol=0, atol=4 * matmul_bound(normed, head.T).max())
+
+
+@pytest.mark.parametrize("name", SEQ2SEQ)
+def test_the_decoders_lens_equals_transformers_decoder_hidden_states_through_its_head(name):
+    """Every decoder layer's stream at every target position through the decoder's final norm and head: the
+    probabilities of transformers' top ids, and its top ids in its order; the last layer is the model's own.
+    A probability moves by at most twice the largest change of a logit (|dp_i| <= p_i (|dl_i| + sum_j p_j |dl_j|)),
+    and a logit by at most 64 float32 roundings of the largest (see ROUNDINGS)."""
+    model, ref = golden_lens(name)
+    source, tokens = teacher_forced(model, ref["text"], ref["source"])
+    assert list(tokens.ids) == ref["decoder_ids"]
+    probs = probabilities(target_lens_arrays(model, source.ids, tokens.ids))  # [L + 1, m, vocab]
+    top_ids, top_probs = np.array(ref["top_ids"]), np.array(ref["top_probs"])
+    assert probs.shape[:2] == top_ids.shape[:2] == (model.hp["n_dec_layer"] + 1, len(tokens))
+    bound = 2 * ROUNDINGS * ref["max_abs_logit"]
+    np.testing.assert_allclose(np.take_along_axis(probs, top_ids, axis=-1), top_probs, rtol=0, atol=bound)
+    np.testing.assert_allclose(-np.sort(-probs, axis=-1)[..., : ref["k"]], top_probs, rtol=0, atol=bound)
+
+
+def test_lens_json_of_an_encoder_decoder_names_its_source_and_decoder_layers():
+    model, ref = golden_lens("marian")
+    doc = lens_document(model, ref["text"], 3, context=ref["source"])
+    assert doc["source"] == ref["source"] and doc["n_layer"] == model.hp["n_dec_layer"]
+    assert len(doc["rows"]) == (model.hp["n_dec_layer"] + 1) * len(doc["tokens"])
+    assert [r["top_ids"] for r in doc["rows"][-len(doc["tokens"]) :]] == [t[:3] for t in ref["top_ids"][-1]]
+    with pytest.raises(ConfigError, match="give it with --context SOURCE"):
+        lens_document(model, ref["text"])
+    with pytest.raises(ConfigError, match="drop --context"):
+        lens_document(load_model(GOLDEN / "gpt2"), "time flies", context="x")
