@@ -162,3 +162,21 @@ def test_a_saved_head_is_the_head_whatever_tie_word_embeddings_says(tie, tmp_pat
     if not tie:
         with pytest.raises(ModelError, match=r"tie_word_embeddings is false and the checkpoint lacks lm_head\.weight"):
             lens_arrays(bare, [1, 2])
+
+
+def test_forced_tokens_of_the_settings_are_forced_as_transformers_forces_them(tmp_path):
+    """forced_bos_token_id: the token after a one-token input (transformers' cur_len 1); forced_eos_token_id: the
+    last of the N; where both fall on one token, the end (its processor runs last); generation_config.json's
+    setting before config.json's."""
+    import shutil
+
+    folder = tmp_path / "llama"
+    shutil.copytree(GOLDEN / "llama", folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps(config | {"forced_bos_token_id": 7, "forced_eos_token_id": 9}))
+    model, base = load_model(folder), load_model(GOLDEN / "llama")
+    assert decode(base, [5], 1) != [7] and decode(base, [5, 7], 3)[-1] != 9  # what forcing changes
+    assert decode(model, [5], 4) == [7, *decode(base, [5, 7], 2), 9]
+    assert decode(model, [5, 6], 3) == [*decode(base, [5, 6], 2), 9] and decode(model, [5], 1) == [9]
+    (folder / "generation_config.json").write_text(json.dumps({"forced_eos_token_id": None}))
+    assert decode(load_model(folder), [5], 4) == [7, *decode(base, [5, 7], 3)]
