@@ -214,7 +214,7 @@ def lens(
     from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
-    doc = lens_document(load(model)[0], text, top_k, context)
+    doc = lens_document(load(model)[0], text, top_k, context=context)
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 

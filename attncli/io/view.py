@@ -38,8 +38,8 @@ from attncli.pipeline.steps import steps
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
-    from attncli.models.run import ModelLayer
     from attncli.models.seq2seq import PartLayer
+    from attncli.models.source import ModelLayer
 
 SCHEMA = "attncli.view/2"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows

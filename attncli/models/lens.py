@@ -14,14 +14,16 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.errors import ConfigError
+from attncli.pipeline.tokenize import Tokens
 
 from .encdec import is_seq2seq, seq2seq_forward
 from .forward import forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .hparams import ModelError
 from .model import Model
-from .run import _check_finite, _encode, describe
-from .seq2seq import teacher_forced
+from .run import _check_finite, _encode
+from .seq2seq import decoder_tokens, source_tokens
+from .source import describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
@@ -51,9 +53,29 @@ def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
     return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
 
 
-def lens_document(model: Model, text: str, k: int = 5, context: str | None = None) -> dict:
-    """`attn lens -f json`: a row per layer and position with its k most probable next tokens (an
-    encoder–decoder's: of its decoder over the target `text`, reading the source `context`)."""
+def written_probabilities(model: Model, ids, start: int) -> np.ndarray:
+    # [n] token ids, 1 <= start < n -> [n - start] float64
+    """The probability the model gives each token from `start` on after the tokens before it: the last layer of
+    the lens at the position before it (one forward pass over the whole sequence; causal, so what each step of a
+    generation saw). Of greedy tokens, each is the most probable of its step:
+
+        written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
+    """
+    unembedding(model)
+    run = forward(model, ids)
+    assert run.final is not None and 1 <= start < len(ids)  # a full pass; a token before the first written
+    probs = probabilities(logits(model, run.final[start - 1 : -1]))  # [n - start, vocab]
+    _check_finite(model, "the next-token probabilities", probs)
+    return probs[np.arange(len(probs)), np.asarray(ids[start:])]
+
+
+def lens_document(
+    model: Model, text: str, k: int = 5, tokens: Tokens | None = None, context: str | None = None
+) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens. `tokens`: those
+    of a run of `text` already made (a generation's: the text and the tokens written after it, marked in
+    `generated`), instead of the text cut again. An encoder–decoder's: of its decoder over the target `text` (or
+    its decoder's `tokens`), reading the source `context`."""
     if not 1 <= k <= 100:
         raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
     if is_seq2seq(model):
@@ -62,21 +84,23 @@ def lens_document(model: Model, text: str, k: int = 5, context: str | None = Non
                 f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "
                 "source: give it with --context SOURCE"
             )
-        source, tokens = teacher_forced(model, text, context)
+        source = source_tokens(model, context)
+        tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
         every = target_lens_arrays(model, source.ids, tokens.ids)  # [L_dec + 1, m, vocab]
         n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS
     else:
         if context is not None:
             raise ConfigError(f"--context is an encoder–decoder's source; {model.name} is not one: drop --context")
         unembedding(model)  # an encoder has none: said before the text is run
-        tokens, encoded = _encode(model, text, None)
-        every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
+        if tokens is None:
+            tokens = _encode(model, text, None)[0]
+        every = lens_arrays(model, tokens.ids)  # [L + 1, n, vocab]
         n_layer, layers = model.n_layer, LAYERS
     _check_finite(model, "the lens", every)
     probs = probabilities(every)
     best = top_k(probs, k)  # [L + 1, n, k]
     picked = np.take_along_axis(probs, best, axis=-1)
-    decode = model.tokenizer.id_to_token
+    decode, generation = model.tokenizer.id_to_token, tokens.generation()
     rows = [
         {
             "layer": l,
@@ -88,16 +112,19 @@ def lens_document(model: Model, text: str, k: int = 5, context: str | None = Non
         for l in range(best.shape[0])
         for i in range(best.shape[1])
     ]
-    return {
-        "schema": LENS_SCHEMA,
-        "text": text,
-        "tokens": list(tokens.strings),
-        "special": list(tokens.special),
-        "model": model.name,
-        "summary": describe(model),
-        "n_layer": n_layer,
-        "k": k,
-        "layers": layers,
-        "rows": rows,
-        **({} if context is None else {"source": context}),
-    }
+    return (
+        {
+            "schema": LENS_SCHEMA,
+            "text": text,
+            "tokens": list(tokens.strings),
+            "special": list(tokens.special),
+            "model": model.name,
+            "summary": describe(model),
+            "n_layer": n_layer,
+            "k": k,
+            "layers": layers,
+            "rows": rows,
+        }
+        | ({} if context is None else {"source": context})
+        | ({} if generation is None else {"generated": generation})
+    )

@@ -35,7 +35,8 @@ from .forward import forward
 from .generate import Generation, check_room
 from .languages import check_language, with_language
 from .model import Model
-from .run import ModelLayer, Rollout, describe, heads_rows, heads_table, token_marks
+from .run import Rollout, heads_rows, heads_table
+from .source import ModelLayer, describe, token_marks
 from .tokens import ModelTokens, encode
 
 
@@ -45,7 +46,7 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     return Tokens(tuple(strings), tuple(ids), tuple(offsets), model.name, size, unk_token=unk, special=tuple(special))
 
 
-def _source_tokens(model: Model, source: str) -> Tokens:
+def source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     check_language(model, source)
     t = with_language(model, source, encode(model, source, what="context"), target=False)
@@ -58,7 +59,7 @@ def target_labels(model: Model, target: str) -> ModelTokens:
     return with_language(model, target, encode(model, target), target=True)
 
 
-def _decoder_tokens(model: Model, target: str) -> Tokens:
+def decoder_tokens(model: Model, target: str) -> Tokens:
     """The decoder's input: the start token, then the target's tokens (its labels) without the last."""
     labels = target_labels(model, target)
     ids = decoder_input(model, labels.ids)
@@ -72,19 +73,14 @@ def _decoder_tokens(model: Model, target: str) -> Tokens:
     )
 
 
-def teacher_forced(model: Model, text: str, source: str) -> tuple[Tokens, Tokens]:
-    """The source's tokens and the decoder's input of the target `text` with teacher forcing."""
-    return _source_tokens(model, source), _decoder_tokens(model, text)
-
-
 def written_target(model: Model, text: str, source: str, how: Generation) -> Tokens:
     """The target the model writes from `source` (`--generate`): the decoder input of `text` as teacher forcing
-    reads it (`_decoder_tokens`) without the end-of-sequence token its tokenizer appends (the target given so far;
+    reads it (`decoder_tokens`) without the end-of-sequence token its tokenizer appends (the target given so far;
     "" = none: the decoder start token alone, where transformers' generate starts), then `how.new` written tokens
     (`encdec.decode_target`), each at the offset len(text); the whole target priced against the memory limit first."""
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     if text:
-        given = _decoder_tokens(model, text)
+        given = decoder_tokens(model, text)
     else:
         start = generation_start(model)
         given = _tokens(model, [model.tokenizer.id_to_token(start) or f"<{start}>"], [start], [(0, 0)], [True])
@@ -152,13 +148,13 @@ def part_layer(
     n_head, d_k = part_heads(model, chosen)
     pick_head = None if head is None else _check_head(model, chosen, head, n_head)
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     tgt, memory = None, None
     if chosen == "encoder":
         s = forward(model, src.ids, upto_layer=layer, steps_layer=layer).steps
         assert s is not None  # steps_layer asks for them
     else:
-        tgt = target if target is not None else _decoder_tokens(model, text)
+        tgt = target if target is not None else decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         s, memory = (run.cross if chosen == "cross" else run.decoder)[layer], run.encoder.final
     pick = slice(None) if pick_head is None else slice(pick_head, pick_head + 1)
@@ -318,10 +314,10 @@ def _part_weights(
     # -> the rows' tokens, the text they are, per layer [n_head, n_q, n_k]
     """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target."""
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     if part == "encoder":
         return src, source, forward(model, src.ids).weights
-    tgt = target if target is not None else _decoder_tokens(model, text)
+    tgt = target if target is not None else decoder_tokens(model, text)
     run = seq2seq_forward(model, src.ids, tgt.ids)
     return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
 
@@ -368,7 +364,7 @@ def part_rollout(
     layer `layer`."""
     if chosen == "cross":
         assert context is not None  # route.check_part asks for the source
-        src, tgt = _source_tokens(model, context), target if target is not None else _decoder_tokens(model, text)
+        src, tgt = source_tokens(model, context), target if target is not None else decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         layer = _check_layer(model, "decoder", layer, len(run.cross))
         decoder, cross = [s.weights for s in run.decoder], [s.weights for s in run.cross]
@@ -398,7 +394,7 @@ def part_heads_document(
         doc = heads_table(
             model, shown_text, tokens, stats, label_heads(stats, CROSS_PATTERNS), CROSS_STATS, CROSS_LABELS
         )
-        src = _source_tokens(model, context)
+        src = source_tokens(model, context)
         return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
     return doc | {"part": chosen, **source}
@@ -419,10 +415,10 @@ def every_part(model: Model, text: str, context: str | None, target: Tokens | No
     the source; `target`: the decoder's tokens already made, a written target); without a context, `text` is the
     source and only the encoder's part is there."""
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     if context is None:
         return {"encoder": PartWeights(src, None, forward(model, src.ids).weights, None)}
-    tgt = target if target is not None else _decoder_tokens(model, text)
+    tgt = target if target is not None else decoder_tokens(model, text)
     run = seq2seq_forward(model, src.ids, tgt.ids)
     side = {"source": src, "target": tgt}
     out = {}
