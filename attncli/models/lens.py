@@ -41,30 +41,37 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
-    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
+def target_lens_arrays(model: Model, source_ids, decoder_ids, last: bool = False) -> np.ndarray:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32 ([m, vocab]: `last`)
     """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
-    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
+    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass),
+    which is all `last` gives."""
     if model.unembed is None:
         raise ModelError(
             f"{model.name} has no output head: tie_word_embeddings is false and the checkpoint lacks lm_head.weight"
         )
     run = seq2seq_forward(model, source_ids, decoder_ids)
+    if last:
+        return model.family.decoder.logits(model, run.output)
     return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
 
 
-def written_probabilities(model: Model, ids, start: int) -> np.ndarray:
-    # [n] token ids, 1 <= start < n -> [n - start] float64
+def written_probabilities(model: Model, ids, start: int, source_ids=None) -> np.ndarray:
+    # [n] token ids (an encoder–decoder's: its decoder's, reading [s] source_ids), 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
     the lens at the position before it (one forward pass over the whole sequence; causal, so what each step of a
     generation saw). Of greedy tokens, each is the most probable of its step:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
-    unembedding(model)
-    run = forward(model, ids)
-    assert run.final is not None and 1 <= start < len(ids)  # a full pass; a token before the first written
-    probs = probabilities(logits(model, run.final[start - 1 : -1]))  # [n - start, vocab]
+    assert 1 <= start < len(ids)  # a token before the first written
+    if source_ids is None:
+        unembedding(model)
+        run = forward(model, ids)
+        assert run.final is not None  # a full pass
+        probs = probabilities(logits(model, run.final[start - 1 : -1]))  # [n - start, vocab]
+    else:
+        probs = probabilities(target_lens_arrays(model, source_ids, ids, last=True)[start - 1 : -1])
     _check_finite(model, "the next-token probabilities", probs)
     return probs[np.arange(len(probs)), np.asarray(ids[start:])]
 
