@@ -29,8 +29,9 @@ floor's, so that a change of the machine's load falls on both alike. `met` compa
   noting the wall-time ratio, the time to read the file, and the peak memory of a fresh attn process doing the
   same against the weights as float32 (target 1.1x);
 - generation: greedy decoding of --new tokens with attn's KV cache against transformers' `generate` on
-  --gen-model (SmolLM2-135M as float32 safetensors), one thread, a fresh process a run (bench_generate.py's):
-  the CPU time a token (target 1.0x: at least transformers' tokens per second);
+  --gen-model (default $ATTN_SMOLLM2, the SmolLM2-135M GGUF, dequantized to float32 by both), one thread, a
+  fresh process a run (bench_generate.py's): the CPU time a token (target 1.0x: at least transformers' tokens
+  per second);
 - corpus: `attn heads --lines`' statistics over --corpus lines of tools/make_corpus.py with MiniLM against the
   FLOP ceiling of this machine, the float32 GEMM rate of one core measured on MiniLM's MLP shapes in the same run
   over the FLOPs of the model's products on each line's own tokens (target: 0.9 of the ceiling, i.e. a ratio of
@@ -190,6 +191,7 @@ def kernel_rows(outputs: list[int], weights: list[int], reps: int) -> list[Row]:
         def sdpa(tq=tq, tk=tk, tv=tv):
             return torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
 
+        runs: dict[str, Callable[[], object]]
         if n in outputs:
             runs = {"torch": sdpa}
             for b in backends:
@@ -393,14 +395,15 @@ def load_rows(python: str, folder: Path, reps: int, tiny: bool) -> list[Row]:
     return [(figure, "transformers from_pretrained + forward", t["attn"], t["hf"], 1.0, note)]
 
 
-def generation_rows(python: str, torch_python: str, folder: Path, new: int, reps: int, tiny: bool) -> list[Row]:
+def generation_rows(python: str, torch_python: str, folder: Path | None, new: int, reps: int, tiny: bool) -> list[Row]:
     """Greedy decoding with attn's KV cache against transformers' `generate`, one thread each, as
     bench_generate.py runs them: a fresh process of each side a run, interleaved, timing `new` tokens after an
     8-token prompt (end-of-sequence ignored); the figure is the CPU time a token (target: at most transformers')."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import bench_generate
 
-    figure = f"generation, {new} tokens, 1 thread ({'tiny random qwen2' if tiny else folder.name})"
+    name = "tiny random qwen2" if tiny else getattr(folder, "name", "no model")
+    figure = f"generation, {new} tokens, 1 thread ({name})"
     floor = "transformers generate"
     with tempfile.TemporaryDirectory() as tmp:
         prompt = bench_generate.PROMPT
@@ -411,8 +414,8 @@ def generation_rows(python: str, torch_python: str, folder: Path, new: int, reps
             folder = Path(tmp) / "tiny"
             write_model(folder, argparse.Namespace(**shape))
             prompt = [i % 1000 for i in prompt]
-        if not folder.is_dir():
-            return [(figure, floor, None, None, 1.0, f"no model at {folder} (--gen-model)")]
+        if folder is None or not folder.exists():
+            return [(figure, floor, None, None, 1.0, f"no model at {folder} (--gen-model or $ATTN_SMOLLM2)")]
         ours: list[tuple[float, float]] = []
         theirs: list[tuple[float, float]] = []
         for _ in range(reps):
@@ -574,8 +577,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--gen-model",
         type=Path,
-        default=Path("/work/models/smollm2-st"),
-        help="the generation row's model folder (SmolLM2-135M as float32 safetensors)",
+        default=Path(os.environ["ATTN_SMOLLM2"]) if os.environ.get("ATTN_SMOLLM2") else None,
+        help="the generation row's model, a folder or GGUF file (default $ATTN_SMOLLM2, the SmolLM2-135M GGUF)",
     )
     ap.add_argument(
         "--load-model",

@@ -47,7 +47,8 @@ def view(
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
-    a decoder's --generate N: of TEXT and the N tokens it writes after it."""
+    a decoder's --generate N: of TEXT and the N tokens it writes after it (an encoder–decoder's: of the target it
+    writes from --context SOURCE after TEXT)."""
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
