@@ -189,8 +189,8 @@ def dense(x, w):  # [..., d_in], [d_in, d_out] -> [..., d_out]
     batch [B, n, d] (2.7x slower for MiniLM's MLP on 32 lines of 20 tokens). Few rows: (Wᵀ xᵀ)ᵀ (`SWAP_ROWS`); one
     row: Wᵀ x, a matrix-vector product."""
     x2 = x.reshape(-1, x.shape[-1])  # [rows, d_in]
-    fast = _mkl_products()
-    if fast is not None:  # MKL reads W (or Wᵀ) as stored, at every number of rows
+    fast = _mkl_products() if len(x2) > 1 else None  # one row: NumPy's matrix-vector product (below)
+    if fast is not None:  # MKL reads W (or Wᵀ) as stored
         out = np.empty((len(x2), w.shape[-1]), np.result_type(x2, w))
         fast.matmul(x2, w, out)
         return out.reshape(*x.shape[:-1], w.shape[-1])
@@ -207,7 +207,9 @@ def _mkl():  # () -> attncli.core.mkl.Mkl | None
 
 def _mkl_products():  # () -> attncli.core.mkl.Mkl | None
     """MKL for the products of a pass on one thread (every command's): it runs sequentially, so a pass on more
-    threads (`forward(..., threads=2)`) keeps OpenBLAS, whose own threads share each product."""
+    threads (`forward(..., threads=2)`) keeps OpenBLAS, whose own threads share each product. Not for one row (a
+    decoded token): MKL's gemm (and gemv) took 130 µs for [1, 576] x [576, 1536] against OpenBLAS's gemv's 120,
+    20 against 12 at [576, 576] (it wins only on a 49,152-word unembedding: 4.3 ms against 5.5)."""
     return _mkl() if parallel.count() == 1 else None
 
 

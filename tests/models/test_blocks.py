@@ -204,7 +204,7 @@ def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows, backend):
 @pytest.mark.parametrize("rows", [1, 5, 100])
 def test_dense_multiplies_through_mkl_on_one_thread_only(rows, monkeypatch):
     """With MKL, x W (W a weight's transpose, read as stored) is MKL's product, within the float32 bound; inside
-    `threads(2)` it is NumPy's (OpenBLAS's threads), MKL being sequential."""
+    `threads(2)` it is NumPy's (OpenBLAS's threads), MKL being sequential, and so is a single row's."""
     fast = mkl.load()
     if fast is None:
         pytest.skip("the optional mkl package is not installed")
@@ -215,6 +215,7 @@ def test_dense_multiplies_through_mkl_on_one_thread_only(rows, monkeypatch):
     x, w = rng.standard_normal((2, rows, 48), dtype=np.float32), rng.standard_normal((40, 48), dtype=np.float32)
     got = blocks.dense(x, w.T)
     assert used == [(2 * rows, 48)] and got.shape == (2, rows, 40) and got.dtype == np.float32
+    assert blocks.dense(x[0, :1], w.T).shape == (1, 40) and len(used) == 1  # one row: NumPy's gemv
     want = x.astype(np.float64) @ w.T.astype(np.float64)
     assert_within(got, want, matmul_bound(x, w.T) * (1 + 1e-6), "dense through MKL")
     with parallel.threads(2):
