@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from attncli.errors import ConfigError
 from attncli.pipeline.tokenize import Tokens
 
 from .attention import editing, padding
@@ -102,7 +103,8 @@ ABLATE_SCHEMA = "attncli.ablate/1"
 
 
 def target_id(model: Model, token: str) -> int:
-    """--target: a token as the vocabulary writes it ("ĠParis"), else a text that is one token (" Paris")."""
+    """--target: a token as the vocabulary writes it ("ĠParis"), else a text that is one token (" Paris"); else
+    ConfigError (a token the model does not have, as a head it does not have: the command line's mistake)."""
     found = model.tokenizer.token_to_id(token)
     if found is not None and found < model.vocab_size:
         return int(found)
@@ -110,7 +112,7 @@ def target_id(model: Model, token: str) -> int:
     cut = [(i, s) for i, s, special in zip(t.ids, t.strings, t.special) if not special]
     if len(cut) != 1:
         shown = " ".join(s for _, s in cut)
-        raise ModelError(
+        raise ConfigError(
             f"--target {token!r} is {len(cut)} tokens for {model.name} ({shown}): give one token, as the vocabulary "
             "writes it (attn tokens shows them)"
         )

@@ -19,6 +19,7 @@ import numpy as np
 from attncli.core.attention import softmax
 from attncli.core.threads import blas_threads
 from attncli.errors import ConfigError
+from attncli.pipeline.config import MAX_SEED
 
 from . import parallel
 from .attention import cached
@@ -40,12 +41,16 @@ class Generation:
     seed: int = 0
 
     def __post_init__(self):
-        if self.temperature is not None and not self.temperature > 0:
-            raise ConfigError(f"--temperature must be above 0 to sample, got {self.temperature}")
+        if self.new < 1:
+            raise ConfigError(f"--generate must be at least 1, got {self.new}")
+        if self.temperature is not None and not 0 < self.temperature < np.inf:
+            raise ConfigError(f"--temperature must be a finite number above 0 to sample, got {self.temperature}")
         if self.top_k is not None and self.top_k < 1:
             raise ConfigError(f"--top-k must be at least 1, got {self.top_k}")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ConfigError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
 
     @property
     def sampled(self) -> bool:
@@ -192,9 +197,10 @@ def writes(model: Model, first, n_new: int, how: Generation | None, step, stop: 
 
 
 def check_room(model: Model, n_prompt: int, n_new: int) -> None:
-    """ModelError when `n_new` is not a count from 1, or the prompt and the new tokens exceed the positions."""
+    """ConfigError when `n_new` is not a count from 1; ModelError when the prompt and the new tokens exceed the
+    positions."""
     if n_new < 1:
-        raise ModelError(f"--generate must be at least 1, got {n_new}")
+        raise ConfigError(f"--generate must be at least 1, got {n_new}")
     if n_prompt + n_new > model.max_positions:
         raise ModelError(
             f"the text is {n_prompt} tokens and --generate {n_new} more, but {model.name} takes at most "

@@ -72,9 +72,11 @@ def test_csv_rows():
         (["--heads", "9.0"], 2, "layer 9 is out of range"),
         (["--heads", "0.9"], 2, "head 9 is out of range"),
         (["--mode", "half"], 2, "half"),
+        (["--target", ""], 2, "--target '' is 0 tokens for llama"),
+        (["-f", "npy"], 2, "'npy' is not one of 'table', 'json', 'jsonl', 'csv', 'parquet', 'svg', 'html'"),
         (
             ["--target", "time flies"],
-            1,
+            2,
             "--target 'time flies' is 8 tokens for llama (t i m e Ġf l i es)",
         ),
     ],

@@ -83,3 +83,12 @@ def test_an_encoder_decoders_lens_is_its_decoders_over_the_target():
     doc = json.loads(ok("lens", "le chat", "--model", GOLDEN / "t5", "--context", "the cat sat", "-f", "json"))
     assert doc["tokens"] == ["<pad>", "le", "chat"] and doc["source"] == "the cat sat" and doc["n_layer"] == 2
     assert doc["layers"].startswith("layer 0 = the decoder's embeddings")
+
+
+def test_format_offers_only_what_a_lens_writes():
+    """-f offers the formats of rows (Records): npy and npz are refused by the option itself, in one line."""
+    r = attn("lens", TEXT, "--model", GOLDEN / "gpt2", "-f", "npz")
+    assert r.exit_code == 2 and r.stderr.splitlines() == [
+        "Error: invalid value for '-f' / '--format': 'npz' is not one of 'table', 'json', 'jsonl', 'csv', 'parquet', "
+        "'svg', 'html' (attn lens --help)"
+    ]

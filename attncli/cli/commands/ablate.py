@@ -63,7 +63,7 @@ def parse_heads(given: str) -> list[tuple[int, int]]:
     return out
 
 
-@options(out=Out)
+@options(out=Out, writes=("Records",))
 def ablate(
     model: ModelRequired,
     out: Out,

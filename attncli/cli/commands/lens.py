@@ -28,7 +28,7 @@ TopK = Annotated[
 ]
 
 
-@options(out=Out)
+@options(out=Out, writes=("Records",))
 def lens(
     model: ModelRequired,
     out: Out,
