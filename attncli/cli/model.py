@@ -185,8 +185,13 @@ def check_options(
         if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == DEFAULT_VARIANT)
     ]  # the default variant (scaled dot product) is what BERT and GPT-2 do
     if clash:
+        sampling = [p for p in clash if p.name in SAMPLING and "generate" in {q.name for q in ctx.command.params}]
         raise ConfigError(
             f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
+            + (
+                f" ({_names(sampling)} {'is' if len(sampling) == 1 else 'are'} for sampling with --generate N)"
+                * bool(sampling)
+            )
         )
 
 

@@ -134,7 +134,11 @@ def test_draws_follow_the_warped_probabilities():
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--rollout"], 2, "drop --lines and"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--top-k", "2"], 2, "--top-k and --top-p sample the tokens"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--seed", "1"], 2, "--seed seeds the"),
-        (["show", "time", "--model", GOLDEN / "gpt2", "--temperature", "2"], 2, "drop --temperature"),
+        (
+            ["show", "time", "--model", GOLDEN / "gpt2", "--temperature", "2"],
+            2,
+            "drop --temperature (--temperature is for sampling with --generate N)",
+        ),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--top-p", "0"], 2, "--top-p must be in"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--top-k", "0"], 2, "--top-k must be at"),
         (["show", "a b", "--top-k", "2"], 2, "--top-k needs --model"),
