@@ -11,6 +11,8 @@ the target (teacher forcing, reading the source) through the decoder's final nor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from attncli.errors import ConfigError
@@ -33,27 +35,41 @@ DECODER_LAYERS = (
 )
 
 
-def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
-    """The lens' logits at every layer and position; the last layer is the model's own (one forward pass)."""
+def lens_layers(model: Model, ids) -> Iterator[np.ndarray]:  # [n] token ids -> L + 1 of [n, vocab] logits float32
+    """The lens' logits of each layer in turn, every position; the last layer is the model's own (one forward
+    pass). One layer at a time: all of them at once are (L + 1) · n · vocab floats, 31 · 170 · 49152 (1 GB, and
+    the probabilities and their top-k several times that) for 170 tokens of SmolLM2."""
     run = forward(model, ids)
     assert run.final is not None  # a full pass
-    inner = next_logits(model, np.stack(run.hidden))  # [L, n, vocab]: the embeddings, then blocks 0..L-2's outputs
-    return np.concatenate([inner, logits(model, run.final)[None]])
+    for hidden in run.hidden:  # the embeddings, then blocks 0..L-2's outputs
+        yield next_logits(model, hidden)
+    yield logits(model, run.final)
 
 
-def target_lens_arrays(model: Model, source_ids, decoder_ids, last: bool = False) -> np.ndarray:
-    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32 ([m, vocab]: `last`)
-    """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
-    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass),
-    which is all `last` gives."""
+def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
+    """Every layer of `lens_layers` at once."""
+    return np.stack(list(lens_layers(model, ids)))
+
+
+def target_lens_layers(model: Model, source_ids, decoder_ids, last: bool = False) -> Iterator[np.ndarray]:
+    # [n] source ids, [m] decoder input ids -> L_dec + 1 of [m, vocab] logits float32 (only the last: `last`)
+    """An encoder–decoder's lens, a layer at a time: its decoder's stream entering each layer, then its output,
+    through the decoder's final norm and head (`Decoder.logits`); the last layer is the model's own logits (one
+    teacher-forced pass), which is all `last` gives."""
     if model.unembed is None:
         raise ModelError(
             f"{model.name} has no output head: tie_word_embeddings is false and the checkpoint lacks lm_head.weight"
         )
     run = seq2seq_forward(model, source_ids, decoder_ids)
-    if last:
-        return model.family.decoder.logits(model, run.output)
-    return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
+    for hidden in [run.output] if last else [*run.hidden, run.output]:
+        yield model.family.decoder.logits(model, hidden)
+
+
+def target_lens_arrays(model: Model, source_ids, decoder_ids, last: bool = False) -> np.ndarray:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32 ([m, vocab]: `last`)
+    """Every layer of `target_lens_layers` at once (the last alone: `last`)."""
+    every = list(target_lens_layers(model, source_ids, decoder_ids, last))
+    return every[0] if last else np.stack(every)
 
 
 def written_probabilities(model: Model, ids, start: int, source_ids=None) -> np.ndarray:
@@ -93,7 +109,7 @@ def lens_document(
             )
         source = source_tokens(model, context)
         tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
-        every = target_lens_arrays(model, source.ids, tokens.ids)  # [L_dec + 1, m, vocab]
+        every = target_lens_layers(model, source.ids, tokens.ids)  # L_dec + 1 of [m, vocab]
         n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS
     else:
         if context is not None:
@@ -101,24 +117,25 @@ def lens_document(
         unembedding(model)  # an encoder has none: said before the text is run
         if tokens is None:
             tokens = _encode(model, text, None)[0]
-        every = lens_arrays(model, tokens.ids)  # [L + 1, n, vocab]
+        every = lens_layers(model, tokens.ids)  # L + 1 of [n, vocab]
         n_layer, layers = model.n_layer, LAYERS
-    _check_finite(model, "the lens", every)
-    probs = probabilities(every)
-    best = top_k(probs, k)  # [L + 1, n, k]
-    picked = np.take_along_axis(probs, best, axis=-1)
     decode, generation = model.tokenizer.id_to_token, tokens.generation()
-    rows = [
-        {
-            "layer": l,
-            "position": i,
-            "top_ids": best[l, i].tolist(),
-            "top_tokens": [decode(int(t)) for t in best[l, i]],
-            "top_probs": picked[l, i].tolist(),
-        }
-        for l in range(best.shape[0])
-        for i in range(best.shape[1])
-    ]
+    rows = []
+    for l, logit in enumerate(every):
+        _check_finite(model, "the lens", logit)
+        probs = probabilities(logit)
+        best = top_k(probs, k)  # [n, k]
+        picked = np.take_along_axis(probs, best, axis=-1)
+        rows += [
+            {
+                "layer": l,
+                "position": i,
+                "top_ids": best[i].tolist(),
+                "top_tokens": [decode(int(t)) for t in best[i]],
+                "top_probs": picked[i].tolist(),
+            }
+            for i in range(len(best))
+        ]
     return (
         {
             "schema": LENS_SCHEMA,
