@@ -78,15 +78,21 @@ class Generation:
 
 def warped(logit, temperature: float | None, top_k: int | None, top_p: float | None) -> np.ndarray:
     # [vocab] -> [vocab] float64 probabilities
-    """Logits / temperature; those below the k-th largest set to -inf (top-k: equal ones stay); then the least
-    probable whose probabilities sum to at most 1 - top_p set to -inf (top-p: the most probable always stays).
+    """Logits / temperature (less their largest first, which softmax ignores: a tiny temperature then sends the others
+    to -inf, not every logit to ±inf and NaN); those below the k-th largest set to -inf (top-k: equal ones stay);
+    then the least probable whose probabilities sum to at most 1 - top_p set to -inf (top-p: the most probable
+    always stays).
 
     >>> warped(np.array([0.0, 1.0, 2.0, 3.0]), None, 2, None).round(3).tolist()
     [0.0, 0.0, 0.269, 0.731]
     >>> warped(np.array([0.0, 1.0, 2.0, 3.0]), None, None, 0.5).round(3).tolist()
     [0.0, 0.0, 0.0, 1.0]
+    >>> warped(np.array([1.0, 3.0, 3.0]), 1e-320, None, None).tolist()
+    [0.0, 0.5, 0.5]
     """
-    z = np.asarray(logit, dtype=np.float64) / (temperature or 1.0)
+    z = np.asarray(logit, dtype=np.float64)
+    with np.errstate(over="ignore"):  # to -inf: a probability of 0
+        z = (z - z.max()) / (temperature or 1.0)
     if top_k is not None and top_k < z.size:
         z[z < np.partition(z, -top_k)[-top_k]] = -np.inf
     if top_p is not None:

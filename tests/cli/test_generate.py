@@ -80,6 +80,9 @@ def test_sampling_from_the_most_probable_alone_is_greedy():
     greedy = sampled()["generated"]["ids"]
     assert sampled("--top-k", "1", "--seed", "7")["generated"]["ids"] == greedy
     assert sampled("--top-p", "1e-9", "--temperature", "3")["generated"]["ids"] == greedy
+    # a temperature so small that the logits over it overflow: the limit, greedy, not NaN probabilities (which
+    # drew the last id of the vocabulary every time)
+    assert sampled("--temperature", "1e-320", "--seed", "7")["generated"]["ids"] == greedy
 
 
 def test_draws_follow_the_warped_probabilities():
