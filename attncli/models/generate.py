@@ -209,7 +209,7 @@ def check_room(model: Model, n_prompt: int, n_new: int) -> None:
         raise ConfigError(f"--generate must be at least 1, got {n_new}")
     if n_prompt + n_new > model.max_positions:
         raise ModelError(
-            f"the text is {n_prompt} tokens and --generate {n_new} more, but {model.name} takes at most "
+            f"the text is {n_prompt} token{'s' * (n_prompt != 1)} and --generate {n_new} more, but {model.name} takes at most "
             f"{model.max_positions} ({model.hp['positions_key']})"
         )
 

@@ -107,7 +107,11 @@ def test_draws_follow_the_warped_probabilities():
         (["show", "a b", "--generate", "2"], 2, "--generate needs --model"),
         (["show", "time", "--model", GOLDEN / "bert", "--generate", "2"], 1, "is an encoder (bert)"),
         (["show", "time", "--model", GOLDEN / "t5", "--generate", "2"], 2, "give it with --context SOURCE"),
-        (["show", "", "--model", GOLDEN / "bart", "--context", "x", "--generate", "64"], 1, "takes at most 64"),
+        (
+            ["show", "", "--model", GOLDEN / "bart", "--context", "x", "--generate", "64"],
+            1,
+            "the text is 1 token and --generate 64 more, but bart takes at most 64",
+        ),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "0"], 2, "--generate must be at least 1, got 0"),
         (["steps", "time", "--model", GOLDEN / "gpt2", "--generate", "-1"], 2, "--generate must be at least 1, got -1"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--temperature", "inf"], 2, "a finite number"),
