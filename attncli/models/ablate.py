@@ -71,7 +71,7 @@ def ablate(
     own next token after `ids`) at the last position, ranked by |Δ logit|, largest first. `progress(done,
     total)` is told after each layer's heads (`attn explore` says how far it is)."""
     if mode not in MODES:
-        raise ModelError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+        raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     clean = logits(model, run.final[-1])  # [vocab]

@@ -209,8 +209,8 @@ def check_room(model: Model, n_prompt: int, n_new: int) -> None:
         raise ConfigError(f"--generate must be at least 1, got {n_new}")
     if n_prompt + n_new > model.max_positions:
         raise ModelError(
-            f"the text is {n_prompt} token{'s' * (n_prompt != 1)} and --generate {n_new} more, but {model.name} takes at most "
-            f"{model.max_positions} ({model.hp['positions_key']})"
+            f"the text is {n_prompt} token{'s' * (n_prompt != 1)} and --generate {n_new} more, but {model.name} "
+            f"takes at most {model.max_positions} ({model.hp['positions_key']})"
         )
 
 

@@ -94,3 +94,12 @@ def test_an_encoder_cannot_be_ablated():
 def test_an_encoder_decoder_is_refused_as_a_command_line_mistake():
     r = attn("ablate", TEXT, "--model", GOLDEN / "t5")
     assert r.exit_code == 2 and "is an encoder–decoder (t5): attn ablate switches off a decoder-only" in r.stderr
+
+
+def test_an_unknown_mode_through_the_api_is_a_command_line_mistake():
+    """The API checks --mode as the CLI's choice does: a ConfigError (exit 2), not a data error."""
+    from attncli import api
+    from attncli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--mode must be one of zero, mean, not 'half'"):
+        api.ablate(TEXT, model=str(GOLDEN / "llama"), heads=[(0, 0)], mode="half")

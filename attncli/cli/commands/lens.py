@@ -13,7 +13,12 @@ from attncli.cli.text import context_of
 from attncli.io.inputs import read_text
 
 ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
+    str,
+    typer.Option(
+        "--model",
+        help="A Hugging Face decoder (or encoder–decoder, with --context) folder or cached model name.",
+        show_default=False,
+    ),
 ]
 LensContext = Annotated[
     str | None,
