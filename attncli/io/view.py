@@ -1,4 +1,4 @@
-"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/2).
+"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/3).
 
 The page (`-f html`, `attn view -o FILE.html`, `--save-html`) embeds exactly the document `-f json` writes,
 once. Its weights are for drawing, in a compact encoding ("encoding" in the document says it): each head's
@@ -14,7 +14,7 @@ which the page redoes a score, its softmax and the mix.
     >>> doc = result_view(run("a b a"), "attn view")
     >>> row = weights_of(doc)[0, 0, 0]  # layer 0, head 0, query 0, to 1/255
     >>> doc["schema"], doc["tokens"], (row * 255).round().astype(int).tolist(), round(float(row.sum()), 2)
-    ('attncli.view/2', ['a', 'b', 'a'], [49, 157, 49], 1.0)
+    ('attncli.view/3', ['a', 'b', 'a'], [49, 157, 49], 1.0)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -38,8 +38,9 @@ from attncli.pipeline.steps import steps
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
+    from attncli.models.forward import Forward
 
-SCHEMA = "attncli.view/2"
+SCHEMA = "attncli.view/3"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
 ENCODING = {
     "weights": "each head's weights: round(weight × scale) as one unsigned byte a cell, rows of queries one after "
@@ -48,6 +49,18 @@ ENCODING = {
 }
 NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
+LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a decoder's page adds to its attention: the logit lens (`lens`) and every head switched off alone
+    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`)."""
+
+    lens: bool = False
+    ablate: bool = False
+    target: str | None = None
+    mode: str = "zero"
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -162,7 +175,12 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
 
 
 def model_view(
-    model: Model, result: AttentionResult, model_arg: str, command: str, pair: tuple[str, str | None] | None = None
+    model: Model,
+    result: AttentionResult,
+    model_arg: str,
+    command: str,
+    pair: tuple[str, str | None] | None = None,
+    behaviour: Behaviour = Behaviour(),
 ) -> dict:
     """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
     --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
@@ -172,6 +190,8 @@ def model_view(
     ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
     "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
     `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
+    A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
+    and, after --generate, the probability of each written token and where they start ("generated").
     """
     from attncli.models.encdec import is_seq2seq  # late: start-up (model code: a --model run only)
     from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
@@ -221,12 +241,38 @@ def model_view(
     return {
         **doc,
         **token_marks(tokens),
+        **behaviour_view(model, run, tokens, behaviour),
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
         "neuron": carried,
     }
+
+
+def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> dict:
+    """A decoder page's "lens" (the rows of `attn lens -f json` over the page's tokens, LENS_K a cell) and
+    "ablation" (the fields of `attn ablate -f json` from "mode" on, over the text: before the written tokens,
+    whose first one is then the model's own next token), each null unless asked for; after --generate,
+    "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
+    each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
+    from attncli.models.ablate import ablate_record  # late: start-up (model code: a --model run only)
+    from attncli.models.head import written_probabilities
+    from attncli.models.lens import LAYERS, lens_rows
+
+    ids, start = list(tokens.ids), tokens.generated
+    out: dict = {"lens": None, "ablation": None}
+    if behaviour.lens:
+        out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
+    if behaviour.ablate:
+        text = ids if start is None else ids[:start]
+        out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
+        out["ablation"] |= ablate_record(model, text, None, behaviour.target, behaviour.mode)
+    if start is not None:
+        assert run.final is not None  # a full pass
+        probs = written_probabilities(model, run.final, ids, start)
+        out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
+    return out
 
 
 def neuron(s: LayerSteps, stages: list[Step]) -> dict:

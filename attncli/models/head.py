@@ -61,6 +61,17 @@ def probabilities(logit_rows) -> np.ndarray:  # [..., vocab] -> [..., vocab] flo
     return softmax(np.asarray(logit_rows, dtype=np.float64))
 
 
+def written_probabilities(model: Model, final, ids, start: int) -> np.ndarray:
+    # [n, d_model] a full pass's final rows, [n] ids -> [n - start] float64
+    """The probability the model gave each token from `start` on, from the rows before it (a causal pass over
+    the whole sequence: what each step of a generation saw); a sampled token's is before the sampling's
+    temperature, top-k and top-p."""
+    if not 1 <= start <= len(ids):
+        raise ModelError(f"the written tokens start after the first token and within the text, not at {start}")
+    probs = probabilities(logits(model, np.asarray(final)[start - 1 : len(ids) - 1]))  # [n - start, vocab]
+    return probs[np.arange(len(probs)), np.asarray(ids[start:], dtype=np.int64)]
+
+
 def top_k(probs, k: int) -> np.ndarray:  # [..., vocab] -> [..., k] int64: the k most probable ids, best first
     """The k largest of each row, best first; equal ones in the order of their ids (a stable sort of -p, which
     would sort every row: only the candidates at or above each row's k-th largest are sorted here).

@@ -14,13 +14,14 @@ import numpy as np
 
 from attncli.errors import ConfigError
 
-from .forward import forward
+from .forward import Forward, forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .model import Model
 from .run import _check_finite, _encode, describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
+CHUNK_BYTES = 1 << 26  # the logits and probabilities of at most this many bytes at once (rows × vocab × 12)
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
@@ -31,19 +32,33 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def lens_document(model: Model, text: str, k: int = 5) -> dict:
-    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
-    if not 1 <= k <= 100:
-        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
-    unembedding(model)  # an encoder has none: said before the text is run
-    tokens, encoded = _encode(model, text, None)
-    every = lens_arrays(model, encoded.ids)  # [L + 1, n, vocab]
-    _check_finite(model, "the lens", every)
-    probs = probabilities(every)
-    best = top_k(probs, k)  # [L + 1, n, k]
-    picked = np.take_along_axis(probs, best, axis=-1)
+def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray]:
+    # a full pass over n tokens -> [L + 1, n, k] ids int64, [L + 1, n, k] probabilities float64
+    """The k most probable next tokens of every layer and position, best first, and their probabilities, from a
+    pass's residual streams (`hidden`) and its final rows: a layer and CHUNK_BYTES of rows at a time, so that the
+    lens of a long text never holds [L + 1, n, vocab] at once."""
+    assert run.final is not None  # a full pass
+    streams = [*run.hidden, run.final]  # the last: already through the final norm
+    n, vocab = run.final.shape[0], unembedding(model).shape[0]
+    rows = max(1, CHUNK_BYTES // (12 * vocab))  # float32 logits and float64 probabilities of `rows` positions
+    k = min(k, vocab)
+    ids, probs = np.empty((len(streams), n, k), np.int64), np.empty((len(streams), n, k))
+    for l, x in enumerate(streams):
+        for a in range(0, n, rows):
+            z = logits(model, x[a : a + rows]) if l == len(streams) - 1 else next_logits(model, x[a : a + rows])
+            _check_finite(model, "the lens", z)
+            p = probabilities(z)
+            ids[l, a : a + rows] = top_k(p, k)
+            probs[l, a : a + rows] = np.take_along_axis(p, ids[l, a : a + rows], axis=-1)
+    return ids, probs
+
+
+def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
+    """The rows of `attn lens -f json` from a pass: {layer, position, top_ids, top_tokens, top_probs}, layer by
+    layer, each layer's positions in order."""
+    best, picked = lens_top(model, run, k)
     decode = model.tokenizer.id_to_token
-    rows = [
+    return [
         {
             "layer": l,
             "position": i,
@@ -54,6 +69,20 @@ def lens_document(model: Model, text: str, k: int = 5) -> dict:
         for l in range(best.shape[0])
         for i in range(best.shape[1])
     ]
+
+
+def check_k(k: int) -> None:
+    """ConfigError when k is not a count of tokens the lens shows (1 to 100)."""
+    if not 1 <= k <= 100:
+        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
+
+
+def lens_document(model: Model, text: str, k: int = 5) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
+    check_k(k)
+    unembedding(model)  # an encoder has none: said before the text is run
+    tokens, encoded = _encode(model, text, None)
+    rows = lens_rows(model, forward(model, encoded.ids), k)
     return {
         "schema": LENS_SCHEMA,
         "text": text,

@@ -1,11 +1,11 @@
 """The interactive page of `attn view` (and `-f html`, `--save-html`): one self-contained HTML file.
 
-The page is the view document (schema attncli.view/2, attncli.io.view) embedded once as JSON, with the
+The page is the view document (schema attncli.view/3, attncli.io.view) embedded once as JSON, with the
 hand-written script and stylesheet of this package (`view/view.js`, `view/view.css`) inline: no framework,
 no CDN, no font, no request of any kind, so it opens from a file:// URL offline. The JSON sits in a
 `<script type="application/json">` with `<`, `>` and `&` escaped, so no token can close the element:
 
-    >>> html = page({"schema": "attncli.view/2", "text": "</script><b>", "tokens": []})
+    >>> html = page({"schema": "attncli.view/3", "text": "</script><b>", "tokens": []})
     >>> html.count("</script>"), "\\\\u003c/script\\\\u003e" in html
     (2, True)
 """
@@ -45,7 +45,7 @@ def fragment(doc: dict, prefix: str) -> str:
     is scoped to its root (`.attn-view`), every id it makes starts with `prefix`, and its keys act when the focus
     is inside it, so that several sit side by side in one document.
 
-    >>> html = fragment({"schema": "attncli.view/2", "tokens": []}, "v1-")
+    >>> html = fragment({"schema": "attncli.view/3", "tokens": []}, "v1-")
     >>> html.startswith('<div class="attn-view" data-prefix="v1-" tabindex="-1">'), 'id="v1-attn-data"' in html
     (True, True)
     """
