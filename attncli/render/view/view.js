@@ -945,7 +945,7 @@
     html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : pair ? "text 1: " : "") + (D.text || ""));
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
-    if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + D.generated.text);
+    if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shown(D.generated.text));
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
