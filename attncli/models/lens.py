@@ -15,13 +15,12 @@ import numpy as np
 from attncli.errors import ConfigError
 
 from .forward import Forward, forward
-from .head import logits, next_logits, probabilities, top_k, unembedding
+from .head import CHUNK_BYTES, logits, next_logits, probabilities, top_k, unembedding
 from .model import Model
 from .run import _check_finite, _encode, describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
-CHUNK_BYTES = 1 << 26  # the logits and probabilities of at most this many bytes at once (rows × vocab × 12)
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
