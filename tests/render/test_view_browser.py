@@ -834,6 +834,12 @@ def test_n_and_p_step_through_the_written_tokens_and_w_shows_the_whole_sequence(
     assert browser.find_element("id", "step").text == "whole sequence (3 written)"
     browser.find_element("id", "step-next").click()  # the buttons do what the keys do
     assert _view(browser) == "written" and browser.find_element("id", "step").text.startswith("step 1 of 3")
+    from selenium.webdriver.common.keys import Keys
+
+    browser.find_element("id", "step-next").send_keys(Keys.ARROW_RIGHT)  # ← → on the control step too
+    assert browser.find_element("id", "step").text.startswith("step 2 of 3")
+    browser.find_element("id", "step-next").send_keys(Keys.ARROW_LEFT)
+    assert browser.find_element("id", "step").text.startswith("step 1 of 3")
     browser.find_element("id", "step-whole").click()
     assert _view(browser) == "head"
     assert browser.get_log("browser") == []

@@ -1006,6 +1006,10 @@
       stepLabel = html("span", { id: id("step"), "class": "step-label", "aria-live": "polite" }, wf, stepText());
       html("button", { type: "button", id: id("step-whole"), title: "key w" }, wf, "whole sequence (w)")
         .addEventListener("click", wholeSequence);
+      wf.addEventListener("keydown", function (e) {  // ← → on the control's buttons step as p and n do
+        var by = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+        if (by) { stepWritten(by); e.preventDefault(); }
+      });
     }
     var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
@@ -1015,7 +1019,7 @@
     readout = html("p", { id: id("readout"), "class": "readout", "aria-live": "polite" }, root);
     html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
-      (written() ? " · n p step through the written tokens · w the whole sequence" : "") +
+      (written() ? " · n p (or ← → on the Written buttons) step through the written tokens · w the whole sequence" : "") +
       " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
     (root === document.body ? document : root).addEventListener("keydown", pageKey);  // a notebook's: its own keys
     var resized = null;
