@@ -257,20 +257,17 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
     "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
     each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
     from attncli.models.ablate import ablate_record  # late: start-up (model code: a --model run only)
-    from attncli.models.head import written_probabilities
-    from attncli.models.lens import LAYERS, lens_rows
+    from attncli.models.lens import LAYERS, lens_rows, written_probabilities
 
     ids, start = list(tokens.ids), tokens.generated
     out: dict = {"lens": None, "ablation": None}
     if behaviour.lens:
         out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
     if behaviour.ablate:
-        text = ids if start is None else ids[:start]
         out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
-        out["ablation"] |= ablate_record(model, text, None, behaviour.target, behaviour.mode)
+        out["ablation"] |= ablate_record(model, tokens.prompt().ids, None, behaviour.target, behaviour.mode)
     if start is not None:
-        assert run.final is not None  # a full pass
-        probs = written_probabilities(model, run.final, ids, start)
+        probs = written_probabilities(model, ids, start, run)
         out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
     return out
 

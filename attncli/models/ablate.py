@@ -13,7 +13,11 @@ not 270 full ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from attncli.pipeline.tokenize import Tokens
 
 from .attention import editing, padding
 from .folder import check_run
@@ -53,10 +57,18 @@ def layer_deltas(model: Model, x, layer: int, heads: list[int], target: int, mod
     return np.stack([last[:, target], np.log(probabilities(last)[:, target])], axis=-1)
 
 
-def ablate(model: Model, ids, heads: list[tuple[int, int]], target: int | None = None, mode: str = "zero") -> dict:
+def ablate(
+    model: Model,
+    ids,
+    heads: list[tuple[int, int]],
+    target: int | None = None,
+    mode: str = "zero",
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
     # [n] ids, (layer, head) pairs -> {"target": id, "clean_logit", "clean_logprob", "rows": [...]} (rows ranked)
     """Each head of `heads` switched off alone: Δ logit and Δ log-probability of `target` (default: the model's
-    own next token after `ids`) at the last position, ranked by |Δ logit|, largest first."""
+    own next token after `ids`) at the last position, ranked by |Δ logit|, largest first. `progress(done,
+    total)` is told after each layer's heads (`attn explore` says how far it is)."""
     if mode not in MODES:
         raise ModelError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     copies = max((sum(1 for l, _ in heads if l == layer) for layer, _ in heads), default=0)
@@ -68,7 +80,8 @@ def ablate(model: Model, ids, heads: list[tuple[int, int]], target: int | None =
     token = int(np.argmax(clean)) if target is None else target
     clean_logprob = float(np.log(probabilities(clean)[token]))
     rows = []
-    for layer in sorted({l for l, _ in heads}):
+    layers = sorted({l for l, _ in heads})
+    for done, layer in enumerate(layers, 1):
         chosen = sorted(h for l, h in heads if l == layer)
         deltas = layer_deltas(model, run.hidden[layer], layer, chosen, token, mode)
         if not np.isfinite(deltas).all():
@@ -82,6 +95,8 @@ def ablate(model: Model, ids, heads: list[tuple[int, int]], target: int | None =
                     "delta_logprob": float(logprob - clean_logprob),
                 }
             )
+        if progress is not None:
+            progress(done, len(layers))
     rows.sort(key=lambda r: (-abs(r["delta_logit"]), r["layer"], r["head"]))
     return {"target": token, "clean_logit": float(clean[token]), "clean_logprob": clean_logprob, "rows": rows}
 
@@ -106,19 +121,24 @@ def target_id(model: Model, token: str) -> int:
 
 
 def ablate_record(
-    model: Model, ids, heads: list[tuple[int, int]] | None = None, target: str | None = None, mode: str = "zero"
+    model: Model,
+    ids,
+    heads: list[tuple[int, int]] | None = None,
+    target: str | None = None,
+    mode: str = "zero",
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     # [n] ids -> the fields of `attn ablate -f json` that describe the ablation (mode ... rows)
     """Every head (or `heads`, (layer, head) pairs) switched off alone after `ids`, ranked: the mode, the position
     watched (the last), the target token (`target`, default the model's own next token), its clean logit and
-    log-probability, and a row {layer, head, delta_logit, delta_logprob} per head."""
+    log-probability, and a row {layer, head, delta_logit, delta_logprob} per head; `progress` as `ablate`'s."""
     unembedding(model)  # an encoder, or no head: said before any pass
     chosen = (
         [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
         if heads is None
         else sorted({(check_layer(model, l), check_head(model, h)) for l, h in heads})
     )
-    found = ablate(model, ids, chosen, None if target is None else target_id(model, target), mode)
+    found = ablate(model, ids, chosen, None if target is None else target_id(model, target), mode, progress)
     return {
         "mode": mode,
         "means": MODES[mode],
@@ -131,12 +151,20 @@ def ablate_record(
 
 
 def ablate_document(
-    model: Model, text: str, heads: list[tuple[int, int]] | None = None, target: str | None = None, mode: str = "zero"
+    model: Model,
+    text: str,
+    heads: list[tuple[int, int]] | None = None,
+    target: str | None = None,
+    mode: str = "zero",
+    tokens: Tokens | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """`attn ablate -f json`: every head (or `heads`, (layer, head) pairs) switched off alone, ranked."""
-    tokens, encoded = _encode(model, text, None)
+    """`attn ablate -f json`: every head (or `heads`, (layer, head) pairs) switched off alone, ranked. `tokens`:
+    those of a run of `text` already made, instead of the text cut again (of a generation's, the text's own,
+    before the first written token: its next token is the first the model wrote); `progress` as `ablate`'s."""
+    tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
     unembedding(model)  # an encoder, or no head: said before the text is run
-    found = ablate_record(model, encoded.ids, heads, target, mode)
+    found = ablate_record(model, tokens.ids, heads, target, mode, progress)
     return {
         "schema": ABLATE_SCHEMA,
         "text": text,

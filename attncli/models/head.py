@@ -16,8 +16,6 @@ from .blocks import dense
 from .hparams import ModelError
 from .model import Model
 
-CHUNK_BYTES = 1 << 26  # the logits and probabilities of at most this many bytes at once (rows × vocab × 12)
-
 
 def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
     """The model's output matrix, or ModelError when it has none (an encoder, or an untied head not saved)."""
@@ -61,22 +59,6 @@ def probabilities(logit_rows) -> np.ndarray:  # [..., vocab] -> [..., vocab] flo
     [0.25, 0.75]
     """
     return softmax(np.asarray(logit_rows, dtype=np.float64))
-
-
-def written_probabilities(model: Model, final, ids, start: int) -> np.ndarray:
-    # [n, d_model] a full pass's final rows, [n] ids -> [n - start] float64
-    """The probability the model gave each token from `start` on, from the rows before it (a causal pass over
-    the whole sequence: what each step of a generation saw); a sampled token's is before the sampling's
-    temperature, top-k and top-p."""
-    if not 1 <= start <= len(ids):
-        raise ModelError(f"the written tokens start after the first token and within the text, not at {start}")
-    rows, chosen = np.asarray(final)[start - 1 : len(ids) - 1], np.asarray(ids[start:], dtype=np.int64)
-    step = max(1, CHUNK_BYTES // (12 * unembedding(model).shape[0]))  # float32 logits, float64 probabilities
-    out = np.empty(len(rows))
-    for a in range(0, len(rows), step):
-        probs = probabilities(logits(model, rows[a : a + step]))  # [step, vocab]
-        out[a : a + step] = probs[np.arange(len(probs)), chosen[a : a + step]]
-    return out
 
 
 def top_k(probs, k: int) -> np.ndarray:  # [..., vocab] -> [..., k] int64: the k most probable ids, best first

@@ -13,14 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.errors import ConfigError
+from attncli.pipeline.tokenize import Tokens
 
 from .forward import Forward, forward
-from .head import CHUNK_BYTES, logits, next_logits, probabilities, top_k, unembedding
+from .head import logits, next_logits, probabilities, top_k, unembedding
+from .hparams import ModelError
 from .model import Model
 from .run import _check_finite, _encode, describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
+CHUNK_BYTES = 1 << 26  # the logits and probabilities of at most this many bytes at once (rows × vocab × 12)
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
@@ -52,6 +55,29 @@ def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray
     return ids, probs
 
 
+def written_probabilities(model: Model, ids, start: int, run: Forward | None = None) -> np.ndarray:
+    # [n] token ids, 1 <= start < n -> [n - start] float64
+    """The probability the model gives each token from `start` on after the tokens before it: the last layer of
+    the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
+    what each step of a generation saw), CHUNK_BYTES of logits at a time. Of greedy tokens, each is the most
+    probable of its step; of sampled ones, it is before the sampling's temperature, top-k and top-p:
+
+        written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
+    """
+    if not 1 <= start < len(ids):
+        raise ModelError(f"the written tokens start after the first token and before the end, not at {start}")
+    step = max(1, CHUNK_BYTES // (12 * unembedding(model).shape[0]))  # float32 logits, float64 probabilities
+    run = forward(model, ids) if run is None else run
+    assert run.final is not None  # a full pass
+    rows, chosen = run.final[start - 1 : len(ids) - 1], np.asarray(ids[start:], dtype=np.int64)
+    out = np.empty(len(rows))
+    for a in range(0, len(rows), step):
+        probs = probabilities(logits(model, rows[a : a + step]))  # [step, vocab]
+        _check_finite(model, "the next-token probabilities", probs)
+        out[a : a + step] = probs[np.arange(len(probs)), chosen[a : a + step]]
+    return out
+
+
 def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
     """The rows of `attn lens -f json` from a pass: {layer, position, top_ids, top_tokens, top_probs}, layer by
     layer, each layer's positions in order."""
@@ -76,12 +102,15 @@ def check_k(k: int) -> None:
         raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
 
 
-def lens_document(model: Model, text: str, k: int = 5) -> dict:
-    """`attn lens -f json`: a row per layer and position with its k most probable next tokens."""
+def lens_document(model: Model, text: str, k: int = 5, tokens: Tokens | None = None) -> dict:
+    """`attn lens -f json`: a row per layer and position with its k most probable next tokens. `tokens`: those
+    of a run of `text` already made (a generation's: the text and the tokens written after it, marked in
+    `generated`), instead of the text cut again."""
     check_k(k)
     unembedding(model)  # an encoder has none: said before the text is run
-    tokens, encoded = _encode(model, text, None)
-    rows = lens_rows(model, forward(model, encoded.ids), k)
+    if tokens is None:
+        tokens = _encode(model, text, None)[0]
+    rows, generation = lens_rows(model, forward(model, tokens.ids), k), tokens.generation()
     return {
         "schema": LENS_SCHEMA,
         "text": text,
@@ -93,4 +122,4 @@ def lens_document(model: Model, text: str, k: int = 5) -> dict:
         "k": k,
         "layers": LAYERS,
         "rows": rows,
-    }
+    } | ({} if generation is None else {"generated": generation})

@@ -61,6 +61,26 @@ class Tokens:
     def __len__(self) -> int:
         return len(self.strings)
 
+    def prompt(self) -> Tokens:
+        """The tokens before the first a model wrote (--generate), as the text alone has them; all when none.
+
+        >>> Tokens(("a", "b", "c"), (0, 1, 2), ((0, 1), (1, 1), (1, 1)), "t", generated=1).prompt().strings
+        ('a',)
+        """
+        n = self.generated
+        if n is None:
+            return self
+        return dataclasses.replace(
+            self,
+            strings=self.strings[:n],
+            ids=self.ids[:n],
+            offsets=self.offsets[:n],
+            special=self.special[:n],
+            generated=None,
+            generated_text="",
+            generated_by="",
+        )
+
     def labels(self) -> list[str]:
         """The strings as a table labels them: ◇ before a special token, ‖ where a pair's second segment starts,
         › before each token a model wrote (--generate).

@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_token
+from attncli.pipeline.tokenize import GENERATED_MARK
+from attncli.render.fit import Fitted
 from attncli.render.matrix import columns_shown
 from attncli.render.style import shade, system_of
 
@@ -28,7 +30,8 @@ class LensGrid:
         self.n_pos, self.n_rows = len(doc["tokens"]), doc["n_layer"] + 1
         self.cells = {(r["layer"], r["position"]): r for r in doc["rows"]}
         self.label = max(len("layer"), len(str(self.n_rows - 1)))
-        self.header = [f"{i} {escape_token(t)}" for i, t in enumerate(doc["tokens"])]
+        wrote = len(doc["tokens"]) - len(doc["generated"]["ids"]) if "generated" in doc else self.n_pos
+        self.header = [f"{i} {GENERATED_MARK * (i >= wrote)}{escape_token(t)}" for i, t in enumerate(doc["tokens"])]
 
     def _prob(self, r: dict) -> str:
         return f"{r['top_probs'][0]:.{self.precision}f}"
@@ -43,6 +46,25 @@ class LensGrid:
         else:
             body = max(max(len(self._token(r)), len(self._prob(r))) for r in cells)
         return max(body, *(len(part) for part in self.header[i].split(" ", 1)))
+
+    def cell(self, l: int, i: int, form: str, system: str | None) -> Text:
+        """Layer l at position i: its top token (bold at the last layer, the model's own) and probability."""
+        r = self.cells[(l, i)]
+        cell = Text(self._token(r), style="bold" if l == self.n_rows - 1 else "")
+        cell.append(" " if form == "one line" else "\n")
+        cell.append(self._prob(r), style=shade(r["top_probs"][0], system))
+        return cell
+
+    def top(self, l: int, i: int) -> RenderableType:
+        """Layer l at position i: its `k` most probable next tokens with their ids and probabilities."""
+        r = self.cells[(l, i)]
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for name, justify in (("rank", "right"), ("next token", "left"), ("id", "right"), ("probability", "right")):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for rank, (t, token, p) in enumerate(zip(r["top_ids"], r["top_tokens"], r["top_probs"]), 1):
+            table.add_row(str(rank), escape_token(token), str(t), f"{p:.{self.precision}f}")
+        where = f"layer {l}, position {self.header[i]}"
+        return Group(Text(f"{where}: the top {len(r['top_ids'])} next tokens", style="bold"), Fitted(table))
 
     def width(self, shown: list[int | None], form: str) -> int:
         return self.label + sum(1 + (1 if i is None else self.column(i, form)) for i in shown)  # 1: the divider
@@ -81,11 +103,7 @@ class LensGrid:
                 if i is None:
                     row.append(Text("…", style="dim"))
                     continue
-                r = self.cells[(l, i)]
-                cell = Text(self._token(r), style="bold" if l == self.n_rows - 1 else "")
-                cell.append(" " if form == "one line" else "\n")
-                cell.append(self._prob(r), style=shade(r["top_probs"][0], system))
-                row.append(cell)
+                row.append(self.cell(l, i, form, system))
             table.add_row(*row)
         yield table
         if None in shown:
@@ -107,6 +125,8 @@ def lens_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType
         doc["layers"] + f"; the last, layer {doc['n_layer']}, is the model's own prediction (bold)",
         f"columns: position and token; -f json: the top {doc['k']} of every cell",
     ]
+    if "generated" in doc:
+        notes.append(f"{GENERATED_MARK} = written by the model after the text, {doc['generated']['decoding']}")
     if any(doc["special"]):
         notes.append("the tokenizer added: " + " ".join(t for t, s in zip(doc["tokens"], doc["special"]) if s))
     return Group(LensGrid(doc, precision), Text("\n".join(notes), style="dim"))

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward, load_model
-from attncli.models.ablate import ablate
-from attncli.models.generate import decode
+from attncli.models.ablate import ablate, ablate_document
+from attncli.models.generate import Generation, decode
 from attncli.models.head import logits, probabilities
-from attncli.models.lens import lens_arrays
+from attncli.models.lens import lens_arrays, lens_document, written_probabilities
+from attncli.models.run import _encode
 
 GOLDEN = Path(__file__).parent / "golden"
 DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
@@ -73,6 +74,41 @@ def test_lens_equals_transformers_hidden_states_through_the_head(name):
     assert probs.shape[:2] == top_ids.shape[:2] == (model.n_layer + 1, len(ref["greedy"]["ids"]))
     np.testing.assert_allclose(np.take_along_axis(probs, top_ids, axis=-1), top_probs, atol=PROBS)
     np.testing.assert_allclose(-np.sort(-probs, axis=-1)[..., : ref["lens"]["k"]], top_probs, atol=PROBS)
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_each_written_token_has_the_probability_its_step_gave_it(name):
+    """The first written token's probability is transformers' lens at the prompt's last position, last layer; each
+    greedy token is the most probable of its step (`attn explore` shows these as it steps through them)."""
+    model, ref = golden(name)
+    prompt, new = ref["greedy"]["ids"], ref["greedy"]["new"]
+    got = written_probabilities(model, prompt + new, len(prompt))  # [new]
+    assert got.shape == (len(new),)
+    assert abs(got[0] - ref["lens"]["top_probs"][-1][-1][0]) <= PROBS
+    every = probabilities(logits(model, forward(model, prompt + new).final))  # [n, vocab]
+    np.testing.assert_allclose(got, every[len(prompt) - 1 : -1].max(axis=-1), atol=PROBS)  # other rows, other sums
+
+
+def test_the_lens_and_the_ablation_of_a_generation_s_tokens():
+    """Given a run's tokens (`attn explore` has them), the lens is of the whole sequence, marked as written; the
+    ablation is of the text before the first written token, as `attn ablate TEXT` computes it (exactly: the same
+    pass); `progress` hears of each layer."""
+    model, ref = golden("llama")
+    text = ref["prompt"]
+    tokens, _ = _encode(model, text, None, Generation(3))
+    assert list(tokens.ids) == ref["greedy"]["ids"] + ref["greedy"]["new"][:3]
+    lens = lens_document(model, text, 5, tokens)
+    assert lens["tokens"] == list(tokens.strings) and lens["generated"] == tokens.generation()
+    alone = lens_document(model, text, 5)
+    assert "generated" not in alone and len(alone["rows"]) == (model.n_layer + 1) * len(ref["greedy"]["ids"])
+    last = {r["position"]: r for r in lens["rows"] if r["layer"] == model.n_layer}
+    assert [last[i]["top_ids"][0] for i in range(len(ref["greedy"]["ids"]) - 1, len(tokens) - 1)] == list(
+        tokens.ids[len(ref["greedy"]["ids"]) :]
+    )
+    heard: list[tuple[int, int]] = []
+    found = ablate_document(model, text, tokens=tokens, progress=lambda done, total: heard.append((done, total)))
+    assert found == ablate_document(model, text)
+    assert heard == [(1, 2), (2, 2)] and found["target"]["id"] == ref["greedy"]["new"][0]
 
 
 @pytest.mark.parametrize("mode", ["zero", "mean"])

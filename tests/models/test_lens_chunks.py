@@ -1,4 +1,4 @@
-"""The lens and the written tokens' probabilities, computed a few rows at a time (models.head.CHUNK_BYTES), are
+"""The lens and the written tokens' probabilities, computed a few rows at a time (models.lens.CHUNK_BYTES), are
 those of the whole array at once (models.lens.lens_arrays, checked against transformers in test_behaviour).
 
 A chunk of other rows may take another BLAS kernel (one row is a matrix-vector product), so the float32 logits
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models import head as head_module
-from attncli.models.head import probabilities, unembedding, written_probabilities
-from attncli.models.lens import lens_arrays, lens_top
+from attncli.models import lens as lens_module
+from attncli.models.head import probabilities, unembedding
+from attncli.models.lens import lens_arrays, lens_top, written_probabilities
 from attncli.models.tokens import encode
 from tests.tolerance import matmul_bound
 
@@ -34,13 +34,12 @@ def test_the_lens_a_row_at_a_time_is_the_lens_of_the_whole_array(family, monkeyp
     normed = np.stack([model.family.final(model, x) for x in run.hidden] + [run.final])  # [L + 1, n, d]
     delta = 2 * matmul_bound(normed, w.T).max()  # |Δ logit| of two kernels (Gemma 2's soft-cap only shrinks it)
     rtol = np.expm1(2 * delta) + 1e-12
-    monkeypatch.setattr(head_module, "CHUNK_BYTES", 1)  # one row a chunk
-    monkeypatch.setattr("attncli.models.lens.CHUNK_BYTES", 1)
+    monkeypatch.setattr(lens_module, "CHUNK_BYTES", 1)  # one row a chunk
     ids_k, probs_k = lens_top(model, run, 5)
     expected = np.take_along_axis(whole, ids_k, axis=-1)
     np.testing.assert_allclose(probs_k, expected, rtol=rtol, atol=0)
     best = -np.sort(-whole, axis=-1)[..., :5]  # the five largest, whichever tokens they are
     np.testing.assert_allclose(probs_k, best, rtol=rtol, atol=0)
     start = 3
-    got = written_probabilities(model, run.final, ids, start)
+    got = written_probabilities(model, ids, start, run)
     np.testing.assert_allclose(got, whole[-1, start - 1 : -1][np.arange(len(ids) - start), ids[start:]], rtol=rtol)

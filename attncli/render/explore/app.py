@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
-import typing
 from functools import partial
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
-from textual.containers import Container, VerticalScroll
+from textual.containers import Container
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
@@ -27,8 +25,10 @@ from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.formats import offline_svg
 from attncli.io.output import emit, write_output
-from attncli.render.explore.panels import matrix, row_panel, status
+from attncli.render.explore.behaviour import Ablation, Behaviour, Lens
+from attncli.render.explore.panels import matrix, row_panel, status, step_line
 from attncli.render.explore.state import Explorer
+from attncli.render.explore.widgets import Once, Pane
 from attncli.render.heads import _shade, patterns
 from attncli.render.matrix import Matrix
 from attncli.render.show import caption
@@ -56,6 +56,14 @@ KEYS = [
     ("t", "tok", "next tokenizer: char, word, bpe", [("t", "cycle('tokenizer')")]),
     ("a", "mean", "the mean over the heads, or back to one head", [("a", "mean")]),
     ("h", "heads", "heads overview: layers × heads, labels; Enter opens one", [("h", "heads")]),
+    (
+        "n b",
+        "step",
+        "step through what --generate wrote (↑ ↓ too); w: all rows",
+        [("n", "step(1)"), ("b", "step(-1)"), ("w", "whole")],
+    ),
+    ("l", "lens", "a decoder's logit lens: layers × positions, each cell's top 5", [("l", "lens")]),
+    ("x", "off", "a decoder's heads switched off: Δ logit of its next token", [("x", "ablate")]),
     ("e", "edit", "edit the text, recomputed as you type; Enter or Esc closes", [("e", "edit")]),
     ("s", "svg", "save the screen as SVG to a file", [("s", "save('svg')")]),
     ("j", "json", "write the JSON of attn show -f json for this run to a file", [("j", "save('json')")]),
@@ -63,26 +71,6 @@ KEYS = [
     ("q", "quit", "quit", [("q", "quit")]),
 ]
 MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
-
-
-class Pane(VerticalScroll, can_focus=False):
-    """A scrolling column that leaves the arrow keys to the app (they move the cursor)."""
-
-
-class Once:
-    """Mixed into a screen (before its Screen class): it leaves once, and only while it is the app's screen; a
-    key that comes before it has gone (Enter twice a few ms apart, a burst of Esc) finds it leaving and does
-    nothing. Textual's `dismiss` pops whatever screen is on top, so a second one took the main screen with it
-    (ScreenStackError)."""
-
-    _left = False
-
-    def dismiss(self, result=None) -> AwaitComplete:
-        screen = typing.cast(Screen, self)
-        if self._left or screen.app.screen is not screen:
-            return AwaitComplete()
-        self._left = True  # the Screen class after this mixin dismisses it
-        return super().dismiss(result)  # type: ignore[misc]
 
 
 class HelpScreen(Once, ModalScreen[None]):
@@ -204,6 +192,7 @@ class ExploreApp(App[int]):
         yield Static(id="status")
         with Container(id="body"):
             with Pane(id="main"):
+                yield Static(id="step")
                 yield Static(id="matrix")
                 yield Static(id="caption")
             with Pane(id="side"):
@@ -221,6 +210,9 @@ class ExploreApp(App[int]):
         """Every panel from the explorer's state (the caption only when the run changed: it says what was run)."""
         e = self.e
         self.query_one("#status", Static).update(status(e))
+        stepping = self.query_one("#step", Static)
+        stepping.display = e.step is not None  # no empty line above the whole matrix
+        stepping.update(step_line(e, self.precision))
         shown = matrix(e, self.precision)
         self.fit(shown)
         self.query_one("#matrix", Static).update(shown)
@@ -281,6 +273,28 @@ class ExploreApp(App[int]):
 
     def action_mean(self) -> None:
         self._do(self.e.toggle_mean)
+
+    def action_step(self, step: int) -> None:
+        self._do(self.e.step_through, step)
+
+    def action_whole(self) -> None:
+        self._do(self.e.whole)
+
+    def action_lens(self) -> None:
+        self._behaviour(Lens(self.e, self.precision, self.console.color_system))
+
+    def action_ablate(self) -> None:
+        self._behaviour(Ablation(self.e, self.precision))
+
+    def _behaviour(self, view) -> None:
+        """The lens or the ablation on a screen of its own; a text run or an encoder says why it has none."""
+        if self._covered():
+            return
+        why = self.e.not_a_decoder()
+        if why is not None:  # said as the other keys say why they do nothing here
+            self.say(why)
+            return
+        self.push_screen(Behaviour(view))
 
     def _covered(self) -> bool:
         """Whether another screen is over the main one (or on its way): a key meant for the main screen that

@@ -47,21 +47,25 @@ def head_name(e: Explorer) -> str:
 
 
 def matrix(e: Explorer, precision: int) -> CursorMatrix:
-    """The weights of the head in focus (or the heads' mean), the cursor on the focused cell."""
+    """The weights of the head in focus (or the heads' mean), the cursor on the focused cell; stepping through
+    the written tokens, the rows and keys up to the one in focus (what the model had when it wrote it)."""
     result = e.result
     masked = result.masked
     if e.mean:
         array, cells = mean_of_heads(result)
     else:
         array, cells = e.weights[e.head], None if masked is None else masked[e.head]
+    n = e.seen()
+    upto = len(result.tokens) if e.step is None else n
     return CursorMatrix(
-        array,
-        result.tokens.labels(),
-        result.key_tokens.labels(),
-        f"Attention weights A = softmax(S) · {head_name(e)}",
+        array[:upto, :n],
+        result.tokens.labels()[:upto],
+        result.key_tokens.labels()[:n],
+        f"Attention weights A = softmax(S) · {head_name(e)}"
+        + ("" if e.step is None else f" · up to written token {e.step + 1} of {e.written()}"),
         precision,
         "weights",
-        cells,
+        None if cells is None else cells[:upto, :n],
         max_rows=HEATMAP_ABOVE,
         cursor=(e.query, e.key),
     )
@@ -100,10 +104,27 @@ def row_panel(e: Explorer, precision: int) -> RenderableType:
     i = e.query
     title = f"query {i} '{escape_token(e.result.tokens.strings[i])}' → every key"
     return Group(
-        Bars(title, e.result.key_tokens.strings, weights, scores, masked, precision),
+        Bars(title, e.result.key_tokens.strings[: len(weights)], weights, scores, masked, precision),
         Text(""),
         weight_formula(e, precision),
     )
+
+
+def step_line(e: Explorer, precision: int) -> Text:
+    """Stepping through the written tokens: which one is in focus, where, and the probability the model gave it;
+    nothing for the whole matrix."""
+    if e.step is None:
+        return Text("")
+    i, token = e.query, escape_token(e.result.tokens.strings[e.query])
+    out = Text(f"written token {e.step + 1} of {e.written()}: ", style="bold")
+    out.append(f"'{token}'", style="bold reverse")
+    out.append(f" at position {i}, probability {fmt(e.written_probability(), precision)}")
+    out.append(
+        f" (the model's, after the {i} tokens before it). Its row, the last, is its attention over them and "
+        "itself. n / b: next / previous (↑ ↓ too), w: the whole matrix",
+        style="dim",
+    )
+    return out
 
 
 def status(e: Explorer) -> Text:

@@ -15,6 +15,7 @@ no mask, an empty text) leaves the view as it was and says why.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,8 +30,9 @@ from attncli.pipeline.embed import POSITIONAL
 from attncli.pipeline.heads import mean_of_heads, text_heads_document
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.result import AttentionResult
-from attncli.pipeline.tokenize import TOKENIZERS
+from attncli.pipeline.tokenize import TOKENIZERS, Tokens
 
+LENS_K = 5  # the lens view's most probable next tokens of each cell
 MASK_ARG = 2  # the W of window:W and the K of topk:K that the `m` key offers (--mask sets any other)
 
 
@@ -78,7 +80,16 @@ class Explorer:
     part: str | None = None
     generate: Any = None  # a decoder's --generate (attncli.models.generate.Generation): every run is of the text and
     # the tokens it writes after it
+    step: int | None = None  # of a generation: the written token in focus (0: the first), None: the whole matrix
     result: AttentionResult = field(init=False)
+    cache: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, init=False, repr=False)
+    # the lens, the ablation and the written tokens' probabilities, each with the token ids it is of (an edited
+    # text has other ids: computed again); each computed by one thread at a time (a screen's, or the app's)
+    locks: dict[str, threading.Lock] = field(
+        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate")},
+        init=False,
+        repr=False,
+    )
 
     # ---- computing ----------------------------------------------------------------------------------
 
@@ -115,6 +126,9 @@ class Explorer:
         n_head, n_q, n_k = result.weights.shape
         self.head = min(self.head, n_head - 1)
         self.query, self.key = min(self.query, n_q - 1), min(self.key, n_k - 1)
+        if self.step is not None:  # the same step of the new run, or its last (an edit may write fewer)
+            self.step = None if self.written() == 0 else min(self.step, self.written() - 1)
+            self._to_step()
 
     @property
     def weights(self) -> np.ndarray:  # -> [h, m, n]
@@ -162,10 +176,13 @@ class Explorer:
     # ---- the keys -------------------------------------------------------------------------------------
 
     def move(self, d_query: int, d_key: int) -> None:
-        """The cursor one step (or more) over the queries and keys, stopping at the edges."""
-        _, n_q, n_k = self.weights.shape
-        self.query = max(0, min(n_q - 1, self.query + d_query))
-        self.key = max(0, min(n_k - 1, self.key + d_key))
+        """The cursor one step (or more) over the queries and keys, stopping at the edges; stepping through the
+        written tokens, up and down go to the previous and next one."""
+        if self.step is not None and d_query:
+            self.step_through(d_query)
+        elif d_query:
+            self.query = max(0, min(self.weights.shape[1] - 1, self.query + d_query))
+        self.key = max(0, min(self.seen() - 1, self.key + d_key))
 
     def switch_head(self, step: int) -> str | None:
         """The next (step 1) or previous (-1) head, round; a message when there is only one."""
@@ -226,6 +243,92 @@ class Explorer:
             return f"{name}: {shown_value(value)}" + (f"; skipped {'; '.join(skipped)}" if skipped else "")
         return f"{name}: no other choice runs with these options" + (f": {'; '.join(skipped)}" if skipped else "")
 
+    # ---- what the model wrote, the lens, the ablation ---------------------------------------------------------
+
+    def not_a_decoder(self) -> str | None:
+        """Why this run has no next token to predict, so no written tokens, lens or ablation (None: it has)."""
+        if self.model is None:
+            return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
+        from attncli.models.head import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.hparams import ModelError  # late: start-up (model code only with --model)
+
+        try:
+            unembedding(self.model)
+        except ModelError as err:
+            return f"{err}: the lens, the ablation and --generate are a decoder's"
+        return None
+
+    def written(self) -> int:
+        """How many tokens the model wrote after the text (--generate), 0 without."""
+        start = self.result.tokens.generated
+        return 0 if start is None else len(self.result.tokens) - start
+
+    def seen(self) -> int:
+        """The keys in view: stepping through the written tokens, those the token in focus saw (itself and the
+        tokens before it); else all."""
+        return self.weights.shape[2] if self.step is None else self.query + 1
+
+    def _to_step(self) -> None:
+        if self.step is not None:
+            self.query = len(self.result.tokens) - self.written() + self.step
+            self.key = min(self.key, self.query)
+
+    def step_through(self, step: int) -> str | None:
+        """The next (1) or previous (-1) token the model wrote, from the whole matrix the first (or the last);
+        a message when the run wrote none."""
+        if self.written() == 0:
+            return self.not_a_decoder() or "the model wrote nothing here: --generate N has it write N tokens"
+        first = 0 if step > 0 else self.written() - 1
+        self.step = first if self.step is None else max(0, min(self.written() - 1, self.step + step))
+        self._to_step()
+        return None
+
+    def whole(self) -> str | None:
+        """Back from stepping through the written tokens to the whole matrix."""
+        if self.step is None:
+            return "the whole matrix is in view (n steps through the tokens the model wrote)"
+        self.step = None
+        return None
+
+    def _cached(self, what: str, tokens: Tokens, make: Callable[[], Any]) -> Any:
+        """`make()`, or what it gave for these tokens before (`tokens` taken when asked: a text edited while it
+        runs has other ids)."""
+        with self.locks[what]:
+            found = self.cache.get(what)
+            if found is None or found[0] != tokens.ids:
+                found = self.cache[what] = (tokens.ids, make())
+            return found[1]
+
+    def written_probability(self) -> float:
+        """The probability the model gave the written token in focus after the tokens before it."""
+        from attncli.models.lens import written_probabilities  # late: start-up (model code only with --model)
+
+        tokens, start = self.result.tokens, len(self.result.tokens) - self.written()
+        found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start))
+        assert self.step is not None
+        return float(found[self.step])
+
+    def lens(self) -> dict:
+        """`attn lens -f json` of this run's tokens (a generation's whole sequence), the top LENS_K of each cell."""
+        from attncli.models.lens import lens_document  # late: start-up (model code only with --model)
+
+        tokens = self.result.tokens
+        return self._cached("lens", tokens, lambda: lens_document(self.model, self.text, LENS_K, tokens))
+
+    def ablation(self, progress: Callable[[int, int], None] | None = None) -> dict:
+        """`attn ablate -f json` of the text (a generation's before its first written token): every head
+        switched off alone; `progress(done, total)` after each layer."""
+        from attncli.models.ablate import ablate_document  # late: start-up (model code only with --model)
+
+        tokens, text = self.result.tokens, self.text
+        return self._cached(
+            "ablate", tokens, lambda: ablate_document(self.model, text, tokens=tokens, progress=progress)
+        )
+
+    def done(self, what: str) -> bool:
+        """Whether `what` ("lens", "ablate") of these tokens is computed already."""
+        return what in self.cache and self.cache[what][0] == self.result.tokens.ids
+
     # ---- what the panels read ---------------------------------------------------------------------------
 
     def row(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -236,9 +339,10 @@ class Explorer:
         masked = self.result.masked
         if self.mean:
             average, every = mean_of_heads(self.result)
-            return average[self.query], None, None if every is None else every[self.query]
-        h, i = self.head, self.query
-        return weights[h, i], scores[h, i], None if masked is None else masked[h, i]
+            n = self.seen()
+            return average[self.query, :n], None, None if every is None else every[self.query, :n]
+        h, i, n = self.head, self.query, self.seen()
+        return weights[h, i, :n], scores[h, i, :n], None if masked is None else masked[h, i, :n]
 
     def heads_document(self) -> dict:
         """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
