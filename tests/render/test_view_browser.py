@@ -816,18 +816,30 @@ def test_n_and_p_step_through_the_written_tokens_and_w_shows_the_whole_sequence(
     written, drawn = doc["generated"], weights_of(doc)  # [L, h, n, n] to 1/255, as drawn
     start, layer = written["from"], [l["layer"] for l in doc["layers"]].index(doc["layer"])
     head = doc["head"]
-    for press, step in [("n", 0), ("n", 1), ("n", 2), ("n", 2), ("p", 1)]:  # the last step stays the last
+    # n from the whole sequence: step 1; the last step stays the last; p before step 1: the text's last token,
+    # whose row chose the first token written
+    for press, step in [("n", 0), ("n", 1), ("n", 2), ("n", 2), ("p", 1), ("p", 0), ("p", -1), ("p", -1)]:
         key(browser, press)
         assert _view(browser) == "written"
-        label = browser.find_element("id", "step").text
+        label, lines = browser.find_element("id", "step").text, _texts(browser, ".written-title")
         token = doc["labels"][start + step]  # its label, marked › as written
-        assert label == f"step {step + 1} of 3: {token} (p {written['probs'][step]:.3f})"
-        title = _texts(browser, ".written-title")[0]
-        assert f"wrote {token} (position {start + step}), probability {written['probs'][step]:.3f}" in title
+        if step >= 0:
+            assert label == f"step {step + 1} of 3: {token} (p {written['probs'][step]:.3f})"
+            assert lines[0].startswith(
+                f"step {step + 1} of 3: the model wrote {token} (position {start + step}), "
+                f"probability {written['probs'][step]:.3f}"
+            )
+        else:
+            assert label == f"before step 1: {token} (the text's last token)"
+        if step + 1 < 3:  # what its row chose next, with the probability the model gave it
+            nxt = start + step + 1
+            after = f"{doc['labels'][nxt]} (position {nxt}), probability {written['probs'][step + 1]:.3f}"
+            assert any(line.startswith(f"from this row the model then wrote {after}") for line in lines)
+        else:
+            assert "the last token written: --generate 3 wrote nothing after it" in lines
         # its row over every token before it (and itself), each weight with its number
-        assert _values(browser, ".written-head .wweight") == pytest.approx(
-            drawn[layer, head, start + step, : start + step + 1], abs=1e-12
-        )
+        row = drawn[layer, head, start + step, : start + step + 1]
+        assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
         assert len(_texts(browser, ".wkey")) == start + step + 1
     key(browser, "w")
     assert _view(browser) == "head" and count(browser, '.tok[data-side="q"]') == len(doc["tokens"])

@@ -698,43 +698,53 @@
   }
 
   // ---- written view (--generate): the generation one step at a time -----------------------------------
-  // Step s shows the row of the token written at that step (position from + s) over every token before it, for
-  // the chosen layer and heads: the weights of the pass over the whole sequence, which are what that step saw
-  // (causal). It says which token was written and the probability the model gave it (D.generated.probs).
+  // Step s (1..N) shows the row of the token written at that step (position from + s − 1) over every token before
+  // it, for the chosen layer and heads, and says which token was written and the probability the model gave it
+  // (D.generated.probs), then which token its own row chose next. Before step 1 (p from step 1) is the text's
+  // last token, whose row chose the first written one. The weights are those of the pass over the whole
+  // sequence, which are what each step saw (causal).
   function written() { return D.generated && D.generated.from !== undefined && D.generated.from !== null ? D.generated : null; }
   function stepText() {
     var G = written();
     if (!G) return "";
     if (S.view !== "written" || S.step === null) return "whole sequence (" + G.ids.length + " written)";
     var t = G.from + S.step;
+    if (S.step < 0) return "before step 1: " + tokName("q", t) + " (the text's last token)";
     return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t) +
       (G.probs ? " (p " + G.probs[S.step].toFixed(3) + ")" : "");
   }
   function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771, ..."
     if (!D.lens) return null;
     var r = D.lens.rows.filter(function (x) { return x.layer === D.lens.n_layer && x.position === position; })[0];
-    return r ? r.top_tokens.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(", ") : null;
+    return r ? r.top_tokens.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(" · ") : null;
   }
   function titleWidth(lines) {  // a view's lines of words above it: the first bold
     return Math.max.apply(null, lines.map(function (x, k) { return textWidth(x, 12, k ? 400 : 600) + 16; }));
   }
+  function wroteLine(G, s) {  // step s's token: what was written, where, and its probability
+    var t = G.from + s;
+    return tokName("q", t) + " (position " + t + ")" + (G.probs ? ", probability " + G.probs[s].toFixed(3) : "");
+  }
   function drawWritten(width) {
     var G = written(), n = G.ids.length;
-    S.step = Math.max(0, Math.min(n - 1, S.step === null ? 0 : S.step));
+    S.step = Math.max(-1, Math.min(n - 1, S.step === null ? 0 : S.step));
     var s = S.step, t = G.from + s, px = 12, rowH = 20, barW = 150, colW = barW + 86;
     var kn = [];
     for (var j = 0; j <= t; j++) kn.push(tokName("k", j) + (j === t ? " (itself)" : ""));
     var lw = labelWidth(kn, px) + 16, hs = shownHeads();
-    var lines = ["step " + (s + 1) + " of " + n + ": the model wrote " + tokName("q", t) + " (position " + t + ")" +
-      (G.probs ? ", probability " + G.probs[s].toFixed(3) : "") + ", after the " + t + " tokens before it",
-      "its row of attention over them" + (D.model ? ", layer " + layerOf().layer : "") + " (from the pass over the whole " +
-      "sequence: causal, so what this step saw); a bar and its number per key, ● the largest"];
-    var top = topHere(t - 1);
-    if (top) lines.push("the model's " + D.lens.k + " most probable tokens at this step: " + top);
+    var lines = [s < 0 ? "before step 1: " + tokName("q", t) + " (position " + t + "), the text's last token" :
+      "step " + (s + 1) + " of " + n + ": the model wrote " + wroteLine(G, s) + ", after the " + t + " tokens before it",
+      "the row of " + tokName("q", t) + " over the tokens up to it" + (D.model ? ", layer " + layerOf().layer : "") +
+      ": a bar and its number per key, ● the largest",
+      "(the weights of the pass over the whole sequence: causal, so what this step saw)",
+      s + 1 < n ? "from this row the model then wrote " + wroteLine(G, s + 1) + (s < 0 ? "" : " (step " + (s + 2) + ")") :
+        "the last token written: --generate " + n + " wrote nothing after it"];
+    var top = s + 1 < n ? topHere(t) : null;
+    if (top) lines.push("the model's " + D.lens.k + " most probable tokens there: " + top);
     if (G.probs) lines.push("probability: the model's softmax before any sampling (" + G.decoding + ")");
     var y0 = 24 + lines.length * 18 + 24, h = y0 + (t + 1) * rowH + 12;
     var w = Math.max(lw + hs.length * colW + 20, titleWidth(lines));
-    var svg = newSvg(w, h, "written view: step " + (s + 1) + " of " + n);
+    var svg = newSvg(w, h, "written view: " + (s < 0 ? "before step 1" : "step " + (s + 1) + " of " + n));
     lines.forEach(function (x, k) { el("text", { x: 4, y: 18 + k * 18, "font-weight": k ? 400 : 600, "class": "written-title" }, svg, x); });
     hs.forEach(function (hi, c) {
       var head = headAt(hi), x = lw + c * colW, color = HEAD_COLORS[Math.max(0, hi) % HEAD_COLORS.length];
@@ -744,7 +754,7 @@
       var best = maxima(head, t), g = el("g", { "class": "written-head", "data-head": head.head }, svg);
       for (var j = 0; j <= t; j++) {
         var y = y0 + j * rowH, row = el("g", { "class": "written-row", "data-j": j }, g);
-        if (masked(head, t, j)) { el("text", { x: x, y: y + 14, fill: C.muted }, row, "masked"); continue; }
+        if (masked(head, t, j)) { el("text", { x: x, y: y + 14 }, row, "masked"); continue; }
         var wj = weight(head, t, j);
         el("rect", { x: x, y: y + 3, width: Math.max(0.5, barW * wj), height: rowH - 6, fill: color, "fill-opacity": 0.75 }, row);
         el("rect", { x: x, y: y + 3, width: barW, height: rowH - 6, fill: "none", stroke: C.line }, row);
@@ -760,7 +770,7 @@
       var r = e.target.closest(".written-row");
       if (!r) return;
       var j = +r.dataset.j;
-      say("step " + (s + 1) + ": " + tokName("q", t) + " → key " + j + " " + tokName("k", j) + ": " + hs.map(function (hi) {
+      say(tokName("q", t) + " → key " + j + " " + tokName("k", j) + ": " + hs.map(function (hi) {
         var head = headAt(hi);
         return headName(head) + " " + (masked(head, t, j) ? "masked" : weight(head, t, j).toFixed(3));
       }).join(", ") + " (drawn to 1/" + D.scale + ")");
@@ -770,7 +780,7 @@
   function stepWritten(by) {  // n / p: the next or previous step (from the whole sequence: the first or the last)
     var n = written().ids.length;
     if (S.view !== "written" || S.step === null) S.step = by > 0 ? 0 : n - 1;
-    else S.step = Math.max(0, Math.min(n - 1, S.step + by));
+    else S.step = Math.max(-1, Math.min(n - 1, S.step + by));  // -1: the text's last token, before step 1
     setView("written");
   }
   function wholeSequence() { S.step = null; setView("head"); }
