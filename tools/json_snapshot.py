@@ -102,6 +102,11 @@ COMMANDS = [
     f"show '{TEXT}' -f json --model {GOLDEN}/t5 --context 'the source text' --part decoder --rollout",
     f"show '{TEXT}' -f json --model {GOLDEN}/marian --context 'the source text' --rollout",
     f"heads '{TEXT}' -f json --model {GOLDEN}/t5 --part encoder",
+    # compare --model and the page of every kind (encoder, decoder, encoder–decoder)
+    f"compare '{TEXT}' -f json --variants scaled --model {GOLDEN}/gpt2 --head 1",
+    f"compare '{TEXT}' -f json --variants scaled --model {GOLDEN}/bart --layer 0",
+    f"view '{TEXT}' -f json --model {GOLDEN}/bert --layer 0 --head 1",
+    f"view '{TEXT}' -f json --model {GOLDEN}/bart --context 'the source text' --part encoder",
 ]
 
 

@@ -194,9 +194,11 @@ def compare(
     results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
     if model is not None:
-        from attncli.models.run import compare_with_model, model_result  # late: start-up (model code only with a model)
+        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.run import compare_with_model
 
-        results.append(model_result(load(model)[0], text, layer, head))
+        loaded = load(model)[0]
+        results.append(route.result(loaded, text, layer, head, part=route.own_part(loaded)))
         doc = compare_with_model(text, results[:-1], results[-1])
     else:
         doc = compare_document(text, results)

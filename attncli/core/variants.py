@@ -3,7 +3,8 @@
 A variant's entry holds its formula, summary, paper and notes (what `attn variants` prints), how it
 makes its seeded parameters, its options (--rank, --features), which fast paths it has (--no-weights,
 float32 through the blocked kernels), what it costs (memory per cell, multiply-adds), the terms it
-writes into a trace (`attn steps`) and the worked arithmetic `attn steps` prints for one score.
+writes into a trace (`attn steps`) and the numbers of the worked check `attn steps` prints for one score (a
+`Worked`: `attncli.render.steps` words it; no sentence is written here).
 Nothing outside this module tests a variant's name: adding a variant is adding one function here.
 
 Shapes: h heads, m queries, n keys, widths d_q, d_k (queries, keys) and d_a (additive's hidden layer).
@@ -25,33 +26,36 @@ Params = dict  # name -> ndarray
 
 @dataclass(frozen=True)
 class Cell:
-    """One score to redo by hand (head 0, query i, key 0), for `Variant.explain`: plain text, no markup.
+    """One score to redo by hand (head 0, query i, key 0): what a variant's worked check (`Variant.check`) reads.
 
-    `label` is "[query token, key token]", `q`, `k` the two vectors [d], `qk` their dot product, `s` the
-    score, `t` the temperature's " / T(…)" or "", `num` a number at the precision the tables show.
+    `q`, `k` the two vectors, `s` the score, `trace` and `params` the run's (the query's row is `i`).
     """
 
-    label: str
-    q_label: str
-    k_label: str
     q: Any  # [d_q]
     k: Any  # [d_k]
-    qk: float
     s: float
     d_k: int
-    t: str
     trace: dict
     params: dict
     i: int
-    num: Callable[[float], str]
 
-    def term(self, x: float) -> str:
-        """A number inside a sum: negatives in parentheses."""
-        return f"({self.num(x)})" if x < 0 else self.num(x)
+    @property
+    def qk(self) -> float:
+        """qᵀk of the two vectors."""
+        return float(self.q @ self.k)
 
-    def dots(self, a, b, terms: int = 3) -> str:  # [d], [d] -> "a·b + … "
-        shown = " + ".join(f"{self.term(x)}·{self.term(y)}" for x, y in zip(a[:terms], b[:terms]))
-        return shown + (" + …" if len(a) > terms else "")
+
+@dataclass(frozen=True)
+class Worked:
+    """The numbers of one score's worked check: `form` names the arithmetic (how `attn steps` writes it), `values`
+    the numbers it shows by name, `a` and `b` the vectors whose products it sums term by term ([d] each; `a`
+    alone: terms to sum). Computed here, so that a view only writes them down.
+    """
+
+    form: str
+    values: dict[str, float]
+    a: Any = None  # [d] or None
+    b: Any = None  # [d] or None
 
 
 def _no_params(rng, n_head, d_q, d_k, d_a) -> Params:
@@ -104,9 +108,9 @@ class Variant:
     approximates: str | None = None  # the exact variant it estimates (attn compare reports the error against it)
     fast: FastPaths = FastPaths()  # what --no-weights and --dtype float32 may run instead of the n × n matrix
     cost: Cost = Cost()  # what scoring costs beyond the scores and weights (the memory guard, the multiply-adds)
-    # `attn steps`: the trace terms (name -> (formula, axes)), and the worked check of one score.
+    # `attn steps`: the trace terms (name -> (formula, axes)), and the worked check of one score (its numbers).
     trace_terms: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    explain: Callable[[Cell], str] | None = None
+    check: Callable[[Cell], Worked] | None = None
 
     @property
     def outputs_only(self) -> bool:
@@ -220,9 +224,9 @@ def _per_token_madds(h, m, n, d_k, d_a):  # the norms or the gate's halves, once
 # ---- dot and scaled ---------------------------------------------------------------------------------
 
 
-def explain_qk(c: Cell) -> str:
+def check_qk(c: Cell) -> Worked:
     """QKᵀ of the cell as a sum (dot's score; any variant's trace term qk)."""
-    return f"QKᵀ{c.label} = Σ_d Q·K = {c.dots(c.q, c.k)} = {c.num(c.qk)}" + (f"{c.t} = {c.num(c.s)}" if c.t else "")
+    return Worked("qᵀk", {"qk": c.qk, "s": c.s}, c.q, c.k)
 
 
 @register(
@@ -239,16 +243,15 @@ def explain_qk(c: Cell) -> str:
         kernel_weights=True,
         masks=("causal",),
     ),
-    explain=explain_qk,
+    check=check_qk,
 )
 def dot_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = qᵀk"""
     return _qk(q, k)
 
 
-def _explain_scaled(c: Cell) -> str:
-    root = c.num(math.sqrt(c.d_k))
-    return f"S{c.label} = QKᵀ{c.label} / √{c.d_k}{c.t} = {c.term(c.qk)} / {root}{c.t} = {c.num(c.s)}"
+def _check_scaled(c: Cell) -> Worked:
+    return Worked("qᵀk / √d_k", {"qk": c.qk, "d_k": c.d_k, "root": math.sqrt(c.d_k), "s": c.s})
 
 
 @register(
@@ -269,7 +272,7 @@ def _explain_scaled(c: Cell) -> str:
     ),
     cost=Cost(trace_cells=1),
     trace_terms=_QK_TERM,
-    explain=_explain_scaled,
+    check=_check_scaled,
 )
 def scaled_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = qᵀk / √d"""
@@ -295,9 +298,9 @@ def norm_and_unit(x):  # [..., d] -> [...], [..., d]   (zero vectors stay zero)
     return (big * norm_y)[..., 0], np.divide(y, norm_y, out=np.zeros_like(y), where=norm_y > 0)
 
 
-def _explain_cosine(c: Cell) -> str:
-    nq, nk = math.sqrt(float(c.q @ c.q)), math.sqrt(float(c.k @ c.k))
-    return f"S{c.label} = {c.term(c.qk)} / ({c.num(nq)} · {c.num(nk)}){c.t} = {c.num(c.s)}"
+def _check_cosine(c: Cell) -> Worked:
+    norms = {"q_norm": math.sqrt(float(c.q @ c.q)), "k_norm": math.sqrt(float(c.k @ c.k))}
+    return Worked("qᵀk / (‖q‖ ‖k‖)", {"qk": c.qk, **norms, "s": c.s})
 
 
 @register(
@@ -324,7 +327,7 @@ def _explain_cosine(c: Cell) -> str:
         "q_norm": ("‖q‖ of each query", ("head", "query")),
         "k_norm": ("‖k‖ of each key", ("head", "key")),
     },
-    explain=_explain_cosine,
+    check=_check_cosine,
 )
 def cosine_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = qᵀk / (‖q‖‖k‖); a zero vector scores 0 against everything."""
@@ -349,9 +352,8 @@ def _additive_params(rng, n_head, d_q, d_k, d_a) -> Params:
     }
 
 
-def _explain_additive(c: Cell) -> str:
-    hidden = c.trace["tanh(W1q + W2k + b)"][0, c.i, 0]
-    return f"S{c.label} = Σ_a v[a] · tanh(…)[a] = {c.dots(c.params['v'][0], hidden)}{c.t} = {c.num(c.s)}"
+def _check_additive(c: Cell) -> Worked:
+    return Worked("Σ_a v[a] · tanh(…)[a]", {"s": c.s}, c.params["v"][0], c.trace["tanh(W1q + W2k + b)"][0, c.i, 0])
 
 
 @register(
@@ -377,7 +379,7 @@ def _explain_additive(c: Cell) -> str:
         "W2k": ("W₂k (once per key)", ("head", "key", "dim")),
         "tanh(W1q + W2k + b)": ("tanh(W₁q + W₂k + b) of each pair", ("head", "query", "key", "dim")),
     },
-    explain=_explain_additive,
+    check=_check_additive,
 )
 def additive_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
     """s = vᵀ tanh(W₁q + W₂k + b) (Bahdanau)"""
@@ -413,8 +415,8 @@ def _multiplicative_kernel(q, k, params):  # [h, m, d_q], [h, n, d_k] -> qW [h, 
     return q @ params["W"].astype(q.dtype, copy=False), k, 1.0
 
 
-def _explain_multiplicative(c: Cell) -> str:
-    return f"S{c.label} = Σ_d (QW)[d] · K[d] = {c.dots(c.trace['qW'][0, c.i], c.k)}{c.t} = {c.num(c.s)}"
+def _check_multiplicative(c: Cell) -> Worked:
+    return Worked("Σ_d (qW)[d] · k[d]", {"s": c.s}, c.trace["qW"][0, c.i], c.k)
 
 
 @register(
@@ -434,7 +436,7 @@ def _explain_multiplicative(c: Cell) -> str:
         madds=lambda h, m, n, d_k, d_a: h * m * d_k * d_k + h * m * n * d_k,  # q W once per query, then (qW)ᵀ k
     ),
     trace_terms={"qW": ("Q W (Luong general)", ("head", "query", "dim"))},
-    explain=_explain_multiplicative,
+    check=_check_multiplicative,
 )
 def multiplicative_score(q, k, params, trace=None):  # [h, m, d_q], [h, n, d_k] -> [h, m, n]
     """s = qᵀ W k (Luong "general")"""
@@ -451,9 +453,8 @@ def _gated_params(rng, n_head, d_q, d_k, d_a) -> Params:
     return {"W_g": rng.standard_normal((n_head, d_q + d_k)) / math.sqrt(d_q + d_k)}
 
 
-def _explain_gated(c: Cell) -> str:
-    g = float(c.trace["gate"][0, c.i, 0])
-    return f"S{c.label} = gate · qᵀk{c.t} = {c.num(g)} · {c.term(c.qk)}{c.t} = {c.num(c.s)}"
+def _check_gated(c: Cell) -> Worked:
+    return Worked("gate · qᵀk", {"gate": float(c.trace["gate"][0, c.i, 0]), "qk": c.qk, "s": c.s})
 
 
 @register(
@@ -476,7 +477,7 @@ def _explain_gated(c: Cell) -> str:
         madds=_per_token_madds,
     ),
     trace_terms={**_QK_TERM, "gate": ("σ(W_g [q; k]): the gate of each pair", ("head", "query", "key"))},
-    explain=_explain_gated,
+    check=_check_gated,
 )
 def gated_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s = σ(W_g [q; k]) · qᵀk"""
@@ -513,13 +514,8 @@ def _linformer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, 
     return linformer(q, k, v, scale, options["rank"], rng, return_weights=False)[1]
 
 
-def _explain_linformer(c: Cell) -> str:
-    k_bar = c.trace["k_bar"][0, 0]
-    root = c.num(math.sqrt(c.d_k))
-    return (
-        f"S{c.label} = Q[{c.q_label!r}]·K̄[{c.k_label!r}] / √{c.d_k}{c.t} = ({c.dots(c.q, k_bar)}) / "
-        f"{root}{c.t} = {c.num(c.s)}"
-    )
+def _check_linformer(c: Cell) -> Worked:
+    return Worked("qᵀk̄ / √d_k", {"d_k": c.d_k, "root": math.sqrt(c.d_k), "s": c.s}, c.q, c.trace["k_bar"][0, 0])
 
 
 @register(
@@ -549,7 +545,7 @@ def _explain_linformer(c: Cell) -> str:
         "group": ("g(k): the group of each key, a random partition into R groups (--rank, --seed)", ("head", "key")),
         "k_bar": ("K̄: each key replaced by the mean of the keys in its group", ("head", "key", "dim")),
     },
-    explain=_explain_linformer,
+    check=_check_linformer,
 )
 def linformer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = q_i · k̄_g(j) / √d: each key scored through the mean of its group (attncli.core.approx)."""
@@ -589,10 +585,9 @@ def _performer_linear(q, k, v, temperature, rng, options):  # [h, m, d], [h, n, 
 Q_EXPONENTS, K_EXPONENTS = "Wq' - |q'|^2/2", "Wk' - |k'|^2/2"  # performer's trace terms
 
 
-def _explain_performer(c: Cell) -> str:
-    ab = c.trace[Q_EXPONENTS][0, c.i] + c.trace[K_EXPONENTS][0, 0]
-    terms = " + ".join(f"e^{c.term(x)}" for x in ab[:3]) + (" + …" if ab.size > 3 else "")
-    return f"S{c.label} = ln((1/F) Σ_f e^(a_f + b_f)) = ln(({terms}) / {ab.size}){c.t} = {c.num(c.s)}"
+def _check_performer(c: Cell) -> Worked:
+    ab = c.trace[Q_EXPONENTS][0, c.i] + c.trace[K_EXPONENTS][0, 0]  # [F]: a_f + b_f
+    return Worked("ln mean_f e^(a_f + b_f)", {"features": ab.size, "s": c.s}, ab)
 
 
 @register(
@@ -628,7 +623,7 @@ def _explain_performer(c: Cell) -> str:
             ("head", "key", "dim"),
         ),
     },
-    explain=_explain_performer,
+    check=_check_performer,
 )
 def performer_score(q, k, params, trace=None):  # [h, m, d], [h, n, d] -> [h, m, n]
     """s_ij = ln((1/F) Σ_f e^{a_if + b_jf}): the log of the FAVOR+ estimate of e^{q·k/√d} (attncli.core.approx)."""

@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
     from attncli.models.forward import Forward
+    from attncli.models.run import ModelLayer
+    from attncli.models.seq2seq import PartLayer
 
 SCHEMA = "attncli.view/3"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
@@ -193,27 +195,15 @@ def model_view(
     A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
     and, after --generate, the probability of each written token and where they start ("generated").
     """
-    from attncli.models.encdec import is_seq2seq  # late: start-up (model code: a --model run only)
-    from attncli.models.run import ModelLayer, layer_mask, model_layer, run_pass  # only a --model run gets here
+    from attncli.models import route  # late: start-up (model code: a --model run only)
 
-    if is_seq2seq(model):
+    if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
         return parts_view(model, result, model_arg, command, *(pair or _pair(result)))
 
-    source = cast(ModelLayer, result.source)
+    source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
-    if result.tokens.generated is None:
-        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
-    else:  # --generate: the text and what the model wrote, the result's own ids, in one pass
-        from attncli.models import forward  # late: start-up (model code only with a model)
-
-        tokens, run = result.tokens, forward(model, np.asarray(result.tokens.ids), steps_layer=source.layer)
-    weights = np.stack(run.weights)  # [L, h, n, n]
-    n_layer, n_head, n = weights.shape[:3]
-    cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none
-    none = np.zeros((n, n), dtype=bool)
-    masked = None
-    if any(c is not None for c in cells):
-        masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
+    tokens, weights, masked, run = route.every_layer(model, result)  # [L, h, n, n], the same or None, the pass
+    n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
@@ -230,13 +220,13 @@ def model_view(
         exact=exact,
         steps=None,
     )
-    assert run.steps is not None  # steps_layer asks for them
+    assert run.steps is not None  # the steps of the result's layer
     one = neuron(run.steps, replace(source, head=None).steps(result))  # the words of every head
     carried = [one]
     shape = one["shape"]
     size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
     if size * n_layer <= NEURON_BYTES and result.tokens.generated is None:  # short: every layer (a pass each)
-        others = [model_layer(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
+        others = [route.layer_of(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
         carried = [one if l == source.layer else neuron(s, r.source.steps(r)) for l, (r, s) in enumerate(others)]
     return {
         **doc,
@@ -360,15 +350,15 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.seq2seq import PartLayer, every_part, part_layer  # late: start-up (encoder–decoder pages)
+    from attncli.models import route  # late: start-up (model code: a --model run only)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
     parts = {}
-    for name, found in every_part(model, text, context).items():
+    for name, found in route.every_part(model, text, context).items():
         weights = np.stack(found.weights)  # [L, h, m, n]
         parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
-        shown, s = part_layer(model, text, min(record["layer"], len(weights) - 1), None, context, name)
-        words = cast(PartLayer, shown.source).steps(shown)  # the formulas of attn steps --model --part
+        shown, s = route.layer_of(model, text, min(record["layer"], len(weights) - 1), None, context, name)
+        words = cast("PartLayer", shown.source).steps(shown)  # the formulas of attn steps --model --part
         parts[name]["neuron"] = [neuron(s, words)]
     pair = _word(text) + ("" if context is None else f" --context {_word(context)}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}

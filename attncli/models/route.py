@@ -7,21 +7,30 @@
 
 An encoder (BERT) and a decoder (GPT-2) have one part, their own self-attention, run by run.py (a second text
 `context` is an encoder's sentence pair); an encoder–decoder (BART, mBART, T5, Marian) has the three parts of
-attncli.core.parts.PARTS, run by seq2seq.py (`context` is the source). `result`, `rollout` and `heads` check the
-part, then hand the run to its kind's module: every model run of attn goes through them.
+attncli.core.parts.PARTS, run by seq2seq.py (`context` is the source). `result` (and `layer`, with the layer's
+steps), `rollout` and `heads` check the part, then hand the run to its kind's module; `own_part` is the part a
+text's own self-attention is (`attn compare --model`'s row); the page reads every layer in one pass through
+`every_layer` (an encoder or a decoder: its one part) or `every_part` (an encoder–decoder): every model run of attn
+goes through them.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.tokenize import Tokens
 
 from . import run, seq2seq
+from .attention import LayerSteps
 from .encdec import is_seq2seq
+from .forward import Forward
 from .generate import Generation
 from .hparams import ModelError
 from .model import Model
+from .seq2seq import PartWeights
 
 KINDS = {  # a model's kind -> how its messages name it
     "encoder": "an encoder-only",
@@ -62,6 +71,12 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
     return chosen
 
 
+def own_part(model: Model) -> str:
+    """The part that is a text's own self-attention, read without a source: an encoder–decoder's encoder, else
+    the model's one part."""
+    return "encoder" if kind_of(model) == "encoder-decoder" else model_parts(model)[0]
+
+
 def part_layers(model: Model, part: str) -> int:
     """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
     if not is_seq2seq(model) or not PARTS[part].needs_source:
@@ -86,13 +101,43 @@ def result(
     part: str | None = None,
     generate: Generation | None = None,
 ) -> AttentionResult:
-    """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`;
-    `generate`: of a decoder's text and the tokens it writes after it (an encoder–decoder refuses it)."""
+    """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`,
+    `compare`; `generate`: of a decoder's text and the tokens it writes after it (an encoder–decoder refuses it)."""
+    return layer_of(model, text, layer, head, context, part, generate)[0]
+
+
+def layer_of(
+    model: Model,
+    text: str,
+    layer: int | None = None,
+    head: int | None = None,
+    context: str | None = None,
+    part: str | None = None,
+    generate: Generation | None = None,
+) -> tuple[AttentionResult, LayerSteps]:
+    """`result`, and the layer's every stage as the model ran it: what the page's steps view redoes."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
         _no_generation(model, generate)
-        return seq2seq.part_result(model, text, layer, head, context, chosen)
-    return run.model_result(model, text, layer, head, context, generate)
+        return seq2seq.part_layer(model, text, layer, head, context, chosen)
+    return run.model_layer(model, text, layer, head, context, generate)
+
+
+def every_layer(model: Model, shown: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
+    """An encoder's or a decoder's every layer on the text of `shown` (a `result` of it), from one pass: the
+    tokens, the weights [L, h, n, n], each layer's mask [L, h, n, n] or None, and the pass (its `steps`: those of
+    the layer shown)."""
+    if is_seq2seq(model):
+        raise ValueError(f"{model.name} is an encoder–decoder: every_part reads its every layer")
+    return run.every_layer(model, shown)
+
+
+def every_part(model: Model, text: str, context: str | None) -> dict[str, PartWeights]:
+    """An encoder–decoder's every layer of every part, from one teacher-forced pass of `text` over `context` (no
+    context: `text` is the source, and only the encoder is there)."""
+    if not is_seq2seq(model):
+        raise ValueError(f"{model.name} has one part: every_layer reads its every layer")
+    return seq2seq.every_part(model, text, context)
 
 
 def rollout(

@@ -215,6 +215,27 @@ def model_layer(
     return result, s
 
 
+def every_layer(model: Model, result: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
+    """Every layer's weights [L, h, n, n] of a result's text from one pass, each layer's mask [L, h, n, n] (causal,
+    a sliding window on some layers, both; None: no layer masks) and the pass itself, with the steps of the
+    result's layer (its `steps`) and the residual streams (the page's lens): the text and its sentence pair, or
+    (--generate) the text and what the model wrote, the result's own ids."""
+    source = cast(ModelLayer, result.source)
+    if result.tokens.generated is None:
+        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
+    else:
+        tokens, run = result.tokens, forward(model, np.asarray(result.tokens.ids), steps_layer=source.layer)
+    weights = np.stack(run.weights)  # [L, h, n, n]
+    n_layer, n_head, n = weights.shape[:3]
+    cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none
+    none = np.zeros((n, n), dtype=bool)
+    masked = None
+    if any(c is not None for c in cells):
+        masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
+    assert run.steps is not None  # steps_layer asks for them
+    return tokens, weights, masked, run
+
+
 def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
     """The caption's key to the token labels: which special tokens the tokenizer added (to `tokens` or the
     `others`, a cross-attention's source), where a pair splits."""
@@ -498,7 +519,7 @@ def model_rollout(model: Model, text: str, layer: int | None = None, pair: str |
 def compare_with_model(text: str, results: list[AttentionResult], extra: AttentionResult) -> dict:
     """`attn compare` with --model: the model's run is one more row (its own sizes, trained float32 weights)."""
     doc = compare_document(text, [*results, extra])
-    source = cast(ModelLayer, extra.source)  # extra is model_result()'s
+    source = cast(ModelLayer, extra.source)  # extra is route.result's (seq2seq's PartLayer is a ModelLayer)
     row, m = doc["rows"][-1], source.model
     p = extra.projections
     assert p is not None  # a model's trained W_Q, W_K, W_V, W_O

@@ -3,11 +3,14 @@
 The page is the view document (schema attncli.view/3, attncli.io.view) embedded once as JSON, with the
 hand-written script and stylesheet of this package (`view/view.js`, `view/view.css`) inline: no framework,
 no CDN, no font, no request of any kind, so it opens from a file:// URL offline. The JSON sits in a
-`<script type="application/json">` with `<`, `>` and `&` escaped, so no token can close the element:
+`<script type="application/json">` with `<`, `>` and `&` escaped, so no token can close the element; a second
+one holds the short labels of the heads' patterns, from the statistics registry (attncli.core.statistics):
 
     >>> html = page({"schema": "attncli.view/3", "text": "</script><b>", "tokens": []})
     >>> html.count("</script>"), "\\\\u003c/script\\\\u003e" in html
-    (2, True)
+    (3, True)
+
+A notebook shows the page whole, in an iframe (attncli.api.page).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import html
 from importlib import resources
 
+from attncli.core.statistics import HINTS
 from attncli.io.encode import dumps
 from attncli.io.escape import escape_text
 
@@ -29,29 +33,16 @@ def embedded(doc: dict) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _inside(doc: dict, prefix: str) -> str:
-    """The stylesheet, the data and the script: what goes inside the root element."""
+def _inside(doc: dict) -> str:
+    """The stylesheet, the data, the short labels of the heads' patterns and the script: the page's <body>."""
     return (
         f"<style>\n{_asset('view.css')}</style>\n"
         "<noscript>This page draws with JavaScript; its data is the JSON below "
         "(attn view -f json writes the same).</noscript>\n"
-        f'<script type="application/json" id="{prefix}attn-data">{embedded(doc)}</script>\n'
+        f'<script type="application/json" id="attn-data">{embedded(doc)}</script>\n'
+        f'<script type="application/json" id="attn-labels">{embedded(HINTS)}</script>\n'
         f"<script>\n{_asset('view.js')}</script>\n"
     )
-
-
-def fragment(doc: dict, prefix: str) -> str:
-    """The page as one <div> to put inside another document (a notebook's output): every rule of its stylesheet
-    is scoped to its root (`.attn-view`), every id it makes starts with `prefix`, and its keys act when the focus
-    is inside it, so that several sit side by side in one document.
-
-    >>> html = fragment({"schema": "attncli.view/3", "tokens": []}, "v1-")
-    >>> html.startswith('<div class="attn-view" data-prefix="v1-" tabindex="-1">'), 'id="v1-attn-data"' in html
-    (True, True)
-    """
-    if not prefix.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"a page's id prefix is letters, digits, - and _: {prefix!r}")
-    return f'<div class="attn-view" data-prefix="{prefix}" tabindex="-1">\n{_inside(doc, prefix)}</div>\n'
 
 
 def page(doc: dict) -> str:
@@ -63,5 +54,5 @@ def page(doc: dict) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n"
-        f'<title>{title}</title>\n</head>\n<body class="attn-view">\n{_inside(doc, "")}</body>\n</html>\n'
+        f'<title>{title}</title>\n</head>\n<body class="attn-view">\n{_inside(doc)}</body>\n</html>\n'
     )

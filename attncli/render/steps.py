@@ -8,6 +8,9 @@ and shape; arrays wider or longer than the screen are elided with a visible
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from rich import box
 from rich.console import Group, JustifyMethod, RenderableType
 from rich.rule import Rule
@@ -15,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.core.attention import softmax_terms
-from attncli.core.variants import VARIANTS, Cell, explain_qk
+from attncli.core.variants import VARIANTS, Cell, Worked, check_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
@@ -165,28 +168,83 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
     return out
 
 
+@dataclass(frozen=True)
+class Words:
+    """How a worked check names its cell: `label` "[query token, key token]", the two tokens, `t` the
+    temperature's " / T(…)" or "", `num` a number at the precision the tables show."""
+
+    label: str
+    q_label: str
+    k_label: str
+    t: str
+    num: Callable[[float], str]
+
+    def term(self, x: float) -> str:
+        """A number inside a sum: negatives in parentheses."""
+        return f"({self.num(x)})" if x < 0 else self.num(x)
+
+    def dots(self, a, b, terms: int = 3) -> str:  # [d], [d] -> "a·b + … "
+        shown = " + ".join(f"{self.term(x)}·{self.term(y)}" for x, y in zip(a[:terms], b[:terms]))
+        return shown + (" + …" if len(a) > terms else "")
+
+    def exps(self, a, terms: int = 3) -> str:  # [F] -> "e^a + … "
+        return " + ".join(f"e^{self.term(x)}" for x in a[:terms]) + (" + …" if len(a) > terms else "")
+
+
+# How `attn steps` writes each worked check of attncli.core.variants (a `Worked`, by its form): plain text.
+CHECKS: dict[str, Callable[[Worked, Words], str]] = {
+    "qᵀk": lambda w, c: (
+        f"QKᵀ{c.label} = Σ_d Q·K = {c.dots(w.a, w.b)} = {c.num(w.values['qk'])}"
+        + (f"{c.t} = {c.num(w.values['s'])}" if c.t else "")
+    ),
+    "qᵀk / √d_k": lambda w, c: (
+        f"S{c.label} = QKᵀ{c.label} / √{w.values['d_k']}{c.t} = {c.term(w.values['qk'])} / "
+        f"{c.num(w.values['root'])}{c.t} = {c.num(w.values['s'])}"
+    ),
+    "qᵀk / (‖q‖ ‖k‖)": lambda w, c: (
+        f"S{c.label} = {c.term(w.values['qk'])} / ({c.num(w.values['q_norm'])} · "
+        f"{c.num(w.values['k_norm'])}){c.t} = {c.num(w.values['s'])}"
+    ),
+    "Σ_a v[a] · tanh(…)[a]": lambda w, c: (
+        f"S{c.label} = Σ_a v[a] · tanh(…)[a] = {c.dots(w.a, w.b)}{c.t} = {c.num(w.values['s'])}"
+    ),
+    "Σ_d (qW)[d] · k[d]": lambda w, c: (
+        f"S{c.label} = Σ_d (QW)[d] · K[d] = {c.dots(w.a, w.b)}{c.t} = {c.num(w.values['s'])}"
+    ),
+    "gate · qᵀk": lambda w, c: (
+        f"S{c.label} = gate · qᵀk{c.t} = {c.num(w.values['gate'])} · "
+        f"{c.term(w.values['qk'])}{c.t} = {c.num(w.values['s'])}"
+    ),
+    "qᵀk̄ / √d_k": lambda w, c: (
+        f"S{c.label} = Q[{c.q_label!r}]·K̄[{c.k_label!r}] / √{w.values['d_k']}{c.t} = "
+        f"({c.dots(w.a, w.b)}) / {c.num(w.values['root'])}{c.t} = {c.num(w.values['s'])}"
+    ),
+    "ln mean_f e^(a_f + b_f)": lambda w, c: (
+        f"S{c.label} = ln((1/F) Σ_f e^(a_f + b_f)) = ln(({c.exps(w.a)}) / "
+        f"{w.values['features']}){c.t} = {c.num(w.values['s'])}"
+    ),
+}
+
+
 def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Text | None:
     """The arithmetic of one number of the step (head 0, query i, the first key), to redo by hand."""
     p, c = precision + 1, result.config
     scores, weights = result.attention("attn steps shows the n × n weights: run without --no-weights")
     assert c.d_k is not None  # a resolved config has its widths
     q_tok, k_tok = _quoted(result.tokens.strings[i]), _quoted(result.key_tokens.strings[0])
-    cell = f"[{q_tok}, {k_tok}]"
-    q, k, qk = result.q[0, i], result.k[0, 0], float(result.q[0, i] @ result.k[0, 0])
-    s = float(scores[0, i, 0])
     t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
-    worked = Cell(cell, q_tok, k_tok, q, k, qk, s, c.d_k, t, result.trace, result.params, i, lambda x: fmt(x, p))
-    explain = VARIANTS[c.variant].explain
-    if step.name == "trace:qk":
-        line = explain_qk(worked)
-    elif step.name == "scores" and explain is not None:
-        line = explain(worked)
+    worked = Words(f"[{q_tok}, {k_tok}]", q_tok, k_tok, t, lambda x: fmt(x, p))
+    cell = Cell(result.q[0, i], result.k[0, 0], float(scores[0, i, 0]), c.d_k, result.trace, result.params, i)
+    numbers = {"trace:qk": check_qk, "scores": VARIANTS[c.variant].check}.get(step.name)  # the score's own, or qᵀk
+    if numbers is not None:
+        w = numbers(cell)
+        line = CHECKS[w.form](w, worked)
     elif step.name == "weights":
         top, e, total = softmax_terms(scores[0, i], None if result.masked is None else result.masked[0, i])
         if not total:
             return Text(f"check: every key of {q_tok} is masked, so its row of A is all 0", style="dim")
         line = (
-            f"A{cell} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(top, p)}, "
+            f"A{worked.label} = e^(s − max) / Σ e^(s − max): the row maximum is {fmt(top, p)}, "
             f"e^(s − max) = "
             + ", ".join(fmt(x, p) for x in e[:5])
             + (", …" if e.size > 5 else "")

@@ -138,7 +138,7 @@ def test_the_page_asks_for_nothing_from_the_network(tmp_path):
 def test_no_token_can_close_the_script_element():
     doc = result_view(run("</script><script>alert(1)</script> & <!--"), "attn view")
     html = page(doc)
-    assert html.count("</script>") == 2 and "<!--" not in html.split('id="attn-data">')[1]
+    assert html.count("</script>") == 3 and "<!--" not in html.split('id="attn-data">')[1]
     assert embedded(html) == json.loads(json.dumps(doc))
 
 

@@ -133,6 +133,23 @@ def test_parts_of_each_kind_of_model_and_the_refusals(bert, gpt2):
         route.rollout(bart, "le chat", layer=2, context="the cat")
 
 
+def test_a_texts_own_attention_and_every_layer_go_by_kind(bert, gpt2):
+    bart = load_model(GOLDEN / "bart")
+    assert [route.own_part(m) for m in (bert, gpt2, bart)] == ["encoder", "decoder", "encoder"]
+    own = route.result(bart, "le chat", part=route.own_part(bart))  # attn compare --model's row
+    assert own.tokens.strings == route.result(bart, "x", context="le chat").context_tokens.strings
+    shown, steps = route.layer_of(gpt2, "le chat", layer=0)
+    assert np.array_equal(steps.weights, shown.weights) and shown.source.layer == 0
+    tokens, weights, masked, _ = route.every_layer(gpt2, route.result(gpt2, "le chat"))
+    assert weights.shape[:2] == (gpt2.n_layer, gpt2.n_head) and masked is not None
+    assert tokens.strings == route.result(gpt2, "le chat").tokens.strings
+    assert set(route.every_part(bart, "le chat", "the cat")) == set(PARTS)
+    with pytest.raises(ValueError, match="every_part"):
+        route.every_layer(bart, own)
+    with pytest.raises(ValueError, match="every_layer"):
+        route.every_part(bert, "le chat", None)
+
+
 def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):
     folder = tmp_path / "opus-mt-en-mul"
     shutil.copytree(GOLDEN / "marian", folder)

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from attncli.core.attention import softmax
-from attncli.core.variants import VARIANTS
+from attncli.core.variants import VARIANTS, Cell
 from attncli.io.steps import write_json, write_npz
 from attncli.pipeline import steps as steps_module
 from attncli.pipeline.config import RunConfig
@@ -20,7 +20,7 @@ from attncli.pipeline.steps import steps
 from attncli.render import compare as render_compare
 from attncli.render import steps as render_steps
 from attncli.render.matrix import Matrix
-from attncli.render.steps import show_steps
+from attncli.render.steps import CHECKS, Words, show_steps
 
 
 def _plain(renderable, width=100) -> str:
@@ -115,6 +115,19 @@ def test_every_variant_shows_its_own_terms(variant):
             assert {"query": 2, "key": 3, "head": 1}.get(axis, size) == size
     plain = _plain(show_steps(r, width=120))
     assert "check: S[" in plain or variant == "dot"
+
+
+@pytest.mark.parametrize("variant", [name for name, v in VARIANTS.items() if v.check is not None])
+def test_every_worked_check_is_computed_in_core_and_worded_in_render(variant):
+    r = run("time flies", RunConfig(variant=variant, temperature=0.5), trace=True)
+    cell = Cell(r.q[0, 1], r.k[0, 0], float(r.scores[0, 1, 0]), r.config.d_k or 0, r.trace, r.params, 1)
+    check = VARIANTS[variant].check
+    assert check is not None
+    worked = check(cell)
+    assert worked.form in CHECKS and worked.values["s"] == r.scores[0, 1, 0]
+    assert worked.values.get("qk", cell.qk) == cell.qk == pytest.approx(float(np.dot(r.q[0, 1], r.k[0, 0])))
+    words = Words("[flies, time]", "flies", "time", " / T(0.5)", str)
+    assert CHECKS[worked.form](worked, words).endswith(" = " + str(worked.values["s"]))
 
 
 def test_json_is_strict_exact_and_complete():

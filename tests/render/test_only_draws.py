@@ -1,4 +1,5 @@
-"""Renderers only draw: no exponential, logarithm, softmax or head statistic is computed under attncli/render.
+"""Renderers only draw: no exponential, logarithm, softmax, matrix product or head statistic is computed under
+attncli/render.
 
 Every number a view shows comes computed from `attncli.core` or `attncli.pipeline` (the result, its steps,
 `attncli.pipeline.heads`: the head statistics and the mean of the heads); a view that needs the arithmetic
@@ -39,6 +40,8 @@ def computing(source: str) -> list[str]:
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
             if name in MATHS | STATISTICS:
                 found.append(f"{node.lineno}: {name}()")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            found.append(f"{node.lineno}: a product (@)")
         elif isinstance(node, ast.ImportFrom) and node.module == COMPUTES:
             found.append(f"{node.lineno}: from {COMPUTES} import")
         elif isinstance(node, ast.Import) and any(a.name == COMPUTES for a in node.names):
@@ -55,6 +58,7 @@ def computing(source: str) -> list[str]:
         "s = row_entropy(w)",
         "w = softmax(s)",
         "row = weights[:, i].mean(axis=0)",
+        "qk = float(q @ k)",
     ],
 )
 def test_the_scan_finds_maths(source):

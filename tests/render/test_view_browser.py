@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.core.statistics import HINTS
 from attncli.io.view import weights_of
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
@@ -212,6 +213,8 @@ def test_the_model_view_opens_a_head(browser, pages):
     key(browser, "2")
     labels = [h["label"] for layer in doc["layers"] for h in layer["heads"]]
     assert count(browser, ".thumb") == len(labels) == 2 * 2
+    shown = browser.execute_script("return [...document.querySelectorAll('.thumb text')].map(t => t.textContent)")
+    assert shown == [HINTS[label] if label else "·" for label in labels]  # the statistics registry's short labels
     browser.find_element("css selector", '.thumb[data-l="0"][data-h="1"]').click()
     assert browser.execute_script("return document.body.dataset.view") == "head"
     assert browser.find_element("id", "layer").get_attribute("value") == "0"
@@ -301,7 +304,7 @@ def test_hostile_tokens_are_drawn_visible_and_inert(browser, pages):
     )
     expected = [t.replace("\x1b", "\\x1b").replace("\u202e", "\\u202e") for t in doc["tokens"]]
     assert drawn == expected  # the escape and the bidi override are shown as escapes, never acted on
-    assert count(browser, "b") == 0 and count(browser, "script") == 2  # the markup in a token stayed text
+    assert count(browser, "b") == 0 and count(browser, "script") == 3  # the markup in a token stayed text
 
 
 def test_dark_when_the_system_prefers_it_and_plain_in_print(browser, pages):
@@ -745,36 +748,6 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
         key(browser, view)
     assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
     assert browser.get_log("browser") == []
-
-
-def test_two_pages_share_one_document_without_clashing(browser, pages, tmp_path):
-    """As a notebook shows them: two fragments in one document, each with its own ids, keys and drawing, and
-    nothing of their style reaching the document around them."""
-    from attncli.render.html_view import fragment
-
-    host = tmp_path / "notebook.html"
-    outside = '<h1 id="out-h1">a heading</h1><svg><text id="out-text" x="0" y="10">outside</text></svg>'
-    docs = [pages["text"][1], pages["pair"][1]]
-    body = "".join(fragment(doc, f"cell{i}-") for i, doc in enumerate(docs))
-    host.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{outside}{body}</body></html>")
-    browser.get(host.as_uri())
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    ready = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.ready)"
-    WebDriverWait(browser, 30).until(lambda d: d.execute_script(ready) == ["true", "true"])
-    ids = browser.execute_script("return [...document.querySelectorAll('[id]')].map(e => e.id)")
-    assert len(ids) == len(set(ids))  # no id twice
-    assert count(browser, "#cell0-stage .tok") == 2 * len(docs[0]["tokens"])
-    assert count(browser, "#cell1-stage .pair-boundary") == 1
-    browser.find_element("id", "cell1-layer").send_keys("3")  # a key in the second page
-    views = "return [...document.querySelectorAll('.attn-view')].map(r => r.dataset.view)"
-    assert browser.execute_script(views) == ["head", "matrix"]
-    assert count(browser, "#cell1-stage .matrix rect[data-i]") == len(docs[1]["tokens"]) ** 2
-    style = browser.execute_script(
-        """const h = getComputedStyle(document.getElementById('out-h1')), t = document.getElementById('out-text');
-        return [h.fontSize, getComputedStyle(t).fill, getComputedStyle(document.body).paddingTop];"""
-    )
-    assert style == ["32px", "rgb(0, 0, 0)", "0px"]  # the browser's defaults: no rule of the pages leaked
 
 
 def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):

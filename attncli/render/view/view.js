@@ -1,15 +1,15 @@
 /* attn view: the head, model, matrix and steps views of one view document (attn view -f json).
-   Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data.
+   Hand-written, no framework, no request: everything it draws comes from the JSON in #attn-data, and the short
+   labels of the heads' patterns from #attn-labels (attncli.core.statistics' hints, as the terminal's grid has them).
    An encoder–decoder's document has "parts" (cross, decoder, encoder), each with what a one-part document has
    at its top (tokens, context_tokens, masks, layers): choosing a part puts its fields where the views read. */
 (function (script) {
   "use strict";
-  // The page's root: the element around this script (the <body> of a page, a <div> of a notebook's output).
-  // Everything the script makes and finds is inside it, and each id starts with the root's data-prefix, so
-  // that several pages can share one document.
-  var root = script.parentNode, PREFIX = root.dataset.prefix || "";
-  var D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
-  function id(name) { return PREFIX + name; }
+  // The page's root: the element around this script (the <body>; a notebook shows the page in an iframe).
+  // Everything the script makes and finds is inside it.
+  var root = script.parentNode;
+  var D = JSON.parse(root.querySelector("#attn-data").textContent);
+  var SHORT = JSON.parse(root.querySelector("#attn-labels").textContent);  // a pattern label -> its short label
   var NEU = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
@@ -329,7 +329,6 @@
     return cv;
   }
   function heatmapURL(head) { return heatmapCanvas(head, 128).toDataURL("image/png"); }
-  var SHORT = { "previous-token": "prev", "diagonal": "diag", "first-token/sink": "sink", "broad": "broad" };
   function drawModel(width) {
     var nh = D.layers[0].heads.length, nl = D.layers.length, left = 34, top = 22;
     var size = Math.max(22, Math.min(96, Math.floor((width - left - 10) / nh) - 6)), cellW = size + 6, cellH = size + 20;
@@ -371,18 +370,18 @@
   }
 
   // ---- matrix view: one head's weights, row maxima marked, masked cells hatched, a legend --------------
-  function HATCH() { return "url(#" + id("hatch") + ")"; }
+  function HATCH() { return "url(#hatch)"; }
   function hatch(svg) {
     var defs = el("defs", {}, svg);
-    var p = el("pattern", { id: id("hatch"), width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
+    var p = el("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
     el("rect", { width: 6, height: 6, fill: C.bg }, p);
     el("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: C.masked, "stroke-width": 3 }, p);
   }
   function legend(svg, x, y) {
-    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: id("ramp") }, defs);
+    var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: "ramp" }, defs);
     for (var s = 0; s <= 10; s++) el("stop", { offset: s / 10, "stop-color": css(ramp(s / 10)) }, grad);
     el("text", { x: x, y: y, "font-weight": 600 }, svg, "weight");
-    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#" + id("ramp") + ")", stroke: C.line }, svg);
+    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#ramp)", stroke: C.line }, svg);
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
       el("text", { x: x + 160 * t, y: y + 31, "text-anchor": "middle", "font-size": 10.5 }, svg, String(t));
     });
@@ -966,7 +965,7 @@
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
-      var b = html("button", { role: "tab", id: id("tab-" + v[0]), title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
+      var b = html("button", { role: "tab", id: "tab-" + v[0], title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
       b.addEventListener("click", function () { setView(v[0]); });
       tabs[v[0]] = b;
     });
@@ -977,7 +976,7 @@
     var controls = html("div", { "class": "controls" }, root);
     if (D.parts) {
       var plab = html("label", {}, controls, "Attention ");
-      partSelect = html("select", { id: id("part"), title: "key c" }, plab);
+      partSelect = html("select", { id: "part", title: "key c" }, plab);
       Object.keys(D.parts).forEach(function (name) {
         html("option", { value: name }, partSelect, name + (D.parts[name].context_tokens ? " (alignment)" : " self-attention"));
       });
@@ -985,53 +984,53 @@
     }
     if (D.second_segment) {
       var pl = html("label", {}, controls, "Show ");
-      var pairSelect = html("select", { id: id("pair") }, pl);
+      var pairSelect = html("select", { id: "pair" }, pl);
       PAIRS.forEach(function (o) { html("option", { value: o[0] }, pairSelect, o[1]); });
       pairSelect.addEventListener("change", function () { S.pair = pairSelect.value; draw(); });
     }
     var lab = html("label", {}, controls, "Layer ");
-    layerSelect = html("select", { id: id("layer") }, lab);
+    layerSelect = html("select", { id: "layer" }, lab);
     fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
-    headBox = html("fieldset", { "class": "heads", id: id("heads") }, controls);
+    headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
     html("legend", { style: "float:left;margin-right:6px" }, headBox, "Heads");
     fillHeads();
     meanLabel = html("label", { title: "key a" }, headBox);
-    meanBox = html("input", { type: "checkbox", id: id("mean"), "aria-label": "mean of the heads" }, meanLabel);
+    meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
     meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
     if (VIEWS.length > 3 && !D.steps) {
       queryLabel = html("label", {}, controls, "Query ");
-      querySelect = html("select", { id: id("query") }, queryLabel);
+      querySelect = html("select", { id: "query" }, queryLabel);
       fillQueries();
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
     }
     if (written()) {  // --generate: step through the tokens the model wrote, and back to the whole sequence
-      var wf = html("fieldset", { "class": "heads written", id: id("written") }, controls);
+      var wf = html("fieldset", { "class": "heads written", id: "written" }, controls);
       html("legend", { style: "float:left;margin-right:6px" }, wf, "Written");
       [["prev", "‹ previous (p)", -1], ["next", "next (n) ›", 1]].forEach(function (b) {
-        html("button", { type: "button", id: id("step-" + b[0]), title: "key " + b[0].charAt(0) }, wf, b[1])
+        html("button", { type: "button", id: "step-" + b[0], title: "key " + b[0].charAt(0) }, wf, b[1])
           .addEventListener("click", function () { stepWritten(b[2]); });
       });
-      stepLabel = html("span", { id: id("step"), "class": "step-label", "aria-live": "polite" }, wf, stepText());
-      html("button", { type: "button", id: id("step-whole"), title: "key w" }, wf, "whole sequence (w)")
+      stepLabel = html("span", { id: "step", "class": "step-label", "aria-live": "polite" }, wf, stepText());
+      html("button", { type: "button", id: "step-whole", title: "key w" }, wf, "whole sequence (w)")
         .addEventListener("click", wholeSequence);
       wf.addEventListener("keydown", function (e) {  // ← → on the control's buttons step as p and n do
         var by = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
         if (by) { stepWritten(by); e.preventDefault(); }
       });
     }
-    var save = html("button", { id: id("save-svg"), type: "button" }, controls, "Download SVG");
+    var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    wide = html("p", { id: id("wide"), "class": "help wide-note", hidden: "" }, root,
+    wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, root,
       "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
-    stage = html("main", { id: id("stage"), "class": "stage" }, root);
-    readout = html("p", { id: id("readout"), "class": "readout", "aria-live": "polite" }, root);
+    stage = html("main", { id: "stage", "class": "stage" }, root);
+    readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, root);
     html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
       (written() ? " · n p (or ← → on the Written buttons) step through the written tokens · w the whole sequence" : "") +
       " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
-    (root === document.body ? document : root).addEventListener("keydown", pageKey);  // a notebook's: its own keys
+    document.addEventListener("keydown", pageKey);
     var resized = null;
     window.addEventListener("resize", function () { clearTimeout(resized); resized = setTimeout(draw, 150); });
     window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", draw);
