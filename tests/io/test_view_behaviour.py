@@ -17,6 +17,7 @@ from attncli import api
 from attncli.models import forward, load_model
 from attncli.models.ablate import ablate_document, ablate_record
 from attncli.models.head import logits, probabilities
+from attncli.models.hparams import ModelError
 from attncli.models.lens import lens_document, lens_rows
 from attncli.models.tokens import encode
 from tests.conftest import attn
@@ -105,3 +106,16 @@ def test_the_json_of_the_command_is_the_pages_document(tmp_path):
     assert attn("view", *args, "-o", tmp_path / "p.html").exit_code == 0
     assert embedded((tmp_path / "p.html").read_text()) == doc
     assert doc["generated"]["from"] + 2 == len(doc["tokens"])
+
+
+def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(monkeypatch):
+    model = load_model(GOLDEN / "llama")
+    n = len(encode(model, TEXT).ids)
+    per_layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # folder.check_run's price of one layer
+    one_pass = model.weights.nbytes + model.n_layer * per_layer
+    ablation = model.weights.nbytes + model.n_head * per_layer  # every head of a layer: one copy each
+    assert ablation > one_pass  # this model has more heads than layers
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str((one_pass + ablation) // 2))
+    assert api.view(TEXT, model=model, lens=True).doc["lens"] is not None  # the page and its lens fit
+    with pytest.raises(ModelError, match=r"with heads off on \d+ tokens needs about"):
+        api.view(TEXT, model=model, ablate=True)
