@@ -79,7 +79,7 @@ class Output:
 
     def __repr__(self) -> str:
         """The table, as `attn` prints it without colour at the terminal's width."""
-        from attncli.io.output import console  # late: start-up (Rich only where a table is drawn)
+        from attncli.io.console import console  # late: start-up (Rich only where a table is drawn)
 
         buffer = io.StringIO()
         console("never", file=buffer).print(self)

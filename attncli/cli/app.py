@@ -91,7 +91,7 @@ class AttnGroup(LazyGroup):
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise
         except OSError as e:
-            from attncli.io.output import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
+            from attncli.io.write import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
 
             if e.errno not in WRITE_ERRORS:
                 raise
@@ -146,7 +146,7 @@ def _root(
     ] = False,
 ) -> None:
     """Inspect attention in the terminal: tokens, scores, weights and outputs, exact and reproducible."""
-    from attncli.io.output import columns  # late: start-up (--help and --version load no output machinery)
+    from attncli.io.console import columns  # late: start-up (--help and --version load no output machinery)
 
     problem = columns(os.environ)[1]
     if problem:
@@ -180,7 +180,7 @@ def main() -> None:
         signal.signal(stop.signum, signal.SIG_IGN)  # a second one while we leave changes nothing
         sys.exit(128 + stop.signum)
     except OSError as e:  # the last flush of stdout failed: a full disk behind a redirect
-        from attncli.io.output import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
+        from attncli.io.write import WRITE_ERRORS  # late: start-up (--help and --version load no output machinery)
 
         if e.errno not in WRITE_ERRORS:
             raise

@@ -1,6 +1,7 @@
-"""A progress bar of lines on stderr, for runs over a corpus (`attn heads --lines`): lines done, lines/s, time left.
+"""Progress bars on stderr: of lines, for runs over a corpus (`attn heads --lines`: lines done, lines/s, time
+left), and of the bytes of a file `attn show --lines` reads (`line_progress`).
 
-It is drawn only when stderr is a terminal, and only there: stdout carries the result alone, whatever it is.
+Each is drawn only when stderr is a terminal, and only there: stdout carries the result alone, whatever it is.
 The number of lines to expect comes from counting the newlines of a regular file (`count_lines`), which reads
 the file at disk speed; a pipe has no total, and the bar then shows the lines done and the rate.
 
@@ -12,13 +13,16 @@ the file at disk speed; a pipe has no total, and the bar then shows the lines do
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from attncli.io.output import console, regular_file_size
+from attncli.io.console import console
+from attncli.io.escape import escape_text
 
 BLOCK = 1 << 20  # bytes read at a time when counting lines
 
@@ -68,3 +72,35 @@ def lines_progress(stream: BinaryIO, color: str, limit: int | None = None) -> It
             progress.update(task, completed=lines, rate=f"{lines / seconds:,.0f} lines/s" if seconds > 0 else "")
 
         yield done
+
+
+def regular_file_size(stream) -> int | None:
+    """The size of the file behind `stream` when it is a regular file (not a pipe or a terminal)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+@contextlib.contextmanager
+def line_progress(stream: BinaryIO, name: str, color: str, output: str | None) -> Iterator[BinaryIO]:
+    """`stream`, counted by a progress bar on stderr when the input is a regular file, stderr is a
+    terminal, and stdout is not the same terminal (a pipe, a file, or `-o`): else `stream` itself."""
+    size = regular_file_size(stream)
+    if size is None or not sys.stderr.isatty() or (output is None and sys.stdout.isatty()):
+        yield stream
+        return
+    from rich.markup import escape  # late: start-up (Rich only where a table is drawn)
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+        console=console(color, stderr=True),
+        transient=True,
+    ) as progress:
+        label = escape(escape_text(f"attn --lines {os.path.basename(name)}"))  # not markup, not raw controls
+        yield progress.wrap_file(stream, total=size, description=label)

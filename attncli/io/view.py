@@ -39,8 +39,8 @@ if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
     from attncli.models.forward import Forward
-    from attncli.models.run import ModelLayer
     from attncli.models.seq2seq import PartLayer
+    from attncli.models.source import ModelLayer
 
 SCHEMA = "attncli.view/3"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows

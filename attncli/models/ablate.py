@@ -26,7 +26,8 @@ from .head import logits, next_logits, probabilities, unembedding
 from .hparams import ModelError
 from .load import check_head, check_layer
 from .model import Model
-from .run import _encode, describe
+from .run import _encode
+from .source import describe
 from .tokens import encode
 
 MODES = {

@@ -19,7 +19,8 @@ from .forward import Forward, forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .hparams import ModelError
 from .model import Model
-from .run import _check_finite, _encode, describe
+from .run import _check_finite, _encode
+from .source import describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"

@@ -33,7 +33,8 @@ from .encdec import decoder_input, seq2seq_forward
 from .forward import forward
 from .languages import check_language, with_language
 from .model import Model
-from .run import ModelLayer, Rollout, describe, heads_rows, heads_table, token_marks
+from .run import Rollout, heads_rows, heads_table
+from .source import ModelLayer, describe, token_marks
 from .tokens import ModelTokens, encode
 
 

@@ -2,7 +2,7 @@
 
 Its `source` says what was run — a text (`TextRun`, attncli.pipeline.run), matrices the
 user gave (`GivenMatrices`, attncli.pipeline.given) or one layer of a real model
-(`ModelLayer`, attncli.models.run) — and supplies everything that differs between them:
+(`ModelLayer`, attncli.models.source) — and supplies everything that differs between them:
 the caption, the JSON "config" record, the stages of `attn steps` and the heads' names.
 """
 

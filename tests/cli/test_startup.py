@@ -42,6 +42,8 @@ NOT_FOR_HELP = [
     "attncli.io.formats",
     "attncli.io.documents",
     "attncli.io.output",
+    "attncli.io.console",
+    "attncli.io.write",
     "attncli.pipeline.limits",
     "attncli.pipeline.config",
     "attncli.pipeline.tokenize",

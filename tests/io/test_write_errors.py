@@ -58,7 +58,7 @@ def test_a_short_write_then_a_closed_pipe_is_a_broken_pipe():
     loudly (BrokenPipeError, exit 1), not be dropped (it was, and attn exited 0 with a cut .npy, ~1 run in 6)."""
     import io
 
-    from attncli.io.output import Sink
+    from attncli.io.write import Sink
 
     class Leaving(io.RawIOBase):
         def __init__(self):

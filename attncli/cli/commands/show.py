@@ -129,7 +129,7 @@ def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: 
     """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
     processes); its number goes into the output, in the input's order."""
     from attncli.io import documents  # late: start-up (not for --help)
-    from attncli.io.output import line_progress
+    from attncli.io.progress import line_progress
     from attncli.pipeline.heads import stats_document
     from attncli.pipeline.lines import ordered_map
 
