@@ -24,7 +24,7 @@ from .source import describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
-CHUNK_BYTES = 1 << 26  # the logits and probabilities of at most this many bytes at once (rows × vocab × 12)
+CHUNK_BYTES = 1 << 26  # the lens' arrays of [rows, vocab] take at most this many bytes at once
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
@@ -43,7 +43,8 @@ def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray
     assert run.final is not None  # a full pass
     streams = [*run.hidden, run.final]  # the last: already through the final norm
     n, vocab = run.final.shape[0], unembedding(model).shape[0]
-    rows = max(1, CHUNK_BYTES // (12 * vocab))  # float32 logits and float64 probabilities of `rows` positions
+    # float32 logits, float64 probabilities and top_k's two float64 copies (its negation, its partition) of `rows`
+    rows = max(1, CHUNK_BYTES // (28 * vocab))
     k = min(k, vocab)
     ids, probs = np.empty((len(streams), n, k), np.int64), np.empty((len(streams), n, k))
     for l, x in enumerate(streams):
