@@ -858,8 +858,8 @@ def test_the_lens_view_draws_every_layer_and_position_with_its_top_token_and_pro
     cell = next(r for r in rows if r["layer"] == 1 and r["position"] == 1)
     readout = browser.find_element("id", "readout").text
     assert readout.startswith("layer 1, position 1 ")
-    for k, (t, p) in enumerate(zip(cell["top_tokens"], cell["top_probs"])):
-        assert f"{k + 1}. {t} {p:.4f}" in readout
+    for k, (t, p, i) in enumerate(zip(cell["top_tokens"], cell["top_probs"], cell["top_ids"], strict=True)):
+        assert f"{k + 1}. {t} {p:.4f} (id {i})" in readout
     last = next(r for r in rows if r["layer"] == lens["n_layer"] and r["position"] == 0)
     hover(browser, browser.find_element("css selector", f'.lens-cell[data-l="{lens["n_layer"]}"][data-i="0"] rect'))
     assert browser.find_element("id", "readout").text.startswith(f"layer {lens['n_layer']} (the output), position 0")

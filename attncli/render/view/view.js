@@ -815,7 +815,7 @@
     gridEvents(g, x0, y0, c, ch, nl, n, function (l, i) {
       var r = cells[l + ":" + i];
       return "layer " + l + (l === nl - 1 ? " (the output)" : "") + ", position " + i + " " + tokName("q", i) + " → next: " +
-        r.top_tokens.map(function (t, k) { return (k + 1) + ". " + shown(t) + " " + r.top_probs[k].toFixed(4); }).join(" · ");
+        r.top_tokens.map(function (t, k) { return (k + 1) + ". " + shown(t) + " " + r.top_probs[k].toFixed(4) + " (id " + r.top_ids[k] + ")"; }).join(" · ");
     });
     return svg;
   }
@@ -962,6 +962,12 @@
     if (D.parts) Object.keys(D.parts).forEach(function (name) { html("li", {}, ul, "part " + name + ": " + D.parts[name].help); });
     html("li", {}, ul, "weights drawn to 1/" + D.scale + " (" + D.encoding.weights + "); " + (D.steps ?
       "the exact numbers are in the steps view and on a click in the matrix view" : "a click in the matrix view gives the command that prints the exact number"));
+    if (written()) html("li", {}, ul, "written (--generate " + D.generated.ids.length + "): " + D.generated.decoding +
+      "; the Written view steps through them");
+    if (D.lens) html("li", {}, ul, "lens: the " + D.lens.k + " most probable next tokens of every layer and position (" +
+      D.lens.layers + "), computed by attn as attn lens does");
+    if (D.ablation) html("li", {}, ul, "ablation: every head switched off alone (" + D.ablation.means + "), watching " +
+      shown(D.ablation.target.token) + " after position " + D.ablation.position + ", as attn ablate does");
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
