@@ -771,7 +771,7 @@
       var j = +r.dataset.j;
       say(tokName("q", t) + " → key " + j + " " + tokName("k", j) + ": " + hs.map(function (hi) {
         var head = headAt(hi);
-        return headName(head) + " " + (masked(head, t, j) ? "masked" : weight(head, t, j).toFixed(3));
+        return headName(head) + "\u00a0" + (masked(head, t, j) ? "masked" : weight(head, t, j).toFixed(3));
       }).join(", ") + " (drawn to 1/" + D.scale + ")");
     });
     return svg;
@@ -815,7 +815,9 @@
     gridEvents(g, x0, y0, c, ch, nl, n, function (l, i) {
       var r = cells[l + ":" + i];
       return "layer " + l + (l === nl - 1 ? " (the output)" : "") + ", position " + i + " " + tokName("q", i) + " → next: " +
-        r.top_tokens.map(function (t, k) { return (k + 1) + ". " + shown(t) + " " + r.top_probs[k].toFixed(4) + " (id " + r.top_ids[k] + ")"; }).join(" · ");
+        r.top_tokens.map(function (t, k) {  // no break inside an entry: a token stays with its number
+          return (k + 1) + ".\u00a0" + shown(t) + "\u00a0" + r.top_probs[k].toFixed(4) + "\u00a0(id\u00a0" + r.top_ids[k] + ")";
+        }).join(" · ");
     });
     return svg;
   }
