@@ -15,7 +15,6 @@ from rich.text import Text
 
 from attncli.io.escape import escape_token
 from attncli.pipeline.tokenize import GENERATED_MARK
-from attncli.render.fit import Fitted
 from attncli.render.matrix import columns_shown
 from attncli.render.style import shade, system_of
 
@@ -55,16 +54,16 @@ class LensGrid:
         cell.append(self._prob(r), style=shade(r["top_probs"][0], system))
         return cell
 
-    def top(self, l: int, i: int) -> RenderableType:
-        """Layer l at position i: its `k` most probable next tokens with their ids and probabilities."""
+    def top(self, l: int, i: int) -> Text:
+        """Layer l at position i: its `k` most probable next tokens, each with its probability and id, in a line
+        that wraps."""
         r = self.cells[(l, i)]
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        for name, justify in (("rank", "right"), ("next token", "left"), ("id", "right"), ("probability", "right")):
-            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        out = Text(f"layer {l}, position {self.header[i]}: its top {len(r['top_ids'])} next tokens  ", style="bold")
         for rank, (t, token, p) in enumerate(zip(r["top_ids"], r["top_tokens"], r["top_probs"]), 1):
-            table.add_row(str(rank), escape_token(token), str(t), f"{p:.{self.precision}f}")
-        where = f"layer {l}, position {self.header[i]}"
-        return Group(Text(f"{where}: the top {len(r['top_ids'])} next tokens", style="bold"), Fitted(table))
+            out.append(f"{rank}. ", style="dim")
+            out.append(f"{escape_token(token)} {p:.{self.precision}f}", style="bold")
+            out.append(f" (id {t})  ", style="dim")
+        return out
 
     def width(self, shown: list[int | None], form: str) -> int:
         return self.label + sum(1 + (1 if i is None else self.column(i, form)) for i in shown)  # 1: the divider

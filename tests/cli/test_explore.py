@@ -106,3 +106,40 @@ def test_a_closed_terminal_ends_the_app():
     left = subprocess.run(["pgrep", "-fa", f"attncli explore {marker}"], capture_output=True, text=True).stdout
     subprocess.run(["pkill", "-f", f"attncli explore {marker}"])
     raise AssertionError(f"attn explore still runs after its terminal closed: {left}")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+def test_a_decoder_s_written_tokens_lens_and_ablation_in_tmux():
+    """The real program on the golden Llama with --generate 3 at 80 × 24: n steps to the first written token, l
+    and x open the lens and the ablation (computed in a thread) and Esc comes back; q quits with 0."""
+    server = f"attn-{uuid.uuid4().hex[:8]}"
+    golden = ROOT / "tests" / "models" / "golden" / "llama"
+    command = (
+        f"cd {shlex.quote(str(ROOT))} && PYTHONPATH=. {shlex.quote(sys.executable)} -m attncli explore "
+        f"'{TEXT}' --model {shlex.quote(str(golden))} --generate 3; echo attn-exit-$?"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES", "TMUX")}
+    subprocess.run(
+        ["tmux", "-L", server, "new-session", "-d", "-s", server, "-x", "80", "-y", "24", "bash", "--norc"],
+        check=True,
+        env=env,
+    )
+    try:
+        _tmux(server, "send-keys", "-t", server, "clear; " + command, "Enter")
+        _wait(server, "n b step")
+        _tmux(server, "send-keys", "-t", server, "n")
+        assert "at position 18, probability" in _wait(server, "written token 1 of 3")
+        _tmux(server, "send-keys", "-t", server, "l")
+        _wait(server, "its top 5 next tokens")
+        _tmux(server, "send-keys", "-t", server, "Escape")  # alone: Esc and a key at once read as Alt+key
+        _wait(server, "n b step")
+        _tmux(server, "send-keys", "-t", server, "x")
+        _wait(server, "switched off: Δ logit")
+        _tmux(server, "send-keys", "-t", server, "x")  # the key that opened it closes it
+        _wait(server, "n b step")
+        _tmux(server, "send-keys", "-t", server, "w")
+        _wait(server, "layer 1 of 0..1  [21,")  # the whole matrix (a heatmap at 80 × 24: 21 tokens)
+        _tmux(server, "send-keys", "-t", server, "q")
+        assert "attn-exit-0" in _wait(server, "attn-exit-")
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True)

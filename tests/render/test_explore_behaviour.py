@@ -57,7 +57,7 @@ def test_n_and_b_step_through_the_written_tokens_and_w_goes_back(llama):
         assert (app.e.step, app.e.query) == (0, start)
         shown = said(app)
         assert f"written token 1 of 3: '{tokens.strings[start]}' at position {start}, probability" in shown
-        assert f"probability {fmt(float(probs[0]), 2)} (the model's" in shown
+        assert f"probability {fmt(float(probs[0]), 2)} (the model's, from the {start} tokens" in shown
         assert max(bars(app)) == start  # its row over the tokens before it and itself, no later key
         for _ in range(4):  # past the last: it stays on the last
             await pilot.press("n")
@@ -103,14 +103,17 @@ def test_l_opens_the_lens_of_the_whole_sequence_and_the_cursor_shows_a_cell_s_to
         await finished(pilot, app)
         assert "logit lens" in said(app) and "› = written by the model" in said(app)
         assert app.e.lens() == doc
-        start = (llama.n_layer, app.e.query)  # the model's own prediction where the written token is
-        for l, i in (start, (llama.n_layer - 1, app.e.query - 1)):
+        start = (llama.n_layer, app.e.query - 1)  # the model's own prediction of the written token in focus
+        assert cells[start]["top_ids"][0] == app.e.result.tokens.ids[app.e.query]  # greedy: it is the top 1
+        for l, i in (start, (llama.n_layer - 1, app.e.query - 2)):
             r = cells[(l, i)]
             shown = said(app)
             assert f"layer {l}, position {i} " in shown
             for rank, (token, p) in enumerate(zip(r["top_tokens"], r["top_probs"]), 1):
-                assert f"{rank} {token} {r['top_ids'][rank - 1]} {p:.2f}" in shown
+                assert f"{rank}. {token} {p:.2f} (id {r['top_ids'][rank - 1]})" in shown
             await pilot.press("up", "left")
+        await pilot.press("right_square_bracket", "n", "left_curly_bracket", "e")  # the main screen's: nothing
+        assert (app.e.head, app.e.step, app.e.layer, app.query_one("#edit").display) == (0, 0, 1, False)
         await pilot.press("l")  # l again: back, on the same step
         assert len(app.screen_stack) == 1 and app.e.step == 0
 
@@ -183,6 +186,43 @@ def test_the_ablation_says_it_is_working_and_how_far(llama, monkeypatch):
         go_on.set()
         await finished(pilot, app)
         assert "switched off: Δ logit" in said(app)
+
+    explore(test, e, size=SIZE)
+
+
+def test_esc_while_it_ablates_stops_it(llama, monkeypatch):
+    """Leaving the screen stops the thread at its next layer: nothing is kept, and x starts it again."""
+    e = run(llama)
+    between, go_on, ended = threading.Event(), threading.Event(), threading.Event()
+    real = Explorer.ablation
+
+    def slow(self, progress=None):
+        def held(done, total):
+            assert progress is not None
+            progress(done, total)  # the second layer's, after Esc: it stops here
+            between.set()
+            go_on.wait(10)
+
+        try:
+            return real(self, held)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(Explorer, "ablation", slow)
+
+    async def test(pilot, app):
+        await pilot.press("x")
+        while not between.is_set():
+            await pilot.pause(0.01)
+        await pilot.press("escape")
+        go_on.set()
+        while not ended.is_set():
+            await pilot.pause(0.01)
+        assert len(app.screen_stack) == 1 and not app.e.done("ablate") and "ablate" not in app.e.cache
+        monkeypatch.setattr(Explorer, "ablation", real)
+        await pilot.press("x")
+        await finished(pilot, app)
+        assert app.e.done("ablate") and "switched off: Δ logit" in said(app)
 
     explore(test, e, size=SIZE)
 

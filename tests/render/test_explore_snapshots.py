@@ -57,3 +57,40 @@ def test_an_encoder_decoders_alignment(snap_compare, size):
     e = Explorer("le chat est assis sur le tapis", RunConfig(), "the cat sat on the mat", model=load_model(golden))
     e.compute()
     assert snap_compare(ExploreApp(e), press=["a", "down", "down"], terminal_size=size)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return load_model(Path(__file__).parent.parent / "models" / "golden" / "llama")
+
+
+def generated(model) -> ExploreApp:
+    from attncli.models.generate import Generation
+
+    e = Explorer("time flies", RunConfig(), model=model, generate=Generation(3))
+    e.compute()
+    return ExploreApp(e)
+
+
+def computed(*keys: str):
+    """Press `keys` (here, not as snap_compare's press, which comes after run_before), then wait for the lens or
+    the ablation to be computed in its thread and drawn."""
+
+    async def run(pilot) -> None:
+        await pilot.press(*keys)
+        for worker in pilot.app.screen.workers:
+            await worker.wait()
+        await pilot.pause()
+
+    return run
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_a_written_token_in_focus(snap_compare, llama, size):
+    """The Llama's second written token: the matrix up to it, its row as bars, the token and its probability."""
+    assert snap_compare(generated(llama), press=["n", "n", "left"], terminal_size=size)
+
+
+@pytest.mark.parametrize("key", ["l", "x"], ids=["lens", "ablation"])
+def test_the_lens_and_the_ablation(snap_compare, llama, key):
+    assert snap_compare(generated(llama), run_before=computed("n", key), terminal_size=(120, 40))

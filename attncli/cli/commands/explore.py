@@ -48,7 +48,9 @@ def explore(
     The matrix of `attn show` with a cursor (arrow keys), the focused query's row as bars with the formula of
     its weights; [ ] head, { } layer (--model), c part (an encoder–decoder: cross, decoder, encoder), v variant,
     m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
-    JSON. The options are `attn show`'s (--generate N: a decoder's text and the N tokens it writes after it).
+    JSON; a decoder's n b step through the tokens --generate wrote (w: the whole matrix), l its logit lens, x its
+    heads switched off. The options are `attn show`'s (--generate N: a decoder's text and the N tokens it writes
+    after it).
     """
     from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.render.bars import find_query

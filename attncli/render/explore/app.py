@@ -24,7 +24,8 @@ from attncli.errors import AttnError
 from attncli.io import documents
 from attncli.io.escape import escape_text
 from attncli.io.formats import offline_svg
-from attncli.io.output import emit, write_output
+from attncli.io.output import emit
+from attncli.io.write import write_output
 from attncli.render.explore.behaviour import Ablation, Behaviour, Lens
 from attncli.render.explore.panels import matrix, row_panel, status, step_line
 from attncli.render.explore.state import Explorer
@@ -163,7 +164,7 @@ class ExploreApp(App[int]):
     TITLE = "attn explore"
     AUTO_FOCUS = None  # the keys go to the app (the edit line takes them only while it is open)
     CSS = """
-    #status { height: auto; padding: 0 1; }
+    #status, #step { height: auto; padding: 0 1; }
     #body { height: 1fr; layout: horizontal; }
     #body.stacked { layout: vertical; overflow-y: auto; }
     #main { width: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
@@ -190,9 +191,9 @@ class ExploreApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="step")
         with Container(id="body"):
             with Pane(id="main"):
-                yield Static(id="step")
                 yield Static(id="matrix")
                 yield Static(id="caption")
             with Pane(id="side"):
@@ -213,6 +214,7 @@ class ExploreApp(App[int]):
         stepping = self.query_one("#step", Static)
         stepping.display = e.step is not None  # no empty line above the whole matrix
         stepping.update(step_line(e, self.precision))
+        self.query_one("#caption", Static).display = e.step is None
         shown = matrix(e, self.precision)
         self.fit(shown)
         self.query_one("#matrix", Static).update(shown)
@@ -220,6 +222,8 @@ class ExploreApp(App[int]):
             self.query_one("#caption", Static).update(caption(e.result))
             self.captioned = e.result
         self.query_one("#row", Static).update(row_panel(e, self.precision))
+        if e.step is not None:  # the written token's row, the matrix's last, in view (without the caption)
+            self.call_after_refresh(self.query_one("#main", Pane).scroll_end, animate=False)
 
     def fit(self, shown: Matrix) -> None:
         """The matrix's room first: the side panel takes 2/5 of the width (SIDE), less when that leaves the
@@ -245,7 +249,11 @@ class ExploreApp(App[int]):
         self.query_one("#message", Static).update(text)
 
     def _do(self, change, *args) -> None:
-        """Run one switch of the explorer; its message, or its error, goes to the message line."""
+        """Run one switch of the explorer; its message, or its error, goes to the message line. Under another
+        screen (the heads overview, the lens, the ablation) the main screen's keys do nothing: what that screen
+        shows would no longer be of the run behind it."""
+        if self._covered():
+            return
         try:
             self.say(change(*args))
         except AttnError as err:
@@ -256,6 +264,8 @@ class ExploreApp(App[int]):
     # ---- the keys -----------------------------------------------------------------------------------------
 
     def action_move(self, d_query: int, d_key: int) -> None:
+        if self._covered():  # a screen's own arrows
+            return
         self.e.move(d_query, d_key)
         self.redraw()
 
@@ -326,6 +336,8 @@ class ExploreApp(App[int]):
     # ---- editing the text ---------------------------------------------------------------------------------
 
     def action_edit(self) -> None:
+        if self._covered():
+            return
         edit = self.query_one("#edit", Input)
         edit.value = self.e.text
         edit.display = True

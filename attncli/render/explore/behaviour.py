@@ -132,9 +132,8 @@ class Lens:
 
     what, key = "lens", "l"
     heading = (
-        "logit lens: the next token the model would predict after each layer (rows; 0 = the embeddings, the last "
-        "is its own prediction, bold) at each position (columns), and its probability. Arrows move, the cell's "
-        "top 5 are under the grid; Esc or l goes back."
+        "logit lens: the most probable next token after each layer (rows; the last, bold, is the model's own) at "
+        "each position, and its probability; the cell's top 5 below. Esc or l: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int, system: str | None):
@@ -155,17 +154,16 @@ class Lens:
         return self.e.lens()
 
     def done_line(self, doc: dict) -> str:
-        return f"{doc['summary']}; {doc['layers']}" + (
-            f"; › = written by the model ({doc['generated']['decoding']})" if "generated" in doc else ""
-        )
+        return doc["layers"] + ("; › = written by the model" if "generated" in doc else "")
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
-        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus."""
+        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus, or,
+        stepping through the written tokens, at the position before the one in focus (where it was predicted)."""
         self.grid = grid = LensGrid(doc, self.precision)
         table.add_columns(*grid.header)
         for l in range(grid.n_rows):
             table.add_row(*(grid.cell(l, i, FORMS[0], self.system) for i in range(grid.n_pos)), label=str(l))
-        return grid.n_rows - 1, min(self.e.query, grid.n_pos - 1)
+        return grid.n_rows - 1, min(self.e.query - (self.e.step is not None), grid.n_pos - 1)
 
     def below(self, row: int, column: int) -> RenderableType:
         assert self.grid is not None
@@ -178,8 +176,8 @@ class Ablation:
 
     what, key = "ablate", "x"
     heading = (
-        "heads switched off one at a time: how much each moves the logit of the model's next token after the text "
-        "(layers down, heads across: Δ logit; #n its rank by |Δ logit|). Arrows move; Esc or x goes back."
+        "heads switched off one at a time: Δ logit of the model's next token after the text (layers down, heads "
+        "across; #n: its rank by |Δ logit|). Esc or x: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int):
@@ -203,8 +201,8 @@ class Ablation:
 
     def done_line(self, doc: dict) -> str:
         return (
-            f"{doc['summary']}; the next token after position {doc['position']} "
-            f"'{escape_token(doc['tokens'][-1])}': {escape_token(doc['target']['token'])}"
+            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
+            f"{escape_token(doc['target']['token'])}"
         )
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:

@@ -62,7 +62,7 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
         result.tokens.labels()[:upto],
         result.key_tokens.labels()[:n],
         f"Attention weights A = softmax(S) · {head_name(e)}"
-        + ("" if e.step is None else f" · up to written token {e.step + 1} of {e.written()}"),
+        + ("" if e.step is None else f" · rows and keys 0..{e.query}"),
         precision,
         "weights",
         None if cells is None else cells[:upto, :n],
@@ -118,10 +118,10 @@ def step_line(e: Explorer, precision: int) -> Text:
     i, token = e.query, escape_token(e.result.tokens.strings[e.query])
     out = Text(f"written token {e.step + 1} of {e.written()}: ", style="bold")
     out.append(f"'{token}'", style="bold reverse")
-    out.append(f" at position {i}, probability {fmt(e.written_probability(), precision)}")
+    out.append(f" at position {i}, probability {fmt(e.written_probability(), precision)}", style="bold")
     out.append(
-        f" (the model's, after the {i} tokens before it). Its row, the last, is its attention over them and "
-        "itself. n / b: next / previous (↑ ↓ too), w: the whole matrix",
+        f" (the model's, from the {i} tokens before it: row {i - 1} chose it; its own row, the last, is its "
+        "attention over them) · n b: next / previous, w: whole matrix",
         style="dim",
     )
     return out
