@@ -12,9 +12,13 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from attncli.errors import ConfigError
 from attncli.io import documents
+
+if TYPE_CHECKING:  # the page's data loads only when a page is written
+    from attncli.io.view import Behaviour
 
 FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
 
@@ -27,7 +31,7 @@ def page_of(
     model_dir: str | None = None,
     head: int | None = None,
     pair: tuple[str, str | None] | None = None,
-    behaviour=None,
+    behaviour: Behaviour | None = None,
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
@@ -49,7 +53,7 @@ def page_of(
     return build
 
 
-def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str):
+def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str) -> Behaviour:
     """The lens and the ablation a decoder's page is asked for (attncli.io.view.Behaviour), or ConfigError when
     the model has no next-token head to read them from (an encoder, an encoder–decoder) or `mode` is unknown."""
     from attncli.io.view import Behaviour  # late: start-up (only when a model's page is asked for)
