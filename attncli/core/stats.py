@@ -38,8 +38,11 @@ TOP_K = 3
 def row_entropy(weights: np.ndarray) -> np.ndarray:  # [..., n] -> [...]
     """Shannon entropy of each row, in bits: -Σ_j a_j log2 a_j (0 for an all-zero row)."""
     w = np.asarray(weights, dtype=float)
-    logs = np.log2(w, out=np.zeros_like(w), where=w > 0)
-    return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
+    # log2 of max(a_j, the least positive float64): log2 a_j itself wherever a_j > 0, and -1074 where a_j = 0, whose
+    # a_j log2 a_j is then exactly 0 (as 0 log 0 is taken to be); plain passes, not a masked one (`where=`)
+    logs = np.log2(np.maximum(w, np.finfo(np.float64).smallest_subnormal))
+    logs *= w
+    return -logs.sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def entropy_scale(mean_entropy: float | None, n: int) -> tuple[float, float | None]:

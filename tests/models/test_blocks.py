@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from attncli.models import ModelError, encode, forward, load_model, rms_norm
-from attncli.models.blocks import apply_rope, rope_frequencies, rope_tables
+from attncli.models.blocks import ACTIVATION_FNS, apply_rope, feed_forward, relu, rope_frequencies, rope_tables
 from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
 from tests.models.test_golden import GOLDEN
-from tests.tolerance import U32, assert_within
+from tests.tolerance import U32, affine_bound, assert_within
 
 
 def test_rope_scaling_kinds():
@@ -129,6 +129,29 @@ def test_a_rotary_config_that_cannot_run_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
+@pytest.mark.parametrize("special", [np.inf, -np.inf, np.nan, -np.nan, None])
+def test_the_finite_check_reads_every_non_finite_pattern_and_no_finite_one(tmp_path, dtype, special):
+    """The check reads bit patterns (the largest as signed and as unsigned integers): ±inf and NaN of either sign
+    are found; the largest finite values of both signs, -0 and the smallest subnormals are not (F64: a value
+    beyond float32's range becomes inf when read, and is found)."""
+    stored_dtype = {"BF16": np.float32, "F16": np.float16, "F32": np.float32, "F64": np.float64}[dtype]
+    info = np.finfo(np.float16 if dtype == "F16" else np.float32)
+    finite = np.array([info.max, -info.max, -0.0, info.smallest_subnormal, -info.smallest_subnormal, 1.0])
+    values = (finite if special is None else np.append(finite, special)).astype(stored_dtype)
+    stored = (values.view(np.uint32) >> 16).astype(np.uint16) if dtype == "BF16" else values
+    if dtype == "BF16":  # bf16 keeps float32's exponent: its largest finite is 0x7F7F, not a truncated float32 max
+        stored[:2] = [0x7F7F, 0xFF7F]
+    f = tmp_path / "s.safetensors"
+    _write(f, {"t": {"dtype": dtype, "shape": [stored.size], "data_offsets": [0, stored.nbytes]}}, stored.tobytes())
+    got, ok = TensorFile(f).get_slice("t").read_checked()
+    assert ok == (special is None) == bool(np.isfinite(got).all())
+    if dtype == "F64" and special is None:
+        big = np.float64([1e39, 1.0])  # finite as F64, inf as float32
+        _write(f, {"t": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]}}, big.tobytes())
+        assert not TensorFile(f).get_slice("t").read_checked()[1]
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32", "F64"])
 def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_path, dtype):
     """5 MiB of float32 (over `fresh`'s threshold for a map of its own) in 10 blocks of the reading pass, the last
     one short: every value widened exactly (F64 rounded as astype), and a NaN in the last block found."""
@@ -150,3 +173,40 @@ def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_pa
     _write(f, {"t": entry}, stored.tobytes())
     got, ok = TensorFile(f).get_slice("t").read_checked()
     assert not ok and np.isnan(got[-1, -1]) and np.isfinite(got.reshape(-1)[:-1]).all()
+
+
+@pytest.mark.parametrize("rows", [5, 100, 500])  # below SWAP_ROWS, transposed, from FEED_FORWARD_ROWS on
+def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows):
+    """x + act(x W_upᵀ + b_up) W_downᵀ + b_down, against float64: within the float32 bound of the second product
+    (its inputs' own rounding, the first product's and GELU's, carried through |W_down| as a first-order term)."""
+    rng = np.random.default_rng(rows)
+    d, f = 24, 40
+    w = {
+        "up.weight": rng.standard_normal((f, d), dtype=np.float32),
+        "up.bias": rng.standard_normal(f, dtype=np.float32),
+        "down.weight": rng.standard_normal((d, f), dtype=np.float32),
+        "down.bias": rng.standard_normal(d, dtype=np.float32),
+    }
+    x = rng.standard_normal((rows, d), dtype=np.float32)
+    got = feed_forward(w, "up", "down", relu, x.reshape(1, rows, d))
+    assert got.shape == (1, rows, d) and got.dtype == np.float32 and got.flags.c_contiguous
+    w64 = {k: v.astype(np.float64) for k, v in w.items()}
+    h = np.maximum(x @ w64["up.weight"].T + w64["up.bias"], 0)
+    want = x + h @ w64["down.weight"].T + w64["down.bias"]
+    h_err = affine_bound(x, w["up.weight"].T, w["up.bias"])  # |δh| (relu passes it on, never grows it)
+    bound = (
+        affine_bound(h.astype(np.float32), w["down.weight"].T, w["down.bias"]) + h_err @ np.abs(w64["down.weight"]).T
+    )
+    assert_within(got[0], want, bound * (1 + 1e-6) + U32 * np.abs(want), "feed_forward")
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION_FNS))
+def test_every_activation_writes_the_same_values_in_place(name):
+    """act(x, out=x) (what an MLP does to its own temporary) is bitwise act(x), x left as it was by act(x)."""
+    x = np.random.default_rng(0).standard_normal((3, 70_000), dtype=np.float32) * 4  # over one GELU chunk
+    before = x.copy()
+    want = ACTIVATION_FNS[name](x)
+    assert np.array_equal(x, before)
+    got = ACTIVATION_FNS[name](x, out=x)
+    assert got is x or np.shares_memory(got, x)
+    assert np.array_equal(got, want)

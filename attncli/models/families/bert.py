@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
+from attncli.models.blocks import ACTIVATION_FNS, feed_forward, norm, projections
 from attncli.models.hparams import ModelError, fraction, positive_int
 
 from .registry import register
@@ -49,8 +49,8 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """Intermediate dense + activation, output dense, residual, LayerNorm (BertIntermediate, BertOutput)."""
     w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
-    h = linear(w, pre + "output.dense", act(linear(w, pre + "intermediate.dense", x)))  # [n, d_ff] -> [n, d_model]
-    return norm(w, pre + "output.LayerNorm", h + x, model.eps)
+    h = feed_forward(w, pre + "intermediate.dense", pre + "output.dense", act, x)  # x + MLP(x), through [n, d_ff]
+    return norm(w, pre + "output.LayerNorm", h, model.eps)
 
 
 def final(model: Model, x):  # [n, d_model] -> [n, d_model]
