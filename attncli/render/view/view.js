@@ -712,7 +712,7 @@
     return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t) +
       (G.probs ? " (p " + G.probs[S.step].toFixed(3) + ")" : "");
   }
-  function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771, ..."
+  function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771 · ..."
     if (!D.lens) return null;
     var r = D.lens.rows.filter(function (x) { return x.layer === D.lens.n_layer && x.position === position; })[0];
     return r ? r.top_tokens.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(" · ") : null;
