@@ -3,7 +3,8 @@
     python benchmarks/bench_generate.py [--model DIR] [--qwen-shape] [--new 32] [--runs 5]
         [--attn-python .venv/bin/python] [--torch-python ref/bin/python]
 
-Two models: --model (default /work/models/smollm2-st, SmolLM2-135M as float32 safetensors) and, with
+Two models: --model (a model folder or a GGUF file; default $ATTN_SMOLLM2, the SmolLM2-135M GGUF that CI
+downloads, which both sides dequantize to float32 on load) and, with
 --qwen-shape, a Qwen2-0.5B-shaped decoder with random BF16 weights and its whole vocabulary (151,936 rows: the
 output head is a quarter of its multiply-adds), written by bench_decoder.py's `write_model`. Each run is a fresh
 process of one side (attn in --attn-python, transformers in --torch-python), the two interleaved: it loads the
@@ -41,7 +42,10 @@ print(len(ids) / (time.perf_counter() - start), len(ids) / (time.process_time() 
 TORCH = """
 import sys, time, torch, transformers
 torch.set_num_threads(1)
-model = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1], dtype=torch.float32).eval()
+path = sys.argv[1]  # a folder, or a GGUF file (transformers dequantizes it to float32 through the gguf package)
+where = dict(pretrained_model_name_or_path=path.rsplit("/", 1)[0], gguf_file=path.rsplit("/", 1)[1]) \
+    if path.endswith(".gguf") else dict(pretrained_model_name_or_path=path)
+model = transformers.AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32).eval()
 prompt, new = torch.tensor([[int(i) for i in sys.argv[2].split(",")]]), int(sys.argv[3])
 kw = dict(do_sample=False, num_beams=1, pad_token_id=0, eos_token_id=None)
 with torch.no_grad():
@@ -51,6 +55,12 @@ with torch.no_grad():
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 print((out.shape[1] - prompt.shape[1]) / wall, (out.shape[1] - prompt.shape[1]) / cpu)
 """
+
+
+def smollm2() -> Path | None:
+    """The SmolLM2-135M GGUF that the tests and CI name with $ATTN_SMOLLM2 (.ci/run downloads it), or None."""
+    path = os.environ.get("ATTN_SMOLLM2")
+    return Path(path) if path else None
 
 
 def one(python: str, script: str, folder: Path, new: int, prompt: list[int]) -> tuple[float, float] | None:
@@ -92,7 +102,7 @@ def row(name: str, folder: Path, a: argparse.Namespace, prompt: list[int]) -> st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=Path, default=Path("/work/models/smollm2-st"))
+    ap.add_argument("--model", type=Path, default=smollm2(), help="a model folder or GGUF file ($ATTN_SMOLLM2)")
     ap.add_argument("--qwen-shape", action="store_true", help="also a Qwen2-0.5B shape, random BF16 weights")
     ap.add_argument("--new", type=int, default=32)
     ap.add_argument("--runs", type=int, default=5)
@@ -115,8 +125,10 @@ def main() -> None:
             a.new, a.runs = 4, 1
             print(row("tiny random qwen2", Path(tmp) / "tiny", a, [i % 1000 for i in PROMPT]))
         else:
-            if a.model.is_dir():
+            if a.model is not None and a.model.exists():
                 print(row(f"{a.model.name} (float32)", a.model, a, PROMPT))
+            else:
+                print(f"| no model: set ATTN_SMOLLM2 to the SmolLM2 GGUF or give --model ({a.model}) | | | | | | |")
             if a.qwen_shape:
                 shape = dict(hidden=896, layers=24, heads=14, kv_heads=2, intermediate=4864, vocab=151936)
                 write_model(Path(tmp) / "qwen", argparse.Namespace(**shape))

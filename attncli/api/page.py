@@ -66,6 +66,11 @@ def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str)
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
+    if model.family.decoder is not None:
+        raise ConfigError(
+            f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens and ablation are a decoder-only "
+            "model's (its decoder's lens: attn lens TARGET --context SOURCE)"
+        )
     try:
         unembedding(model)
     except ModelError as e:

@@ -41,7 +41,7 @@ def heads(
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
     an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
-    writes after it."""
+    writes after it (an encoder–decoder's: the target it writes from `context` after `text`)."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models import route
@@ -206,12 +206,15 @@ def compare(
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
 
 
-def lens(text: str, *, model: str | Model, top_k: int = 5, precision: int | None = None) -> Records:
-    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position."""
+def lens(
+    text: str, *, model: str | Model, top_k: int = 5, context: str | None = None, precision: int | None = None
+) -> Records:
+    """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position (an
+    encoder–decoder's: its decoder's over the target `text`, reading the source `context`)."""
     from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
-    doc = lens_document(load(model)[0], text, top_k)
+    doc = lens_document(load(model)[0], text, top_k, context=context)
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 

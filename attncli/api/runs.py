@@ -91,7 +91,8 @@ def show(
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
-    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`).
+    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`); an
+    encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
     the table draws."""

@@ -87,7 +87,9 @@ Generate = Annotated[
         "--generate",
         help="With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
         "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is of "
-        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text.",
+        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text. With an "
+        "encoder–decoder and --context SOURCE: it writes the target from the source, after TEXT (the target's "
+        "beginning; '' to start from the decoder start token alone).",
         show_default=False,
     ),
 ]

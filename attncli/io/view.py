@@ -353,14 +353,19 @@ def parts_view(
     from attncli.models import route  # late: start-up (model code: a --model run only)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
+    target = result.tokens if result.tokens.generated is not None else None  # --generate: the target it wrote
     parts = {}
-    for name, found in route.every_part(model, text, context).items():
+    for name, found in route.every_part(model, text, context, target).items():
         weights = np.stack(found.weights)  # [L, h, m, n]
         parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
-        shown, s = route.layer_of(model, text, min(record["layer"], len(weights) - 1), None, context, name)
+        if target is not None and PARTS[name].queries == "target":  # the written tokens marked ›, as a decoder's
+            parts[name]["labels"] = target.labels()
+        at = min(record["layer"], len(weights) - 1)
+        shown, s = route.layer_of(model, text, at, None, context, name, target=target)
         words = cast("PartLayer", shown.source).steps(shown)  # the formulas of attn steps --model --part
         parts[name]["neuron"] = [neuron(s, words)]
     pair = _word(text) + ("" if context is None else f" --context {_word(context)}")
+    pair += "" if target is None else f" --generate {len(target) - (target.generated or 0)}"
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
     doc = _document(
         result,
@@ -378,6 +383,7 @@ def parts_view(
         "context": context,
         "config": config,
         "model": {"name": model.name, "n_head": model.n_head},
+        **({} if target is None else token_marks(target)),
     }
 
 

@@ -112,7 +112,8 @@ _CACHE: contextvars.ContextVar = contextvars.ContextVar("cache", default=None)  
 def cached(cache) -> Iterator[None]:
     """Within it, every self-attention extends `cache` (attncli.models.generate's KVCache: `extend(layer, k, v)`
     appends a layer's new keys and values and gives back all of them; `start` counts the positions cached before
-    this pass) and attends over all: x holds the positions from `offset()` on."""
+    this pass) and attends over all: x holds the positions from `offset()` on. A cross-attention's keys and values,
+    made of a memory that does not change, are made on its first pass and kept (`memory(layer, make)`)."""
     token = _CACHE.set(cache)
     try:
         yield
@@ -206,16 +207,20 @@ def attend(
     """
     n_kv = n_kv_head or n_head
     source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
+    cache = _CACHE.get()
     if memory is None and "w_qkv" in p:  # q, k, v in one product, then its column blocks
         qkv = _project(x, p, "qkv")  # [m, d_q + 2 d_kv]
         d_q, d_kv = p["w_q"].shape[1], p["w_k"].shape[1]
         q_, k_, v_ = qkv[..., :d_q], qkv[..., d_q : d_q + d_kv], qkv[..., d_q + d_kv :]
+    elif memory is not None and cache is not None:  # decoding: the memory's keys and values once, on the first pass
+        q_ = _project(x, p, "q")
+        k_, v_ = cache.memory(layer, lambda: (_project(source, p, "k"), _project(source, p, "v")))
     else:
         q_, k_, v_ = _project(x, p, "q"), _project(source, p, "k"), _project(source, p, "v")
     q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
-    if (cache := _CACHE.get()) is not None and memory is None:
+    if cache is not None and memory is None:
         k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
     if n_kv != n_head:
         k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]

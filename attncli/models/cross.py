@@ -7,7 +7,7 @@ et al. 2015; Vaswani et al. 2017): queries from the decoder, keys and values fro
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -19,3 +19,6 @@ class Decoder:
     cross_attention: Callable  # (m, layer, y, memory [n, d_model]) -> (y, LayerSteps: queries y, keys memory)
     mlp: Callable  # (m, layer, y) -> y
     input_note: Callable[[int, str], str]  # (layer, "decoder" or "cross") -> what X, the attention's input, is
+    logits: Callable  # (m, y [m, d_model] after the last layer) -> [m, vocab]: the final norm, if any, and the LM head
+    # tensors the logits read when the checkpoint has them, by their full names, and their shapes (None = any)
+    optional: dict[str, tuple[int | None, ...]] = field(default_factory=dict)

@@ -106,12 +106,19 @@ def draw(probs, u: float) -> int:  # [vocab] probabilities, u in [0, 1) -> an id
 class KVCache:
     """Each layer's keys and values of the positions already run, in arrays made for `capacity` positions:
     a layer's `attend` writes its new rows after `start` and reads all of them; `advance` moves `start` on
-    once every layer has."""
+    once every layer has. An encoder–decoder's cross-attention keeps its keys and values of the source (`memory`)."""
 
     def __init__(self, n_layer: int, capacity: int):
         self.capacity, self.start = capacity, 0  # start: the positions cached before this pass
         self.keys: list[np.ndarray | None] = [None] * n_layer  # [h_kv, capacity, d_k]
         self.values: list[np.ndarray | None] = [None] * n_layer
+        self.memories: dict[int, tuple] = {}  # layer -> the cross-attention's (keys, values) [n_src, h · d_k]
+
+    def memory(self, layer: int, make: Callable[[], tuple]) -> tuple:  # -> (keys, values) [n_src, h · d_k] each
+        """A cross-attention's projected keys and values of layer `layer`: make() on the first pass, then kept."""
+        if layer not in self.memories:
+            self.memories[layer] = make()
+        return self.memories[layer]
 
     def extend(self, layer: int, k, v):  # [h_kv, m, d_k] twice -> [h_kv, start + m, d_k] twice (views)
         end = self.start + k.shape[-2]
@@ -131,13 +138,57 @@ def _ids(value) -> set[int]:  # an eos_token_id of config.json: an id, a list of
     return {v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
 
 
-def eos_ids(model: Model) -> set[int]:
-    """The ids that end a generation: generation_config.json's eos_token_id, else config.json's (none: never)."""
+def setting(model: Model, key: str):
+    """A generation setting (eos_token_id, forced_eos_token_id, ...): generation_config.json's, else config.json's."""
     if (model.path / "generation_config.json").is_file():
         generation = json_object(model.path, "generation_config.json")
-        if "eos_token_id" in generation:
-            return _ids(generation["eos_token_id"])
-    return _ids(model.config.get("eos_token_id"))
+        if key in generation:
+            return generation[key]
+    return model.config.get(key)
+
+
+def eos_ids(model: Model) -> set[int]:
+    """The ids that end a generation: the model's eos_token_id (`setting`; none: never)."""
+    return _ids(setting(model, "eos_token_id"))
+
+
+def forced(model: Model, length: int, n_new: int) -> Callable[[int], set[int]]:
+    # -> the ids forced as the i-th new token (empty: none)
+    """transformers' forced tokens, which its generate applies from the model's settings: forced_bos_token_id as
+    the token after the first (a decoder input of length 1: an encoder–decoder's start token alone),
+    forced_eos_token_id (an id or a list) as the last of the n_new, `length` the ids before the first new one."""
+    bos, eos = _ids(setting(model, "forced_bos_token_id")), _ids(setting(model, "forced_eos_token_id"))
+
+    def ids(i: int) -> set[int]:  # the end wins where both apply (transformers runs its processor last)
+        return eos if eos and i == n_new - 1 else bos if length + i == 1 else set()
+
+    return ids
+
+
+def writes(model: Model, first, n_new: int, how: Generation | None, step, stop: set[int] | None = None) -> list[int]:
+    # [m] ids of the first pass, step(rows [m] int64) -> [vocab] logits of the last row -> up to n_new new ids
+    """The decoding loop: `step` runs the ids it is given through the model with its key/value cache (the first
+    pass all of `first`, then one new token a pass) and returns the next token's logits; the token is `how`'s
+    choice (greedy by default) or the forced one (`forced`), until n_new or an end id (`stop`, default the
+    model's `eos_ids`; it is kept). One BLAS thread: a one-row pass is too small to share."""
+    stop, choose = eos_ids(model) if stop is None else stop, (how or Generation(n_new)).chooser()
+    force = forced(model, len(first), n_new)
+    new: list[int] = []
+    rows = np.asarray(first, dtype=np.int64)
+    with blas_threads(1), parallel.threads(1):
+        while len(new) < n_new:
+            logit = step(rows)
+            if not np.isfinite(logit).all():
+                raise ModelError(f"the logits of {model.name} are not finite (NaN or infinity): nothing was written")
+            if ids := force(len(new)):  # as transformers' processors: every other logit -inf, the forced ones 0
+                logit = np.full(logit.shape, -np.inf, logit.dtype)
+                logit[sorted(i for i in ids if i < logit.size)] = 0
+            token = choose(logit)
+            new.append(token)
+            if token in stop:
+                break
+            rows = np.asarray([token], dtype=np.int64)
+    return new
 
 
 def check_room(model: Model, n_prompt: int, n_new: int) -> None:
@@ -160,27 +211,18 @@ def decode(model: Model, ids, n_new: int, eos: set[int] | None = None, how: Gene
     if not prompt or min(prompt) < 0 or max(prompt) >= model.vocab_size:
         raise ModelError(f"the prompt's ids must be 1 or more rows of the embedding table of {model.name}")
     unembedding(model)  # no head: say so before the first pass
-    stop = eos_ids(model) if eos is None else eos
-    choose = (how or Generation(n_new)).chooser()
     f, cache = model.family, KVCache(model.n_layer, len(prompt) + n_new)
-    new: list[int] = []
-    rows = np.asarray(prompt, dtype=np.int64)
-    with blas_threads(1), parallel.threads(1), cached(cache):
-        while len(new) < n_new:
-            x = f.embed(model, rows)  # [m, d_model]: the prompt, then one new token a pass
-            for l in range(model.n_layer):
-                x, _ = f.attention(model, l, x)
-                x = f.mlp(model, l, x)
-            cache.advance(len(rows))
-            logit = next_logits(model, x[-1:])[0]  # [vocab]
-            if not np.isfinite(logit).all():
-                raise ModelError(f"the logits of {model.name} are not finite (NaN or infinity): nothing was written")
-            token = choose(logit)
-            new.append(token)
-            if token in stop:
-                break
-            rows = np.asarray([token], dtype=np.int64)
-    return new
+
+    def step(rows):  # [m] -> [vocab]
+        x = f.embed(model, rows)  # [m, d_model]: the prompt, then one new token a pass
+        for l in range(model.n_layer):
+            x, _ = f.attention(model, l, x)
+            x = f.mlp(model, l, x)
+        cache.advance(len(rows))
+        return next_logits(model, x[-1:])[0]
+
+    with cached(cache):
+        return writes(model, prompt, n_new, how, step, eos)
 
 
 def continued(model: Model, t: ModelTokens, how: Generation, end: int) -> ModelTokens:

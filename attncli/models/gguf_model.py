@@ -85,7 +85,7 @@ class _Slice:
 class GGUFParts:
     config: dict  # as config.json would say it
     family: Family
-    sources: dict[str, tuple[GGUFHandle, str]]  # the family's tensor name -> (handle, GGUF name)
+    sources: dict[str, tuple[GGUFHandle, str]]  # the family's tensor name -> (handle, GGUF name); its head's too
     nbytes: int  # the wanted tensors as float32, priced against ATTN_MAX_MEMORY
     hp: dict
     tokenizer: Callable[[], Any]  # builds the tokenizers.Tokenizer
@@ -123,7 +123,14 @@ def gguf_parts(path: Path) -> GGUFParts:
             want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
             raise ModelError(f"{stored_name} in {source} has shape {list(got)}, its metadata implies {want}")
         sources[name] = (handle, stored_name)
-    nbytes = check_budget(stored, [s for _, s in sources.values()], source)
+    if family.head is not None and "output.weight" in stored:  # llama.cpp's untied head (else the word table)
+        got = names.shape("output.weight", stored["output.weight"][2])
+        if len(got) != 2 or got[1] != hp["d_model"]:
+            raise ModelError(
+                f"output.weight in {source} has shape {list(got)}, its metadata implies [*, {hp['d_model']}]"
+            )
+        sources[family.head[0]] = (handle, "output.weight")
+    nbytes = check_budget(stored, [s for _, s in sources.values()], source)  # the untied head too
 
     def build() -> Any:
         return tokenizer_from(meta, source)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.attention import softmax
+from attncli.errors import ConfigError
 
 from .blocks import dense
 from .hparams import ModelError
@@ -18,13 +19,15 @@ from .model import Model
 
 
 def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
-    """The model's output matrix, or ModelError when it has none (an encoder, or an untied head not saved)."""
+    """A decoder-only model's output matrix, or ModelError when it has none (an encoder, or an untied head not
+    saved); ConfigError for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the
+    text's (`attn ablate`)."""
+    if model.family.decoder is not None:
+        raise ConfigError(
+            f"{model.name} is an encoder–decoder ({model.model_type}): attn ablate switches off a decoder-only "
+            "model's heads (its decoder's lens: attn lens TARGET --context SOURCE; its target: --generate N)"
+        )
     if model.unembed is None:
-        if model.family.decoder is not None:
-            raise ModelError(
-                f"{model.name} is an encoder–decoder ({model.model_type}): attn runs it with the target given and "
-                "does not run its next-token head"
-            )
         if model.family.head is None and not model.causal:
             raise ModelError(f"{model.name} is an encoder ({model.model_type}): it has no next-token head")
         if model.family.head is None:

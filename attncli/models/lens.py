@@ -2,7 +2,8 @@
 
 For every layer l = 0..L (0: the embeddings; l: the output of block l - 1, transformers' hidden_states[l]) and
 every position, the residual stream goes through the model's own final norm and unembedding
-(attncli.models.head); the last layer is the model's own logits.
+(attncli.models.head); the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
+the target (teacher forcing, reading the source) through the decoder's final norm and head (`Decoder.logits`).
 
     doc = lens_document(load_model("SmolLM2-135M"), "The capital of France is", k=3)
     doc["rows"][-1]  # {"layer": 30, "position": 5, "top_ids": [...], "top_tokens": ["ĠParis", ...], ...}
@@ -10,20 +11,28 @@ every position, the residual stream goes through the model's own final norm and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from attncli.errors import ConfigError
 from attncli.pipeline.tokenize import Tokens
 
+from .encdec import is_seq2seq, seq2seq_forward
 from .forward import Forward, forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .hparams import ModelError
 from .model import Model
 from .run import _check_finite, _encode
+from .seq2seq import decoder_tokens, source_tokens
 from .source import describe
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
+DECODER_LAYERS = (
+    "layer 0 = the decoder's embeddings, layer l = the output of decoder block l - 1 (transformers' "
+    "decoder_hidden_states[l]), over the target with teacher forcing"
+)
 CHUNK_BYTES = 1 << 26  # the lens' arrays of [rows, vocab] take at most this many bytes at once
 
 
@@ -35,26 +44,61 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray]:
-    # a full pass over n tokens -> [L + 1, n, k] ids int64, [L + 1, n, k] probabilities float64
-    """The k most probable next tokens of every layer and position, best first, and their probabilities, from a
-    pass's residual streams (`hidden`) and its final rows: a layer and CHUNK_BYTES of rows at a time, so that the
-    lens of a long text never holds [L + 1, n, vocab] at once."""
-    assert run.final is not None  # a full pass
-    streams = [*run.hidden, run.final]  # the last: already through the final norm
-    n, vocab = run.final.shape[0], unembedding(model).shape[0]
+def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
+    """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
+    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
+    _seq2seq_head(model)
+    run = seq2seq_forward(model, source_ids, decoder_ids)
+    return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
+
+
+def _seq2seq_head(model: Model) -> None:
+    """ModelError when an encoder–decoder's checkpoint has no output head."""
+    if model.unembed is None:
+        raise ModelError(
+            f"{model.name} has no output head: tie_word_embeddings is false and the checkpoint lacks lm_head.weight"
+        )
+
+
+def top_tokens(
+    model: Model, streams: list[np.ndarray], read: Callable[[int, np.ndarray], np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    # L + 1 streams [n, d_model], read(layer, rows) -> their logits -> [L + 1, n, k] ids int64, probabilities float64
+    """The k most probable next tokens of every layer and position, best first, and their probabilities: a layer
+    and CHUNK_BYTES of rows at a time, so that the lens of a long text never holds [L + 1, n, vocab] at once."""
+    assert model.unembed is not None  # the callers said so first (unembedding, _seq2seq_head)
+    n, vocab = streams[0].shape[0], model.weights[model.unembed].shape[0]
     # float32 logits, float64 probabilities and top_k's two float64 copies (its negation, its partition) of `rows`
     rows = max(1, CHUNK_BYTES // (28 * vocab))
     k = min(k, vocab)
     ids, probs = np.empty((len(streams), n, k), np.int64), np.empty((len(streams), n, k))
     for l, x in enumerate(streams):
         for a in range(0, n, rows):
-            z = logits(model, x[a : a + rows]) if l == len(streams) - 1 else next_logits(model, x[a : a + rows])
+            z = read(l, x[a : a + rows])
             _check_finite(model, "the lens", z)
             p = probabilities(z)
             ids[l, a : a + rows] = top_k(p, k)
             probs[l, a : a + rows] = np.take_along_axis(p, ids[l, a : a + rows], axis=-1)
     return ids, probs
+
+
+def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray]:
+    # a decoder's full pass over n tokens -> [L + 1, n, k] ids int64, [L + 1, n, k] probabilities float64
+    """`top_tokens` of a decoder's pass: its residual streams (`hidden`) through the final norm and the head, and
+    its final rows (already through the norm) through the head."""
+    assert run.final is not None  # a full pass
+    last = len(run.hidden)
+    return top_tokens(model, [*run.hidden, run.final], lambda l, x: (logits if l == last else next_logits)(model, x), k)
+
+
+def target_lens_top(model: Model, source_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, k] ids int64, probabilities float64
+    """`top_tokens` of an encoder–decoder's decoder (what `target_lens_arrays` holds whole): one teacher-forced
+    pass, each stream through the decoder's final norm and head."""
+    _seq2seq_head(model)  # said before the pass
+    run = seq2seq_forward(model, source_ids, decoder_ids)
+    return top_tokens(model, [*run.hidden, run.output], lambda l, x: model.family.decoder.logits(model, x), k)
 
 
 def written_probabilities(model: Model, ids, start: int, run: Forward | None = None) -> np.ndarray:
@@ -80,10 +124,9 @@ def written_probabilities(model: Model, ids, start: int, run: Forward | None = N
     return out
 
 
-def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
-    """The rows of `attn lens -f json` from a pass: {layer, position, top_ids, top_tokens, top_probs}, layer by
-    layer, each layer's positions in order."""
-    best, picked = lens_top(model, run, k)
+def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
+    # [L + 1, n, k] ids, [L + 1, n, k] probabilities -> the rows of `attn lens -f json`
+    """{layer, position, top_ids, top_tokens, top_probs}, layer by layer, each layer's positions in order."""
     decode = model.tokenizer.id_to_token
     return [
         {
@@ -98,30 +141,57 @@ def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
     ]
 
 
+def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
+    """The rows of `attn lens -f json` of a decoder's pass (the page's lens reads the page's own pass)."""
+    return rows_of(model, *lens_top(model, run, k))
+
+
 def check_k(k: int) -> None:
     """ConfigError when k is not a count of tokens the lens shows (1 to 100)."""
     if not 1 <= k <= 100:
         raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
 
 
-def lens_document(model: Model, text: str, k: int = 5, tokens: Tokens | None = None) -> dict:
+def lens_document(
+    model: Model, text: str, k: int = 5, tokens: Tokens | None = None, context: str | None = None
+) -> dict:
     """`attn lens -f json`: a row per layer and position with its k most probable next tokens. `tokens`: those
     of a run of `text` already made (a generation's: the text and the tokens written after it, marked in
-    `generated`), instead of the text cut again."""
+    `generated`), instead of the text cut again. An encoder–decoder's: of its decoder over the target `text` (or
+    its decoder's `tokens`), reading the source `context`."""
     check_k(k)
-    unembedding(model)  # an encoder has none: said before the text is run
-    if tokens is None:
-        tokens = _encode(model, text, None)[0]
-    rows, generation = lens_rows(model, forward(model, tokens.ids), k), tokens.generation()
-    return {
-        "schema": LENS_SCHEMA,
-        "text": text,
-        "tokens": list(tokens.strings),
-        "special": list(tokens.special),
-        "model": model.name,
-        "summary": describe(model),
-        "n_layer": model.n_layer,
-        "k": k,
-        "layers": LAYERS,
-        "rows": rows,
-    } | ({} if generation is None else {"generated": generation})
+    if is_seq2seq(model):
+        if context is None:
+            raise ConfigError(
+                f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "
+                "source: give it with --context SOURCE"
+            )
+        source = source_tokens(model, context)
+        tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
+        rows = rows_of(model, *target_lens_top(model, source.ids, tokens.ids, k))
+        n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS
+    else:
+        if context is not None:
+            raise ConfigError(f"--context is an encoder–decoder's source; {model.name} is not one: drop --context")
+        unembedding(model)  # an encoder has none: said before the text is run
+        if tokens is None:
+            tokens = _encode(model, text, None)[0]
+        rows = lens_rows(model, forward(model, tokens.ids), k)
+        n_layer, layers = model.n_layer, LAYERS
+    generation = tokens.generation()
+    return (
+        {
+            "schema": LENS_SCHEMA,
+            "text": text,
+            "tokens": list(tokens.strings),
+            "special": list(tokens.special),
+            "model": model.name,
+            "summary": describe(model),
+            "n_layer": n_layer,
+            "k": k,
+            "layers": layers,
+            "rows": rows,
+        }
+        | ({} if context is None else {"source": context})
+        | ({} if generation is None else {"generated": generation})
+    )

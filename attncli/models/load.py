@@ -67,12 +67,15 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     _check_hp(hp)
-    head = None
-    if family.head is not None and not config.get("tie_word_embeddings", family.head[1]):
-        head = family.head[0]  # the untied output matrix, read only by a next-token run (attncli.models.head)
-    weights = open_weights(folder, tensors, wanted, family.word, {head: (None, hp["d_model"])} if head else None)
+    # the output matrix, read only by a next-token run (attncli.models.head): the checkpoint's own when it has one
+    # (transformers 5 does not tie a head saved with other values, whatever tie_word_embeddings says), else the
+    # word table when tied, else none (a base model saved without its head)
+    head = None if family.head is None else family.head[0]
+    optional = ({head: (None, hp["d_model"])} if head else {}) | (family.decoder.optional if family.decoder else {})
+    weights = open_weights(folder, tensors, wanted, family.word, optional)
     tokenizer = load_tokenizer(folder, family.vocab_files, config)
-    unembed = family.word if family.head is not None and head is None else head if head in weights else None
+    tied = family.head is not None and config.get("tie_word_embeddings", family.head[1])
+    unembed = head if head in weights else family.word if tied else None
     return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)
 
 
@@ -82,11 +85,8 @@ def _load_gguf(path: Path, given: str) -> Model:
 
     parts = gguf_parts(path)
     _check_hp(parts.hp)
-    sources, unembed = dict(parts.sources), None
+    sources, unembed = parts.sources, None
     if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
-        handle = next(iter(sources.values()))[0]
-        if "output.weight" in handle.tensors.names():
-            sources[parts.family.head[0]] = (handle, "output.weight")
         unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
     weights = Weights(sources, parts.nbytes)
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")

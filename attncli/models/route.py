@@ -28,7 +28,6 @@ from .attention import LayerSteps
 from .encdec import is_seq2seq
 from .forward import Forward
 from .generate import Generation
-from .hparams import ModelError
 from .model import Model
 from .seq2seq import PartWeights
 
@@ -84,12 +83,14 @@ def part_layers(model: Model, part: str) -> int:
     return int(model.hp["n_dec_layer"])
 
 
-def _no_generation(model: Model, generate: Generation | None) -> None:
-    if generate is not None:
-        raise ModelError(
-            f"--generate writes after a decoder's text; {model.name} is an encoder–decoder, which attn runs with the "
-            "target given (teacher forcing): give the target as TEXT"
-        )
+def _written(model: Model, text: str, context: str | None, part: str, generate: Generation | None):
+    # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None: teacher forcing
+    """With `generate`, the target the model writes from the source `context` after `text` (its beginning, or "");
+    None for the encoder part: the source's own attention, which the writing does not change."""
+    if generate is None or not PARTS[part].needs_source:
+        return None
+    assert context is not None  # check_part asks for the source
+    return seq2seq.written_target(model, text, context, generate)
 
 
 def result(
@@ -102,7 +103,8 @@ def result(
     generate: Generation | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of one part, every head or the one `head`: `attn show`, `steps`, `view`,
-    `compare`; `generate`: of a decoder's text and the tokens it writes after it (an encoder–decoder refuses it)."""
+    `compare`; `generate`: of a decoder's text and the tokens it writes after it; of an encoder–decoder's target,
+    `text` its beginning (or ""), and the tokens it writes after it from the source `context`."""
     return layer_of(model, text, layer, head, context, part, generate)[0]
 
 
@@ -114,12 +116,15 @@ def layer_of(
     context: str | None = None,
     part: str | None = None,
     generate: Generation | None = None,
+    target: Tokens | None = None,
 ) -> tuple[AttentionResult, LayerSteps]:
-    """`result`, and the layer's every stage as the model ran it: what the page's steps view redoes."""
+    """`result`, and the layer's every stage as the model ran it: what the page's steps view redoes. `target`: an
+    encoder–decoder's target already written (a result's tokens), instead of writing it again (`generate`)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
-        _no_generation(model, generate)
-        return seq2seq.part_layer(model, text, layer, head, context, chosen)
+        if target is None:  # the encoder part needs none: its source is the same
+            target = _written(model, text, context, chosen, generate)
+        return seq2seq.part_layer(model, text, layer, head, context, chosen, target)
     return run.model_layer(model, text, layer, head, context, generate)
 
 
@@ -132,12 +137,12 @@ def every_layer(model: Model, shown: AttentionResult) -> tuple[Tokens, np.ndarra
     return run.every_layer(model, shown)
 
 
-def every_part(model: Model, text: str, context: str | None) -> dict[str, PartWeights]:
+def every_part(model: Model, text: str, context: str | None, target: Tokens | None = None) -> dict[str, PartWeights]:
     """An encoder–decoder's every layer of every part, from one teacher-forced pass of `text` over `context` (no
-    context: `text` is the source, and only the encoder is there)."""
+    context: `text` is the source, and only the encoder is there); `target`: the target it wrote (--generate)."""
     if not is_seq2seq(model):
         raise ValueError(f"{model.name} has one part: every_layer reads its every layer")
-    return seq2seq.every_part(model, text, context)
+    return seq2seq.every_part(model, text, context, target)
 
 
 def rollout(
@@ -157,6 +162,7 @@ def heads(
     `result`'s)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
-        _no_generation(model, generate)
-        return seq2seq.part_heads_document(model, text, context, chosen)
+        return seq2seq.part_heads_document(
+            model, text, context, chosen, _written(model, text, context, chosen, generate)
+        )
     return run.heads_document(model, text, context, generate)

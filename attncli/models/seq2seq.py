@@ -29,8 +29,10 @@ from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
 
 from .attention import LayerSteps
-from .encdec import decoder_input, seq2seq_forward
+from .encdec import decode_target, decoder_input, generation_start, seq2seq_forward
+from .folder import check_run
 from .forward import forward
+from .generate import Generation, check_room
 from .languages import check_language, with_language
 from .model import Model
 from .run import Rollout, heads_rows, heads_table
@@ -44,7 +46,7 @@ def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     return Tokens(tuple(strings), tuple(ids), tuple(offsets), model.name, size, unk_token=unk, special=tuple(special))
 
 
-def _source_tokens(model: Model, source: str) -> Tokens:
+def source_tokens(model: Model, source: str) -> Tokens:
     _check_text(source, "context")
     check_language(model, source)
     t = with_language(model, source, encode(model, source, what="context"), target=False)
@@ -57,7 +59,7 @@ def target_labels(model: Model, target: str) -> ModelTokens:
     return with_language(model, target, encode(model, target), target=True)
 
 
-def _decoder_tokens(model: Model, target: str) -> Tokens:
+def decoder_tokens(model: Model, target: str) -> Tokens:
     """The decoder's input: the start token, then the target's tokens (its labels) without the last."""
     labels = target_labels(model, target)
     ids = decoder_input(model, labels.ids)
@@ -71,6 +73,44 @@ def _decoder_tokens(model: Model, target: str) -> Tokens:
     )
 
 
+def written_target(model: Model, text: str, source: str, how: Generation) -> Tokens:
+    """The target the model writes from `source` (`--generate`): the decoder input of `text` as teacher forcing
+    reads it (`decoder_tokens`) without the end-of-sequence token its tokenizer appends (the target given so far;
+    "" = none: the decoder start token alone, where transformers' generate starts), then `how.new` written tokens
+    (`encdec.decode_target`), each at the offset len(text); the whole target priced against the memory limit first."""
+    src = source_tokens(model, source)
+    if text:
+        given = decoder_tokens(model, text)
+    else:
+        start = generation_start(model)
+        given = _tokens(model, [model.tokenizer.id_to_token(start) or f"<{start}>"], [start], [(0, 0)], [True])
+    keep = len(given) - next((i for i, s in enumerate(reversed(given.special[1:])) if not s), len(given) - 1)
+    strings, ids, offsets, special = given.strings[:keep], given.ids[:keep], given.offsets[:keep], given.special[:keep]
+    check_room(model, len(ids), how.new)
+    check_run(
+        model.weights.nbytes,
+        model.hp["n_dec_layer"],
+        model.hp["n_dec_head"],
+        model.d_model,
+        len(ids) + how.new,
+        model.name,
+    )
+    new = decode_target(model, src.ids, ids, how.new, how)
+    unk = getattr(model.tokenizer.model, "unk_token", None)
+    return Tokens(
+        strings + tuple(model.tokenizer.id_to_token(i) or "" for i in new),
+        ids + tuple(new),
+        offsets + ((len(text), len(text)),) * len(new),
+        model.name,
+        model.tokenizer.get_vocab_size(with_added_tokens=True),
+        unk_token=unk,
+        special=special + (False,) * len(new),
+        generated=len(ids),
+        generated_text=model.tokenizer.decode(new, skip_special_tokens=False),
+        generated_by=how.describe(),
+    )
+
+
 def score_formula(model: Model, part: str) -> str:
     """The family's score: BART and Marian qᵀk/√d_k; T5 qᵀk plus its relative position bias in self-attention."""
     if model.hp.get("scale_attn_weights", True):
@@ -79,15 +119,28 @@ def score_formula(model: Model, part: str) -> str:
 
 
 def part_result(
-    model: Model, text: str, layer: int | None, head: int | None, context: str | None, chosen: str
+    model: Model,
+    text: str,
+    layer: int | None,
+    head: int | None,
+    context: str | None,
+    chosen: str,
+    target: Tokens | None = None,
 ) -> AttentionResult:
     """One layer (default the last) of the part `chosen` (route.check_part's): `text` is the target (the source
-    with --part encoder and no context), `context` the source."""
-    return part_layer(model, text, layer, head, context, chosen)[0]
+    with --part encoder and no context), `context` the source; `target`: the decoder's tokens already made (a
+    target the model wrote, `written_target`) instead of `text`'s."""
+    return part_layer(model, text, layer, head, context, chosen, target)[0]
 
 
 def part_layer(
-    model: Model, text: str, layer: int | None, head: int | None, context: str | None, chosen: str
+    model: Model,
+    text: str,
+    layer: int | None,
+    head: int | None,
+    context: str | None,
+    chosen: str,
+    target: Tokens | None = None,
 ) -> tuple[AttentionResult, LayerSteps]:
     """`part_result`, and the layer's every stage as the model ran it (its scale and T5's position bias too:
     what the page's steps view redoes)."""
@@ -95,13 +148,13 @@ def part_layer(
     n_head, d_k = part_heads(model, chosen)
     pick_head = None if head is None else _check_head(model, chosen, head, n_head)
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     tgt, memory = None, None
     if chosen == "encoder":
         s = forward(model, src.ids, upto_layer=layer, steps_layer=layer).steps
         assert s is not None  # steps_layer asks for them
     else:
-        tgt = _decoder_tokens(model, text)
+        tgt = target if target is not None else decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         s, memory = (run.cross if chosen == "cross" else run.decoder)[layer], run.encoder.final
     pick = slice(None) if pick_head is None else slice(pick_head, pick_head + 1)
@@ -172,7 +225,14 @@ class PartLayer(ModelLayer):
             f"{self.part} layer {self.layer} of 0..{n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k}",
             f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
         ]
-        if self.part != "encoder":
+        if self.part != "encoder" and result.tokens.generated is not None:
+            given = result.tokens.generated - 1
+            then = f", then TEXT as its tokenizer cuts it ({given} tokens)" if given else ""
+            lines.append(
+                f"written: the decoder read its start token{then}, then wrote one token a pass, each from those "
+                "before it and the source"
+            )
+        elif self.part != "encoder":
             start = "its start token" if m.hp["decoder_start"] is not None else "the target's language code"
             lines.append(f"teacher forcing: the decoder reads {start}, then the target without its last token")
         lines += token_marks(result.tokens, *([] if result.context_tokens is None else [result.context_tokens]))
@@ -248,14 +308,16 @@ class PartLayer(ModelLayer):
         return out
 
 
-def _part_weights(model: Model, text: str, context: str | None, part: str) -> tuple[Tokens, str, list]:
+def _part_weights(
+    model: Model, text: str, context: str | None, part: str, target: Tokens | None = None
+) -> tuple[Tokens, str, list]:
     # -> the rows' tokens, the text they are, per layer [n_head, n_q, n_k]
     """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target."""
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     if part == "encoder":
         return src, source, forward(model, src.ids).weights
-    tgt = _decoder_tokens(model, text)
+    tgt = target if target is not None else decoder_tokens(model, text)
     run = seq2seq_forward(model, src.ids, tgt.ids)
     return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
 
@@ -294,13 +356,15 @@ def _check_layer(model: Model, part: str, layer: int | None, n_layer: int) -> in
     return layer % n_layer
 
 
-def part_rollout(model: Model, text: str, layer: int | None, context: str | None, chosen: str) -> Rollout:
+def part_rollout(
+    model: Model, text: str, layer: int | None, context: str | None, chosen: str, target: Tokens | None = None
+) -> Rollout:
     """Attention rollout through the layers 0..layer of the part `chosen`: the encoder's or the decoder's
     self-attention, or (cross) how much each source token has flowed into each target position after decoder
     layer `layer`."""
     if chosen == "cross":
         assert context is not None  # route.check_part asks for the source
-        src, tgt = _source_tokens(model, context), _decoder_tokens(model, text)
+        src, tgt = source_tokens(model, context), target if target is not None else decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         layer = _check_layer(model, "decoder", layer, len(run.cross))
         decoder, cross = [s.weights for s in run.decoder], [s.weights for s in run.cross]
@@ -308,24 +372,29 @@ def part_rollout(model: Model, text: str, layer: int | None, context: str | None
         matrix = flows / flows.sum(axis=-1, keepdims=True)  # of what came from the source, each token's share
         kept = np.stack(cross[: layer + 1])  # [layer + 1, n_head, m, n]
         return Rollout(text, tgt, model, layer, matrix, kept, None, context, src, CROSS_ROLLOUT_METHOD)
-    tokens, shown_text, weights = _part_weights(model, text, context, chosen)
+    tokens, shown_text, weights = _part_weights(model, text, context, chosen, target)
     layer = _check_layer(model, chosen, layer, len(weights))
     rolled = rollout(weights, upto_layer=layer)
     return Rollout(shown_text, tokens, model, layer, rolled, np.stack(weights[: layer + 1]))
 
 
-def part_heads_document(model: Model, text: str, context: str | None, chosen: str) -> dict:
+def part_heads_document(
+    model: Model, text: str, context: str | None, chosen: str, target: Tokens | None = None
+) -> dict:
     """`attn heads --part`: every head of every layer of the part `chosen`. Cross-attention has its own
     statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
-    tokens, shown_text, weights = _part_weights(model, text, context, chosen)
-    source = {} if context is None else {"source": context}
+    tokens, shown_text, weights = _part_weights(model, text, context, chosen, target)
+    generation = tokens.generation()
+    source = ({} if context is None else {"source": context}) | (
+        {} if generation is None else {"generated": generation}
+    )
     if chosen == "cross":
         assert context is not None  # route.check_part asks for the source
         stats = cross_head_stats(np.stack(weights))
         doc = heads_table(
             model, shown_text, tokens, stats, label_heads(stats, CROSS_PATTERNS), CROSS_STATS, CROSS_LABELS
         )
-        src = _source_tokens(model, context)
+        src = source_tokens(model, context)
         return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
     return doc | {"part": chosen, **source}
@@ -341,14 +410,15 @@ class PartWeights:
     masked: np.ndarray | None  # [n_q, n_k] bool, True = masked (the decoder's causal mask), the same in every head
 
 
-def every_part(model: Model, text: str, context: str | None) -> dict[str, PartWeights]:
+def every_part(model: Model, text: str, context: str | None, target: Tokens | None = None) -> dict[str, PartWeights]:
     """Every layer of every part of an encoder–decoder from one teacher-forced pass (`text` the target, `context`
-    the source); without a context, `text` is the source and only the encoder's part is there."""
+    the source; `target`: the decoder's tokens already made, a written target); without a context, `text` is the
+    source and only the encoder's part is there."""
     source = context if context is not None else text
-    src = _source_tokens(model, source)
+    src = source_tokens(model, source)
     if context is None:
         return {"encoder": PartWeights(src, None, forward(model, src.ids).weights, None)}
-    tgt = _decoder_tokens(model, text)
+    tgt = target if target is not None else decoder_tokens(model, text)
     run = seq2seq_forward(model, src.ids, tgt.ids)
     side = {"source": src, "target": tgt}
     out = {}

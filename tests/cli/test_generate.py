@@ -103,7 +103,8 @@ def test_draws_follow_the_warped_probabilities():
     [
         (["show", "a b", "--generate", "2"], 2, "--generate needs --model"),
         (["show", "time", "--model", GOLDEN / "bert", "--generate", "2"], 1, "is an encoder (bert)"),
-        (["show", "time", "--model", GOLDEN / "t5", "--context", "x", "--generate", "2"], 1, "is an encoder–decoder"),
+        (["show", "time", "--model", GOLDEN / "t5", "--generate", "2"], 2, "give it with --context SOURCE"),
+        (["show", "", "--model", GOLDEN / "bart", "--context", "x", "--generate", "64"], 1, "takes at most 64"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "0"], 1, "--generate must be at least 1, got 0"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "64"], 1, "takes at most 64"),
         (["show", "time", "--model", GOLDEN / "gpt2", "--generate", "2", "--rollout"], 2, "drop --lines and"),

@@ -73,6 +73,13 @@ def test_top_k_is_checked():
     assert r.exit_code == 2 and "--top-k must be between 1 and 100, got 0" in r.stderr
 
 
-def test_an_encoder_decoder_says_its_head_is_not_run():
+def test_an_encoder_decoder_needs_its_source():
     r = attn("lens", TEXT, "--model", GOLDEN / "bart")
-    assert r.exit_code == 1 and "is an encoder–decoder (bart): attn runs it with the target given" in r.stderr
+    assert r.exit_code == 2 and "bart is an encoder–decoder: its lens is its decoder's over TEXT" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_an_encoder_decoders_lens_is_its_decoders_over_the_target():
+    doc = json.loads(ok("lens", "le chat", "--model", GOLDEN / "t5", "--context", "the cat sat", "-f", "json"))
+    assert doc["tokens"] == ["<pad>", "le", "chat"] and doc["source"] == "the cat sat" and doc["n_layer"] == 2
+    assert doc["layers"].startswith("layer 0 = the decoder's embeddings")

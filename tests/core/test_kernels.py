@@ -18,7 +18,7 @@ from attncli.core import kernels, mkl, ops
 from attncli.core.attention import softmax
 from attncli.core.kernels import attention_outputs, attention_weights
 from attncli.errors import DataError
-from tests.tolerance import U32, assert_within, softmax_bound, softmax_sum_bound
+from tests.tolerance import U32, assert_within, gamma, softmax_bound, softmax_sum_bound
 
 F32_TOL = 2e-6  # max |error| / max |reference|, float32 (scores of moderate size)
 F64_TOL = 1e-12
@@ -71,6 +71,12 @@ def force_threads(request, monkeypatch):
         import threadpoolctl  # noqa: F401
     except ImportError:
         monkeypatch.setattr(kernels, "_blas_limiter", contextlib.nullcontext)
+
+
+@pytest.fixture(params=["e", "2"])
+def exp_base(request, monkeypatch):
+    """The float32 outputs path in both bases, whichever this CPU's NumPy makes the faster (ops.base2)."""
+    monkeypatch.setattr(ops.NumPyOps, "base2", lambda self, dtype: request.param == "2" and dtype == np.float32)
 
 
 SHAPES = [
@@ -136,7 +142,7 @@ def test_softmax_broadcast_mask_huge_scores_and_empty():
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("causal", [False, True])
-def test_agreement_with_reference(shape, dtype, causal, force_threads):
+def test_agreement_with_reference(shape, dtype, causal, force_threads, exp_base):
     h, m, n, dk, dv = shape
     q, k, v = make(h, m, n, dk, dv, dtype)
     scale = 1 / np.sqrt(dk)
@@ -166,7 +172,7 @@ def test_agreement_without_forcing_threads(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("q_mult", [30.0, 1000.0])
-def test_large_scores_take_the_shifted_path(dtype, causal, q_mult, force_threads):
+def test_large_scores_take_the_shifted_path(dtype, causal, q_mult, force_threads, exp_base):
     """Scores far beyond exp's range: the row maxima must be subtracted."""
     q, k, v = make(2, 40, 60, 16, 8, dtype, seed=5, q_mult=q_mult)
     w_ref, o_ref = reference(q, k, v, 1.0, causal)
@@ -181,7 +187,7 @@ def test_large_scores_take_the_shifted_path(dtype, causal, q_mult, force_threads
 
 
 @pytest.mark.parametrize("v_scale", [1e-30, 1e30])
-def test_extreme_value_magnitudes_float32(v_scale, force_threads):
+def test_extreme_value_magnitudes_float32(v_scale, force_threads, exp_base):
     """Tiny or huge values must not under/overflow in the unshifted fast path."""
     q, k, v = make(1, 30, 50, 8, 4, np.float64, seed=6)
     q = q * 3.0  # row maxima around +-10: inside the fast window for V = 1
@@ -191,6 +197,53 @@ def test_extreme_value_magnitudes_float32(v_scale, force_threads):
     o = attention_outputs(q32, k32, v32, 1.0, block=8)
     assert o.dtype == np.float32 and np.isfinite(o).all()
     assert rel_err(o, o_ref) <= 1e-5
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "q_mult,bases",
+    [(1.0, {"exp2"}), (9.0, {"exp2", "exp"}), (30.0, {"exp"})],  # both heads bounded; one of two; none
+)
+def test_base_two_on_the_float32_outputs_path_of_the_bounded_heads(q_mult, bases, causal, monkeypatch):
+    """exp2 of the scores times log2 e is exp of the scores: within float32's bound of the reference.
+
+    Only a head whose every score lies inside the shift-free window takes exp2 (its results are then normal
+    numbers: SVML's exp2 is 10-300x slower on -inf, on underflow and on subnormal results), so a causal mask
+    is applied after it (zeros), never before it (-inf).
+
+    Each score is a d_k-term dot product with the scale and log2 e folded into the keys (two roundings more),
+    so it moves by at most γ(d_k + 2) Σ|q_l k_l| scale; exp2 adds its ulp and the row sum and product γₙ and
+    a few u. A row's weights then move by at most 2 max |δs| in total (tests/tolerance.py, weights_bound),
+    and the output by that times max |v|, plus the rounding of the sums, relative to max |v| too."""
+    calls = []
+
+    class Counting(ops.NumPyOps):
+        def base2(self, dtype):
+            return dtype == np.float32
+
+        def exp(self, x):
+            calls.append("exp")
+            super().exp(x)
+
+        def exp2(self, x):
+            calls.append("exp2")
+            assert x.min() >= -126 and x.max() < 128  # 2**x normal: the fast path of exp2
+            super().exp2(x)
+
+    monkeypatch.setattr(kernels, "_fast_ops", Counting)
+    monkeypatch.setattr(kernels, "_BLAS_LIMIT_MIN_WORK", 0)
+    q, k, v = make(2, 40, 60, 16, 8, np.float32, seed=4, q_mult=q_mult)
+    _, o_ref = reference(q, k, v, 0.25, causal)
+    o = attention_outputs(q, k, v, 0.25, causal, block=16)
+    assert set(calls) == bases
+    q64, k64 = np.abs(q.astype(np.float64)), np.abs(k.astype(np.float64))
+    magnitude = (q64 @ k64.transpose(0, 2, 1)).max(axis=2, keepdims=True) * 0.25  # [h, m, 1]
+    v_max = np.abs(v).max(axis=(1, 2)).astype(np.float64)[:, None, None]  # [h, 1, 1]
+    assert_within(o, o_ref, (2 * gamma(16 + 3) * magnitude + gamma(60) + 6 * U32) * v_max, "base 2")
+    calls.clear()
+    attention_weights(q, k, v, 0.25, causal, block=16)
+    attention_outputs(q.astype(np.float64), k, v, 0.25, causal, block=16)
+    assert set(calls) == {"exp"}
 
 
 # ---------------------------------------------------------------- masks, dtype

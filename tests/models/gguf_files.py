@@ -89,10 +89,17 @@ def tokenizer_meta(folder: Path, add_bos: bool) -> dict:
 
 
 def from_folder(
-    folder: Path, path: Path, arch: str, kind: str = "F32", add_bos: bool = False, permuted: bool = True
+    folder: Path,
+    path: Path,
+    arch: str,
+    kind: str = "F32",
+    add_bos: bool = False,
+    permuted: bool = True,
+    head: np.ndarray | None = None,
 ) -> Path:
     """The golden `folder` written as a GGUF of architecture `arch` (weights in `kind`, norms in F32); `permuted`
-    False leaves a llama file's Q and K rows as Hugging Face has them (a wrong file, for a test)."""
+    False leaves a llama file's Q and K rows as Hugging Face has them (a wrong file, for a test); `head` [vocab,
+    d_model]: an untied output.weight."""
     import gguf
     from safetensors.numpy import load_file
 
@@ -153,6 +160,8 @@ def from_folder(
             tensors[f"rope_factors_{key}.weight"] = (np.array(scaling[f"{key}_factor"], dtype=np.float32), "F32")
     if scaling.get("rope_type") == "llama3":
         tensors["rope_freqs.weight"] = (llama3_factors(config["head_dim"], scaling), "F32")
+    if head is not None:
+        tensors["output.weight"] = (head, kind)
     return write(path, arch, meta, tensors, tokenizer_meta(folder, add_bos))
 
 

@@ -17,8 +17,10 @@ from attncli.models import encode, forward, load_model
 from attncli.models.ablate import ablate, ablate_document
 from attncli.models.generate import Generation, decode
 from attncli.models.head import logits, probabilities
+from attncli.models.hparams import ModelError
 from attncli.models.lens import lens_arrays, lens_document, written_probabilities
 from attncli.models.run import _encode
+from tests.tolerance import matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
 DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
@@ -140,3 +142,77 @@ def test_a_converted_gguf_predicts_as_its_safetensors(name, tmp_path):
     ids = encode(same, "time flies like an arrow").ids
     np.testing.assert_array_equal(lens_arrays(model, ids), lens_arrays(same, ids))
     assert decode(model, ids, 6) == decode(same, ids, 6)
+
+
+def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
+    """A GGUF with its own output.weight predicts through it (not the token embeddings), and its bytes count
+    against ATTN_MAX_MEMORY with the rest of the weights: a budget that holds the tied file refuses the untied one."""
+    from tests.models.gguf_files import from_folder
+    from tests.models.test_gguf import CONVERTED, _windowless
+
+    arch, bos = CONVERTED["mistral"]
+    folder = _windowless("mistral", tmp_path)
+    tied = load_model(from_folder(folder, tmp_path / "tied.gguf", arch, add_bos=bos))
+    head = -tied.weights[tied.family.word][::-1].copy()  # [vocab, d_model]: another matrix than the word table
+    path = from_folder(folder, tmp_path / "untied.gguf", arch, add_bos=bos, head=head)
+    untied = load_model(path)
+    assert untied.unembed == untied.family.head[0] != tied.unembed
+    assert untied.weights.nbytes == tied.weights.nbytes + 4 * head.size
+    ids = encode(untied, "time flies like an arrow").ids
+    x = np.ones((1, untied.d_model), np.float32)
+    np.testing.assert_allclose(logits(untied, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
+    assert not np.array_equal(lens_arrays(untied, ids), lens_arrays(tied, ids))
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(tied.weights.nbytes + 2 * head.size))
+    load_model(tmp_path / "tied.gguf")
+    with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
+        load_model(path)
+
+
+def _with_head(name: str, folder: Path, tie: bool, head: bool) -> Path:
+    """A copy of golden `name` whose config says tie_word_embeddings `tie`, given (`head`) an lm_head.weight of
+    other values than its word table."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(GOLDEN / name, folder)
+    tensors = load_file(str(folder / "model.safetensors"))
+    word = next(k for k in tensors if k.endswith(load_model(GOLDEN / name).family.word))
+    if head:
+        tensors["lm_head.weight"] = -tensors[word][::-1].copy()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps(config | {"tie_word_embeddings": tie}), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_a_saved_head_is_the_head_whatever_tie_word_embeddings_says(tie, tmp_path):
+    """transformers 5 does not tie an lm_head.weight saved with other values than the word table: neither does
+    attn; tied and none saved, the word table; untied and none saved, no head (said in one line)."""
+    model = load_model(_with_head("llama", tmp_path / "llama", tie, head=True))
+    assert model.unembed == "lm_head.weight"
+    np.testing.assert_array_equal(model.weights["lm_head.weight"], -model.weights[model.family.word][::-1])
+    bare = load_model(_with_head("llama", tmp_path / "bare", tie, head=False))
+    assert bare.unembed == (bare.family.word if tie else None)
+    if not tie:
+        with pytest.raises(ModelError, match=r"tie_word_embeddings is false and the checkpoint lacks lm_head\.weight"):
+            lens_arrays(bare, [1, 2])
+
+
+def test_forced_tokens_of_the_settings_are_forced_as_transformers_forces_them(tmp_path):
+    """forced_bos_token_id: the token after a one-token input (transformers' cur_len 1); forced_eos_token_id: the
+    last of the N; where both fall on one token, the end (its processor runs last); generation_config.json's
+    setting before config.json's."""
+    import shutil
+
+    folder = tmp_path / "llama"
+    shutil.copytree(GOLDEN / "llama", folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps(config | {"forced_bos_token_id": 7, "forced_eos_token_id": 9}))
+    model, base = load_model(folder), load_model(GOLDEN / "llama")
+    assert decode(base, [5], 1) != [7] and decode(base, [5, 7], 3)[-1] != 9  # what forcing changes
+    assert decode(model, [5], 4) == [7, *decode(base, [5, 7], 2), 9]
+    assert decode(model, [5, 6], 3) == [*decode(base, [5, 6], 2), 9] and decode(model, [5], 1) == [9]
+    (folder / "generation_config.json").write_text(json.dumps({"forced_eos_token_id": None}))
+    assert decode(load_model(folder), [5], 4) == [7, *decode(base, [5, 7], 3)]

@@ -129,3 +129,17 @@ def test_the_command_line_takes_part_and_context():
     assert r.exit_code == 2 and "--part needs --model" in r.stderr
     r = attn("explore", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--part", "decoder")
     assert "needs a terminal" in r.stderr  # everything else was accepted
+
+
+def test_a_written_target_is_explored_in_every_part(t5):
+    """--generate N with an encoder–decoder: every part's run is of the target it wrote (the encoder's: the
+    source), as `attn show --generate --part` gives it."""
+    from attncli.models.generate import Generation
+
+    e = Explorer("le chat", RunConfig(), SOURCE, model=t5, generate=Generation(3))
+    e.compute()
+    assert e.result.tokens.generated == 3 and len(e.result.tokens) == 6
+    for part in ("decoder", "encoder", "cross"):
+        e.compute(part=part)
+        doc = show_json("le chat", "--model", GOLDEN / "t5", "--context", SOURCE, "--generate", "3", "--part", part)
+        assert e.weights.tolist() == [h["weights"] for h in doc["heads"]]

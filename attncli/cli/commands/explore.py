@@ -50,7 +50,7 @@ def explore(
     m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
     JSON; a decoder's n b step through the tokens --generate wrote (w: the whole matrix), l its logit lens, x its
     heads switched off. The options are `attn show`'s (--generate N: a decoder's text and the N tokens it writes
-    after it).
+    after it, or an encoder–decoder's target written from --context SOURCE).
     """
     from attncli.cli.hints import limits_for  # late: start-up (not for --help)
     from attncli.render.bars import find_query

@@ -106,7 +106,7 @@ def heads(
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
-    TEXT and the N tokens a decoder writes after it."""
+    TEXT and the N tokens a decoder writes after it (an encoder–decoder's target, written from --context)."""
     model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
     if lines:
         if part is not None or context is not None or generate is not None:

@@ -1,4 +1,5 @@
-"""`attn lens`: the logit lens of a decoder, its next-token prediction after every layer at every position."""
+"""`attn lens`: the logit lens of a decoder (or an encoder–decoder's decoder), its next-token prediction after every
+layer at every position."""
 
 from __future__ import annotations
 
@@ -8,10 +9,19 @@ import typer
 
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
+from attncli.cli.text import context_of
 from attncli.io.inputs import read_text
 
 ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
+]
+LensContext = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="With an encoder–decoder --model: the source; the lens is its decoder's over TEXT, the target "
+        "(teacher forcing).",
+    ),
 ]
 TopK = Annotated[
     int, typer.Option("--top-k", help="How many of the most probable next tokens each row of -f json lists (1-100).")
@@ -19,12 +29,22 @@ TopK = Annotated[
 
 
 @options(out=Out)
-def lens(model: ModelRequired, out: Out, text: Text = None, file: File = None, top_k: TopK = 5) -> None:
+def lens(
+    model: ModelRequired,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    top_k: TopK = 5,
+    context: LensContext = None,
+) -> None:
     """The logit lens: what a decoder would predict next after each layer, layers × positions.
 
     Every layer's residual stream (the embeddings, then each block's output) through the model's final norm and
     unembedding: the most probable next token at each position and its probability; the last layer is the model's
-    own prediction. -f json|jsonl|csv: rows of layer, position and the --top-k tokens, ids and probabilities."""
+    own prediction. -f json|jsonl|csv: rows of layer, position and the --top-k tokens, ids and probabilities.
+    An encoder–decoder (--context SOURCE): its decoder's layers over TEXT, the target, with teacher forcing."""
     from attncli import api  # late: start-up (not for --help)
 
-    emit(api.lens(read_text(text, file), model=model, top_k=top_k, precision=out.precision).document, out)
+    source = context_of(context, "strict")
+    doc = api.lens(read_text(text, file), model=model, top_k=top_k, context=source, precision=out.precision)
+    emit(doc.document, out)

@@ -74,7 +74,8 @@ def show(
     bars. With --model DIR, a real model's heads: layer --layer (default the last), every head or --head H,
     or with --rollout the attention rollout through layers 0..--layer; --generate N: of TEXT and the N tokens
     the model writes after it. An encoder–decoder (BART, mBART, T5, Marian):
-    TEXT is the target and --context the source; --part cross (default), decoder or encoder.
+    TEXT is the target and --context the source; --part cross (default), decoder or encoder; --generate N: of
+    the target it writes from the source after TEXT (the target's beginning, or '').
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS, check_show

@@ -48,7 +48,8 @@ def steps(
     O per head and the merged O. -f json (or npz) gives every array, exactly.
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
     --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context);
-    a decoder's --generate N: of TEXT and the N tokens it writes after it.
+    a decoder's --generate N: of TEXT and the N tokens it writes after it (an encoder–decoder's: of the target it
+    writes from --context SOURCE after TEXT).
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for

@@ -56,9 +56,9 @@ def view(
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
-    a decoder's --generate N: of TEXT and the N tokens it writes after it, which the page steps through. A
-    decoder's --lens adds the logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every
-    head; --target, --mode)."""
+    a decoder's --generate N: of TEXT and the N tokens it writes after it, which the page steps through (an
+    encoder–decoder's: of the target it writes from --context SOURCE after TEXT). A decoder's --lens adds the
+    logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every head; --target, --mode)."""
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents

@@ -9,6 +9,8 @@ per decoder layer
     y = LN(y + CausalSelfAttn(y));  y = LN(y + CrossAttn(y, encoder output));  y = LN(y + fc2(act(fc1(y))))
 mBART's encoder output is LN(x) (encoder.layer_norm). mBART has no decoder start token: transformers feeds
 its decoder the labels with the last (the target language's code) wrapped round to the front.
+The next-token logits of the decoder's output y (mBART: LN(y), decoder.layer_norm) are y Wᵀ + final_logits_bias,
+W the word table (tied, the default) or lm_head; while generating, a position is offset by the tokens cached.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import LayerSteps, attend
-from attncli.models.blocks import ACTIVATION_FNS, linear, norm, projections
+from attncli.models.attention import LayerSteps, attend, offset
+from attncli.models.blocks import ACTIVATION_FNS, dense, linear, norm, projections
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, positive_int, token_id
 
@@ -47,16 +49,17 @@ def sinusoids(n_pos: int, dim: int) -> np.ndarray:  # -> [n_pos, dim] float32
 
 
 def _embed(model: Model, ids, side: str):  # [n] -> [n, d_model]
-    """word · embed_scale + position; BART then layernorm_embedding."""
+    """word · embed_scale + position (from `offset()`: the decoder's tokens already cached); BART then
+    layernorm_embedding."""
     w, hp = model.weights, model.hp
     x = w.rows("shared.weight", ids)
     if hp["embed_scale"] != 1.0:
         x = x * np.float32(hp["embed_scale"])
-    n = len(ids)
+    start, n = offset(), len(ids)
     if hp["learned_positions"]:
-        x = x + w[f"{side}.embed_positions.weight"][2 : 2 + n]  # BartLearnedPositionalEmbedding's offset 2
+        x = x + w[f"{side}.embed_positions.weight"][2 + start : 2 + start + n]  # BartLearnedPositionalEmbedding's 2
         return norm(w, f"{side}.layernorm_embedding", x, model.eps)
-    return x + sinusoids(n, model.d_model)
+    return x + sinusoids(start + n, model.d_model)[start:]
 
 
 def _projections(model: Model, pre: str) -> dict:
@@ -128,6 +131,17 @@ def decoder_mlp(model: Model, l: int, y):  # [m, d_model] -> [m, d_model]
     return _mlp(model, f"decoder.layers.{l}.", y)
 
 
+def decoder_logits(model: Model, y):  # [m, d_model] the last decoder layer's output -> [m, vocab]
+    """(mBART: LN(y), decoder.layer_norm) Wᵀ + final_logits_bias (zeros when the checkpoint lacks it, as transformers'
+    buffer), W the word table or the untied lm_head (load.py's `unembed`)."""
+    w = model.weights
+    assert model.unembed is not None  # encdec.check_head refuses a model without one
+    if model.hp["pre_ln"]:
+        y = _norm(model, "decoder.layer_norm", y)
+    out = dense(y, w[model.unembed].T)
+    return out + w["final_logits_bias"][0] if "final_logits_bias" in w else out
+
+
 def decoder_note(layer: int, part: str) -> str:
     if part == "cross":
         return (
@@ -158,7 +172,8 @@ def mbart_decoder_note(layer: int, part: str) -> str:
     return f"X = LN(y), y = {where}: the input of decoder layer {layer}'s self-attention (pre-LayerNorm)"
 
 
-DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, decoder_note)
+BIAS: dict[str, tuple[int | None, ...]] = {"final_logits_bias": (1, None)}  # transformers' buffer, else zeros
+DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, decoder_note, decoder_logits, BIAS)
 BLOCKS = dict(
     word="shared.weight",
     embed=embed,
@@ -167,6 +182,7 @@ BLOCKS = dict(
     final=final,
     input_note=input_note,
     decoder=DECODER,
+    head=("lm_head.weight", True),
 )
 
 
@@ -204,7 +220,7 @@ def _read(c: dict, learned: bool, pre_ln: bool = False) -> tuple[dict, dict]:
     }
     wanted: dict = {"shared.weight": (None, d)}
     if pre_ln:
-        wanted |= {f"encoder.layer_norm.{t}": (d,) for t in ("weight", "bias")}
+        wanted |= {f"{side}.layer_norm.{t}": (d,) for t in ("weight", "bias") for side in ("encoder", "decoder")}
     for side, layers, ff, parts in (
         ("encoder", hp["n_layer"], ffn, ("self_attn",)),
         ("decoder", hp["n_dec_layer"], dec_ffn, ("self_attn", "encoder_attn")),
@@ -235,7 +251,9 @@ def read_marian(c: dict) -> tuple[dict, dict]:
     return _read(c, learned=False)
 
 
-MBART_DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, mbart_decoder_note)
+MBART_DECODER = Decoder(
+    decoder_embed, decoder_attention, cross_attention, decoder_mlp, mbart_decoder_note, decoder_logits, BIAS
+)
 
 
 @register(

@@ -8,6 +8,9 @@ first layer shared by all its layers. Per encoder layer
 per decoder layer
     y = y + CausalSelfAttn(RMSNorm(y));  y = y + CrossAttn(RMSNorm(y), encoder output);  y = y + FF(RMSNorm(y))
 FF is wo(act(wi(x))), or wo(act(wi_0(x)) · wi_1(x)) for feed_forward_proj "gated-gelu" (T5 v1.1, Flan-T5).
+The next-token logits are RMSNorm(y) Wᵀ (the decoder's final_layer_norm), W the word table (tied) or lm_head; T5
+(not mT5) first scales RMSNorm(y) by d_model^-0.5 unless config.json says scale_decoder_outputs false (or, in
+older files, tie_word_embeddings false: T5 v1.1), as transformers 5's T5Config reads it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attncli.models.attention import attend
+from attncli.models.attention import attend, offset
 from attncli.models.blocks import ACTIVATION_FNS, dense, gated_mlp, rms_norm
 from attncli.models.cross import Decoder
 from attncli.models.hparams import ModelError, fraction, positive_int, token_id
@@ -28,16 +31,17 @@ if TYPE_CHECKING:
     from attncli.models.model import Model
 
 
-def position_buckets(n_q: int, n_k: int, bidirectional: bool, n_buckets: int, max_distance: int):
+def position_buckets(n_q: int, n_k: int, bidirectional: bool, n_buckets: int, max_distance: int, start: int = 0):
     # -> [n_q, n_k] int64
-    """T5's bucket of each key–query offset j - i: exact for small offsets, logarithmic up to max_distance.
+    """T5's bucket of each key–query offset j - i: exact for small offsets, logarithmic up to max_distance; the
+    queries are the positions from `start` on (decoding with a cache: the new ones).
 
     >>> position_buckets(1, 5, True, 8, 16).tolist()
     [[0, 5, 6, 6, 6]]
-    >>> position_buckets(3, 3, False, 8, 16)[2].tolist()
-    [2, 1, 0]
+    >>> position_buckets(3, 3, False, 8, 16)[2].tolist(), position_buckets(1, 3, False, 8, 16, start=2).tolist()
+    ([2, 1, 0], [[2, 1, 0]])
     """
-    rel = np.arange(n_k)[None, :] - np.arange(n_q)[:, None]  # key - query
+    rel = np.arange(n_k)[None, :] - np.arange(start, start + n_q)[:, None]  # key - query
     buckets = np.zeros(rel.shape, dtype=np.int64)
     if bidirectional:
         n_buckets //= 2
@@ -52,10 +56,11 @@ def position_buckets(n_q: int, n_k: int, bidirectional: bool, n_buckets: int, ma
     return buckets + np.where(rel < exact, rel, large)
 
 
-def _bias(model: Model, side: str, n: int):  # -> [n_head, n, n] float32
-    """The position bias of `side` from the table of its first layer (shared by every layer)."""
-    hp = model.hp
-    cells = position_buckets(n, n, side == "encoder", hp["n_buckets"], hp["max_distance"])
+def _bias(model: Model, side: str, m: int):  # -> [n_head, m, start + m] float32
+    """The position bias of `side` from the table of its first layer (shared by every layer), for m queries after
+    the `offset()` positions already cached (none but while generating) over all of them as keys."""
+    hp, start = model.hp, offset()
+    cells = position_buckets(m, start + m, side == "encoder", hp["n_buckets"], hp["max_distance"], start)
     table = model.weights[f"{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]  # [buckets, h]
     return np.ascontiguousarray(table[cells].transpose(2, 0, 1))
 
@@ -123,6 +128,15 @@ def decoder_mlp(model: Model, l: int, y):  # [m, d_model] -> [m, d_model]
     return _ff(model, f"decoder.block.{l}.layer.2.", y)
 
 
+def decoder_logits(model: Model, y):  # [m, d_model] the last decoder layer's output -> [m, vocab]
+    """RMSNorm(y) (· d_model^-0.5 when scale_decoder_outputs) Wᵀ, W the word table or lm_head (load.py's `unembed`)."""
+    assert model.unembed is not None  # encdec.check_head refuses a model without one
+    h = _norm(model, "decoder.final_layer_norm", y)
+    if model.hp["scale_decoder_outputs"]:
+        h = h * np.float32(model.d_model**-0.5)
+    return dense(h, model.weights[model.unembed].T)
+
+
 def decoder_note(layer: int, part: str) -> str:
     if part == "cross":
         return (
@@ -143,7 +157,8 @@ def decoder_note(layer: int, part: str) -> str:
     mlp=mlp,
     final=final,
     input_note=input_note,
-    decoder=Decoder(embed, decoder_attention, cross_attention, decoder_mlp, decoder_note),
+    decoder=Decoder(embed, decoder_attention, cross_attention, decoder_mlp, decoder_note, decoder_logits),
+    head=("lm_head.weight", True),
 )
 def read_config(c: dict) -> tuple[dict, dict]:
     """T5 hyper-parameters (transformers' T5Config defaults) and wanted tensor shapes."""
@@ -175,6 +190,9 @@ def read_config(c: dict) -> tuple[dict, dict]:
         "n_buckets": n_buckets,
         "max_distance": positive_int(c, "relative_attention_max_distance", 128),
         "decoder_start": token_id(c, "decoder_start_token_id", 0),
+        # T5 (transformers 5's T5Config): scale_decoder_outputs, else tie_word_embeddings not false; mT5 never
+        "scale_decoder_outputs": c.get("model_type") != "mt5"
+        and bool(c.get("scale_decoder_outputs", c.get("tie_word_embeddings") is not False)),
     }
     inner = heads * d_kv
     wanted: dict = {"shared.weight": (None, d)}
