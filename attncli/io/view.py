@@ -384,7 +384,19 @@ def parts_view(
         "config": config,
         "model": {"name": model.name, "n_head": model.n_head},
         **({} if target is None else token_marks(target)),
+        **({} if target is None or context is None else {"generated": _written(model, context, target)}),
     }
+
+
+def _written(model: Model, context: str, target) -> dict:
+    """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
+    first written token among the decoder's) and "probs" (the probability the model gave each)."""
+    from attncli.models.lens import target_written_probabilities  # late: start-up (model code: a --model run)
+    from attncli.models.seq2seq import source_tokens
+
+    start = target.generated
+    probs = target_written_probabilities(model, source_tokens(model, context).ids, target.ids, start)
+    return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------

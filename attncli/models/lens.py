@@ -105,22 +105,43 @@ def written_probabilities(model: Model, ids, start: int, run: Forward | None = N
     # [n] token ids, 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
     the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
-    what each step of a generation saw), CHUNK_BYTES of logits at a time. Of greedy tokens, each is the most
-    probable of its step; of sampled ones, it is before the sampling's temperature, top-k and top-p:
+    what each step of a generation saw). Of greedy tokens, each is the most probable of its step; of sampled
+    ones, it is before the sampling's temperature, top-k and top-p:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
-    if not 1 <= start < len(ids):
-        raise ModelError(f"the written tokens start after the first token and before the end, not at {start}")
-    step = max(1, CHUNK_BYTES // (12 * unembedding(model).shape[0]))  # float32 logits, float64 probabilities
+    _check_start(start, len(ids))
+    unembedding(model)  # an encoder has none: said before the pass
     run = forward(model, ids) if run is None else run
     assert run.final is not None  # a full pass
-    rows, chosen = run.final[start - 1 : len(ids) - 1], np.asarray(ids[start:], dtype=np.int64)
-    out = np.empty(len(rows))
+    return _chosen(model, run.final[start - 1 : len(ids) - 1], ids[start:], lambda x: logits(model, x))
+
+
+def target_written_probabilities(model: Model, source_ids, decoder_ids, start: int) -> np.ndarray:
+    # [n] source ids, [m] decoder ids (its start token, the target), 1 <= start < m -> [m - start] float64
+    """An encoder–decoder's `written_probabilities`: each target token from `start` on, from the decoder's output
+    at the position before it (one teacher-forced pass over the source and the target it wrote)."""
+    _check_start(start, len(decoder_ids))
+    _seq2seq_head(model)
+    run = seq2seq_forward(model, source_ids, decoder_ids)
+    rows = run.output[start - 1 : len(decoder_ids) - 1]
+    return _chosen(model, rows, decoder_ids[start:], lambda x: model.family.decoder.logits(model, x))
+
+
+def _check_start(start: int, n: int) -> None:
+    if not 1 <= start < n:
+        raise ModelError(f"the written tokens start after the first token and before the end, not at {start}")
+
+
+def _chosen(model: Model, rows: np.ndarray, chosen, read: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    # [m, d_model] streams, [m] ids -> [m] float64: each row's probability of its id, CHUNK_BYTES of logits at a time
+    assert model.unembed is not None  # the callers said so first
+    step = max(1, CHUNK_BYTES // (12 * model.weights[model.unembed].shape[0]))  # float32 logits, float64 probs
+    ids, out = np.asarray(chosen, dtype=np.int64), np.empty(len(rows))
     for a in range(0, len(rows), step):
-        probs = probabilities(logits(model, rows[a : a + step]))  # [step, vocab]
+        probs = probabilities(read(rows[a : a + step]))  # [step, vocab]
         _check_finite(model, "the next-token probabilities", probs)
-        out[a : a + step] = probs[np.arange(len(probs)), chosen[a : a + step]]
+        out[a : a + step] = probs[np.arange(len(probs)), ids[a : a + step]]
     return out
 
 

@@ -119,3 +119,22 @@ def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(mo
     assert api.view(TEXT, model=model, lens=True).doc["lens"] is not None  # the page and its lens fit
     with pytest.raises(ModelError, match=r"with heads off on \d+ tokens needs about"):
         api.view(TEXT, model=model, ablate=True)
+
+
+def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
+    from attncli.models.encdec import seq2seq_forward
+    from attncli.models.seq2seq import source_tokens
+    from tests.tolerance import matmul_bound
+
+    model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"
+    page = api.view("", model=model, context=source, generate=3)
+    written, target = page.doc["generated"], page.result.tokens
+    assert written["from"] == target.generated == len(target) - len(written["ids"])
+    assert written["ids"] == list(target.ids[target.generated :]) and len(written["probs"]) == 3
+    # the decoder's own softmax at the rows before each written token, from the whole output at once (BART: no
+    # final norm, so the logits are y Wᵀ + bias and differ from the page's by at most twice the product's bound)
+    run = seq2seq_forward(model, source_tokens(model, source).ids, target.ids)
+    y, w = run.output[target.generated - 1 : -1], model.weights[model.unembed]
+    expected = probabilities(model.family.decoder.logits(model, run.output))[target.generated - 1 : -1]
+    rtol = np.expm1(2 * 2 * matmul_bound(y, w.T).max()) + 1e-12
+    np.testing.assert_allclose(written["probs"], expected[np.arange(3), written["ids"]], rtol=rtol, atol=0)

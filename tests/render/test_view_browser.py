@@ -84,6 +84,7 @@ def pages(tmp_path_factory):
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
+        "seq2seq_written": ["", "--model", str(GOLDEN / "bart"), "--context", SOURCE, "--generate", "3"],
         "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3", "--lens", "--ablate"],
         "long": [LONG, "--heads", "2"],
         "ties": ["a b a b", "--projection", "identity"],
@@ -901,3 +902,29 @@ def test_a_page_without_generate_lens_or_ablate_offers_none_of_their_views(brows
         "4 Steps",
     ]
     assert count(browser, "#written") == 0
+
+
+def test_an_encoder_decoders_written_target_steps_through_its_cross_and_decoder_rows(browser, pages):
+    path, doc = pages["seq2seq_written"]
+    load(browser, path)
+    written = doc["generated"]
+    start = written["from"]
+    key(browser, "c")  # to the decoder's self-attention, then the encoder's: n goes back to the cross-attention
+    key(browser, "c")
+    assert browser.execute_script("return document.body.dataset.part") == "encoder"
+    key(browser, "n")
+    assert _view(browser) == "written" and browser.execute_script("return document.body.dataset.part") == "cross"
+    for part in ("cross", "decoder"):
+        P = doc["parts"][part]
+        drawn = weights_of(P)  # [L, h, m, n]
+        layer = [l["layer"] for l in P["layers"]].index(doc["layer"])
+        keys = len(P["context_tokens"] or []) or start + 1  # the cross row: every source token; else up to itself
+        row = drawn[layer, doc["head"], start, :keys]
+        assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
+        label = browser.find_element("id", "step").text
+        assert label.startswith(f"step 1 of 3: {P['labels'][start]}")  # (and #1: "pendant" is written twice)
+        assert label.endswith(f" (p {written['probs'][0]:.3f})")
+        key(browser, "c")  # the next part, the step kept
+    assert browser.execute_script("return document.body.dataset.part") == "encoder"
+    assert "rows are the source's tokens" in _texts(browser, "svg text")[0]
+    assert browser.get_log("browser") == []

@@ -710,7 +710,7 @@
     var t = G.from + S.step;
     if (S.step < 0) return "before step 1: " + tokName("q", t) + " (the text's last token)";
     return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t) +
-      (G.probs ? " (p " + G.probs[S.step].toFixed(3) + ")" : "");
+      (G.probs ? " (p " + prob(G.probs[S.step]) + ")" : "");
   }
   function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771 · ..."
     if (!D.lens) return null;
@@ -720,20 +720,28 @@
   function titleWidth(lines) {  // a view's lines of words above it: the first bold
     return Math.max.apply(null, lines.map(function (x, k) { return textWidth(x, 12, k ? 400 : 600) + 16; }));
   }
+  function prob(p) { return p >= 0.001 ? p.toFixed(3) : p.toExponential(2); }  // a forced token's may be tiny
   function wroteLine(G, s) {  // step s's token: what was written, where, and its probability
     var t = G.from + s;
-    return tokName("q", t) + " (position " + t + ")" + (G.probs ? ", probability " + G.probs[s].toFixed(3) : "");
+    return tokName("q", t) + " (position " + t + ")" + (G.probs ? ", probability " + prob(G.probs[s]) : "");
   }
   function drawWritten(width) {
     var G = written(), n = G.ids.length;
+    if (D.parts && D.parts[S.part].queries !== "target") {  // the encoder's rows are the source's, not the target's
+      var note = newSvg(Math.max(width - 20, 400), 40, "written view: not for the encoder");
+      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "The " + S.part + "'s rows are the source's tokens: press c " +
+        "(or choose the attention above) for the cross-attention or the decoder's, whose rows are the target the model wrote.");
+      return note;
+    }
     S.step = Math.max(-1, Math.min(n - 1, S.step === null ? 0 : S.step));
     var s = S.step, t = G.from + s, px = 12, rowH = 20, barW = 150, colW = barW + 86;
-    var kn = [];
-    for (var j = 0; j <= t; j++) kn.push(tokName("k", j) + (j === t ? " (itself)" : ""));
+    var keys = CROSS ? K.length : t + 1, kn = [];  // a cross-attention's row: every source token; else those up to t
+    for (var j = 0; j < keys; j++) kn.push(tokName("k", j) + (!CROSS && j === t ? " (itself)" : ""));
     var lw = labelWidth(kn, px) + 16, hs = shownHeads();
     var lines = [s < 0 ? "before step 1: " + tokName("q", t) + " (position " + t + "), the text's last token" :
-      "step " + (s + 1) + " of " + n + ": the model wrote " + wroteLine(G, s) + ", after the " + t + " tokens before it",
-      "the row of " + tokName("q", t) + " over the tokens up to it" + (D.model ? ", layer " + layerOf().layer : "") +
+      "step " + (s + 1) + " of " + n + ": the model wrote " + wroteLine(G, s) + ", after the " + (t === 1 ? "token" : t + " tokens") + " before it",
+      "the row of " + tokName("q", t) + (CROSS ? " over the source (" + S.part + ")" : " over the tokens up to it" +
+        (D.parts ? " (" + S.part + ")" : "")) + (D.model ? ", layer " + layerOf().layer : "") +
       ": a bar and its number per key, ● the largest",
       "(the weights of the pass over the whole sequence: causal, so what this step saw)",
       s + 1 < n ? "from this row the model then wrote " + wroteLine(G, s + 1) + (s < 0 ? "" : " (step " + (s + 2) + ")") :
@@ -741,7 +749,7 @@
     var top = s + 1 < n ? topHere(t) : null;
     if (top) lines.push("the model's " + D.lens.k + " most probable tokens there: " + top);
     if (G.probs) lines.push("probability: the model's softmax before any sampling (" + G.decoding + ")");
-    var y0 = 24 + lines.length * 18 + 24, h = y0 + (t + 1) * rowH + 12;
+    var y0 = 24 + lines.length * 18 + 24, h = y0 + keys * rowH + 12;
     var w = Math.max(lw + hs.length * colW + 20, titleWidth(lines));
     var svg = newSvg(w, h, "written view: " + (s < 0 ? "before step 1" : "step " + (s + 1) + " of " + n));
     lines.forEach(function (x, k) { el("text", { x: 4, y: 18 + k * 18, "font-weight": k ? 400 : 600, "class": "written-title" }, svg, x); });
@@ -751,7 +759,7 @@
       el("line", { x1: x, x2: x + barW, y1: y0 - 4, y2: y0 - 4, stroke: color, "stroke-width": 2,
         "stroke-dasharray": DASHES[Math.max(0, hi) % DASHES.length] || null }, svg);
       var best = maxima(head, t), g = el("g", { "class": "written-head", "data-head": head.head }, svg);
-      for (var j = 0; j <= t; j++) {
+      for (var j = 0; j < keys; j++) {
         var y = y0 + j * rowH, row = el("g", { "class": "written-row", "data-j": j }, g);
         if (masked(head, t, j)) { el("text", { x: x, y: y + 14 }, row, "masked"); continue; }
         var wj = weight(head, t, j);
@@ -763,7 +771,7 @@
     });
     kn.forEach(function (name, j) {
       labelText(svg, { x: lw - 8, y: y0 + j * rowH + 14, "text-anchor": "end", "class": "mono wkey", "font-size": px,
-        "font-weight": j >= G.from ? 600 : 400 }, name, px);
+        "font-weight": !CROSS && j >= G.from ? 600 : 400 }, name, px);
     });
     svg.addEventListener("mousemove", function (e) {
       var r = e.target.closest(".written-row");
@@ -778,6 +786,7 @@
   }
   function stepWritten(by) {  // n / p: the next or previous step (from the whole sequence: the first or the last)
     var n = written().ids.length;
+    if (D.parts && D.parts[S.part].queries !== "target") setPart("cross");  // the encoder's rows are the source's
     if (S.view !== "written" || S.step === null) S.step = by > 0 ? 0 : n - 1;
     else S.step = Math.max(-1, Math.min(n - 1, S.step + by));  // -1: the text's last token, before step 1
     setView("written");
