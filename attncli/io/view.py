@@ -257,7 +257,7 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
         out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
         out["ablation"] |= ablate_record(model, tokens.prompt().ids, None, behaviour.target, behaviour.mode)
     if start is not None:
-        probs = written_probabilities(model, ids, start, run)
+        probs = written_probabilities(model, ids, start, run=run)
         out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
     return out
 
@@ -391,11 +391,11 @@ def parts_view(
 def _written(model: Model, context: str, target) -> dict:
     """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
     first written token among the decoder's) and "probs" (the probability the model gave each)."""
-    from attncli.models.lens import target_written_probabilities  # late: start-up (model code: a --model run)
+    from attncli.models.lens import written_probabilities  # late: start-up (model code: a --model run)
     from attncli.models.seq2seq import source_tokens
 
     start = target.generated
-    probs = target_written_probabilities(model, source_tokens(model, context).ids, target.ids, start)
+    probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)
     return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
 
 

@@ -12,6 +12,7 @@ the target (teacher forcing, reading the source) through the decoder's final nor
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -101,31 +102,26 @@ def target_lens_top(model: Model, source_ids, decoder_ids, k: int) -> tuple[np.n
     return top_tokens(model, [*run.hidden, run.output], lambda l, x: model.family.decoder.logits(model, x), k)
 
 
-def written_probabilities(model: Model, ids, start: int, run: Forward | None = None) -> np.ndarray:
-    # [n] token ids, 1 <= start < n -> [n - start] float64
+def written_probabilities(model: Model, ids, start: int, source_ids=None, run: Forward | None = None) -> np.ndarray:
+    # [n] token ids (an encoder–decoder's: its decoder's, reading [s] source_ids), 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
     the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
-    what each step of a generation saw). Of greedy tokens, each is the most probable of its step; of sampled
-    ones, it is before the sampling's temperature, top-k and top-p:
+    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`source_ids`), from
+    its decoder's output in one teacher-forced pass. Of greedy tokens, each is the most probable of its step; of
+    sampled ones, it is before the sampling's temperature, top-k and top-p:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
     _check_start(start, len(ids))
+    if source_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
+        _seq2seq_head(model)
+        output = seq2seq_forward(model, source_ids, ids).output
+        read = partial(model.family.decoder.logits, model)
+        return _chosen(model, output[start - 1 : len(ids) - 1], ids[start:], read)
     unembedding(model)  # an encoder has none: said before the pass
     run = forward(model, ids) if run is None else run
     assert run.final is not None  # a full pass
-    return _chosen(model, run.final[start - 1 : len(ids) - 1], ids[start:], lambda x: logits(model, x))
-
-
-def target_written_probabilities(model: Model, source_ids, decoder_ids, start: int) -> np.ndarray:
-    # [n] source ids, [m] decoder ids (its start token, the target), 1 <= start < m -> [m - start] float64
-    """An encoder–decoder's `written_probabilities`: each target token from `start` on, from the decoder's output
-    at the position before it (one teacher-forced pass over the source and the target it wrote)."""
-    _check_start(start, len(decoder_ids))
-    _seq2seq_head(model)
-    run = seq2seq_forward(model, source_ids, decoder_ids)
-    rows = run.output[start - 1 : len(decoder_ids) - 1]
-    return _chosen(model, rows, decoder_ids[start:], lambda x: model.family.decoder.logits(model, x))
+    return _chosen(model, run.final[start - 1 : len(ids) - 1], ids[start:], partial(logits, model))
 
 
 def _check_start(start: int, n: int) -> None:

@@ -41,5 +41,5 @@ def test_the_lens_a_row_at_a_time_is_the_lens_of_the_whole_array(family, monkeyp
     best = -np.sort(-whole, axis=-1)[..., :5]  # the five largest, whichever tokens they are
     np.testing.assert_allclose(probs_k, best, rtol=rtol, atol=0)
     start = 3
-    got = written_probabilities(model, ids, start, run)
+    got = written_probabilities(model, ids, start, run=run)
     np.testing.assert_allclose(got, whole[-1, start - 1 : -1][np.arange(len(ids) - start), ids[start:]], rtol=rtol)

@@ -14,6 +14,7 @@ from attncli.models import load_model
 from attncli.models.ablate import ablate_document
 from attncli.models.generate import Generation
 from attncli.models.lens import lens_document, written_probabilities
+from attncli.models.seq2seq import source_tokens
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import DEBOUNCE
 from attncli.render.explore.state import Explorer
@@ -255,3 +256,39 @@ def test_a_decoder_without_generate_says_how_to_step(llama):
         assert "the whole matrix is in view" in said(app)
 
     explore(test, run(llama, generate=None), size=SIZE)
+
+
+BART = Path(__file__).parents[1] / "models" / "golden" / "bart"
+SOURCE = "the quick brown fox"
+
+
+def test_an_encoder_decoder_steps_through_its_written_target_and_has_its_decoders_lens():
+    """An encoder–decoder's written target: n steps through it with the probability its decoder gave each
+    token reading the source, l shows its decoder's lens (`attn lens TARGET --context SOURCE`), x says in one
+    line that attn ablates a decoder-only model's heads; in the encoder's part n says where the target is."""
+    bart = load_model(BART)
+    e = Explorer("the", RunConfig(), model=bart, context=SOURCE, generate=Generation(3))
+    e.compute()
+    tokens = e.result.tokens
+    start = tokens.generated
+    probs = written_probabilities(bart, tokens.ids, start, source_tokens(bart, SOURCE).ids)
+    lens = lens_document(bart, "the", 5, tokens, context=SOURCE)
+
+    async def test(pilot, app):
+        await pilot.press("n")
+        shown = said(app)
+        assert f"written token 1 of {e.written()}: '{tokens.strings[start]}' at position {start}" in shown
+        assert f"probability {fmt(float(probs[0]), 2)}" in shown
+        await pilot.press("w", "l")
+        await finished(pilot, app)
+        assert len(app.screen_stack) == 2
+        top = lens["rows"][-1]
+        assert f"{top['top_tokens'][0]} {fmt(top['top_probs'][0], 2)}" in said(app)
+        await pilot.press("escape", "x")
+        assert len(app.screen_stack) == 1 and "attn ablate switches off a decoder-only model's heads" in said(app)
+        while app.e.part != "encoder":
+            await pilot.press("c")
+        await pilot.press("n")
+        assert "the target the model wrote is the rows of the cross and decoder parts (c)" in said(app)
+
+    explore(test, e, size=SIZE)

@@ -300,7 +300,7 @@ class ExploreApp(App[int]):
         """The lens or the ablation on a screen of its own; a text run or an encoder says why it has none."""
         if self._covered():
             return
-        why = self.e.not_a_decoder()
+        why = self.e.not_a_decoder(lens=isinstance(view, Lens), ablate=isinstance(view, Ablation))
         if why is not None:  # said as the other keys say why they do nothing here
             self.say(why)
             return

@@ -245,17 +245,31 @@ class Explorer:
 
     # ---- what the model wrote, the lens, the ablation ---------------------------------------------------------
 
-    def not_a_decoder(self) -> str | None:
-        """Why this run has no next token to predict, so no written tokens, lens or ablation (None: it has)."""
+    def not_a_decoder(self, lens: bool = False, ablate: bool = False) -> str | None:
+        """Why this run has no next token to predict, so no written tokens to step through, lens (`lens`) or
+        ablation (`ablate`) (None: it has). An encoder–decoder's decoder has written tokens and a lens, over the
+        target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
+        from attncli.models.encdec import is_seq2seq  # late: start-up (model code only with --model)
         from attncli.models.head import unembedding  # late: start-up (model code only with --model)
-        from attncli.models.hparams import ModelError  # late: start-up (model code only with --model)
 
+        seq2seq = is_seq2seq(self.model)
+        if seq2seq and self.context is None:
+            return (
+                f"{self.model.name} is an encoder–decoder: its decoder writes a target from a source: --context SOURCE"
+            )
+        if seq2seq and not ablate:
+            if lens or self.written() or self.result.tokens.generated is not None or self.generate is None:
+                return None
+            return (
+                "the encoder's part reads the source: the target the model wrote is the rows of the cross and "
+                "decoder parts (c)"
+            )
         try:
             unembedding(self.model)
-        except ModelError as err:
-            return f"{err}: the lens, the ablation and --generate are a decoder's"
+        except AttnError as err:
+            return str(err) if seq2seq else f"{err}: the lens, the ablation and --generate are a decoder's"
         return None
 
     def written(self) -> int:
@@ -303,17 +317,27 @@ class Explorer:
         """The probability the model gave the written token in focus after the tokens before it."""
         from attncli.models.lens import written_probabilities  # late: start-up (model code only with --model)
 
-        tokens, start = self.result.tokens, len(self.result.tokens) - self.written()
-        found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start))
+        tokens, start, source = self.result.tokens, len(self.result.tokens) - self.written(), None
+        if self.context is not None:  # an encoder–decoder's target, written reading the source
+            from attncli.models.seq2seq import source_tokens  # late: start-up (model code only with --model)
+
+            source = source_tokens(self.model, self.context).ids
+        found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start, source))
         assert self.step is not None
         return float(found[self.step])
 
     def lens(self) -> dict:
         """`attn lens -f json` of this run's tokens (a generation's whole sequence), the top LENS_K of each cell."""
-        from attncli.models.lens import lens_document  # late: start-up (model code only with --model)
+        from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
+        from attncli.models.lens import lens_document
+        from attncli.models.seq2seq import decoder_tokens
 
-        tokens = self.result.tokens
-        return self._cached("lens", tokens, lambda: lens_document(self.model, self.text, LENS_K, tokens))
+        tokens, context = self.result.tokens, self.context
+        if context is not None and self.part is not None and not PARTS[self.part].needs_source:
+            tokens = decoder_tokens(self.model, self.text)  # the encoder's part: its rows are the source's
+        return self._cached(
+            "lens", tokens, lambda: lens_document(self.model, self.text, LENS_K, tokens, context=context)
+        )
 
     def ablation(self, progress: Callable[[int, int], None] | None = None) -> dict:
         """`attn ablate -f json` of the text (a generation's before its first written token): every head
