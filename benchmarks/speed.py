@@ -249,6 +249,7 @@ def model_rows(sizes: list[int], reps: int, thread_counts: tuple[int, ...] = (1,
     import transformers
     from threadpoolctl import threadpool_limits
 
+    from attncli.core import mkl
     from attncli.models import load_model
     from attncli.models.forward import forward
 
@@ -274,6 +275,8 @@ def model_rows(sizes: list[int], reps: int, thread_counts: tuple[int, ...] = (1,
                 runs = {"attn": lambda ids=ids, th=threads: forward(model, ids, threads=th), "hf": hf_run}
                 t = interleaved(runs, 4 * reps if n <= 128 else 2 * reps)  # a forward is quick: more runs, less noise
             note = f"weights agree to {diff:.1e}"
+            if mkl.load() is not None:  # the optional mkl package (attncli.models.blocks)
+                note += "; GELU through MKL" if threads > 1 else "; the products and GELU through MKL"
             rows.append(
                 (
                     f"model forward, {n} tokens, {threads} thread{'s' if threads > 1 else ''}",

@@ -36,6 +36,11 @@ def threads(n: int) -> Iterator[None]:
         _THREADS.reset(token)
 
 
+def count() -> int:
+    """The threads of the enclosing `threads(n)`: 1 outside one."""
+    return _THREADS.get()
+
+
 def _pool(workers: int):
     from concurrent.futures import ThreadPoolExecutor  # late: start-up (only a forward on several threads needs it)
 

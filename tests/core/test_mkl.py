@@ -6,7 +6,8 @@ tests/core/test_kernels.py covers); the tests of MKL's own results are skipped t
 
 from __future__ import annotations
 
-from importlib import metadata
+import math
+import sys
 
 import numpy as np
 import pytest
@@ -22,13 +23,11 @@ def fast():
     return got
 
 
-def test_load_without_the_package_is_none(monkeypatch):
-    def missing(name):
-        raise metadata.PackageNotFoundError(name)
-
+def test_load_without_the_package_is_none(tmp_path, monkeypatch):
     monkeypatch.setattr(mkl, "_loaded", None)
-    monkeypatch.setattr(metadata, "distribution", missing)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
     assert mkl.load() is None
+    monkeypatch.setattr(sys, "path", [])
     assert mkl.load() is None  # remembered, not looked up again
     assert mkl._loaded is False
 
@@ -52,6 +51,57 @@ def test_lead(shape, strides, want):
     assert mkl._lead(x) == want
 
 
+def test_layout_reads_a_transposed_view_as_blas_transposed():
+    x = np.zeros((3, 5), np.float32)
+    assert mkl._layout(x) == (mkl._NO_TRANS, 5)
+    assert mkl._layout(x.T) == (mkl._TRANS, 5)  # a weight's .T: stored rows of 5
+    assert mkl._layout(x[:, 1:4].T) == (mkl._TRANS, 5)
+    assert mkl._layout(x[:, ::2]) is None and mkl._layout(x[:, ::2].T) is None
+
+
+def test_library_is_found_through_the_record_of_the_mkl_package(tmp_path, monkeypatch):
+    site = tmp_path / "lib" / "python3" / "site-packages"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "gone"), str(site)])
+    assert mkl._library() is None
+    (site / "mkl_service-2.4.dist-info").mkdir()  # another package
+    assert mkl._library() is None
+    info = site / "mkl-2026.2.0.dist-info"
+    info.mkdir()
+    assert mkl._library() is None  # no RECORD
+    (info / "RECORD").write_text("mkl-2026.2.0.dist-info/METADATA,sha256=x,1\n../../libmkl_rt.so.3,sha256=y,2\n")
+    assert mkl._library() == str(tmp_path / "lib" / "libmkl_rt.so.3")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ta,tb", [(False, True), (True, False), (True, True)])
+def test_matmul_of_transposed_views_agrees_with_numpy(fast, dtype, ta, tb):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((9, 7)).astype(dtype)
+    b = rng.standard_normal((7, 5)).astype(dtype)
+    a_, b_ = (a.T.copy().T if ta else a), (b.T.copy().T if tb else b)  # column-major: BLAS reads their transposes
+    out = np.empty((9, 5), dtype)
+    fast.matmul(a_, b_, out)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=tol, atol=tol * 7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cdf_norm_within_one_ulp(fast, dtype):
+    x = np.concatenate([np.linspace(-12, 9, 20001), [0.0, -1e-30, 40.0]]).astype(dtype)
+    want = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    out = np.empty_like(x)
+    fast.cdf_norm(x, out)
+    ulp = np.spacing(want.astype(dtype)).astype(np.float64)
+    # 1 ulp (VML_HA) of the exact value. In float64 the reference is off itself: glibc documents up to 5 ulp for
+    # erfc, and its argument -x/√2 carries two roundings (√2's and the division's, 2u relative), which move
+    # erfc(z) by (2z² + 1) 2u relative: up to 2(x² + 1) ulp
+    slack = 0.0 if dtype == np.float32 else 5.0 + 2 * (x.astype(np.float64) ** 2 + 1)
+    assert float(np.max(np.abs(out - want) / ulp - slack)) <= 1.0
+    fast.cdf_norm(x, x)  # in place
+    np.testing.assert_array_equal(x, out)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 5, 3), (33, 64, 1), (16, 9, 40)])
@@ -73,7 +123,7 @@ def test_matmul_falls_back_to_numpy_for_what_blas_cannot_take(fast):
     rng = np.random.default_rng(1)
     a = rng.standard_normal((6, 5))
     b = rng.standard_normal((5, 4))
-    for a_, b_, dt in [(a.T.copy().T, b, np.float64), (a, b[:, ::-1], np.float64), (a, b, np.float16)]:
+    for a_, b_, dt in [(a[:, ::-1], b, np.float64), (a, b[:, ::-1], np.float64), (a, b, np.float16)]:
         out = np.empty((6, 4), dt)
         fast.matmul(a_.astype(dt, copy=False), b_.astype(dt, copy=False), out)
         np.testing.assert_allclose(out, (a_ @ b_).astype(dt), rtol=1e-2 if dt == np.float16 else 1e-12)

@@ -8,11 +8,12 @@ import struct
 import numpy as np
 import pytest
 
-from attncli.models import ModelError, encode, forward, load_model, rms_norm
+from attncli.core import mkl
+from attncli.models import ModelError, blocks, encode, forward, load_model, parallel, rms_norm
 from attncli.models.blocks import ACTIVATION_FNS, apply_rope, feed_forward, relu, rope_frequencies, rope_tables
 from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
 from tests.models.test_golden import GOLDEN
-from tests.tolerance import U32, affine_bound, assert_within
+from tests.tolerance import U32, affine_bound, assert_within, matmul_bound
 
 
 def test_rope_scaling_kinds():
@@ -176,7 +177,7 @@ def test_a_large_tensor_is_read_exactly_block_by_block_and_checked_finite(tmp_pa
 
 
 @pytest.mark.parametrize("rows", [5, 100, 500])  # below SWAP_ROWS, transposed, from FEED_FORWARD_ROWS on
-def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows):
+def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows, backend):
     """x + act(x W_upᵀ + b_up) W_downᵀ + b_down, against float64: within the float32 bound of the second product
     (its inputs' own rounding, the first product's and GELU's, carried through |W_down| as a first-order term)."""
     rng = np.random.default_rng(rows)
@@ -198,6 +199,28 @@ def test_feed_forward_is_the_mlp_and_its_residual_at_every_size(rows):
         affine_bound(h.astype(np.float32), w["down.weight"].T, w["down.bias"]) + h_err @ np.abs(w64["down.weight"]).T
     )
     assert_within(got[0], want, bound * (1 + 1e-6) + U32 * np.abs(want), "feed_forward")
+
+
+@pytest.mark.parametrize("rows", [1, 5, 100])
+def test_dense_multiplies_through_mkl_on_one_thread_only(rows, monkeypatch):
+    """With MKL, x W (W a weight's transpose, read as stored) is MKL's product, within the float32 bound; inside
+    `threads(2)` it is NumPy's (OpenBLAS's threads), MKL being sequential, and so is a single row's."""
+    fast = mkl.load()
+    if fast is None:
+        pytest.skip("the optional mkl package is not installed")
+    used = []
+    spy = type("Spy", (), {"matmul": lambda self, a, b, out: used.append(a.shape) or fast.matmul(a, b, out)})()
+    monkeypatch.setattr(blocks, "_mkl", lambda: spy)
+    rng = np.random.default_rng(rows)
+    x, w = rng.standard_normal((2, rows, 48), dtype=np.float32), rng.standard_normal((40, 48), dtype=np.float32)
+    got = blocks.dense(x, w.T)
+    assert used == [(2 * rows, 48)] and got.shape == (2, rows, 40) and got.dtype == np.float32
+    assert blocks.dense(x[0, :1], w.T).shape == (1, 40) and len(used) == 1  # one row: NumPy's gemv
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert_within(got, want, matmul_bound(x, w.T) * (1 + 1e-6), "dense through MKL")
+    with parallel.threads(2):
+        blocks.dense(x, w.T)
+    assert len(used) == 1
 
 
 @pytest.mark.parametrize("name", sorted(ACTIVATION_FNS))
