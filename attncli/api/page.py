@@ -12,8 +12,13 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
+from attncli.errors import ConfigError
 from attncli.io import documents
+
+if TYPE_CHECKING:  # the page's data loads only when a page is written
+    from attncli.io.view import Behaviour
 
 FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
 
@@ -26,24 +31,51 @@ def page_of(
     model_dir: str | None = None,
     head: int | None = None,
     pair: tuple[str, str | None] | None = None,
+    behaviour: Behaviour | None = None,
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
-    and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given.
+    and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
+    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
     def build() -> documents.View:
-        from attncli.io.view import model_view, result_view  # late: start-up (only when a page is written)
+        from attncli.io.view import Behaviour, model_view, result_view  # late: start-up (only when a page is written)
         from attncli.render.html_view import page
         from attncli.render.stats import show_view
 
         if model is not None and model_dir is not None:
-            doc = model_view(model, result, model_argument(model_dir), command, pair)
+            doc = model_view(model, result, model_argument(model_dir), command, pair, behaviour or Behaviour())
         else:
             doc = result_view(result, command, precision, head)
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
+
+
+def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str) -> Behaviour:
+    """The lens and the ablation a decoder's page is asked for (attncli.io.view.Behaviour), or ConfigError when
+    the model has no next-token head to read them from (an encoder, an encoder–decoder) or `mode` is unknown."""
+    from attncli.io.view import Behaviour  # late: start-up (only when a model's page is asked for)
+
+    if not (lens or ablate):
+        return Behaviour()
+    from attncli.models.ablate import MODES  # late: start-up (model code: a --model run only)
+    from attncli.models.head import unembedding
+    from attncli.models.hparams import ModelError
+
+    if mode not in MODES:
+        raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
+    if model.family.decoder is not None:
+        raise ConfigError(
+            f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens and ablation are a decoder-only "
+            "model's (its decoder's lens: attn lens TARGET --context SOURCE)"
+        )
+    try:
+        unembedding(model)
+    except ModelError as e:
+        raise ConfigError(f"the logit lens and the ablation read a decoder's next-token head: {e}") from None
+    return Behaviour(lens, ablate, target, mode)
 
 
 def model_argument(given: str) -> str:

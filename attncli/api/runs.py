@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
 from attncli.api.outputs import Attention, Output, Page
-from attncli.api.page import model_page, page_of
+from attncli.api.page import behaviour_of, model_page, page_of
+from attncli.errors import ConfigError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
@@ -233,25 +234,34 @@ def view(
     head: int | None = None,
     part: str | None = None,
     generate: Generation | int | None = None,
+    lens: bool = False,
+    ablate: bool = False,
+    target: str | None = None,
+    mode: str = "zero",
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
     output: str | None = None,
 ) -> Page:
     """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
-    given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`)."""
+    given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`); a decoder's
+    with the logit lens (`lens`) and every head switched off alone (`ablate`, watching `target`, the head's output
+    set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, part=part)
+    check_model_options(model, run, layer=layer, part=part, lens=lens or None, ablate=ablate or None)
+    if (target is not None or mode != "zero") and not ablate:
+        raise ConfigError("target= and mode= choose what ablate= watches and does: add ablate=True")
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
+        asked = behaviour_of(loaded, lens, ablate, target, mode)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
-        build = page_of(result, "attn view", precision, loaded, name, pair=(text, context))
+        build = page_of(result, "attn view", precision, loaded, name, pair=(text, context), behaviour=asked)
     else:
         from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
         from attncli.pipeline.result import one_head

@@ -110,6 +110,45 @@ SampleTopP = Annotated[
         show_default=False,
     ),
 ]
+# attncli.models.ablate.MODES, written out so that building a command imports no model code
+# (tests/cli/test_ablate.py checks that they agree).
+MODES = ("zero", "mean")
+
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="The token whose logit is watched, as the vocabulary writes it (ĠParis) or a text that is one token "
+        "( Paris); default the model's own next token.",
+        show_default=False,
+    ),
+]
+Mode = Annotated[
+    str,
+    choice(
+        "--mode",
+        names=lambda: MODES,
+        help="zero: the head's output set to zero; mean: to its mean over the text's positions.",
+    ),
+]
+
+
+Lens = Annotated[
+    bool,
+    typer.Option(
+        "--lens",
+        help="With a decoder --model: add the logit lens view (attn lens: every layer's top next tokens at every "
+        "position, 5 a cell), about (layers + 1) × vocabulary × width multiply-adds a token.",
+    ),
+]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate",
+        help="With a decoder --model: add the ablation view (attn ablate: every head switched off alone, how it "
+        "moves the logit of the next token after TEXT; --target, --mode), about heads × layers / 2 passes.",
+    ),
+]
 SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
 MODEL_ONLY = (
     "gguf_file",
@@ -120,6 +159,8 @@ MODEL_ONLY = (
     "generate",
     "top_k",
     "top_p",
+    "lens",
+    "ablate",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",

@@ -1,4 +1,4 @@
-"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/2).
+"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/3).
 
 The page (`-f html`, `attn view -o FILE.html`, `--save-html`) embeds exactly the document `-f json` writes,
 once. Its weights are for drawing, in a compact encoding ("encoding" in the document says it): each head's
@@ -14,7 +14,7 @@ which the page redoes a score, its softmax and the mix.
     >>> doc = result_view(run("a b a"), "attn view")
     >>> row = weights_of(doc)[0, 0, 0]  # layer 0, head 0, query 0, to 1/255
     >>> doc["schema"], doc["tokens"], (row * 255).round().astype(int).tolist(), round(float(row.sum()), 2)
-    ('attncli.view/2', ['a', 'b', 'a'], [49, 157, 49], 1.0)
+    ('attncli.view/3', ['a', 'b', 'a'], [49, 157, 49], 1.0)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -38,10 +38,11 @@ from attncli.pipeline.steps import steps
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
+    from attncli.models.forward import Forward
     from attncli.models.seq2seq import PartLayer
     from attncli.models.source import ModelLayer
 
-SCHEMA = "attncli.view/2"
+SCHEMA = "attncli.view/3"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
 ENCODING = {
     "weights": "each head's weights: round(weight × scale) as one unsigned byte a cell, rows of queries one after "
@@ -50,6 +51,18 @@ ENCODING = {
 }
 NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
+LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a decoder's page adds to its attention: the logit lens (`lens`) and every head switched off alone
+    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`)."""
+
+    lens: bool = False
+    ablate: bool = False
+    target: str | None = None
+    mode: str = "zero"
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -164,7 +177,12 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
 
 
 def model_view(
-    model: Model, result: AttentionResult, model_arg: str, command: str, pair: tuple[str, str | None] | None = None
+    model: Model,
+    result: AttentionResult,
+    model_arg: str,
+    command: str,
+    pair: tuple[str, str | None] | None = None,
+    behaviour: Behaviour = Behaviour(),
 ) -> dict:
     """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
     --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
@@ -174,6 +192,8 @@ def model_view(
     ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
     "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
     `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
+    A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
+    and, after --generate, the probability of each written token and where they start ("generated").
     """
     from attncli.models import route  # late: start-up (model code: a --model run only)
 
@@ -182,7 +202,7 @@ def model_view(
 
     source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
-    tokens, weights, masked, layer_steps = route.every_layer(model, result)  # [L, h, n, n], the same or None
+    tokens, weights, masked, run = route.every_layer(model, result)  # [L, h, n, n], the same or None, the pass
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
@@ -200,7 +220,8 @@ def model_view(
         exact=exact,
         steps=None,
     )
-    one = neuron(layer_steps, replace(source, head=None).steps(result))  # the words of every head
+    assert run.steps is not None  # the steps of the result's layer
+    one = neuron(run.steps, replace(source, head=None).steps(result))  # the words of every head
     carried = [one]
     shape = one["shape"]
     size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
@@ -210,12 +231,35 @@ def model_view(
     return {
         **doc,
         **token_marks(tokens),
+        **behaviour_view(model, run, tokens, behaviour),
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
         "neuron": carried,
     }
+
+
+def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> dict:
+    """A decoder page's "lens" (the rows of `attn lens -f json` over the page's tokens, LENS_K a cell) and
+    "ablation" (the fields of `attn ablate -f json` from "mode" on, over the text: before the written tokens,
+    whose first one is then the model's own next token), each null unless asked for; after --generate,
+    "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
+    each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
+    from attncli.models.ablate import ablate_record  # late: start-up (model code: a --model run only)
+    from attncli.models.lens import LAYERS, lens_rows, written_probabilities
+
+    ids, start = list(tokens.ids), tokens.generated
+    out: dict = {"lens": None, "ablation": None}
+    if behaviour.lens:
+        out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
+    if behaviour.ablate:
+        out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
+        out["ablation"] |= ablate_record(model, tokens.prompt().ids, None, behaviour.target, behaviour.mode)
+    if start is not None:
+        probs = written_probabilities(model, ids, start, run=run)
+        out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
+    return out
 
 
 def neuron(s: LayerSteps, stages: list[Step]) -> dict:
@@ -340,7 +384,19 @@ def parts_view(
         "config": config,
         "model": {"name": model.name, "n_head": model.n_head},
         **({} if target is None else token_marks(target)),
+        **({} if target is None or context is None else {"generated": _written(model, context, target)}),
     }
+
+
+def _written(model: Model, context: str, target) -> dict:
+    """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
+    first written token among the decoder's) and "probs" (the probability the model gave each)."""
+    from attncli.models.lens import written_probabilities  # late: start-up (model code: a --model run)
+    from attncli.models.seq2seq import source_tokens
+
+    start = target.generated
+    probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)
+    return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from attncli.errors import ConfigError
 from attncli.pipeline.tokenize import Tokens
 
 from .attention import editing, padding
+from .folder import check_run
 from .forward import forward
 from .head import logits, next_logits, probabilities, unembedding
 from .hparams import ModelError
@@ -72,6 +73,9 @@ def ablate(
     total)` is told after each layer's heads (`attn explore` says how far it is)."""
     if mode not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    copies = max((sum(1 for l, _ in heads if l == layer) for layer, _ in heads), default=0)
+    # priced as `copies` layers of one pass: the copies of one layer run together, a layer at a time
+    check_run(model.weights.nbytes, copies, model.n_head, model.d_model, len(ids), f"{model.name} with heads off")
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     clean = logits(model, run.final[-1])  # [vocab]
@@ -119,6 +123,36 @@ def target_id(model: Model, token: str) -> int:
     return cut[0][0]
 
 
+def ablate_record(
+    model: Model,
+    ids,
+    heads: list[tuple[int, int]] | None = None,
+    target: str | None = None,
+    mode: str = "zero",
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    # [n] ids -> the fields of `attn ablate -f json` that describe the ablation (mode ... rows)
+    """Every head (or `heads`, (layer, head) pairs) switched off alone after `ids`, ranked: the mode, the position
+    watched (the last), the target token (`target`, default the model's own next token), its clean logit and
+    log-probability, and a row {layer, head, delta_logit, delta_logprob} per head; `progress` as `ablate`'s."""
+    unembedding(model)  # an encoder, or no head: said before any pass
+    chosen = (
+        [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
+        if heads is None
+        else sorted({(check_layer(model, l), check_head(model, h)) for l, h in heads})
+    )
+    found = ablate(model, ids, chosen, None if target is None else target_id(model, target), mode, progress)
+    return {
+        "mode": mode,
+        "means": MODES[mode],
+        "position": len(ids) - 1,
+        "target": {"id": found["target"], "token": model.tokenizer.id_to_token(found["target"]), "given": target},
+        "clean_logit": found["clean_logit"],
+        "clean_logprob": found["clean_logprob"],
+        "rows": found["rows"],
+    }
+
+
 def ablate_document(
     model: Model,
     text: str,
@@ -132,24 +166,13 @@ def ablate_document(
     those of a run of `text` already made, instead of the text cut again (of a generation's, the text's own,
     before the first written token: its next token is the first the model wrote); `progress` as `ablate`'s."""
     tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
-    unembedding(model)  # an encoder, or no head: said before any pass
-    chosen = (
-        [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
-        if heads is None
-        else sorted({(check_layer(model, l), check_head(model, h)) for l, h in heads})
-    )
-    found = ablate(model, tokens.ids, chosen, None if target is None else target_id(model, target), mode, progress)
+    unembedding(model)  # an encoder, or no head: said before the text is run
+    found = ablate_record(model, tokens.ids, heads, target, mode, progress)
     return {
         "schema": ABLATE_SCHEMA,
         "text": text,
         "tokens": list(tokens.strings),
         "model": model.name,
         "summary": describe(model),
-        "mode": mode,
-        "means": MODES[mode],
-        "position": len(tokens) - 1,
-        "target": {"id": found["target"], "token": model.tokenizer.id_to_token(found["target"]), "given": target},
-        "clean_logit": found["clean_logit"],
-        "clean_logprob": found["clean_logprob"],
-        "rows": found["rows"],
+        **found,
     }

@@ -11,7 +11,8 @@ the target (teacher forcing, reading the source) through the decoder's final nor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from attncli.errors import ConfigError
 from attncli.pipeline.tokenize import Tokens
 
 from .encdec import is_seq2seq, seq2seq_forward
-from .forward import forward
+from .forward import Forward, forward
 from .head import logits, next_logits, probabilities, top_k, unembedding
 from .hparams import ModelError
 from .model import Model
@@ -33,63 +34,139 @@ DECODER_LAYERS = (
     "layer 0 = the decoder's embeddings, layer l = the output of decoder block l - 1 (transformers' "
     "decoder_hidden_states[l]), over the target with teacher forcing"
 )
-
-
-def lens_layers(model: Model, ids) -> Iterator[np.ndarray]:  # [n] token ids -> L + 1 of [n, vocab] logits float32
-    """The lens' logits of each layer in turn, every position; the last layer is the model's own (one forward
-    pass). One layer at a time: all of them at once are (L + 1) · n · vocab floats, 31 · 170 · 49152 (1 GB, and
-    the probabilities and their top-k several times that) for 170 tokens of SmolLM2."""
-    run = forward(model, ids)
-    assert run.final is not None  # a full pass
-    for hidden in run.hidden:  # the embeddings, then blocks 0..L-2's outputs
-        yield next_logits(model, hidden)
-    yield logits(model, run.final)
+CHUNK_BYTES = 1 << 26  # the lens' arrays of [rows, vocab] take at most this many bytes at once
 
 
 def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n, vocab] logits float32
-    """Every layer of `lens_layers` at once."""
-    return np.stack(list(lens_layers(model, ids)))
+    """The lens' logits at every layer and position; the last layer is the model's own (one forward pass)."""
+    run = forward(model, ids)
+    assert run.final is not None  # a full pass
+    inner = next_logits(model, np.stack(run.hidden))  # [L, n, vocab]: the embeddings, then blocks 0..L-2's outputs
+    return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def target_lens_layers(model: Model, source_ids, decoder_ids, last: bool = False) -> Iterator[np.ndarray]:
-    # [n] source ids, [m] decoder input ids -> L_dec + 1 of [m, vocab] logits float32 (only the last: `last`)
-    """An encoder–decoder's lens, a layer at a time: its decoder's stream entering each layer, then its output,
-    through the decoder's final norm and head (`Decoder.logits`); the last layer is the model's own logits (one
-    teacher-forced pass), which is all `last` gives."""
+def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
+    """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
+    final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
+    _seq2seq_head(model)
+    run = seq2seq_forward(model, source_ids, decoder_ids)
+    return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
+
+
+def _seq2seq_head(model: Model) -> None:
+    """ModelError when an encoder–decoder's checkpoint has no output head."""
     if model.unembed is None:
         raise ModelError(
             f"{model.name} has no output head: tie_word_embeddings is false and the checkpoint lacks lm_head.weight"
         )
+
+
+def top_tokens(
+    model: Model, streams: list[np.ndarray], read: Callable[[int, np.ndarray], np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    # L + 1 streams [n, d_model], read(layer, rows) -> their logits -> [L + 1, n, k] ids int64, probabilities float64
+    """The k most probable next tokens of every layer and position, best first, and their probabilities: a layer
+    and CHUNK_BYTES of rows at a time, so that the lens of a long text never holds [L + 1, n, vocab] at once."""
+    assert model.unembed is not None  # the callers said so first (unembedding, _seq2seq_head)
+    n, vocab = streams[0].shape[0], model.weights[model.unembed].shape[0]
+    # float32 logits, float64 probabilities and top_k's two float64 copies (its negation, its partition) of `rows`
+    rows = max(1, CHUNK_BYTES // (28 * vocab))
+    k = min(k, vocab)
+    ids, probs = np.empty((len(streams), n, k), np.int64), np.empty((len(streams), n, k))
+    for l, x in enumerate(streams):
+        for a in range(0, n, rows):
+            z = read(l, x[a : a + rows])
+            _check_finite(model, "the lens", z)
+            p = probabilities(z)
+            ids[l, a : a + rows] = top_k(p, k)
+            probs[l, a : a + rows] = np.take_along_axis(p, ids[l, a : a + rows], axis=-1)
+    return ids, probs
+
+
+def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray]:
+    # a decoder's full pass over n tokens -> [L + 1, n, k] ids int64, [L + 1, n, k] probabilities float64
+    """`top_tokens` of a decoder's pass: its residual streams (`hidden`) through the final norm and the head, and
+    its final rows (already through the norm) through the head."""
+    assert run.final is not None  # a full pass
+    last = len(run.hidden)
+    return top_tokens(model, [*run.hidden, run.final], lambda l, x: (logits if l == last else next_logits)(model, x), k)
+
+
+def target_lens_top(model: Model, source_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
+    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, k] ids int64, probabilities float64
+    """`top_tokens` of an encoder–decoder's decoder (what `target_lens_arrays` holds whole): one teacher-forced
+    pass, each stream through the decoder's final norm and head."""
+    _seq2seq_head(model)  # said before the pass
     run = seq2seq_forward(model, source_ids, decoder_ids)
-    for hidden in [run.output] if last else [*run.hidden, run.output]:
-        yield model.family.decoder.logits(model, hidden)
+    return top_tokens(model, [*run.hidden, run.output], lambda l, x: model.family.decoder.logits(model, x), k)
 
 
-def target_lens_arrays(model: Model, source_ids, decoder_ids, last: bool = False) -> np.ndarray:
-    # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32 ([m, vocab]: `last`)
-    """Every layer of `target_lens_layers` at once (the last alone: `last`)."""
-    every = list(target_lens_layers(model, source_ids, decoder_ids, last))
-    return every[0] if last else np.stack(every)
-
-
-def written_probabilities(model: Model, ids, start: int, source_ids=None) -> np.ndarray:
+def written_probabilities(model: Model, ids, start: int, source_ids=None, run: Forward | None = None) -> np.ndarray:
     # [n] token ids (an encoder–decoder's: its decoder's, reading [s] source_ids), 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
-    the lens at the position before it (one forward pass over the whole sequence; causal, so what each step of a
-    generation saw). Of greedy tokens, each is the most probable of its step:
+    the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
+    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`source_ids`), from
+    its decoder's output in one teacher-forced pass. Of greedy tokens, each is the most probable of its step; of
+    sampled ones, it is before the sampling's temperature, top-k and top-p:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
-    assert 1 <= start < len(ids)  # a token before the first written
-    if source_ids is None:
-        unembedding(model)
-        run = forward(model, ids)
-        assert run.final is not None  # a full pass
-        probs = probabilities(logits(model, run.final[start - 1 : -1]))  # [n - start, vocab]
-    else:
-        probs = probabilities(target_lens_arrays(model, source_ids, ids, last=True)[start - 1 : -1])
-    _check_finite(model, "the next-token probabilities", probs)
-    return probs[np.arange(len(probs)), np.asarray(ids[start:])]
+    _check_start(start, len(ids))
+    if source_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
+        _seq2seq_head(model)
+        output = seq2seq_forward(model, source_ids, ids).output
+        read = partial(model.family.decoder.logits, model)
+        return _chosen(model, output[start - 1 : len(ids) - 1], ids[start:], read)
+    unembedding(model)  # an encoder has none: said before the pass
+    run = forward(model, ids) if run is None else run
+    assert run.final is not None  # a full pass
+    return _chosen(model, run.final[start - 1 : len(ids) - 1], ids[start:], partial(logits, model))
+
+
+def _check_start(start: int, n: int) -> None:
+    if not 1 <= start < n:
+        raise ModelError(f"the written tokens start after the first token and before the end, not at {start}")
+
+
+def _chosen(model: Model, rows: np.ndarray, chosen, read: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    # [m, d_model] streams, [m] ids -> [m] float64: each row's probability of its id, CHUNK_BYTES of logits at a time
+    assert model.unembed is not None  # the callers said so first
+    step = max(1, CHUNK_BYTES // (12 * model.weights[model.unembed].shape[0]))  # float32 logits, float64 probs
+    ids, out = np.asarray(chosen, dtype=np.int64), np.empty(len(rows))
+    for a in range(0, len(rows), step):
+        probs = probabilities(read(rows[a : a + step]))  # [step, vocab]
+        _check_finite(model, "the next-token probabilities", probs)
+        out[a : a + step] = probs[np.arange(len(probs)), ids[a : a + step]]
+    return out
+
+
+def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
+    # [L + 1, n, k] ids, [L + 1, n, k] probabilities -> the rows of `attn lens -f json`
+    """{layer, position, top_ids, top_tokens, top_probs}, layer by layer, each layer's positions in order."""
+    decode = model.tokenizer.id_to_token
+    return [
+        {
+            "layer": l,
+            "position": i,
+            "top_ids": best[l, i].tolist(),
+            "top_tokens": [decode(int(t)) for t in best[l, i]],
+            "top_probs": picked[l, i].tolist(),
+        }
+        for l in range(best.shape[0])
+        for i in range(best.shape[1])
+    ]
+
+
+def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
+    """The rows of `attn lens -f json` of a decoder's pass (the page's lens reads the page's own pass)."""
+    return rows_of(model, *lens_top(model, run, k))
+
+
+def check_k(k: int) -> None:
+    """ConfigError when k is not a count of tokens the lens shows (1 to 100)."""
+    if not 1 <= k <= 100:
+        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
 
 
 def lens_document(
@@ -99,8 +176,7 @@ def lens_document(
     of a run of `text` already made (a generation's: the text and the tokens written after it, marked in
     `generated`), instead of the text cut again. An encoder–decoder's: of its decoder over the target `text` (or
     its decoder's `tokens`), reading the source `context`."""
-    if not 1 <= k <= 100:
-        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
+    check_k(k)
     if is_seq2seq(model):
         if context is None:
             raise ConfigError(
@@ -109,7 +185,7 @@ def lens_document(
             )
         source = source_tokens(model, context)
         tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
-        every = target_lens_layers(model, source.ids, tokens.ids)  # L_dec + 1 of [m, vocab]
+        rows = rows_of(model, *target_lens_top(model, source.ids, tokens.ids, k))
         n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS
     else:
         if context is not None:
@@ -117,25 +193,9 @@ def lens_document(
         unembedding(model)  # an encoder has none: said before the text is run
         if tokens is None:
             tokens = _encode(model, text, None)[0]
-        every = lens_layers(model, tokens.ids)  # L + 1 of [n, vocab]
+        rows = lens_rows(model, forward(model, tokens.ids), k)
         n_layer, layers = model.n_layer, LAYERS
-    decode, generation = model.tokenizer.id_to_token, tokens.generation()
-    rows = []
-    for l, logit in enumerate(every):
-        _check_finite(model, "the lens", logit)
-        probs = probabilities(logit)
-        best = top_k(probs, k)  # [n, k]
-        picked = np.take_along_axis(probs, best, axis=-1)
-        rows += [
-            {
-                "layer": l,
-                "position": i,
-                "top_ids": best[i].tolist(),
-                "top_tokens": [decode(int(t)) for t in best[i]],
-                "top_probs": picked[i].tolist(),
-            }
-            for i in range(len(best))
-        ]
+    generation = tokens.generation()
     return (
         {
             "schema": LENS_SCHEMA,

@@ -26,6 +26,7 @@ from attncli.pipeline.tokenize import Tokens
 from . import run, seq2seq
 from .attention import LayerSteps
 from .encdec import is_seq2seq
+from .forward import Forward
 from .generate import Generation
 from .model import Model
 from .seq2seq import PartWeights
@@ -127,9 +128,10 @@ def layer_of(
     return run.model_layer(model, text, layer, head, context, generate)
 
 
-def every_layer(model: Model, shown: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, LayerSteps]:
+def every_layer(model: Model, shown: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
     """An encoder's or a decoder's every layer on the text of `shown` (a `result` of it), from one pass: the
-    tokens, the weights [L, h, n, n], each layer's mask [L, h, n, n] or None, and the steps of the layer shown."""
+    tokens, the weights [L, h, n, n], each layer's mask [L, h, n, n] or None, and the pass (its `steps`: those of
+    the layer shown)."""
     if is_seq2seq(model):
         raise ValueError(f"{model.name} is an encoder–decoder: every_part reads its every layer")
     return run.every_layer(model, shown)

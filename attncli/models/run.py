@@ -205,10 +205,11 @@ def model_layer(
     return result, s
 
 
-def every_layer(model: Model, result: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, LayerSteps]:
+def every_layer(model: Model, result: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
     """Every layer's weights [L, h, n, n] of a result's text from one pass, each layer's mask [L, h, n, n] (causal,
-    a sliding window on some layers, both; None: no layer masks) and the steps of the result's layer: the text
-    and its sentence pair, or (--generate) the text and what the model wrote, the result's own ids."""
+    a sliding window on some layers, both; None: no layer masks) and the pass itself, with the steps of the
+    result's layer (its `steps`) and the residual streams (the page's lens): the text and its sentence pair, or
+    (--generate) the text and what the model wrote, the result's own ids."""
     source = cast(ModelLayer, result.source)
     if result.tokens.generated is None:
         tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
@@ -222,7 +223,7 @@ def every_layer(model: Model, result: AttentionResult) -> tuple[Tokens, np.ndarr
     if any(c is not None for c in cells):
         masked = np.stack([np.broadcast_to(none if c is None else c, (n_head, n, n)) for c in cells])
     assert run.steps is not None  # steps_layer asks for them
-    return tokens, weights, masked, run.steps
+    return tokens, weights, masked, run
 
 
 # ---- attn heads -----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def ok(*args) -> str:
 
 
 def test_the_commands_modes_are_the_models():
-    from attncli.cli.commands.ablate import MODES as OFFERED
+    from attncli.cli.model import MODES as OFFERED
 
     assert tuple(MODES) == OFFERED
 

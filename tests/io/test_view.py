@@ -1,4 +1,4 @@
-"""The page's data (schema attncli.view/2): what `attn view -f json` writes and the page embeds, once."""
+"""The page's data (schema attncli.view/3): what `attn view -f json` writes and the page embeds, once."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def bert_dir(tmp_path_factory):
 def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
     result = run("time flies like an arrow", RunConfig(heads=2, mask=("causal",)), trace=True)
     doc = result_view(result, "attn view")
-    assert doc["schema"] == "attncli.view/2" and doc["tokens"] == list(result.tokens.strings)
+    assert doc["schema"] == "attncli.view/3" and doc["tokens"] == list(result.tokens.strings)
     assert [h["head"] for h in doc["layers"][0]["heads"]] == [0, 1]
     assert doc["scale"] == SCALE == 255 and "deflate" in doc["encoding"]["weights"]
     assert "1/255" in doc["encoding"]["precision"]  # the document says what it keeps
@@ -123,7 +123,7 @@ def test_the_page_embeds_the_json_document_once(tmp_path):
     assert r.exit_code == 0, r.output
     html = out.read_text(encoding="utf-8")
     doc = json.loads(attn("view", "time flies like an arrow", "--heads", "4", "-f", "json").stdout)
-    assert embedded(html) == doc and html.count("attncli.view/2") == 1
+    assert embedded(html) == doc and html.count("attncli.view/3") == 1
 
 
 def test_the_page_asks_for_nothing_from_the_network(tmp_path):

@@ -78,31 +78,6 @@ def test_lens_equals_transformers_hidden_states_through_the_head(name):
     np.testing.assert_allclose(-np.sort(-probs, axis=-1)[..., : ref["lens"]["k"]], top_probs, atol=PROBS)
 
 
-@pytest.mark.parametrize(("name", "context"), [("llama", None), ("marian", "the cat sat on the mat")])
-def test_the_lens_holds_one_layer_of_probabilities_at_a_time(name, context, monkeypatch):
-    """lens_document turns one layer's logits into probabilities at a time ([n, vocab]), never every layer's at once
-    ([L + 1, n, vocab]: 7.9 GB peak for 170 tokens of SmolLM2 when it did), and gives the rows it gave then."""
-    from attncli.models import lens
-
-    model = load_model(GOLDEN / name)
-    shapes = []
-    monkeypatch.setattr(lens, "probabilities", lambda rows: shapes.append(rows.shape) or probabilities(rows))
-    doc = lens_document(model, "le chat est assis", context=context)
-    n, layers = len(doc["tokens"]), doc["n_layer"] + 1
-    assert shapes == [(n, model.vocab_size)] * layers
-    every = (
-        lens.lens_arrays(model, encode(model, "le chat est assis").ids)
-        if context is None
-        else lens.target_lens_arrays(
-            model, lens.source_tokens(model, context).ids, lens.decoder_tokens(model, "le chat est assis").ids
-        )
-    )
-    probs = probabilities(every)
-    assert [r["top_ids"] for r in doc["rows"]] == [
-        list(np.argsort(-p, kind="stable")[:5]) for p in probs.reshape(-1, probs.shape[-1])
-    ]
-
-
 @pytest.mark.parametrize("name", DECODERS)
 def test_each_written_token_has_the_probability_its_step_gave_it(name):
     """The first written token's probability is transformers' lens at the prompt's last position, last layer; each

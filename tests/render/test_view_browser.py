@@ -84,7 +84,8 @@ def pages(tmp_path_factory):
         "cross": ["time flies", "--context", "like an arrow"],
         "hostile": ["</script><b>x \x1b[31mred \u202egnp.exe", "--heads", "2"],
         "seq2seq": [TARGET, "--model", str(GOLDEN / "bart"), "--context", SOURCE],
-        "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3"],
+        "seq2seq_written": ["", "--model", str(GOLDEN / "bart"), "--context", SOURCE, "--generate", "3"],
+        "generated": ["time flies", "--model", str(GOLDEN / "llama"), "--generate", "3", "--lens", "--ablate"],
         "long": [LONG, "--heads", "2"],
         "ties": ["a b a b", "--projection", "identity"],
         "pair": [SOURCE, "--model", str(GOLDEN / "bert"), "--context", "it was tired"],
@@ -760,4 +761,170 @@ def test_the_tokens_a_model_wrote_are_labelled_as_written(browser, pages):
     start = len(doc["tokens"]) - len(doc["generated"]["ids"])  # its labels mark them, as the tables do
     assert len(labels) == len(doc["tokens"]) == start + 3
     assert [label.startswith("›") for label in labels] == [i >= start for i in range(len(labels))]
+    assert browser.get_log("browser") == []
+
+
+# ---- issue 27: the written tokens one step at a time, the logit lens and the ablation ----------------------------
+
+
+def _values(driver, selector: str) -> list[float]:
+    return [
+        float(v)
+        for v in driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0])).map(function (t) { return t.dataset.value; })",
+            selector,
+        )
+    ]
+
+
+def _texts(driver, selector: str) -> list[str]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(function (t) { return t.textContent; })",
+        selector,
+    )
+
+
+def test_n_and_p_step_through_the_written_tokens_and_w_shows_the_whole_sequence(browser, pages):
+    path, doc = pages["generated"]
+    load(browser, path)
+    written, drawn = doc["generated"], weights_of(doc)  # [L, h, n, n] to 1/255, as drawn
+    start, layer = written["from"], [l["layer"] for l in doc["layers"]].index(doc["layer"])
+    head = doc["head"]
+    # n from the whole sequence: step 1; the last step stays the last; p before step 1: the text's last token,
+    # whose row chose the first token written
+    for press, step in [("n", 0), ("n", 1), ("n", 2), ("n", 2), ("p", 1), ("p", 0), ("p", -1), ("p", -1)]:
+        key(browser, press)
+        assert _view(browser) == "written"
+        label, lines = browser.find_element("id", "step").text, _texts(browser, ".written-title")
+        token = doc["labels"][start + step]  # its label, marked › as written
+        if step >= 0:
+            assert label == f"step {step + 1} of 3: {token} (p {written['probs'][step]:.3f})"
+            assert lines[0].startswith(
+                f"step {step + 1} of 3: the model wrote {token} (position {start + step}), "
+                f"probability {written['probs'][step]:.3f}"
+            )
+        else:
+            assert label == f"before step 1: {token} (the text's last token)"
+        if step + 1 < 3:  # what its row chose next, with the probability the model gave it
+            nxt = start + step + 1
+            after = f"{doc['labels'][nxt]} (position {nxt}), probability {written['probs'][step + 1]:.3f}"
+            assert any(line.startswith(f"from this row the model then wrote {after}") for line in lines)
+        else:
+            assert "the last token written: --generate 3 wrote nothing after it" in lines
+        # its row over every token before it (and itself), each weight with its number
+        row = drawn[layer, head, start + step, : start + step + 1]
+        assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
+        assert len(_texts(browser, ".wkey")) == start + step + 1
+    key(browser, "w")
+    assert _view(browser) == "head" and count(browser, '.tok[data-side="q"]') == len(doc["tokens"])
+    assert browser.find_element("id", "step").text == "whole sequence (3 written)"
+    browser.find_element("id", "step-next").click()  # the buttons do what the keys do
+    assert _view(browser) == "written" and browser.find_element("id", "step").text.startswith("step 1 of 3")
+    from selenium.webdriver.common.keys import Keys
+
+    browser.find_element("id", "step-next").send_keys(Keys.ARROW_RIGHT)  # ← → on the control step too
+    assert browser.find_element("id", "step").text.startswith("step 2 of 3")
+    browser.find_element("id", "step-next").send_keys(Keys.ARROW_LEFT)
+    assert browser.find_element("id", "step").text.startswith("step 1 of 3")
+    browser.find_element("id", "step-whole").click()
+    assert _view(browser) == "head"
+    assert browser.get_log("browser") == []
+
+
+def _to(shown: str, value: float, digits: int) -> bool:
+    """`shown` is `value` to `digits` decimals (JS's toFixed rounds a tie up, Python's format to even)."""
+    return len(shown.rpartition(".")[2]) == digits and abs(float(shown) - value) <= 0.5 * 10**-digits * (1 + 1e-9)
+
+
+def _open(driver, view: str) -> None:
+    driver.find_element("id", f"tab-{view}").click()
+    assert _view(driver) == view
+
+
+def test_the_lens_view_draws_every_layer_and_position_with_its_top_token_and_probability(browser, pages):
+    from selenium.webdriver.common.keys import Keys
+
+    path, doc = pages["generated"]
+    load(browser, path)
+    _open(browser, "lens")
+    lens, n = doc["lens"], len(doc["tokens"])
+    rows = sorted(lens["rows"], key=lambda r: (r["layer"], r["position"]))  # drawn layer by layer, positions across
+    assert count(browser, ".lens-cell") == (lens["n_layer"] + 1) * n == len(rows)
+    assert _values(browser, ".lprob") == [r["top_probs"][0] for r in rows]
+    assert all(_to(t, r["top_probs"][0], 2) for t, r in zip(_texts(browser, ".lprob"), rows, strict=True))
+    assert _texts(browser, ".ltok") == [r["top_tokens"][0] for r in rows]  # the golden's tokens need no escaping
+    grid = browser.find_element("css selector", "g.lens")
+    browser.execute_script("arguments[0].focus()", grid)
+    grid.send_keys(Keys.ARROW_DOWN, Keys.ARROW_RIGHT)  # layer 1, position 1
+    cell = next(r for r in rows if r["layer"] == 1 and r["position"] == 1)
+    readout = browser.find_element("id", "readout").text
+    assert readout.startswith("layer 1, position 1 ")
+    for k, (t, p, i) in enumerate(zip(cell["top_tokens"], cell["top_probs"], cell["top_ids"], strict=True)):
+        assert f"{k + 1}. {t} {p:.4f} (id {i})" in readout
+    last = next(r for r in rows if r["layer"] == lens["n_layer"] and r["position"] == 0)
+    hover(browser, browser.find_element("css selector", f'.lens-cell[data-l="{lens["n_layer"]}"][data-i="0"] rect'))
+    assert browser.find_element("id", "readout").text.startswith(f"layer {lens['n_layer']} (the output), position 0")
+    assert f"1. {last['top_tokens'][0]} {last['top_probs'][0]:.4f}" in browser.find_element("id", "readout").text
+    assert browser.get_log("browser") == []
+
+
+def test_the_ablation_view_ranks_the_heads_and_draws_every_one_in_a_grid(browser, pages):
+    path, doc = pages["generated"]
+    load(browser, path)
+    _open(browser, "ablation")
+    a = doc["ablation"]
+    ranked = a["rows"][:10]
+    assert _values(browser, ".arank") == [r["delta_logit"] for r in ranked]
+    for shown, r in zip(_texts(browser, ".arank"), ranked, strict=True):
+        logit, _, logprob = shown.removeprefix("Δ logit ").partition(" · Δ log-prob ")
+        assert _to(logit, r["delta_logit"], 3) and _to(logprob, r["delta_logprob"], 3)
+    by_cell = {(r["layer"], r["head"]): r for r in a["rows"]}
+    grid = [(l, h) for l in range(a["n_layer"]) for h in range(a["n_head"])]
+    assert _values(browser, ".avalue") == [by_cell[c]["delta_logit"] for c in grid]
+    assert all(_to(t, by_cell[c]["delta_logit"], 2) for t, c in zip(_texts(browser, ".avalue"), grid, strict=True))
+    top = a["rows"][0]
+    hover(browser, browser.find_element("css selector", f'.acell[data-l="{top["layer"]}"][data-h="{top["head"]}"]'))
+    said = browser.find_element("id", "readout").text
+    assert said.startswith(f"layer {top['layer']}, head {top['head']} switched off: Δ logit ")
+    assert said.endswith(f" of {a['target']['token']} (rank 1 of {len(a['rows'])} by |Δ logit|)")
+    logit, _, logprob = said.split("Δ logit ")[1].partition(", Δ log-probability ")
+    assert _to(logit, top["delta_logit"], 4) and _to(logprob.split(" ")[0], top["delta_logprob"], 4)
+    assert browser.get_log("browser") == []
+
+
+def test_a_page_without_generate_lens_or_ablate_offers_none_of_their_views(browser, pages):
+    path, _ = pages["llama"]
+    load(browser, path)
+    assert [b.text for b in browser.find_elements("css selector", "nav button")] == [
+        "1 Head",
+        "2 Model",
+        "3 Matrix",
+        "4 Steps",
+    ]
+    assert count(browser, "#written") == 0
+
+
+def test_an_encoder_decoders_written_target_steps_through_its_cross_and_decoder_rows(browser, pages):
+    path, doc = pages["seq2seq_written"]
+    load(browser, path)
+    written = doc["generated"]
+    start = written["from"]
+    key(browser, "c")  # to the decoder's self-attention, then the encoder's: n goes back to the cross-attention
+    key(browser, "c")
+    assert browser.execute_script("return document.body.dataset.part") == "encoder"
+    key(browser, "n")
+    assert _view(browser) == "written" and browser.execute_script("return document.body.dataset.part") == "cross"
+    for part in ("cross", "decoder"):
+        P = doc["parts"][part]
+        drawn = weights_of(P)  # [L, h, m, n]
+        layer = [l["layer"] for l in P["layers"]].index(doc["layer"])
+        keys = len(P["context_tokens"] or []) or start + 1  # the cross row: every source token; else up to itself
+        row = drawn[layer, doc["head"], start, :keys]
+        assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
+        label = browser.find_element("id", "step").text
+        assert label.startswith(f"step 1 of 3: {P['labels'][start]}")  # (and #1: "pendant" is written twice)
+        assert label.endswith(f" (p {written['probs'][0]:.3f})")
+        key(browser, "c")  # the next part, the step kept
+    assert browser.execute_script("return document.body.dataset.part") == "encoder"
+    assert "rows are the source's tokens" in _texts(browser, "svg text")[0]
     assert browser.get_log("browser") == []

@@ -6,14 +6,11 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.options import File, Out, Text, choice, options
+from attncli.cli.model import Mode, Target
+from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.errors import ConfigError
 from attncli.io.inputs import read_text
-
-# attncli.models.ablate.MODES, written out so that building the command imports no model code
-# (tests/cli/test_ablate.py checks that they agree).
-MODES = ("zero", "mean")
 
 ModelRequired = Annotated[
     str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
@@ -24,23 +21,6 @@ HeadList = Annotated[
         "--heads",
         help="The heads to switch off, each alone, as LAYER.HEAD separated by commas (0.3,5.1); default every head.",
         show_default=False,
-    ),
-]
-Target = Annotated[
-    str | None,
-    typer.Option(
-        "--target",
-        help="The token whose logit is watched, as the vocabulary writes it (ĠParis) or a text that is one token "
-        "( Paris); default the model's own next token.",
-        show_default=False,
-    ),
-]
-Mode = Annotated[
-    str,
-    choice(
-        "--mode",
-        names=lambda: MODES,
-        help="zero: the head's output set to zero; mean: to its mean over the text's positions.",
     ),
 ]
 

@@ -8,14 +8,18 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Ablate,
     Generate,
     GgufFile,
     Head,
     Layer,
+    Lens,
+    Mode,
     ModelDir,
     Part,
     SampleTopK,
     SampleTopP,
+    Target,
     check_options,
     generation,
     model_path,
@@ -23,6 +27,7 @@ from attncli.cli.model import (
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
+from attncli.errors import ConfigError
 
 
 @options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))
@@ -39,22 +44,30 @@ def view(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    lens: Lens = False,
+    ablate: Ablate = False,
+    target: Target = None,
+    mode: Mode = "zero",
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
-    offline from the file in any current browser. -f json writes its data (schema attncli.view/2), the same
+    offline from the file in any current browser. -f json writes its data (schema attncli.view/3), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
-    a decoder's --generate N: of TEXT and the N tokens it writes after it (an encoder–decoder's: of the target it
-    writes from --context SOURCE after TEXT)."""
+    a decoder's --generate N: of TEXT and the N tokens it writes after it, which the page steps through (an
+    encoder–decoder's: of the target it writes from --context SOURCE after TEXT). A decoder's --lens adds the
+    logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every head; --target, --mode)."""
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
-    check_options(ctx, model, keep=("context", *(SAMPLING if generate is not None else ())), both=("head",))
+    keep = ("context", "target", "mode", *(SAMPLING if generate is not None else ()))
+    check_options(ctx, model, keep=keep, both=("head",))
+    if (target is not None or mode != "zero") and not ablate:
+        raise ConfigError("--target and --mode choose what --ablate watches and does: add --ablate")
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
@@ -62,6 +75,7 @@ def view(
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
+    chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     page = api.view(text, **chosen, model=model, precision=out.precision, limits=limits)

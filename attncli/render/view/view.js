@@ -29,15 +29,18 @@
   var VIEWS = [["head", "Head"], ["model", "Model"], ["matrix", "Matrix"]];
   var PARTS = D.parts ? Object.keys(D.parts).map(function (k) { return D.parts[k]; }) : [D];  // what has layers
   if (D.steps || PARTS.some(function (P) { return P.neuron; })) VIEWS.push(["steps", "Steps"]);
+  if (D.generated && D.generated.from !== undefined && D.generated.from !== null) VIEWS.push(["written", "Written"]);
+  if (D.lens) VIEWS.push(["lens", "Lens"]);
+  if (D.ablation) VIEWS.push(["ablation", "Ablation"]);
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0, pair: "all" };
+    query: 0, pair: "all", step: null };
   usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -693,19 +696,206 @@
       " (v to float16, about 3 digits); largest terms: " + terms.map(function (t) { return tokName("k", t[1]) + " " + num(t[0], 3); }).join(", ");
   }
 
+  // ---- written view (--generate): the generation one step at a time -----------------------------------
+  // Step s (1..N) shows the row of the token written at that step (position from + s − 1) over every token before
+  // it, for the chosen layer and heads, and says which token was written and the probability the model gave it
+  // (D.generated.probs), then which token its own row chose next. Before step 1 (p from step 1) is the text's
+  // last token, whose row chose the first written one. The weights are those of the pass over the whole
+  // sequence, which are what each step saw (causal).
+  function written() { return D.generated && D.generated.from !== undefined && D.generated.from !== null ? D.generated : null; }
+  function stepText() {
+    var G = written();
+    if (!G) return "";
+    if (S.view !== "written" || S.step === null) return "whole sequence (" + G.ids.length + " written)";
+    var t = G.from + S.step;
+    if (S.step < 0) return "before step 1: " + tokName("q", t) + " (the text's last token)";
+    return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t) +
+      (G.probs ? " (p " + prob(G.probs[S.step]) + ")" : "");
+  }
+  function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771 · ..."
+    if (!D.lens) return null;
+    var r = D.lens.rows.filter(function (x) { return x.layer === D.lens.n_layer && x.position === position; })[0];
+    return r ? r.top_tokens.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(" · ") : null;
+  }
+  function titleWidth(lines) {  // a view's lines of words above it: the first bold
+    return Math.max.apply(null, lines.map(function (x, k) { return textWidth(x, 12, k ? 400 : 600) + 16; }));
+  }
+  function prob(p) { return p >= 0.001 ? p.toFixed(3) : p.toExponential(2); }  // a forced token's may be tiny
+  function wroteLine(G, s) {  // step s's token: what was written, where, and its probability
+    var t = G.from + s;
+    return tokName("q", t) + " (position " + t + ")" + (G.probs ? ", probability " + prob(G.probs[s]) : "");
+  }
+  function drawWritten(width) {
+    var G = written(), n = G.ids.length;
+    if (D.parts && D.parts[S.part].queries !== "target") {  // the encoder's rows are the source's, not the target's
+      var note = newSvg(Math.max(width - 20, 400), 40, "written view: not for the encoder");
+      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "The " + S.part + "'s rows are the source's tokens: press c " +
+        "(or choose the attention above) for the cross-attention or the decoder's, whose rows are the target the model wrote.");
+      return note;
+    }
+    S.step = Math.max(-1, Math.min(n - 1, S.step === null ? 0 : S.step));
+    var s = S.step, t = G.from + s, px = 12, rowH = 20, barW = 150, colW = barW + 86;
+    var keys = CROSS ? K.length : t + 1, kn = [];  // a cross-attention's row: every source token; else those up to t
+    for (var j = 0; j < keys; j++) kn.push(tokName("k", j) + (!CROSS && j === t ? " (itself)" : ""));
+    var lw = labelWidth(kn, px) + 16, hs = shownHeads();
+    var lines = [s < 0 ? "before step 1: " + tokName("q", t) + " (position " + t + "), the text's last token" :
+      "step " + (s + 1) + " of " + n + ": the model wrote " + wroteLine(G, s) + ", after the " + (t === 1 ? "token" : t + " tokens") + " before it",
+      "the row of " + tokName("q", t) + (CROSS ? " over the source (" + S.part + ")" : " over the tokens up to it" +
+        (D.parts ? " (" + S.part + ")" : "")) + (D.model ? ", layer " + layerOf().layer : "") +
+      ": a bar and its number per key, ● the largest",
+      "(the weights of the pass over the whole sequence: causal, so what this step saw)",
+      s + 1 < n ? "from this row the model then wrote " + wroteLine(G, s + 1) + (s < 0 ? "" : " (step " + (s + 2) + ")") :
+        "the last token written: --generate " + n + " wrote nothing after it"];
+    var top = s + 1 < n ? topHere(t) : null;
+    if (top) lines.push("the model's " + D.lens.k + " most probable tokens there: " + top);
+    if (G.probs) lines.push("probability: the model's softmax before any sampling (" + G.decoding + ")");
+    var y0 = 24 + lines.length * 18 + 24, h = y0 + keys * rowH + 12;
+    var w = Math.max(lw + hs.length * colW + 20, titleWidth(lines));
+    var svg = newSvg(w, h, "written view: " + (s < 0 ? "before step 1" : "step " + (s + 1) + " of " + n));
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 18 + k * 18, "font-weight": k ? 400 : 600, "class": "written-title" }, svg, x); });
+    hs.forEach(function (hi, c) {
+      var head = headAt(hi), x = lw + c * colW, color = HEAD_COLORS[Math.max(0, hi) % HEAD_COLORS.length];
+      el("text", { x: x, y: y0 - 8, "font-weight": 600 }, svg, headName(head));
+      el("line", { x1: x, x2: x + barW, y1: y0 - 4, y2: y0 - 4, stroke: color, "stroke-width": 2,
+        "stroke-dasharray": DASHES[Math.max(0, hi) % DASHES.length] || null }, svg);
+      var best = maxima(head, t), g = el("g", { "class": "written-head", "data-head": head.head }, svg);
+      for (var j = 0; j < keys; j++) {
+        var y = y0 + j * rowH, row = el("g", { "class": "written-row", "data-j": j }, g);
+        if (masked(head, t, j)) { el("text", { x: x, y: y + 14 }, row, "masked"); continue; }
+        var wj = weight(head, t, j);
+        el("rect", { x: x, y: y + 3, width: Math.max(0.5, barW * wj), height: rowH - 6, fill: color, "fill-opacity": 0.75 }, row);
+        el("rect", { x: x, y: y + 3, width: barW, height: rowH - 6, fill: "none", stroke: C.line }, row);
+        el("text", { x: x + barW + 6, y: y + 14, "class": "mono wweight", "data-value": wj }, row,
+          wj.toFixed(3) + (best.indexOf(j) >= 0 ? " ●" : ""));
+      }
+    });
+    kn.forEach(function (name, j) {
+      labelText(svg, { x: lw - 8, y: y0 + j * rowH + 14, "text-anchor": "end", "class": "mono wkey", "font-size": px,
+        "font-weight": !CROSS && j >= G.from ? 600 : 400 }, name, px);
+    });
+    svg.addEventListener("mousemove", function (e) {
+      var r = e.target.closest(".written-row");
+      if (!r) return;
+      var j = +r.dataset.j;
+      say(tokName("q", t) + " → key " + j + " " + tokName("k", j) + ": " + hs.map(function (hi) {
+        var head = headAt(hi);
+        return headName(head) + "\u00a0" + (masked(head, t, j) ? "masked" : weight(head, t, j).toFixed(3));
+      }).join(", ") + " (drawn to 1/" + D.scale + ")");
+    });
+    return svg;
+  }
+  function stepWritten(by) {  // n / p: the next or previous step (from the whole sequence: the first or the last)
+    var n = written().ids.length;
+    if (D.parts && D.parts[S.part].queries !== "target") setPart("cross");  // the encoder's rows are the source's
+    if (S.view !== "written" || S.step === null) S.step = by > 0 ? 0 : n - 1;
+    else S.step = Math.max(-1, Math.min(n - 1, S.step + by));  // -1: the text's last token, before step 1
+    setView("written");
+  }
+  function wholeSequence() { S.step = null; setView("head"); }
+
+  // ---- lens view (--lens): layers × positions, each cell the top next token and its probability ---------------
+  function drawLens(width) {
+    var L = D.lens, nl = L.n_layer + 1, n = Q.length, px = 11, cells = {};
+    L.rows.forEach(function (r) { cells[r.layer + ":" + r.position] = r; });
+    var c = 48;
+    L.rows.forEach(function (r) { c = Math.max(c, Math.min(LABEL_MAX, monoWidth(shown(r.top_tokens[0]), px)) + 10); });
+    var qn = Q.map(function (_, i) { return tokName("q", i); }), ch = 32;
+    var lines = ["the logit lens: what the model would write next if it stopped after each layer (the final norm and the " +
+      "unembedding on the residual stream)", L.layers + "; the last layer is the model's own output",
+      "each cell: the most probable next token after that position, and its probability (shade = probability); hover, " +
+      "focus or click a cell for its " + L.k + " most probable"];
+    var y0 = 18 * lines.length + 10 + labelWidth(qn, px) * 0.87 + 14, x0 = 8 + textWidth("layer " + L.n_layer + " (output)", 11) + 8;
+    var w = Math.max(x0 + n * c + 20 + labelWidth(qn, px) / 2, titleWidth(lines));
+    var svg = newSvg(w, y0 + nl * ch + 16, "lens view: the top next token of every layer and position");
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
+    columnHeaders(svg, qn, x0, y0 - 6, c, px);
+    for (var l = 0; l < nl; l++) el("text", { x: 4, y: y0 + l * ch + ch / 2 + 4, "font-size": 11, fill: C.muted }, svg,
+      "layer " + l + (l === nl - 1 ? " (output)" : ""));
+    var g = el("g", { "class": "lens", tabindex: 0, role: "grid", "aria-label": "lens: arrow keys move, the readout lists a cell's top tokens" }, svg);
+    for (l = 0; l < nl; l++) for (var i = 0; i < n; i++) {
+      var r = cells[l + ":" + i], p = r.top_probs[0], x = x0 + i * c, y = y0 + l * ch, ink = p > 0.55 ? C.bg : C.fg;
+      var cell = el("g", { "class": "lens-cell", "data-l": l, "data-i": i }, g);
+      el("rect", { x: x, y: y, width: c, height: ch, fill: css(ramp(p)), stroke: C.bg }, cell);
+      labelText(cell, { x: x + c / 2, y: y + 13, "text-anchor": "middle", "class": "mono ltok", "font-size": px, fill: ink,
+        "pointer-events": "none" }, shown(r.top_tokens[0]), px).setAttribute("style", "fill:" + ink);
+      el("text", { x: x + c / 2, y: y + 26, "text-anchor": "middle", "class": "mono lprob", "font-size": 10, "data-value": p,
+        "pointer-events": "none", style: "fill:" + ink }, cell, p.toFixed(2));
+    }
+    gridEvents(g, x0, y0, c, ch, nl, n, function (l, i) {
+      var r = cells[l + ":" + i];
+      return "layer " + l + (l === nl - 1 ? " (the output)" : "") + ", position " + i + " " + tokName("q", i) + " → next: " +
+        r.top_tokens.map(function (t, k) {  // no break inside an entry: a token stays with its number
+          return (k + 1) + ".\u00a0" + shown(t) + "\u00a0" + r.top_probs[k].toFixed(4) + "\u00a0(id\u00a0" + r.top_ids[k] + ")";
+        }).join(" · ");
+    });
+    return svg;
+  }
+
+  // ---- ablation view (--ablate): every head switched off alone, ranked and as a layers × heads grid ----------
+  function drawAblation(width) {
+    var A = D.ablation, nl = A.n_layer, nh = A.n_head, rows = A.rows, px = 11, cells = {}, scale = 0;
+    rows.forEach(function (r, k) { cells[r.layer + ":" + r.head] = [r, k]; scale = Math.max(scale, Math.abs(r.delta_logit)); });
+    var target = shown(A.target.token), shownRanked = Math.min(10, rows.length);
+    var lines = ["every head switched off alone (" + A.means + "):", "the change in the logit of " + target +
+      (A.target.given === null ? " (the model's own next token)" : " (--target)") + " after position " + A.position + " " + tokName("q", A.position),
+      "clean: logit " + A.clean_logit.toFixed(3) + ", log-probability " + A.clean_logprob.toFixed(3) + "; Δ = switched off − clean; " +
+      "blue: up, red: down, stronger: larger |Δ|",
+      "the " + shownRanked + " largest |Δ logit| of " + rows.length + " heads" + (shownRanked < rows.length ? " (every head is in the grid below)" : "") + ":"];
+    var y = 18 * lines.length + 12, barW = 180, nameW = textWidth(shownRanked + ". L" + (nl - 1) + ".H" + (nh - 1), 12, 600) + 14;
+    var c = Math.max(46, monoWidth("-00.00", 10) + 8), ch = 20, x0 = 8 + textWidth("L" + (nl - 1), 11) + 10;
+    var gridTop = y + shownRanked * 20 + 40;
+    var w = Math.max(x0 + nh * c + 20, nameW + 2 * barW + 300, titleWidth(lines));
+    var svg = newSvg(w, gridTop + nl * ch + 16, "ablation view: each head's effect on the next token");
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
+    var mid = nameW + barW;
+    rows.slice(0, shownRanked).forEach(function (r, k) {
+      var yy = y + k * 20, len = scale ? barW * Math.abs(r.delta_logit) / scale : 0;
+      var g = el("g", { "class": "ablate-rank", "data-l": r.layer, "data-h": r.head }, svg);
+      el("text", { x: 4, y: yy + 14, "font-weight": 600 }, g, (k + 1) + ". L" + r.layer + ".H" + r.head);
+      el("rect", { x: r.delta_logit < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14,
+        fill: diverging(r.delta_logit, scale) }, g);
+      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono arank", "data-value": r.delta_logit }, g,
+        "Δ logit " + r.delta_logit.toFixed(3) + " · Δ log-prob " + r.delta_logprob.toFixed(3));
+    });
+    el("line", { x1: mid, x2: mid, y1: y, y2: y + shownRanked * 20, stroke: C.muted }, svg);
+    el("text", { x: 4, y: gridTop - 24, "font-weight": 600 }, svg, "Δ logit of every head: layers down, heads across");
+    for (var h = 0; h < nh; h++) el("text", { x: x0 + h * c + c / 2, y: gridTop - 6, "text-anchor": "middle", fill: C.muted, "font-size": 11 }, svg, "H" + h);
+    for (var l = 0; l < nl; l++) el("text", { x: 4, y: gridTop + l * ch + 14, fill: C.muted, "font-size": 11 }, svg, "L" + l);
+    var g = el("g", { "class": "ablation", tabindex: 0, role: "grid", "aria-label": "ablation: arrow keys move, the readout gives a head's numbers" }, svg);
+    for (l = 0; l < nl; l++) for (h = 0; h < nh; h++) {
+      var at = cells[l + ":" + h], x = x0 + h * c, yy = gridTop + l * ch;
+      if (!at) { el("rect", { x: x, y: yy, width: c, height: ch, fill: C.panel, stroke: C.bg }, g); continue; }
+      var d = at[0].delta_logit, ink = scale && Math.abs(d) / scale > 0.5 ? C.bg : C.fg;
+      el("rect", { x: x, y: yy, width: c, height: ch, fill: diverging(d, scale), stroke: C.bg, "class": "acell", "data-l": l, "data-h": h }, g);
+      el("text", { x: x + c / 2, y: yy + 14, "text-anchor": "middle", "class": "mono avalue", "font-size": 10, "data-value": d,
+        "pointer-events": "none", style: "fill:" + ink }, g, d.toFixed(2));
+    }
+    gridEvents(g, x0, gridTop, c, ch, nl, nh, function (l, h) {
+      var at = cells[l + ":" + h];
+      if (!at) return "layer " + l + ", head " + h + ": not switched off";
+      return "layer " + l + ", head " + h + " switched off: Δ logit " + at[0].delta_logit.toFixed(4) + ", Δ log-probability " +
+        at[0].delta_logprob.toFixed(4) + " of " + target + " (rank " + (at[1] + 1) + " of " + rows.length + " by |Δ logit|)";
+    });
+    return svg;
+  }
+
   // ---- the page around the views --------------------------------------------------------------------
   function hint() {
     return { head: "Hover, focus or click a token to follow its lines; choose the layer and heads above.",
       model: "Each thumbnail is one head's weights, labelled with the pattern attn heads finds; click or Enter opens it.",
       matrix: "Hover a cell (or focus the matrix and use the arrow keys) for its weight; click or Enter for the exact value.",
       steps: D.steps ? "Hover a weight (or focus the weights and use the arrow keys) for the arithmetic that produced it." :
-        "Choose a head and a query (or focus the table and use ↑ ↓); hover a cell for its numbers and their arithmetic." }[S.view];
+        "Choose a head and a query (or focus the table and use ↑ ↓); hover a cell for its numbers and their arithmetic.",
+      written: "n next step · p previous step · w the whole sequence; choose the layer and heads above; hover a key for its weights.",
+      lens: "Hover, focus (arrow keys) or click a cell for its most probable next tokens.",
+      ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability." }[S.view];
   }
   function draw() {
     if (!ready) return;
     readColors();
     var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
-    var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron }[S.view](width);
+    var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron,
+      written: drawWritten, lens: drawLens, ablation: drawAblation }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
@@ -715,6 +905,7 @@
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
+    if (stepLabel) stepLabel.textContent = stepText();
     root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
     root.dataset.view = S.view;
@@ -774,6 +965,7 @@
     html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : pair ? "text 1: " : "") + (D.text || ""));
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
+    if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shown(D.generated.text));
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
@@ -781,6 +973,12 @@
     if (D.parts) Object.keys(D.parts).forEach(function (name) { html("li", {}, ul, "part " + name + ": " + D.parts[name].help); });
     html("li", {}, ul, "weights drawn to 1/" + D.scale + " (" + D.encoding.weights + "); " + (D.steps ?
       "the exact numbers are in the steps view and on a click in the matrix view" : "a click in the matrix view gives the command that prints the exact number"));
+    if (written()) html("li", {}, ul, "written (--generate " + D.generated.ids.length + "): " + D.generated.decoding +
+      "; the Written view steps through them");
+    if (D.lens) html("li", {}, ul, "lens: the " + D.lens.k + " most probable next tokens of every layer and position (" +
+      D.lens.layers + "), computed by attn as attn lens does");
+    if (D.ablation) html("li", {}, ul, "ablation: every head switched off alone (" + D.ablation.means + "), watching " +
+      shown(D.ablation.target.token) + " after position " + D.ablation.position + ", as attn ablate does");
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
@@ -824,6 +1022,21 @@
       fillQueries();
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
     }
+    if (written()) {  // --generate: step through the tokens the model wrote, and back to the whole sequence
+      var wf = html("fieldset", { "class": "heads written", id: "written" }, controls);
+      html("legend", { style: "float:left;margin-right:6px" }, wf, "Written");
+      [["prev", "‹ previous (p)", -1], ["next", "next (n) ›", 1]].forEach(function (b) {
+        html("button", { type: "button", id: "step-" + b[0], title: "key " + b[0].charAt(0) }, wf, b[1])
+          .addEventListener("click", function () { stepWritten(b[2]); });
+      });
+      stepLabel = html("span", { id: "step", "class": "step-label", "aria-live": "polite" }, wf, stepText());
+      html("button", { type: "button", id: "step-whole", title: "key w" }, wf, "whole sequence (w)")
+        .addEventListener("click", wholeSequence);
+      wf.addEventListener("keydown", function (e) {  // ← → on the control's buttons step as p and n do
+        var by = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+        if (by) { stepWritten(by); e.preventDefault(); }
+      });
+    }
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
     wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, root,
@@ -832,6 +1045,7 @@
     readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, root);
     html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
+      (written() ? " · n p (or ← → on the Written buttons) step through the written tokens · w the whole sequence" : "") +
       " · Tab to a token, thumbnail or matrix, then arrows · Enter pins · Esc clears");
     document.addEventListener("keydown", pageKey);
     var resized = null;
@@ -852,6 +1066,8 @@
     else if (e.key === "," || e.key === ".") { S.heads = [step(layerOf().heads.length, S.heads[0], e.key === "." ? 1 : -1)]; S.mean = false; draw(); }
     else if (e.key === "a") { S.mean = !S.mean; draw(); }
     else if (e.key === "c" && D.parts) { var names = Object.keys(D.parts); setPart(names[(names.indexOf(S.part) + 1) % names.length]); }
+    else if ((e.key === "n" || e.key === "p") && written()) stepWritten(e.key === "n" ? 1 : -1);
+    else if (e.key === "w" && written()) wholeSequence();
     else if (e.key === "Escape") draw();
     else done = false;
     if (done && e.target.tagName === "SELECT" && e.key !== "Escape") e.preventDefault();  // not its type-ahead too

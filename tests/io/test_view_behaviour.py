@@ -1,0 +1,140 @@
+"""A decoder's page with --generate, --lens and --ablate: its data are the numbers of attn lens and attn ablate.
+
+The page's lens rows and ablation come from the same functions as `attn lens` and `attn ablate`
+(models/lens.lens_rows, models/ablate.ablate_record) on a forward pass over the same ids (the page's pass keeps
+one layer's stages besides, which changes no arithmetic), so they are equal, not close.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli import api
+from attncli.models import forward, load_model
+from attncli.models.ablate import ablate_document, ablate_record
+from attncli.models.head import logits, probabilities
+from attncli.models.hparams import ModelError
+from attncli.models.lens import lens_document, lens_rows
+from attncli.models.tokens import encode
+from tests.conftest import attn
+from tests.io.test_view import embedded
+
+GOLDEN = Path(__file__).parent.parent / "models" / "golden"
+TEXT = "the cat sat on the mat"
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma2", "gpt2", "qwen2"])
+def test_the_pages_lens_and_ablation_are_those_of_attn_lens_and_attn_ablate(family):
+    model = load_model(GOLDEN / family)
+    doc = api.view(TEXT, model=model, lens=True, ablate=True).doc
+    lens, ablation = lens_document(model, TEXT, doc["lens"]["k"]), ablate_document(model, TEXT)
+    assert doc["schema"] == "attncli.view/3" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
+    assert doc["lens"]["rows"] == lens["rows"]
+    assert doc["lens"]["n_layer"] == lens["n_layer"] == model.n_layer and doc["lens"]["layers"] == lens["layers"]
+    assert {k: v for k, v in doc["ablation"].items() if k not in ("n_layer", "n_head")} == {
+        k: ablation[k] for k in ("mode", "means", "position", "target", "clean_logit", "clean_logprob", "rows")
+    }
+    assert len(doc["ablation"]["rows"]) == doc["ablation"]["n_layer"] * doc["ablation"]["n_head"]
+    assert "generated" not in doc
+
+
+def test_the_lens_last_layer_is_the_models_own_logits():
+    model = load_model(GOLDEN / "llama")
+    doc = api.view(TEXT, model=model, lens=True).doc
+    run = forward(model, encode(model, TEXT).ids)
+    assert run.final is not None
+    probs = probabilities(logits(model, run.final))  # [n, vocab]
+    last = [r for r in doc["lens"]["rows"] if r["layer"] == model.n_layer]
+    assert [r["top_ids"][0] for r in last] == probs.argmax(-1).tolist()
+    assert [r["top_probs"][0] for r in last] == probs.max(-1).tolist()
+
+
+def test_a_generated_page_steps_from_the_first_written_token_with_its_probability():
+    model = load_model(GOLDEN / "llama")
+    page = api.view(TEXT, model=model, generate=3, lens=True, ablate=True)
+    doc, written = page.doc, page.doc["generated"]
+    ids = page.result.tokens.ids
+    start = len(doc["tokens"]) - len(written["ids"])
+    assert written["from"] == start and list(ids[start:]) == written["ids"] and len(written["probs"]) == 3
+    run = forward(model, ids)
+    assert run.final is not None
+    probs = probabilities(logits(model, run.final[start - 1 : -1]))  # what each step chose from
+    assert written["probs"] == probs[np.arange(3), written["ids"]].tolist()
+    assert written["ids"] == probs.argmax(-1).tolist()  # greedy: the most probable each time
+    assert doc["lens"]["rows"] == lens_rows(model, run, doc["lens"]["k"])  # over the whole sequence
+    # the ablation watches the text before the written tokens: its next token is the first one written
+    assert doc["ablation"] == {"n_layer": 2, "n_head": 4} | ablate_record(model, ids[:start])
+    assert doc["ablation"]["target"]["id"] == written["ids"][0] and doc["ablation"]["position"] == start - 1
+
+
+def test_a_page_without_the_options_carries_neither_view():
+    doc = api.view(TEXT, model=str(GOLDEN / "llama")).doc
+    assert doc["lens"] is None and doc["ablation"] is None
+
+
+def test_ablate_takes_a_target_and_a_mode():
+    model = load_model(GOLDEN / "llama")
+    token = encode(model, TEXT).strings[-1]  # a token of the vocabulary, as it writes it
+    doc = api.view(TEXT, model=model, ablate=True, target=token, mode="mean").doc
+    assert doc["ablation"]["target"]["given"] == token and doc["ablation"]["mode"] == "mean"
+    assert doc["ablation"]["rows"] == ablate_document(model, TEXT, target=token, mode="mean")["rows"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", GOLDEN / "bert", "--lens"], "is an encoder"),
+        (["--model", GOLDEN / "bert", "--ablate"], "is an encoder"),
+        (["--model", GOLDEN / "bart", "--context", "a b", "--ablate"], "encoder–decoder"),
+        (["--lens"], "--lens needs --model"),
+        (["--model", GOLDEN / "llama", "--target", "at"], "add --ablate"),
+        (["--model", GOLDEN / "llama", "--mode", "mean"], "add --ablate"),
+    ],
+)
+def test_the_views_of_a_next_token_head_are_refused_where_there_is_none(args, message):
+    out = attn("view", TEXT, *args, "-f", "json")
+    assert out.exit_code == 2 and message in out.output and out.output.count("\n") == 1
+
+
+def test_the_json_of_the_command_is_the_pages_document(tmp_path):
+    args = [TEXT, "--model", GOLDEN / "gpt2", "--generate", "2", "--lens", "--ablate"]
+    doc = json.loads(attn("view", *args, "-f", "json").stdout)
+    assert attn("view", *args, "-o", tmp_path / "p.html").exit_code == 0
+    assert embedded((tmp_path / "p.html").read_text()) == doc
+    assert doc["generated"]["from"] + 2 == len(doc["tokens"])
+
+
+def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(monkeypatch):
+    model = load_model(GOLDEN / "llama")
+    n = len(encode(model, TEXT).ids)
+    per_layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # folder.check_run's price of one layer
+    one_pass = model.weights.nbytes + model.n_layer * per_layer
+    ablation = model.weights.nbytes + model.n_head * per_layer  # every head of a layer: one copy each
+    assert ablation > one_pass  # this model has more heads than layers
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str((one_pass + ablation) // 2))
+    assert api.view(TEXT, model=model, lens=True).doc["lens"] is not None  # the page and its lens fit
+    with pytest.raises(ModelError, match=r"with heads off on \d+ tokens needs about"):
+        api.view(TEXT, model=model, ablate=True)
+
+
+def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
+    from attncli.models.encdec import seq2seq_forward
+    from attncli.models.seq2seq import source_tokens
+    from tests.tolerance import matmul_bound
+
+    model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"
+    page = api.view("", model=model, context=source, generate=3)
+    written, target = page.doc["generated"], page.result.tokens
+    assert written["from"] == target.generated == len(target) - len(written["ids"])
+    assert written["ids"] == list(target.ids[target.generated :]) and len(written["probs"]) == 3
+    # the decoder's own softmax at the rows before each written token, from the whole output at once (BART: no
+    # final norm, so the logits are y Wᵀ + bias and differ from the page's by at most twice the product's bound)
+    run = seq2seq_forward(model, source_tokens(model, source).ids, target.ids)
+    y, w = run.output[target.generated - 1 : -1], model.weights[model.unembed]
+    expected = probabilities(model.family.decoder.logits(model, run.output))[target.generated - 1 : -1]
+    rtol = np.expm1(2 * 2 * matmul_bound(y, w.T).max()) + 1e-12
+    np.testing.assert_allclose(written["probs"], expected[np.arange(3), written["ids"]], rtol=rtol, atol=0)
