@@ -32,10 +32,12 @@ def page_of(
     head: int | None = None,
     pair: tuple[str, str | None] | None = None,
     behaviour: Behaviour | None = None,
+    generate=None,
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
-    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for.
+    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for; an encoder–decoder's
+    with the target it writes with `generate` (attncli.models.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
@@ -45,7 +47,8 @@ def page_of(
         from attncli.render.stats import show_view
 
         if model is not None and model_dir is not None:
-            doc = model_view(model, result, model_argument(model_dir), command, pair, behaviour or Behaviour())
+            name = model_argument(model_dir)
+            doc = model_view(model, result, name, command, pair, behaviour or Behaviour(), generate)
         else:
             doc = result_view(result, command, precision, head)
         return documents.View(command, partial(show_view, result), doc=doc, page=page)

@@ -260,8 +260,11 @@ def view(
 
         loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
         asked = behaviour_of(loaded, lens, ablate, target, mode)
-        result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
-        build = page_of(result, "attn view", precision, loaded, name, pair=(text, context), behaviour=asked)
+        generation = generation_of(generate)
+        result = route.result(loaded, text, layer, head, context, part, generation)
+        build = page_of(
+            result, "attn view", precision, loaded, name, pair=(text, context), behaviour=asked, generate=generation
+        )
     else:
         from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
         from attncli.pipeline.result import one_head

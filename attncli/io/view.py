@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
     from attncli.models.attention import LayerSteps
     from attncli.models.forward import Forward
+    from attncli.models.generate import Generation
     from attncli.models.seq2seq import PartLayer
     from attncli.models.source import ModelLayer
 
@@ -183,6 +184,7 @@ def model_view(
     command: str,
     pair: tuple[str, str | None] | None = None,
     behaviour: Behaviour = Behaviour(),
+    generate: Generation | None = None,
 ) -> dict:
     """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
     --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
@@ -191,14 +193,15 @@ def model_view(
     jq path that print one weight exactly, format strings with {layer}, {head}, {query} and {key} to fill in
     ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
     "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
-    `parts_view` of `pair`, the (target, source) the command was given (by default the result's).
+    `parts_view` of `pair`, the (target, source) the command was given (by default the result's), with the target
+    it writes with `generate` whichever part the result shows.
     A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
     and, after --generate, the probability of each written token and where they start ("generated").
     """
     from attncli.models import route  # late: start-up (model code: a --model run only)
 
     if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
-        return parts_view(model, result, model_arg, command, *(pair or _pair(result)))
+        return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate)
 
     source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
@@ -340,7 +343,13 @@ def _pair(result: AttentionResult) -> tuple[str, str | None]:
 
 
 def parts_view(
-    model: Model, result: AttentionResult, model_arg: str, command: str, text: str, context: str | None
+    model: Model,
+    result: AttentionResult,
+    model_arg: str,
+    command: str,
+    text: str,
+    context: str | None,
+    generate: Generation | None = None,
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
@@ -353,7 +362,9 @@ def parts_view(
     from attncli.models import route  # late: start-up (model code: a --model run only)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
-    target = result.tokens if result.tokens.generated is not None else None  # --generate: the target it wrote
+    # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
+    written = result.tokens.generated is not None
+    target = result.tokens if written else route.written_target(model, text, context, generate)
     parts = {}
     for name, found in route.every_part(model, text, context, target).items():
         weights = np.stack(found.weights)  # [L, h, m, n]

@@ -87,9 +87,18 @@ def _written(model: Model, text: str, context: str | None, part: str, generate: 
     # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None: teacher forcing
     """With `generate`, the target the model writes from the source `context` after `text` (its beginning, or "");
     None for the encoder part: the source's own attention, which the writing does not change."""
-    if generate is None or not PARTS[part].needs_source:
+    if not PARTS[part].needs_source:
         return None
     assert context is not None  # check_part asks for the source
+    return written_target(model, text, context, generate)
+
+
+def written_target(model: Model, text: str, context: str | None, generate: Generation | None):
+    # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None
+    """The target an encoder–decoder writes with `generate` from the source `context` after `text` (its beginning,
+    or ""); None without `generate` or a source (teacher forcing: the target is `text`)."""
+    if generate is None or context is None:
+        return None
     return seq2seq.written_target(model, text, context, generate)
 
 

@@ -84,6 +84,22 @@ def test_steps_heads_and_the_page_carry_the_written_target():
     assert "--generate 4" in page["exact"]["command"]
 
 
+@pytest.mark.parametrize("text", ["", "case"])
+def test_a_page_opened_at_the_encoder_still_carries_the_written_target(text):
+    """The page of every part: opened at the encoder (whose rows are the source), its cross and decoder parts are
+    still the target the model wrote, as when opened at the cross-attention (an empty TEXT: from the start token)."""
+    case = cases("t5")[1]
+    common = ("--model", GOLDEN / "t5", "--context", case["source"], "--generate", "4", "-f", "json")
+    text = case["text"] if text else ""
+    at_cross = json.loads(ok("view", text, *common))
+    at_encoder = json.loads(ok("view", text, *common, "--part", "encoder"))
+    assert at_encoder["generated"] == at_cross["generated"]
+    for part in ("cross", "decoder"):
+        assert at_encoder["parts"][part]["tokens"] == at_cross["parts"][part]["tokens"]
+        assert at_encoder["parts"][part]["labels"][-4:] == ["›" + t for t in at_cross["parts"][part]["tokens"][-4:]]
+    assert at_encoder["part"] == "encoder" and "--generate 4" in at_encoder["exact"]["command"]
+
+
 def test_sampling_flags_work_on_an_encoder_decoder():
     case = cases("bart")[0]
     common = ("show", "", "--model", GOLDEN / "bart", "--context", case["source"], "--generate", "6", "-f", "json")
