@@ -17,6 +17,7 @@ from . import parallel
 from .attention import LayerSteps
 from .load import ModelError, check_layer
 from .model import Model
+from .readahead import ReadAhead
 
 # ---- the whole pass -------------------------------------------------------------------------------
 
@@ -49,10 +50,12 @@ def forward(
     work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
     n = threads_for(work, ceiling=threads)
     with blas_threads(n), parallel.threads(n):  # BLAS for the products, `parallel` for the passes between
-        return _forward(model, ids, upto_layer, steps_layer, types)
+        return _forward(model, ids, upto_layer, steps_layer, types, ahead=n == 1 and model.weights.overlaps)
 
 
-def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None, types) -> Forward:
+def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None, types, ahead: bool) -> Forward:
+    # ahead: whether a second thread reads the tensors of the next layer while this one computes (readahead.py):
+    # not when BLAS has both cores already, nor for files whose reading holds the GIL (`Weights.overlaps`)
     if ids.size == 0:
         raise ModelError("no token ids to run")
     if ids.size > model.max_positions:
@@ -68,13 +71,16 @@ def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None,
     embed, attention, mlp, final = f.embed, f.attention, f.mlp, f.final
     x = embed(model, ids) if types is None else embed(model, ids, types)  # [n, d_model]
     weights, hidden, steps = [], [], None
-    for l in range(last + 1):
-        hidden.append(x)
-        x, layer_steps = attention(model, l, x)
-        weights.append(layer_steps.weights)
-        if l == steps_layer:
-            steps = layer_steps
-        if l == last and upto_layer is not None:
-            break  # the MLP of the last wanted layer does not change its attention
-        x = mlp(model, l, x)
+    with ReadAhead(model.weights, last if ahead else 0, last_mlp=upto_layer is None) as reader:
+        for l in range(last + 1):
+            hidden.append(x)
+            with reader.block(l, "attention"):
+                x, layer_steps = attention(model, l, x)
+            weights.append(layer_steps.weights)
+            if l == steps_layer:
+                steps = layer_steps
+            if l == last and upto_layer is not None:
+                break  # the MLP of the last wanted layer does not change its attention
+            with reader.block(l, "mlp"):
+                x = mlp(model, l, x)
     return Forward(weights=weights, hidden=hidden, steps=steps, final=final(model, x) if upto_layer is None else None)

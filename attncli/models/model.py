@@ -6,6 +6,7 @@ loader (which imports the families).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,9 @@ class Weights:
     """The tensors a model needs, by their prefix-free names (`encoder.layer.0.attention.self.query.weight`).
 
     Each tensor is read from its safetensors file on first use, as float32, and kept; the word
-    embedding table is read row by row (`rows`), so a short text never reads the whole table.
+    embedding table is read row by row (`rows`), so a short text never reads the whole table. A forward pass may
+    have tensors read ahead on a second thread (`read_ahead`, see readahead.py): asking for one of those waits for
+    its reading, and raises the error the reading met.
     """
 
     def __init__(self, sources: dict[str, tuple[Any, str]], nbytes: int = 0):
@@ -29,13 +32,57 @@ class Weights:
         self.nbytes = nbytes  # all of them as float32, as priced against ATTN_MAX_MEMORY
         self._cache: dict[str, np.ndarray] = {}
         self._made: dict[tuple, Any] = {}  # what `made` built from the tensors, by its key
+        self._lock = threading.Lock()  # over the three below, shared with the read-ahead's thread
+        self._claimed: dict[str, None] = {}  # every name read from its file or being read, in the order claimed
+        self._ahead: dict[str, threading.Event] = {}  # names `read_ahead` claimed and __getitem__ has not taken
+        self._landed: dict[str, Any] = {}  # what those readings gave: the tensor or the exception
 
     def __getitem__(self, name: str) -> np.ndarray:  # -> the tensor, float32
         if name not in self._cache:
-            handle, stored = self._sources[name]
-            tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
-            self._cache[name] = tensor if all_finite else finite(tensor, stored, "the weights")
+            with self._lock:
+                read = self._ahead.pop(name, None)
+                if read is None:
+                    self._claimed[name] = None
+            if read is None:
+                self._cache[name] = self._read(name)
+            else:
+                read.wait()
+                landed = self._landed.pop(name)
+                if isinstance(landed, Exception):
+                    raise landed
+                self._cache[name] = landed
         return self._cache[name]
+
+    def _read(self, name: str) -> np.ndarray:  # -> the tensor from its file, float32, checked finite
+        handle, stored = self._sources[name]
+        tensor, all_finite = handle.get_slice(stored).read_checked()  # float32, checked in the reading pass
+        return tensor if all_finite else finite(tensor, stored, "the weights")
+
+    def read_ahead(self, name: str) -> None:
+        """Read `name` now, for __getitem__ to take later, unless it has been read or is being read (on another
+        thread than the one that asks: see readahead.py). An error is kept, for __getitem__ to raise."""
+        with self._lock:
+            if name in self._claimed:
+                return
+            self._claimed[name] = None
+            read = self._ahead[name] = threading.Event()
+        try:
+            self._landed[name] = self._read(name)
+        except Exception as e:  # raised again where the pass asks for the tensor
+            self._landed[name] = e
+        finally:
+            read.set()
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether reading a tensor leaves the GIL to other threads, so that reading ahead on one overlaps the pass
+        on another: safetensors files (NumPy's copy, shift and reductions), not GGUF files (see GGUFHandle)."""
+        return all(handle.overlaps for handle, _ in self._sources.values())
+
+    def claimed(self) -> list[str]:
+        """Every tensor read (or being read) from its file so far, in the order of the first asking."""
+        with self._lock:
+            return list(self._claimed)
 
     def joined(self, names: tuple[str, ...]) -> np.ndarray:  # [out_i, in] each -> [in, Σ out_i]; [d_i] -> [Σ d_i]
         """nn.Linear weights (or biases) side by side, transposed to [in, out], in one C-contiguous array made on

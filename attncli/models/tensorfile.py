@@ -157,6 +157,8 @@ def fresh(shape: tuple[int, ...], dtype) -> np.ndarray:  # -> [shape] of dtype, 
 class TensorFile:
     """A safetensors file: `keys()`, `get_slice(name)`, `get_tensor(name)` (float32 for BF16)."""
 
+    overlaps = True  # a read is a few NumPy passes over 512 KiB blocks, which leave the GIL to other threads
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         with open(self.path, "rb") as fh:
