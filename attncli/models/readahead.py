@@ -70,8 +70,9 @@ class ReadAhead:
         yield
         if layer == 0:
             self._first[part] = self.weights.claimed()[before:]
-            if part == "mlp" and self.last > 0 and self._thread is None:
-                self._thread = threading.Thread(target=self._read, args=(self._plan(),), daemon=True)
+            plan = self._plan() if part == "mlp" and self._thread is None else []
+            if plan:  # nothing when layer 0 read nothing (a warm model) or the pass stops at layer 0
+                self._thread = threading.Thread(target=self._read, args=(plan,), daemon=True)
                 self._thread.start()
 
     def _plan(self) -> list[tuple[int, str]]:  # -> (layer, tensor name), in the order the pass will ask for them
