@@ -2,7 +2,7 @@
 
     model = load_model("tests/models/golden/bart")
     kind_of(model)                                               # 'encoder-decoder'
-    r = result(model, "le chat", context="the cat", part="decoder")  # seq2seq.py's part_result
+    r = result(model, "le chat", context="the cat", part="decoder")  # seq2seq.py's part_layer
     result(load_model("tests/models/golden/gpt2"), "time flies")     # run.py's model_result
 
 An encoder (BERT) and a decoder (GPT-2) have one part, their own self-attention, run by run.py (a second text

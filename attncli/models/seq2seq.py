@@ -1,7 +1,7 @@
 """An encoder–decoder's three attentions (`--part`) as the objects the rest of attn already reads.
 
     model = load_model("tests/models/golden/bart")
-    r = part_result(model, "le chat est assis sur le tapis", None, None, "the cat sat on the mat", "cross")
+    r, _ = part_layer(model, "le chat est assis sur le tapis", None, None, "the cat sat on the mat", "cross")
     r.weights.shape     # (4, 9, 8): every head of the last decoder layer's cross-attention, target × source
 
 `attn show TARGET --model DIR --context SOURCE` runs SOURCE through the encoder and TARGET through the
@@ -118,21 +118,6 @@ def score_formula(model: Model, part: str) -> str:
     return "S = qᵀk (not scaled)" if part == "cross" else "S = qᵀk + b_h(bucket(j - i))  (T5's relative position bias)"
 
 
-def part_result(
-    model: Model,
-    text: str,
-    layer: int | None,
-    head: int | None,
-    context: str | None,
-    chosen: str,
-    target: Tokens | None = None,
-) -> AttentionResult:
-    """One layer (default the last) of the part `chosen` (route.check_part's): `text` is the target (the source
-    with --part encoder and no context), `context` the source; `target`: the decoder's tokens already made (a
-    target the model wrote, `written_target`) instead of `text`'s."""
-    return part_layer(model, text, layer, head, context, chosen, target)[0]
-
-
 def part_layer(
     model: Model,
     text: str,
@@ -142,7 +127,10 @@ def part_layer(
     chosen: str,
     target: Tokens | None = None,
 ) -> tuple[AttentionResult, LayerSteps]:
-    """`part_result`, and the layer's every stage as the model ran it (its scale and T5's position bias too:
+    """One layer (default the last) of the part `chosen` (route.check_part's): `text` is the target (the source
+    with --part encoder and no context), `context` the source; `target`: the decoder's tokens already made (a
+    target the model wrote, `written_target`) instead of `text`'s. With the result, the layer's every stage as the
+    model ran it (its scale and T5's position bias too:
     what the page's steps view redoes)."""
     layer = _check_layer(model, chosen, layer, model.n_layer if chosen == "encoder" else model.hp["n_dec_layer"])
     n_head, d_k = part_heads(model, chosen)
@@ -194,7 +182,7 @@ def part_layer(
 
 @dataclass(frozen=True)
 class PartLayer(ModelLayer):
-    """The source of `part_result()`: one layer of one part of an encoder–decoder."""
+    """The source of `part_layer()`'s result: one layer of one part of an encoder–decoder."""
 
     part: str = DEFAULT_PART
     source_text: str | None = None  # the source the decoder read (decoder and cross parts)

@@ -40,11 +40,6 @@ def pool(a: np.ndarray, rows: int, cols: int) -> np.ndarray:  # [m, n] -> [rows,
     return sums / counts
 
 
-def _range(edges, i: int) -> str:
-    lo, hi = edges[i], edges[i + 1] - 1
-    return f"{lo}" if lo == hi else f"{lo}–{hi}"
-
-
 class Heatmap:
     """A Rich renderable: one attention matrix [m, n] pooled to fit the console width."""
 

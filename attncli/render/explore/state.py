@@ -251,10 +251,10 @@ class Explorer:
         target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
-        from attncli.models.encdec import is_seq2seq  # late: start-up (model code only with --model)
         from attncli.models.head import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.route import model_parts
 
-        seq2seq = is_seq2seq(self.model)
+        seq2seq = len(model_parts(self.model)) > 1  # an encoder–decoder: parts, its decoder writes the target
         if seq2seq and self.context is None:
             return (
                 f"{self.model.name} is an encoder–decoder: its decoder writes a target from a source: --context SOURCE"
