@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from attncli.core import kernels, mkl, ops
+from tests.tolerance import U32, assert_within, matmul_bound
 
 
 @pytest.fixture
@@ -73,6 +74,17 @@ def test_library_is_found_through_the_record_of_the_mkl_package(tmp_path, monkey
     assert mkl._library() == str(tmp_path / "lib" / "libmkl_rt.so.3")
 
 
+def unit_roundoff(dtype) -> float:
+    return U32 if dtype == np.float32 else 2.0**-53
+
+
+def product_bound(a, b, dtype, added=0.0) -> np.ndarray:  # [m, k], [k, n], [m, n] -> [m, n]
+    """How far a product in `dtype` may be from the float64 one: γₖ (|a| @ |b|), and one rounding more of the
+    result `added` to what `out` held (u |added|); twice for float64, whose reference rounds as much."""
+    u = unit_roundoff(dtype)
+    return (2 if dtype == np.float64 else 1) * (matmul_bound(a, b, u) + u * added)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ta,tb", [(False, True), (True, False), (True, True)])
 def test_matmul_of_transposed_views_agrees_with_numpy(fast, dtype, ta, tb):
@@ -82,8 +94,7 @@ def test_matmul_of_transposed_views_agrees_with_numpy(fast, dtype, ta, tb):
     a_, b_ = (a.T.copy().T if ta else a), (b.T.copy().T if tb else b)  # column-major: BLAS reads their transposes
     out = np.empty((9, 5), dtype)
     fast.matmul(a_, b_, out)
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=tol, atol=tol * 7)
+    assert_within(out, a.astype(np.float64) @ b, product_bound(a, b, dtype), "transposed views")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -115,8 +126,8 @@ def test_matmul_agrees_with_numpy(fast, dtype, accumulate, m, k, n):
     for backend in (fast, ops.NUMPY_OPS):
         out = start.copy()
         backend.matmul(a, b, out, np.empty_like(out) if accumulate else None)
-        tol = 1e-5 if dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(out, want, rtol=tol, atol=tol * k)
+        added = product_bound(a, b, dtype, np.abs(want)) if accumulate else product_bound(a, b, dtype)
+        assert_within(out, want, added, "matmul")
 
 
 def test_matmul_falls_back_to_numpy_for_what_blas_cannot_take(fast):
