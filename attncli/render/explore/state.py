@@ -260,7 +260,7 @@ class Explorer:
                 f"{self.model.name} is an encoder–decoder: its decoder writes a target from a source: --context SOURCE"
             )
         if seq2seq and not ablate:
-            if lens or self.written() or self.result.tokens.generated is not None or self.generate is None:
+            if lens or self.result.tokens.generated is not None or self.generate is None:
                 return None
             return (
                 "the encoder's part reads the source: the target the model wrote is the rows of the cross and "
