@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 
 _PUBLIC = {  # name -> the module that holds it
     "show": "attncli.api",
+    "show_lines": "attncli.api",
     "steps": "attncli.api",
     "view": "attncli.api",
     "heads": "attncli.api",
@@ -38,6 +39,7 @@ _PUBLIC = {  # name -> the module that holds it
     "Attention": "attncli.api",
     "Page": "attncli.api",
     "Records": "attncli.api",
+    "Lines": "attncli.api",
     "Output": "attncli.api",
     "load_model": "attncli.models",
     "AttnError": "attncli.errors",

@@ -12,12 +12,14 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
 terminal REPL and, in a notebook, the page inline.
 """
 
+from attncli.api.lines import Lines, show_lines
 from attncli.api.outputs import Attention, Output, Page, Records
 from attncli.api.records import ablate, compare, corpus, heads, lens, tokens, variants
 from attncli.api.runs import compute, rollout, show, steps, view
 
 __all__ = [
     "Attention",
+    "Lines",
     "Output",
     "Page",
     "Records",
@@ -29,6 +31,7 @@ __all__ = [
     "lens",
     "rollout",
     "show",
+    "show_lines",
     "steps",
     "tokens",
     "variants",

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, get_variant, option_values
@@ -89,9 +89,6 @@ class RunConfig:
             rank=options.get("rank"),
             features=options.get("features"),
         )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def check_options(variant: str, dtype: str, weights: bool, masks, temperature: float, options: dict) -> dict:

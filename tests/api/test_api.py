@@ -179,6 +179,23 @@ def test_a_corpus_is_what_heads_lines_prints():
     assert stats.to_json() == printed.stdout and stats.stopped is None
 
 
+def test_show_lines_streams_what_show_lines_prints(tmp_path):
+    path = ROOT / "sample_texts" / "ambiguity.txt"
+    printed = attn("show", "--lines", "--file", path, "--heads", "2", "--stats")
+    assert printed.exit_code == 0, printed.output
+    with open(path, encoding="utf-8") as lines:
+        shown = attncli.show_lines(lines, heads=2, stats=True, name=str(path))
+        assert shown.written("jsonl").decode("utf-8") == printed.stdout
+    numbered = list(attncli.show_lines(["time flies", " ", "like an arrow"], heads=2))
+    assert [(n, r.tokens.strings) for n, r in numbered] == [(1, ("time", "flies")), (3, ("like", "an", "arrow"))]
+    with pytest.raises(DataError, match=r"^the lines line 2: the text has about 5 word tokens"):
+        list(attncli.show_lines(["a b", "a b c d e"], max_tokens=3))
+    with pytest.raises(ConfigError, match="unexpected keyword 'rollout'"):
+        attncli.show_lines(["a"], rollout=True)
+    with pytest.raises(DataError, match="every line of the lines is blank"):
+        list(attncli.show_lines(["", "  "]))
+
+
 def test_a_stopped_corpus_keeps_what_it_read():
     def lines():  # a reader's Ctrl-C after the first window of lines
         yield from ["the cat sat on the mat"] * 512

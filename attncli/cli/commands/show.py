@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import partial
 
 import typer
 
@@ -21,7 +20,6 @@ from attncli.cli.model import (
     Workers,
     check_options,
     generation,
-    load_model,
     model_path,
     worker_count,
 )
@@ -40,7 +38,7 @@ from attncli.cli.options import (
 )
 from attncli.cli.output import emit, table_only
 from attncli.cli.text import context_of, say, stdin_prompt, text_of, warn
-from attncli.errors import AttnError, ConfigError, DataError
+from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines
 
 
@@ -78,8 +76,9 @@ def show(
     the target it writes from the source after TEXT (the target's beginning, or '').
     """
     from attncli import api  # late: start-up (not for --help)
-    from attncli.api.config import HEAD_STATISTICS, check_show
+    from attncli.api.config import HEAD_STATISTICS
     from attncli.cli.hints import limits_for
+    from attncli.io.progress import line_progress
 
     sampling = SAMPLING if generate is not None else ()
     keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
@@ -103,19 +102,20 @@ def show(
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     if lines:
-        from attncli.render.stats import show_view  # late: start-up (not for --help)
-
-        check_show(stats, no_weights, head, mean_heads)  # a bad option fails before the first line is read
         if model is not None:
-            chosen["model"] = load_model(model)  # once, for every line
+            chosen["model"] = model
         else:
-            run.config(dtype=dtype, weights=not no_weights).resolve()
-        table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
-
-        def one(line: str):  # --stats: each line's, in _show_lines
-            return api.show(line, **chosen, precision=out.precision, limits=limits).result
-
-        return _show_lines(source, out, table, stats, one, worker_count(workers))
+            run.config(dtype=dtype, weights=not no_weights).resolve()  # a bad option fails before a line is read
+        stdin_prompt(source.text, "the lines")
+        stream, name = open_lines(source.text, source.file)
+        with stream, line_progress(stream, name, out.color, out.output) as counted:
+            read = iter_lines(counted, name, source.errors, say)
+            every = api.show_lines(
+                read, name=name, workers=worker_count(workers), stats=stats, on_warning=say, **chosen,
+                precision=out.precision, limits=limits,
+            )  # fmt: skip
+            emit(every.document, out)
+        return None
     text = text_of(source)
     if rollout:
         assert model is not None  # check_options: --rollout needs --model
@@ -124,54 +124,3 @@ def show(
     shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
     warn(shown)
     emit(shown.document, out)
-
-
-def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
-    """`attn show --lines`: `run_one` each non-blank line as it is read (past the first few hundred, on `workers`
-    processes); its number goes into the output, in the input's order."""
-    from attncli.io import documents  # late: start-up (not for --help)
-    from attncli.io.progress import line_progress
-    from attncli.pipeline.heads import stats_document
-    from attncli.pipeline.lines import ordered_map
-
-    stdin_prompt(source.text, "the lines")
-    stream, name = open_lines(source.text, source.file)
-    with stream, line_progress(stream, name, out.color, out.output) as counted:
-
-        def run_line(number: int, text: str):  # here, or in a worker process
-            try:
-                return run_one(text)
-            except AttnError as e:
-                raise type(e)(f"{name} line {number}: {e}") from None
-
-        def done(work, processes: int):
-            """work((i, (number, text))) -> (warnings, value) over the non-blank lines: the values, in order."""
-            texts = ((n, line) for n, line in iter_lines(counted, name, source.errors, say) if line.strip())
-            found = False
-            for outcome in ordered_map(work, enumerate(texts), processes):
-                if isinstance(outcome, AttnError):
-                    raise outcome
-                found = True
-                warnings, value = outcome
-                for warning in warnings:
-                    say(warning)
-                yield value
-            if not found:
-                raise DataError(f"no text: every line of {name} is blank")
-
-        def result(item):
-            _, (number, text) = item
-            r = run_line(number, text)
-            return r.tokens.warnings, (number, r)
-
-        def written(write):  # write(i, number, result) -> bytes, done with the run where the line runs
-            def work(item):
-                i, (number, text) = item
-                r = run_line(number, text)
-                return r.tokens.warnings, write(i, number, r)
-
-            return done(work, workers)
-
-        extra = (lambda r: {"stats": stats_document(r, out.precision)}) if stats else None
-        lines = documents.Lines("attn show", results=done(result, 1), line_table=table, extra=extra, each=written)
-        emit(lines, out)
