@@ -82,6 +82,7 @@ import contextlib
 import math
 import os
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -232,142 +233,189 @@ def _attention(q, k, v, scale, causal, block, threads, want_weights):
         if weights is not None:
             weights.fill(0)
         return _squeeze(weights, out, squeeze)
-
     work = h * m * n * (dk + dv)
     ops = NUMPY_OPS if work < _BLAS_LIMIT_MIN_WORK else (_fast_ops() or NUMPY_OPS)
-    qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
-    v = np.ascontiguousarray(v)  # [h, n, d_v]
-    # Window [lo, hi] of row maxima for which exp needs no shift (module doc).
-    fi = np.finfo(dt)
-    v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist() if dv else [0.0] * h  # [h] max |v|
-    v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]
-    hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
-    lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
-    # Cauchy-Schwarz: |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j| =: bound, per head.
-    q_norm = np.sqrt(np.einsum("hmd,hmd->hm", qs, qs).max(axis=1))  # [h]
-    k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
-    bound = (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()  # [h]
-    bounded = [b <= hi[i] and -b >= lo[i] for i, b in enumerate(bound)]  # nan -> False
-    # Base 2 (module doc): outputs path, a backend whose exp2 is the faster, and a head whose every score is
-    # inside [lo, hi], so that every exp2 result is a normal number (outside, SVML's exp2 slows down 10-300x).
-    base2 = [not want_weights and bounded[i] and ops.base2(dt) for i in range(h)]
-    factor = np.array([float(scale) * _LOG2_E if b2 else scale for b2 in base2]).astype(dt)  # [h]
-    # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
-    kt = _transposed(k, factor)  # [h, d_k, n]
-
-    if want_weights:
-        # A block's rows of weights stay in cache between their passes (scores, exp, sums, scaling,
-        # product with V): about 1 MiB of them, 64 to 128 rows (fewer make the products slow).
-        block = min(block, max(64, min(128, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize))))
-    elif causal:
-        block = min(block, _CAUSAL_BLOCK)
-    block = min(block, m)
+    block = min(_block_rows(block, want_weights, causal, n, dt), m)
+    blocks = _Blocks(q, k, v, scale, ops, out, weights, causal, block)
     starts = range(0, m, block)
     if causal:
         # Later blocks see more keys: hand out the biggest first (load balance).
         tasks = [(hh, s) for s in reversed(starts) for hh in range(h)]
     else:
         tasks = [(hh, s) for hh in range(h) for s in starts]
-    tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
-    ones = np.ones((n, 1), dt)  # [n, 1]: row sums as a matrix product
+    _dispatch(blocks.worker, tasks, work, threads)
+    return _squeeze(weights, out, squeeze)
 
-    # Key tiles (outputs path): in the fast (unshifted) case a block's scores
-    # are made one [block, key_tile] tile at a time, ~1 MiB, so exp and the
-    # row sums work in the core's own cache; the tiles' partial sums simply
-    # add up (no running maximum to rescale by, unlike flash attention's
-    # online softmax). The weights path writes whole rows of its result
-    # instead: tiling it was measured 15-18% slower (strided tiles, and the
-    # normalisation pass needs the whole row anyway).
-    key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
 
-    def mask_causal(sb, c0, c1, s, bb, value):
-        # sb [bb, c1 - c0]: scores of queries s..s+bb-1 against keys c0..c1-1;
-        # `value` where key j > query i: -inf before exp, or 0 after exp2 (whose
-        # -inf is slow). Only keys j >= s can be masked, and tri[r, c] (c > r)
-        # is exactly "key s + c after query s + r".
+def _block_rows(block, want_weights, causal, n, dt):  # -> rows of queries per task, before capping at m
+    """The weights path: a block's rows of weights stay in cache between their passes (scores, exp, sums,
+    scaling, product with V): about 1 MiB of them, 64 to 128 rows (fewer make the products slow). The causal
+    outputs path: at most _CAUSAL_BLOCK rows, so that the blocks' unequal work shares out among threads."""
+    if want_weights:
+        return min(block, max(64, min(128, _WEIGHT_BLOCK_BYTES // (n * dt.itemsize))))
+    return min(block, _CAUSAL_BLOCK) if causal else block
+
+
+def _exp_window(v, n, dt):  # [h, n, d_v], keys, dtype -> ([h] lo, [h] hi)
+    """The window [lo, hi] of row maxima for which exp needs no shift (module doc), per head."""
+    fi = np.finfo(dt)
+    v_max = np.maximum(v.max(axis=(1, 2)), -v.min(axis=(1, 2))).tolist() if v.shape[2] else [0.0] * len(v)
+    v_max = [x if x > 0 and math.isfinite(x) else 1.0 for x in v_max]  # [h] max |v|
+    hi = [math.log(float(fi.max) / 2) - math.log(n) - math.log(max(x, 1.0)) - 1 for x in v_max]
+    lo = [math.log(float(fi.tiny) / float(fi.eps)) - math.log(min(x, 1.0)) + 1 for x in v_max]
+    return lo, hi
+
+
+def _score_bound(q, k, scale):  # [h, m, d_k], [h, n, d_k], () -> [h]
+    """Cauchy-Schwarz: |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j|, per head."""
+    q_norm = np.sqrt(np.einsum("hmd,hmd->hm", q, q).max(axis=1))  # [h]
+    k_norm = np.sqrt(np.einsum("hnd,hnd->hn", k, k).max(axis=1))  # [h]
+    return (q_norm.astype(np.float64) * k_norm * abs(float(scale))).tolist()
+
+
+class _Blocks:
+    """One attention's query blocks: what every task shares (the inputs, the plan of each head, the results),
+    and `worker`, the loop a thread runs over the tasks (head, first row) it is handed."""
+
+    def __init__(self, q, k, v, scale, ops, out, weights, causal, block):
+        # [h, m, d_k], [h, n, d_k], [h, n, d_v], (), ops, [h, m, d_v] result, [h, m, n] result or None, bool, rows
+        dt, (h, m, _), n = out.dtype, q.shape, k.shape[1]
+        self.ops, self.out, self.weights, self.causal, self.block = ops, out, weights, causal, block
+        self.m, self.n, self.dv = m, n, v.shape[2]
+        self.qs = np.ascontiguousarray(q)  # [h, m, d_k] (no copy when it already is)
+        self.v = np.ascontiguousarray(v)  # [h, n, d_v]
+        self.lo, self.hi = _exp_window(self.v, n, dt)
+        bound = _score_bound(self.qs, k, scale)
+        self.bounded = [b <= self.hi[i] and -b >= self.lo[i] for i, b in enumerate(bound)]  # nan -> False
+        # Base 2 (module doc): outputs path, a backend whose exp2 is the faster, and a head whose every score is
+        # inside [lo, hi], so that every exp2 result is a normal number (outside, SVML's exp2 slows down 10-300x).
+        self.base2 = [weights is None and self.bounded[i] and ops.base2(dt) for i in range(h)]
+        factor = np.array([float(scale) * _LOG2_E if b2 else scale for b2 in self.base2]).astype(dt)  # [h]
+        # Keys transposed and scaled in one pass: the scale costs O(n d), not O(m n).
+        self.kt = _transposed(k, factor)  # [h, d_k, n]
+        self.tri: Any = np.triu(np.ones((block, block), dtype=bool), 1) if causal else None  # [b, b]
+        self.ones = np.ones((n, 1), dt)  # [n, 1]: row sums as a matrix product
+        # Key tiles (outputs path): in the fast (unshifted) case a block's scores are made one [block, key_tile]
+        # tile at a time, ~1 MiB, so exp and the row sums work in the core's own cache; the tiles' partial sums
+        # simply add up (no running maximum to rescale by, unlike flash attention's online softmax). The weights
+        # path writes whole rows of its result instead: tiling it was measured 15-18% slower (strided tiles, and
+        # the normalisation pass needs the whole row anyway).
+        self.key_tile = max(8, _KEY_TILE_BYTES // (block * dt.itemsize))
+
+    def mask_causal(self, sb, c0, c1, s, bb, value):
+        """sb [bb, c1 - c0]: scores of queries s..s+bb-1 against keys c0..c1-1; `value` where key j > query i:
+        -inf before exp, or 0 after exp2 (whose -inf is slow). Only keys j >= s can be masked, and tri[r, c]
+        (c > r) is exactly "key s + c after query s + r"."""
         a = max(c0, s)
         if a < c1:
-            np.copyto(sb[:, a - c0 :], value, where=tri[:bb, a - s : c1 - s])
+            np.copyto(sb[:, a - c0 :], value, where=self.tri[:bb, a - s : c1 - s])
 
-    def worker(next_task):
-        # Per-thread scratch, O(block * min(n, key_tile)); the O(block * n)
-        # one only if a head needs the shifted softmax (outputs path). Aligned
-        # to 64 bytes, so that every thread hands BLAS the same alignment.
-        tile_buf: Any = None if want_weights else _aligned_empty(block * min(n, key_tile), dt)
-        full_buf: Any = None
-        row_max = np.empty((block, 1), dt)
-        row_sum = _aligned_empty(block, dt).reshape(block, 1)
-        part_sum = _aligned_empty(block, dt).reshape(block, 1)
-        part_out = _aligned_empty(block * dv, dt).reshape(block, dv)
+    def worker(self, next_task):
+        """Per-thread scratch, O(block * min(n, key_tile)); the O(block * n) one only if a head needs the
+        shifted softmax (outputs path). Aligned to 64 bytes, so that every thread hands BLAS the same alignment."""
+        block, dt, dv = self.block, self.out.dtype, self.dv
+        scratch = _Scratch(
+            tile=None if self.weights is not None else _aligned_empty(block * min(self.n, self.key_tile), dt),
+            row_max=np.empty((block, 1), dt),
+            row_sum=_aligned_empty(block, dt).reshape(block, 1),
+            part_sum=_aligned_empty(block, dt).reshape(block, 1),
+            part_out=_aligned_empty(block * dv, dt).reshape(block, dv),
+        )
         while True:
             task = next_task()
             if task is None:
                 return
-            hh, s = task
-            b2 = base2[hh]
-            exp = ops.exp2 if b2 else ops.exp
-            e = min(s + block, m)
-            bb = e - s
-            kn = min(e, n) if causal else n  # keys this block can see
-            qb, o, rs = qs[hh, s:e], out[hh, s:e], row_sum[:bb]  # [bb, d_k], [bb, d_v], [bb, 1]
-            if want_weights and kn < n:
-                weights[hh, s:e, kn:] = 0
-            if not want_weights and bounded[hh] and kn > key_tile:
-                for c0 in range(0, kn, key_tile):
-                    c1 = min(c0 + key_tile, kn)
-                    sb = tile_buf[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
-                    ops.matmul(qb, kt[hh, :, c0:c1], sb)  # scores
-                    if causal and not b2:
-                        mask_causal(sb, c0, c1, s, bb, -np.inf)
-                    exp(sb)
-                    if causal and b2:
-                        mask_causal(sb, c0, c1, s, bb, 0)
-                    first = c0 == 0  # the first tile writes the sums, the others add to them
-                    ops.matmul(sb, ones[c0:c1], rs, None if first else part_sum[:bb])
-                    ops.matmul(sb, v[hh, c0:c1], o, None if first else part_out[:bb])
-                np.divide(o, rs, out=o)
-                continue
-            # One [bb, kn] piece: scores, (shift,) exp, sums, product with V.
-            if want_weights:
-                sb = weights[hh, s:e, :kn]  # [bb, kn] view into the result
-            elif kn <= key_tile:
-                sb = tile_buf[: bb * kn].reshape(bb, kn)
-            else:
-                if full_buf is None:
-                    full_buf = _aligned_empty(block * n, dt)
-                sb = full_buf[: bb * kn].reshape(bb, kn)
-            ops.matmul(qb, kt[hh, :, :kn], sb)  # scores
-            if causal and not b2:
-                mask_causal(sb, 0, kn, s, bb, -np.inf)
-            if not bounded[hh]:
-                mx = np.max(sb, axis=1, keepdims=True, out=row_max[:bb])
-                if not (mx.min() >= lo[hh] and mx.max() <= hi[hh]):
-                    np.subtract(sb, mx, out=sb)
-            exp(sb)
-            if causal and b2:
-                mask_causal(sb, 0, kn, s, bb, 0)
-            ops.matmul(sb, ones[:kn], rs)  # [bb, 1] row sums (> 0)
-            if want_weights:
-                np.reciprocal(rs, out=rs)
-                np.multiply(sb, rs, out=sb)  # normalised weights, in place
-                ops.matmul(sb, v[hh, :kn], o)
-            else:
-                ops.matmul(sb, v[hh, :kn], o)
-                np.divide(o, rs, out=o)
+            head, first = task
+            self.one_block(head, first, scratch)
 
+    def one_block(self, hh, s, scratch):  # head, first row, this thread's _Scratch
+        e = min(s + self.block, self.m)
+        bb = e - s
+        kn = min(e, self.n) if self.causal else self.n  # keys this block can see
+        o, rs = self.out[hh, s:e], scratch.row_sum[:bb]  # [bb, d_v], [bb, 1]
+        if self.weights is not None and kn < self.n:
+            self.weights[hh, s:e, kn:] = 0
+        if self.weights is None and self.bounded[hh] and kn > self.key_tile:
+            self.tiled(hh, s, bb, kn, o, rs, scratch)
+        else:
+            self.whole(hh, s, bb, kn, o, rs, scratch)
+
+    def tiled(self, hh, s, bb, kn, o, rs, scratch):  # ..., [bb, d_v] outputs, [bb, 1] row sums
+        """Outputs of a block whose scores need no shift, one key tile at a time, their sums added up."""
+        ops, b2, qb = self.ops, self.base2[hh], self.qs[hh, s : s + bb]
+        exp = ops.exp2 if b2 else ops.exp
+        for c0 in range(0, kn, self.key_tile):
+            c1 = min(c0 + self.key_tile, kn)
+            sb = scratch.tile[: bb * (c1 - c0)].reshape(bb, c1 - c0)  # [bb, tile]
+            ops.matmul(qb, self.kt[hh, :, c0:c1], sb)  # scores
+            if self.causal and not b2:
+                self.mask_causal(sb, c0, c1, s, bb, -np.inf)
+            exp(sb)
+            if self.causal and b2:
+                self.mask_causal(sb, c0, c1, s, bb, 0)
+            first = c0 == 0  # the first tile writes the sums, the others add to them
+            ops.matmul(sb, self.ones[c0:c1], rs, None if first else scratch.part_sum[:bb])
+            ops.matmul(sb, self.v[hh, c0:c1], o, None if first else scratch.part_out[:bb])
+        np.divide(o, rs, out=o)
+
+    def whole(self, hh, s, bb, kn, o, rs, scratch):  # ..., [bb, d_v] outputs, [bb, 1] row sums
+        """One [bb, kn] piece: scores, (shift,) exp, sums, product with V; the weights in place in the result."""
+        ops, b2, qb = self.ops, self.base2[hh], self.qs[hh, s : s + bb]
+        exp = ops.exp2 if b2 else ops.exp
+        if self.weights is not None:
+            sb = self.weights[hh, s : s + bb, :kn]  # [bb, kn] view into the result
+        elif kn <= self.key_tile:
+            sb = scratch.tile[: bb * kn].reshape(bb, kn)
+        else:
+            if scratch.full is None:
+                scratch.full = _aligned_empty(self.block * self.n, self.out.dtype)
+            sb = scratch.full[: bb * kn].reshape(bb, kn)
+        ops.matmul(qb, self.kt[hh, :, :kn], sb)  # scores
+        if self.causal and not b2:
+            self.mask_causal(sb, 0, kn, s, bb, -np.inf)
+        if not self.bounded[hh]:
+            mx = np.max(sb, axis=1, keepdims=True, out=scratch.row_max[:bb])
+            if not (mx.min() >= self.lo[hh] and mx.max() <= self.hi[hh]):
+                np.subtract(sb, mx, out=sb)
+        exp(sb)
+        if self.causal and b2:
+            self.mask_causal(sb, 0, kn, s, bb, 0)
+        ops.matmul(sb, self.ones[:kn], rs)  # [bb, 1] row sums (> 0)
+        if self.weights is not None:
+            np.reciprocal(rs, out=rs)
+            np.multiply(sb, rs, out=sb)  # normalised weights, in place
+            ops.matmul(sb, self.v[hh, :kn], o)
+        else:
+            ops.matmul(sb, self.v[hh, :kn], o)
+            np.divide(o, rs, out=o)
+
+
+@dataclass
+class _Scratch:
+    """One thread's buffers: a key tile of scores, a whole row block of them (made when a head first needs the
+    shifted softmax), and a block's row maxima, row sums and the partial sums and outputs of a tile."""
+
+    tile: Any  # [block * min(n, key_tile)] or None (the weights path writes into its result)
+    row_max: Any  # [block, 1]
+    row_sum: Any  # [block, 1]
+    part_sum: Any  # [block, 1]
+    part_out: Any  # [block, d_v]
+    full: Any = None  # [block * n], made on first use
+
+
+def _dispatch(worker, tasks, work, threads):
+    """Run `worker` over the tasks: here for small work; on threads for large, with BLAS held to one thread
+    while they run (two of ours each calling a two-threaded BLAS would be slower than one)."""
     if work < _BLAS_LIMIT_MIN_WORK:
         _run(worker, tasks, 1)
-        return _squeeze(weights, out, squeeze)
+        return
     workers = min(threads, len(tasks)) if work >= _PARALLEL_MIN_WORK else 1
     limiter = _blas_limiter()
-    if limiter is None:
-        # BLAS keeps its own threads: two of ours each calling a two-threaded
-        # BLAS would be slower than one, unless the environment pins BLAS to 1.
+    if limiter is None:  # BLAS keeps its own threads: ours only if the environment pins BLAS to 1
         _run(worker, tasks, workers if _blas_single_threaded_by_env() else 1)
     else:
         with limiter:
             _run(worker, tasks, workers)
-    return _squeeze(weights, out, squeeze)
 
 
 def _fast_ops():
