@@ -50,19 +50,8 @@ class RunConfig:
             raise ConfigError(f"unknown positional encoding {self.positional!r}: choose {', '.join(POSITIONAL)}")
         if self.projection not in PROJECTIONS:
             raise ConfigError(f"unknown projection {self.projection!r}: choose {', '.join(PROJECTIONS)}")
-        for name, value, top in (
-            ("dim", self.dim, MAX_DIM),
-            ("heads", self.heads, MAX_HEADS),
-            ("dk", self.d_k, MAX_DIM),
-            ("dv", self.d_v, MAX_DIM),
-            ("d-a", self.d_a, MAX_DIM),
-        ):
-            if value is not None and not 1 <= value <= top:
-                raise ConfigError(f"--{name} must be between 1 and {top}, got {value}")
-        if not 0 <= self.seed <= MAX_SEED:
-            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
-        if not (math.isfinite(self.temperature) and self.temperature > 0):
-            raise ConfigError(f"--temperature must be a positive finite number, got {self.temperature}")
+        check_ranges(dim=self.dim, heads=self.heads, dk=self.d_k, dv=self.d_v, d_a=self.d_a, seed=self.seed)
+        check_temperature(self.temperature)
         if self.projection == "identity" and (self.d_k is not None or self.d_v is not None):
             raise ConfigError("--projection identity uses Q = K = V = X: drop --dk/--dv")
         if (self.d_k is None or self.d_v is None) and self.dim % self.heads:
@@ -89,6 +78,37 @@ class RunConfig:
             rank=options.get("rank"),
             features=options.get("features"),
         )
+
+
+RANGES = {  # an option -> (least, most): one bound for every run that takes it (text runs, attn compute)
+    "dim": (1, MAX_DIM),
+    "heads": (1, MAX_HEADS),
+    "dk": (1, MAX_DIM),
+    "dv": (1, MAX_DIM),
+    "d_a": (1, MAX_DIM),
+    "seed": (0, MAX_SEED),
+}
+
+
+def check_ranges(**values: int | None) -> None:
+    """ConfigError naming the first option (given by its keyword) outside its RANGES; None is not given.
+
+    >>> check_ranges(heads=2, d_a=None, seed=7)
+    >>> check_ranges(d_a=0)
+    Traceback (most recent call last):
+    attncli.errors.ConfigError: --d-a must be between 1 and 4096, got 0
+    """
+    for name, value in values.items():
+        least, most = RANGES[name]
+        if value is not None and not least <= value <= most:
+            top = "2**63 - 1" if most == MAX_SEED else most
+            raise ConfigError(f"--{name.replace('_', '-')} must be between {least} and {top}, got {value}")
+
+
+def check_temperature(temperature: float) -> None:
+    """ConfigError unless the softmax temperature is a positive finite number."""
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
 
 
 def check_options(variant: str, dtype: str, weights: bool, masks, temperature: float, options: dict) -> dict:

@@ -21,7 +21,6 @@ its shape. Imports numpy and the core only; reads the files it is given.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,9 +28,9 @@ import numpy as np
 from attncli.core.attention import attend
 from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, get_variant, variant_params
-from attncli.errors import ConfigError, DataError
+from attncli.errors import DataError
 from attncli.pipeline.caption import caption_lines
-from attncli.pipeline.config import MAX_DIM, MAX_SEED, RunConfig, check_options
+from attncli.pipeline.config import RunConfig, check_options, check_ranges, check_temperature
 from attncli.pipeline.limits import Limits, check, compute_bytes
 from attncli.pipeline.matrices import SMALLER, Given, axes_of, json_array, shape_of
 from attncli.pipeline.result import AttentionResult, Step, config_record
@@ -144,68 +143,17 @@ def compute(
     `dtype`, `weights` (False: outputs only), `rank` and `features` as in RunConfig (attncli.core.efficient)."""
     spec = get_variant(variant)
     masks = parse_masks(mask)
-    if not (math.isfinite(temperature) and temperature > 0):
-        raise ConfigError(f"--temperature must be a positive finite number, got {temperature}")
-    if not 0 <= seed <= MAX_SEED:
-        raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {seed}")
-    if d_a is not None and not 1 <= d_a <= MAX_DIM:
-        raise ConfigError(f"--d-a must be between 1 and {MAX_DIM}, got {d_a}")
+    check_temperature(temperature)
+    check_ranges(seed=seed, d_a=d_a)
     options = check_options(variant, dtype, weights, masks, temperature, {"rank": rank, "features": features})
     q, k, v = given.q, given.k, given.v
+    _check_widths(q, k, v, variant)
     (m, d_q), (n, d_k), d_v = q.shape, k.shape, v.shape[1]
-    if spec.equal_width and d_q != d_k:
-        others = ", ".join(name for name, other in VARIANTS.items() if not other.equal_width)
-        raise DataError(
-            f"variant {variant} needs q and k of equal width: q is {shape_of(q)}, k is {shape_of(k)}"
-            + (f" ({others} allow different widths)" if others else "")
-        )
-    if n != v.shape[0]:
-        raise DataError(
-            f"k and v must have the same number of rows (one value per key): k is {shape_of(k)}, v is {shape_of(v)}"
-        )
     if given.params is not None:
         params, dims = check_params(given.params, variant, d_q, d_k, d_a)
         d_a = dims.get("d_a", d_a)  # the hidden width the parameters have
     else:
         params = variant_params(spec, np.random.default_rng([seed, 2]), 1, d_q, d_k, d_a or d_k, n, options)
-    limits = Limits() if limits is None else limits
-    estimate = compute_bytes(
-        variant,
-        masks,
-        m,
-        n,
-        d_q,
-        d_k,
-        d_v,
-        d_a or d_k,
-        temperature,
-        limits.output,
-        weights=weights,
-        dtype=dtype,
-        rank=options.get("rank"),
-        features=options.get("features"),
-    )
-    config_hint = RunConfig(variant=variant, mask=tuple(str(x) for x in masks), dtype=dtype, weights=weights)
-    check(estimate, limits, "attention on these matrices", config_hint, (SMALLER,))
-    if dtype != "float64" or not weights:  # the long-input paths
-        from attncli.core.efficient import attend_long  # late: start-up (kernels: long inputs only, as in run)
-
-        a = attend_long(
-            q[None],
-            k[None],
-            v[None],
-            spec,
-            params,
-            masks,
-            temperature,
-            dtype=dtype,
-            weights=weights,
-            rng_seed=[seed, 2],
-            options=options,
-        )
-        q, k, v = (x.astype(a.out.dtype, copy=False) for x in (q, k, v))
-    else:
-        a = attend(q[None], k[None], v[None], spec, params, masks, temperature)
     config = RunConfig(
         variant=variant,
         heads=1,
@@ -221,6 +169,8 @@ def compute(
         rank=options.get("rank"),
         features=options.get("features"),
     )
+    _check_memory(config, masks, m, n, d_q, Limits() if limits is None else limits)
+    a, (q, k, v) = _attend(q, k, v, spec, params, masks, config, options)
     source = GivenMatrices(
         q.shape, k.shape, v.shape, given.source, tuple(spec.param_shapes), params_given=given.params is not None
     )
@@ -243,6 +193,68 @@ def compute(
         source=source,
         params=params,
     )
+
+
+def _check_widths(q: np.ndarray, k: np.ndarray, v: np.ndarray, variant: str) -> None:  # [m, d_q] [n, d_k] [n, d_v]
+    """DataError unless the variant can score q against k (equal widths where it needs them) and every key has
+    one value."""
+    if VARIANTS[variant].equal_width and q.shape[1] != k.shape[1]:
+        others = ", ".join(name for name, other in VARIANTS.items() if not other.equal_width)
+        raise DataError(
+            f"variant {variant} needs q and k of equal width: q is {shape_of(q)}, k is {shape_of(k)}"
+            + (f" ({others} allow different widths)" if others else "")
+        )
+    if k.shape[0] != v.shape[0]:
+        raise DataError(
+            f"k and v must have the same number of rows (one value per key): k is {shape_of(k)}, v is {shape_of(v)}"
+        )
+
+
+def _check_memory(config: RunConfig, masks: tuple, m: int, n: int, d_q: int, limits: Limits) -> None:
+    """The m × n attention's memory, estimated and refused past `limits` before anything of that size exists."""
+    assert config.d_k is not None and config.d_v is not None and config.d_a is not None  # filled in by compute
+    estimate = compute_bytes(
+        config.variant,
+        masks,
+        m,
+        n,
+        d_q,
+        config.d_k,
+        config.d_v,
+        config.d_a,
+        config.temperature,
+        limits.output,
+        weights=config.weights,
+        dtype=config.dtype,
+        rank=config.rank,
+        features=config.features,
+    )
+    hint = RunConfig(variant=config.variant, mask=config.mask, dtype=config.dtype, weights=config.weights)
+    check(estimate, limits, "attention on these matrices", hint, (SMALLER,))
+
+
+def _attend(q, k, v, spec, params, masks, config: RunConfig, options: dict):
+    """(the attention of one head, q, k and v in its dtype): the NumPy core in float64 with weights, else the
+    long-input paths (float32, or the outputs only)."""
+    # [m, d_q], [n, d_k], [n, d_v] -> (Attended, ([m, d_q], [n, d_k], [n, d_v]))
+    if config.dtype == "float64" and config.weights:
+        return attend(q[None], k[None], v[None], spec, params, masks, config.temperature), (q, k, v)
+    from attncli.core.efficient import attend_long  # late: start-up (kernels: long inputs only, as in run)
+
+    a = attend_long(
+        q[None],
+        k[None],
+        v[None],
+        spec,
+        params,
+        masks,
+        config.temperature,
+        dtype=config.dtype,
+        weights=config.weights,
+        rng_seed=[config.seed, 2],
+        options=options,
+    )
+    return a, tuple(x.astype(a.out.dtype, copy=False) for x in (q, k, v))
 
 
 def _rows(n: int) -> Tokens:
