@@ -148,68 +148,16 @@ def run(
     if context is not None:
         _check_text(context, "context")
     if limits.max_bytes is not None:  # priced before a token is made: a long text with a raised --max-tokens
-        for part, what in ((text, "text"), (context, "context")):
-            if part is not None:
-                check_tokens(part, config, limits, what)
-        m_about = expected_tokens(text, config.tokenizer)
-        n_about = m_about if context is None else expected_tokens(context, config.tokenizer)
-        estimate(config, m_about, n_about, trace, limits, cross=context is not None)
+        _price_text(text, context, config, limits, trace)
     tokens = limited_tokens(text, config, limits, "text")
     context_tokens = None if context is None else limited_tokens(context, config, limits, "context")
     n = len(tokens) if context_tokens is None else len(context_tokens)
     estimate(config, len(tokens), n, trace, limits, cross=context is not None)
     x = embed_tokens(tokens, config)
-    x_context = None
-    if context_tokens is not None:
-        x_context = embed_tokens(context_tokens, config)
-    variant = VARIANTS[config.variant]
-    assert config.d_k is not None and config.d_v is not None and config.d_a is not None  # resolve() filled them in
-    if config.projection == "identity":
-        proj = identity_projections(config.dim)
-    else:
-        proj = seeded_projections(config.seed, config.dim, config.heads, config.d_k, config.d_v)
-    n_keys = len(tokens) if context_tokens is None else len(context_tokens)
-    params = variant_params(
-        variant,
-        np.random.default_rng([config.seed, 2]),
-        config.heads,
-        config.d_k,
-        config.d_k,
-        config.d_a,
-        n_keys,
-        {"rank": config.rank, "features": config.features},
-    )
+    x_context = None if context_tokens is None else embed_tokens(context_tokens, config)
+    proj, params = _parameters(config, n)
     terms: dict | None = {} if trace else None
-    masks = parse_masks(",".join(config.mask))
-    if config.dtype != "float64" or not config.weights:  # the long-input paths: attncli.core.efficient
-        from attncli.core.efficient import cast, multi_head_long  # late: start-up (when asked: kernels, threads)
-
-        x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
-        x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))
-        mh = multi_head_long(
-            x,
-            x if x_context is None else x_context,
-            proj,
-            config.heads,
-            variant,
-            params,
-            masks,
-            config,
-            [config.seed, 2],
-            terms,
-        )
-    else:
-        mh = multi_head(
-            x,
-            x if x_context is None else x_context,
-            proj,
-            config.heads,
-            variant,
-            params,
-            masks,
-            config.temperature,
-            terms,
-        )
+    x, x_context, mh = _attend(x, x_context, proj, params, config, terms)
     a = mh.attended
     return AttentionResult(
         text=text,
@@ -232,3 +180,52 @@ def run(
         projections=proj,
         trace=terms or {},
     )
+
+
+def _price_text(text: str, context: str | None, config: RunConfig, limits: Limits, trace: bool) -> None:
+    """The token counts of the text and the context, and the run's memory at about that many tokens, checked
+    against `limits` from their characters alone, before a token is made."""
+    for part, what in ((text, "text"), (context, "context")):
+        if part is not None:
+            check_tokens(part, config, limits, what)
+    m_about = expected_tokens(text, config.tokenizer)
+    n_about = m_about if context is None else expected_tokens(context, config.tokenizer)
+    estimate(config, m_about, n_about, trace, limits, cross=context is not None)
+
+
+def _parameters(config: RunConfig, n_keys: int):  # -> (Projections, {name: [h, ...] array})
+    """The run's seeded projections (or Q = K = V = X) and its variant's parameters, for `n_keys` keys."""
+    assert config.d_k is not None and config.d_v is not None and config.d_a is not None  # resolve() filled them in
+    if config.projection == "identity":
+        proj = identity_projections(config.dim)
+    else:
+        proj = seeded_projections(config.seed, config.dim, config.heads, config.d_k, config.d_v)
+    params = variant_params(
+        VARIANTS[config.variant],
+        np.random.default_rng([config.seed, 2]),
+        config.heads,
+        config.d_k,
+        config.d_k,
+        config.d_a,
+        n_keys,
+        {"rank": config.rank, "features": config.features},
+    )
+    return proj, params
+
+
+def _attend(x, x_context, proj, params, config: RunConfig, terms: dict | None):
+    """(x, x_context as the run uses them, the heads' attention): the NumPy core in float64 with weights, else
+    the long-input paths (attncli.core.efficient), whose embeddings are cast to the run's dtype first."""
+    # [m, d_model], [n, d_model] or None -> ([m, d_model], [n, d_model] or None, MultiHead)
+    variant, masks = VARIANTS[config.variant], parse_masks(",".join(config.mask))
+    if config.dtype == "float64" and config.weights:
+        keys = x if x_context is None else x_context
+        mh = multi_head(x, keys, proj, config.heads, variant, params, masks, config.temperature, terms)
+        return x, x_context, mh
+    from attncli.core.efficient import cast, multi_head_long  # late: start-up (when asked: kernels, threads)
+
+    x = cast("X", x, np.dtype(config.dtype))  # the embeddings as the run uses them
+    x_context = None if x_context is None else cast("X", x_context, np.dtype(config.dtype))
+    keys = x if x_context is None else x_context
+    mh = multi_head_long(x, keys, proj, config.heads, variant, params, masks, config, [config.seed, 2], terms)
+    return x, x_context, mh
