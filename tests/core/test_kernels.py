@@ -364,7 +364,7 @@ def test_without_threadpoolctl(monkeypatch, force_threads, env):
 
 def test_blas_limit_is_shared_and_restored(force_threads):
     """Concurrent calls: BLAS is limited while any runs, restored after all."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threadpoolctl  # a dependency of attncli
 
     def blas_threads():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]

