@@ -31,6 +31,18 @@ def attn(*args, input=None, env=None):
     return _runner.invoke(app, [str(a) for a in args], input=input, env=env)
 
 
+def refused(r, *needles: str, code: int = 1) -> str:
+    """An `attn` run that refused: exit `code` (1: unusable data, 2: a wrong command line), no traceback, and
+    exactly one line on stderr, `Error: ...`, naming each of `needles`, never an internal error. -> that line."""
+    assert r.exit_code == code, (r.exit_code, r.output)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.output, r.output
+    for needle in needles:
+        assert needle in r.stderr, (needle, r.stderr)
+    return r.stderr
+
+
 SGR = re.compile(rb"\x1b\[[0-9;]*m")  # Rich's colour codes: the only escape sequences attn may print
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import attn
+from tests.conftest import attn, refused
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
@@ -77,7 +77,7 @@ def test_refusals_say_what_to_do(args, says):
 @pytest.mark.parametrize("command", ["show", "steps", "heads", "view"])
 def test_a_target_without_its_source_is_told_about_the_default_part_in_its_own_terms(command):
     r = attn(command, "bonjour", "--model", GOLDEN / "t5")
-    assert r.exit_code == 2 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.output
+    refused(r, code=2)
     assert "--part cross (the default)" in r.stderr and "give it with --context SOURCE" in r.stderr
     assert "le chat" not in r.stderr and "attn show" not in r.stderr  # no example of another text or command
     given = attn(command, "bonjour", "--model", GOLDEN / "t5", "--part", "decoder").stderr

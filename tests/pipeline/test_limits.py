@@ -17,7 +17,7 @@ from attncli.pipeline.budget import parse_size
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import NO_LIMITS, Limits, MemoryRefused, run_bytes
 from attncli.pipeline.run import run
-from tests.conftest import ROOT, attn
+from tests.conftest import ROOT, attn, refused
 
 tokenize_module = sys.modules["attncli.pipeline.tokenize"]
 
@@ -30,15 +30,6 @@ def traced_peak(fn):
         return value, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-
-
-def refused(r, *needles):
-    assert r.exit_code == 1, (r.exit_code, r.output)
-    assert r.exception is None or isinstance(r.exception, SystemExit)
-    assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr
-    for needle in needles:
-        assert needle in r.stderr, (needle, r.stderr)
-    return r.stderr
 
 
 @pytest.fixture(scope="module")
