@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -187,29 +188,54 @@ def test_the_progress_bar_counts_lines_on_a_terminal_stderr(monkeypatch, tmp_pat
 
 
 def test_ctrl_c_on_a_worker_pool_prints_the_partial_statistics_and_exits_130(bert):
+    """Ctrl-C once the pool has reported lines done (its progress bar, on a terminal, says so): the statistics of
+    those lines are printed, marked partial, and the exit status is 130."""
+    import os
+    import pty
     import signal
     import subprocess
     import sys
-    import time
+    import threading
 
     args = ["heads", "--model", str(bert), "--lines", "-", "--workers", "2", "-f", "json"]
+    terminal, stderr = pty.openpty()  # stderr a terminal: the progress bar is drawn, and read here
     proc = subprocess.Popen(
         [sys.executable, "-m", "attncli", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         cwd=ROOT,
+        env={**os.environ, "TERM": "xterm", "COLUMNS": "100"},
     )
+    os.close(stderr)
+    screen, lines_done = bytearray(), threading.Event()
+
+    def read_the_terminal() -> None:  # all of it, to the end, so that attn never waits on a full terminal
+        while True:
+            try:
+                screen.extend(os.read(terminal, 4096))
+            except OSError:  # attn ended: the terminal's other side is closed
+                return
+            if re.search(rb"(?<![\d.,])[1-9][\d,]* lines(?!/)", screen):
+                lines_done.set()
+
+    reader = threading.Thread(target=read_the_terminal, daemon=True)
+    reader.start()
     assert proc.stdin is not None
-    proc.stdin.write(("\n".join(LINES * 20) + "\n").encode())  # 600 lines, and stdin left open: the run waits
+    from attncli.models.corpus import WINDOW
+
+    lines = [line for line in LINES if line]  # no blank line: the first lines done hold texts
+    texts = lines * (WINDOW // len(lines) + 2)  # more than a window of lines: the first window runs
+    proc.stdin.write(("\n".join(texts) + "\n").encode())  # and stdin left open: the run waits for more
     proc.stdin.flush()
-    time.sleep(3)  # whatever it has done by then: none of it, or some chunks
+    assert lines_done.wait(120), f"no lines done in 120 s: {bytes(screen[-300:])!r}"  # the event
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    if out:  # the chunks done before the signal
-        doc = json.loads(out)
-        assert doc["partial"] and 0 < doc["texts"] < 480
+    out, _ = proc.communicate(timeout=120)
+    reader.join(10)
+    os.close(terminal)
+    assert proc.returncode == 130
+    doc = json.loads(out or b"null") or pytest.fail(f"no statistics; the terminal showed {bytes(screen)!r}")
+    assert doc["partial"] and 0 < doc["texts"] < len(texts)
 
 
 def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
