@@ -350,8 +350,8 @@ def test_only_the_layers_run_are_dequantized(tmp_path, monkeypatch):
     from attncli.models import gguf as reader
 
     seen: list[int] = []
-    real = reader._dequantized
-    monkeypatch.setattr(reader, "_dequantized", lambda data, kind: seen.append(data.size) or real(data, kind))
+    real = reader.dequantize
+    monkeypatch.setattr(reader, "dequantize", lambda data, kind: seen.append(data.size) or real(data, kind))
     model = load_model(_tiny(tmp_path))
     forward(model, encode(model, "time flies").ids, upto_layer=0)
     one = len(seen)
