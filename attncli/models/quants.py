@@ -408,6 +408,7 @@ def dequantize(data: np.ndarray, kind: QuantType) -> np.ndarray:  # [rows, bytes
         return kind.dequantize(blocks).reshape(rows, -1)
     out = np.empty((len(blocks), kind.block), dtype=F32)
     step = max(CHUNK // kind.block, 1)
-    for start in range(0, len(blocks), step):
-        out[start : start + step] = kind.dequantize(blocks[start : start + step])
+    with np.errstate(all="ignore"):  # an inf or NaN scale is the file's: the reader's finiteness check names it
+        for start in range(0, len(blocks), step):
+            out[start : start + step] = kind.dequantize(blocks[start : start + step])
     return out.reshape(rows, -1)

@@ -64,6 +64,7 @@ def test_every_type_is_gguf_bit_for_bit(name):
     assert same_bits(dequantize(raw, kind), theirs)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # gguf's MXFP4 of exponent 255: inf
 @given(st.sampled_from(DEQUANTIZED), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_random_blocks_of_any_type_are_gguf_bit_for_bit(name, n, seed):
     kind, raw = BY_NAME[name], blocks(name, n, np.random.default_rng(seed))
