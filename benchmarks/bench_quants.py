@@ -10,7 +10,8 @@ test extra), interleaved, --runs times each. Printed: CPU time (process_time, so
 not counted) in ns per value, the medians; gguf's over attn's; the quantized bytes attn reads per CPU second; and
 "2 threads": the wall time of dequantizing the tensor twice on one thread over that of two threads at once, each
 once: 2.0 when the work leaves the GIL entirely (what readahead.py needs), 1.0 when it holds it (and less than
-2.0 when the machine has no free core: the load average is printed).
+2.0 when the machine has no free core: the load average is printed); "Python": the share of a chunk's CPU time
+outside NumPy's loops (one block's time over one chunk's), at most the share during which it holds the GIL.
 
 --model FILE.gguf: load + forward through every layer of a 12-token text, cold (a new Model each run, OpenBLAS
 on one thread), interleaved: dequantized by gguf.quants (what attn did before quants.py), by quants.py without the
@@ -32,6 +33,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # after the thread count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from attncli.models import quants
 from attncli.models.quants import DEQUANTIZED, TYPES, QuantType, dequantize
 
 SCALES = {  # type -> the byte offsets of its fp16 scales in a block (IQ1_M's d is spread: fixed in `blocks`)
@@ -82,6 +84,24 @@ def two_threads(fn) -> float:
     return serial / (time.perf_counter() - start)
 
 
+def held(kind: QuantType, raw: np.ndarray) -> float:
+    """The share of a chunk's CPU time that is not NumPy's loops (which leave the GIL): the time of dequantizing
+    one block, all Python and call overhead, over that of one chunk of blocks (quants.CHUNK values). An upper
+    bound on the share of the time a reader thread holds the GIL, measured without a second core."""
+    blocks = raw.reshape(-1, kind.size)
+    step = max(quants.CHUNK // kind.block, 1) if kind.block > 1 else raw.size // kind.size
+    one, chunk = blocks[:1].copy(), blocks[:step].copy()
+    reps = max(200 * kind.block // 256, 20)
+    start = time.process_time()
+    for _ in range(reps):
+        dequantize(one, kind)
+    overhead = (time.process_time() - start) / reps
+    start = time.process_time()
+    for _ in range(5):
+        dequantize(chunk, kind)
+    return min(overhead / ((time.process_time() - start) / 5), 1.0)
+
+
 def types_table(values: int, runs: int, only: list[str]) -> None:
     import gguf  # the test extra: the reference implementation
     from gguf import quants as reference
@@ -89,6 +109,7 @@ def types_table(values: int, runs: int, only: list[str]) -> None:
     rng = np.random.default_rng(0)
     print(
         f"{'type':8} {'attn ns/value':>14} {'gguf ns/value':>14} {'gguf/attn':>10} {'attn MB/s':>10} {'2 threads':>10}"
+        f" {'Python':>7}"
     )
     for name in DEQUANTIZED:
         if only and name not in only:
@@ -110,7 +131,8 @@ def types_table(values: int, runs: int, only: list[str]) -> None:
             print(f"{name:8} {'a view of the file: nothing to dequantize':>72}")
             continue
         rate = kind.size / kind.block / (a * 1e-9) / 1e6
-        print(f"{name:8} {a:14.2f} {g:14.2f} {g / a:10.2f} {rate:10.0f} {statistics.median(overlap):10.2f}")
+        share = f"{held(kind, raw):.0%}"
+        print(f"{name:8} {a:14.2f} {g:14.2f} {g / a:10.2f} {rate:10.0f} {statistics.median(overlap):10.2f} {share:>7}")
 
 
 def forward_table(path: str, runs: int) -> None:
