@@ -3,10 +3,11 @@
 Each dequantizer turns whole blocks into float32 with llama.cpp's formulas (ggml-quants.c's `dequantize_row_*`;
 the block layouts of ggml-common.h), vectorized over every block of a chunk at once: NumPy's shifts, masks,
 table look-ups and products, which release the GIL, so that the read-ahead thread (readahead.py) dequantizes the
-next layer while the pass computes. The float operations are the ones llama.cpp's reference code and the `gguf`
-package's `gguf.quants.dequantize` do, in the same order (a scale times a quant, then minus a minimum: two
-roundings, never fused), so the values are bit-for-bit theirs; tests/models/test_quants.py checks every type on
-random blocks against `gguf.quants`.
+next layer while the pass computes. The float operations are the ones the `gguf` package's
+`gguf.quants.dequantize` does (llama.cpp's reference formulas), in the same order (a scale times a quant, then
+minus a minimum: two roundings, never fused), so the values are bit-for-bit its; tests/models/test_quants.py
+checks every type on random blocks against it. (Only the look-up tables differ in form: a table of values
+indexed by the quants where gguf converts, masks and compares; each entry is the same float32.)
 
 The types and their formulas (d, m: fp16 scales; q: the quants; sc, mn: a sub-block's scale and minimum):
 
@@ -14,8 +15,9 @@ The types and their formulas (d, m: fp16 scales; q: the quants; sc, mn: a sub-bl
 - Q4_0, Q5_0, Q8_0: d·q, q signed (4, 5 or 8 bits); Q4_1, Q5_1: d·q + m. Blocks of 32.
 - Q2_K, Q4_K, Q5_K: (d·sc)·q − dmin·mn; Q3_K, Q6_K: (d·sc)·q, sc signed. Super-blocks of 256 (ggml PR #1684).
 - TQ1_0, TQ2_0: d·t, t ∈ {−1, 0, 1} ("ternary", BitNet b1.58: Ma et al. 2024), base-3 or 2-bit packed.
-- MXFP4: 2^(e−127)·v/2, v an E2M1 value (OCP Microscaling Formats v1.0), blocks of 32 with one E8M0 exponent;
-  NVFP4: blocks of 16 with an unsigned E4M3 scale, four to a block of 64.
+- MXFP4: 2^(e−127)·v, v an E2M1 value (OCP Microscaling Formats v1.0), blocks of 32 with one E8M0 exponent e
+  (as ggml: the table holds 2v, the scale is halved); NVFP4: blocks of 16 with an unsigned E4M3 scale, four to a
+  block of 64.
 - IQ4_NL, IQ4_XS: d·k[q], k a non-linear 16-value table; IQ4_XS with 6-bit sub-block scales.
 - IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: a sub-block scale × a row of a lattice grid (8 or 4 values) × signs
   ("QuIP#", Tseng et al. 2024, E8 lattice codebooks); IQ1_S, IQ1_M: scale × (grid row ± 1/8). The grids are
