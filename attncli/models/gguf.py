@@ -7,14 +7,14 @@ bytes are touched only when that tensor is dequantized (`GGUFTensors.get_tensor`
 0.5B model reads layer 0. Before any of it runs, `open_gguf` checks:
 
 - the magic, the version (2 or 3), at most MAX_COUNT tensors and metadata keys, arrays that do not nest;
-- every tensor's type is one attn dequantizes (DEQUANTIZED), at most 4 dimensions, rows of whole blocks of
-  its type, and its bytes inside the file's data.
+- every tensor's type is one attn dequantizes (quants.py's DEQUANTIZED), at most 4 dimensions, rows of whole
+  blocks of its type, and its bytes inside the file's data.
 
-Dequantization is llama.cpp's block formulas as the `gguf` package (llama.cpp's own Python library,
-`pip install "attncli[gguf]"`) implements them in NumPy (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-Q2_K..Q6_K), one tensor at a time into float32; tests/models/test_gguf.py checks each type against a
-reference derived from the formulas. (gguf's own GGUFReader is not used: it makes two NumPy views of every
-string of the vocabulary, 5 s and 200 MB for SmolLM2's 49,152 tokens and 48,900 merges; this loop, 0.1 s.)
+Dequantization is quants.py's: every ggml type the `gguf` package (llama.cpp's own Python library) dequantizes,
+vectorized over blocks in NumPy, bit-for-bit gguf's values, one tensor (or a few rows) at a time into float32; a
+type it does not read is refused by name here, before any tensor is read. (gguf's own GGUFReader is not used: it
+makes two NumPy views of every string of the vocabulary, 5 s and 200 MB for SmolLM2's 49,152 tokens and 48,900
+merges; this loop, 0.1 s.)
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import numpy as np
 
 from .folder import why
 from .hparams import ModelError
+from .quants import QuantType, dequantize, quant_type
 
 MAGIC = b"GGUF"
 MAX_COUNT = 1 << 20  # tensors and metadata keys: a real file has hundreds of tensors and a few dozen keys
 MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
-DEQUANTIZED = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K")
 SCALARS = {  # GGUF value type -> struct format
     0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"
 }  # fmt: skip
@@ -122,7 +122,7 @@ class GGUFTensors:
     `get_tensor(name)` dequantizes the whole tensor, `rows(name, ids)` only those rows (an embedding table).
     """
 
-    def __init__(self, path: Path, data: np.ndarray, table: dict[str, tuple[Any, tuple[int, ...], int, int]]):
+    def __init__(self, path: Path, data: np.ndarray, table: dict[str, tuple[QuantType, tuple[int, ...], int, int]]):
         self.path, self._data = path, data  # the whole file, memory-mapped read-only
         self._table = table  # name -> (ggml type, NumPy shape, first byte, bytes)
 
@@ -141,7 +141,7 @@ class GGUFTensors:
         return self._data[begin : begin + size].reshape(rows, size // max(rows, 1))
 
     def get_tensor(self, name: str) -> np.ndarray:  # -> shape(name), float32
-        return _dequantized(self._raw(name), self._table[name][0]).reshape(self.shape(name))
+        return dequantize(self._raw(name), self._table[name][0]).reshape(self.shape(name))
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [k] -> [k, cols]
         """Rows `ids` of a 2-D tensor: only their blocks are read and dequantized."""
@@ -149,24 +149,12 @@ class GGUFTensors:
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         if len(shape) != 2 or (ids.size and (ids.min() < 0 or ids.max() >= shape[0])):
             raise ModelError(f"row indices outside {name} of {self.path}")
-        return _dequantized(self._raw(name)[ids], self._table[name][0]).reshape(ids.size, shape[1])
-
-
-def _dequantized(data: np.ndarray, kind: Any) -> np.ndarray:  # [rows, bytes per row] uint8 -> [rows, cols] float32
-    from gguf import quants  # late: optional (gguf, the gguf extra: GGUF runs only)
-
-    return np.asarray(quants.dequantize(np.ascontiguousarray(data), kind), dtype=np.float32)
+        return dequantize(self._raw(name)[ids], self._table[name][0]).reshape(ids.size, shape[1])
 
 
 def open_gguf(path: Path) -> tuple[dict[str, Any], GGUFTensors]:
     """The metadata (key -> value; arrays as lists) and the tensors of a GGUF file, every tensor's type, block
     structure and byte range checked against the file."""
-    try:
-        from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # late: optional (gguf, the gguf extra: ~0.4 s)
-    except ImportError:
-        raise ModelError(
-            f'{path} is a GGUF file: reading it needs the gguf package (pip install "attncli[gguf]")'
-        ) from None
     try:
         data = np.memmap(path, dtype=np.uint8, mode="r") if path.stat().st_size else np.zeros(0, np.uint8)
     except (OSError, ValueError) as e:
@@ -191,16 +179,8 @@ def open_gguf(path: Path) -> tuple[dict[str, Any], GGUFTensors]:
     start = -(-cur.pos // align) * align
     table = {}
     for name, shape, kind_id, offset in infos:
-        try:
-            kind = GGMLQuantizationType(kind_id)
-        except ValueError:
-            raise ModelError(f"{name} in {path} has unknown ggml type {kind_id}") from None
-        if kind.name not in DEQUANTIZED:
-            raise ModelError(
-                f"{name} in {path} is {kind.name}; attn dequantizes {', '.join(DEQUANTIZED)} (re-quantize the model, "
-                "e.g. with llama.cpp's llama-quantize, to one of them)"
-            )
-        block, block_bytes = GGML_QUANT_SIZES[kind]
+        kind = quant_type(kind_id, f"{name} in {path}")
+        block, block_bytes = kind.block, kind.size
         if any(n <= 0 for n in shape) or shape[0] % block:
             raise ModelError(f"{name} in {path} has shape {shape}: not whole {kind.name} blocks of {block} in the file")
         size = math.prod(shape) // block * block_bytes

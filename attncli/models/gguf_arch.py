@@ -137,7 +137,10 @@ class Names:
     """The GGUF name of each tensor a family asks for, and what undoes llama.cpp's conversion of it."""
 
     def __init__(self, arch: str, n_layer: int, config: dict):
-        import gguf  # late: optional (gguf, the gguf extra: GGUF runs only)
+        try:
+            import gguf  # late: optional (gguf, the gguf extra: GGUF runs only, for its TensorNameMap)
+        except ImportError:
+            raise ModelError('a GGUF model needs the gguf package (pip install "attncli[gguf]")') from None
 
         kinds = {name: kind for kind, name in gguf.MODEL_ARCH_NAMES.items()}
         if arch not in kinds:

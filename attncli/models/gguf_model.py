@@ -59,9 +59,8 @@ class GGUFHandle:
     """The file's tensors as `Weights` reads a safetensors file (`get_slice(name)`: its shape, its rows, the whole
     tensor checked finite), in Hugging Face's form: llama.cpp's conversion undone (`Names.undo`)."""
 
-    # the gguf package dequantizes in Python over small groups of rows, holding the GIL most of the time: read ahead
-    # on a second thread, SmolLM2's cold forward took 0.72 s against 0.67 s (`attn show`: CPU 1.49 s against 1.21)
-    overlaps = False
+    # quants.py dequantizes a chunk of blocks at a time in NumPy passes, which leave the GIL to the pass: read ahead
+    overlaps = True
 
     def __init__(self, tensors: GGUFTensors, names: Names):
         self.tensors, self.names = tensors, names

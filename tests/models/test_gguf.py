@@ -348,13 +348,33 @@ def test_only_the_layers_run_are_dequantized(tmp_path, monkeypatch):
     from attncli.models import gguf as reader
 
     seen: list[int] = []
-    real = reader._dequantized
-    monkeypatch.setattr(reader, "_dequantized", lambda data, kind: seen.append(data.size) or real(data, kind))
+    real = reader.dequantize
+    monkeypatch.setattr(reader, "dequantize", lambda data, kind: seen.append(data.size) or real(data, kind))
     model = load_model(_tiny(tmp_path))
     forward(model, encode(model, "time flies").ids, upto_layer=0)
     one = len(seen)
     forward(model, encode(model, "time flies").ids)
     assert 0 < one < len(seen)  # layer 0's attention first; the rest only when asked for
+
+
+def test_a_cold_gguf_forward_reads_ahead_with_the_bits_of_one_thread(tmp_path, monkeypatch):
+    """quants.py leaves the GIL, so a GGUF model's next layer is dequantized on the reader thread (readahead.py);
+    the attention and hidden states are those of a pass that reads every tensor itself."""
+    from attncli.models import readahead
+    from attncli.models.forward import _forward
+
+    plans: list[list] = []
+    read = readahead.ReadAhead._read
+    monkeypatch.setattr(readahead.ReadAhead, "_read", lambda self, plan: plans.append(plan) or read(self, plan))
+    path = _tiny(tmp_path)
+    model = load_model(path)
+    ids = encode(model, "time flies like an arrow").ids
+    run = forward(model, ids)
+    assert model.weights.overlaps and plans and {layer for layer, _ in plans[0]} == {1}
+    alone = load_model(path)
+    same = _forward(alone, np.asarray(ids), None, None, None, ahead=False)
+    for a, b in zip(run.weights + run.hidden, same.weights + same.hidden, strict=True):
+        assert np.array_equal(a, b)
 
 
 # ---- names: Ollama, LM Studio, a Hugging Face cache repo of GGUF files --------------------------------------
