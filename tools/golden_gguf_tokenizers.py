@@ -19,8 +19,10 @@ list of letter ranges, which tests/models/test_gguf.py checks against the script
   (SmolLM's and StarCoder's tokenizer.json: each digit alone, then GPT-2's split), `deepseek-coder`
   (DeepSeek-Coder's: newlines, letters, punctuation, CJK, each digit) and `deepseek-llm` (llama.cpp's list
   for it, from DeepSeek LLM's tokenizer.json) the split is replaced by theirs;
-- add_space_prefix = false: transformers drops the "▁" before the text only for the Gemma architectures, so that
-  case is written as `gemma3` (transformers then also reads two plain spaces as "▁▁", as Gemma's files need);
+- add_space_prefix = false: transformers drops the "▁" before the text only for the Gemma architectures, so those
+  cases are written as `gemma3` (transformers then also reads two plain spaces as "▁▁", and merges a vocabulary
+  without merges in the order of its tokens rather than its scores, as Gemma's files need: a case with scores
+  out of that order is written both as `llama` and as `gemma3`);
 - BOS for a byte-level vocabulary that does not say (llama.cpp adds it for llama-bpe and tekken) is not a case
   here: every byte-level case says (tests/models/test_gguf.py checks the default).
 """

@@ -9,7 +9,8 @@ Two kinds, as llama.cpp names them in `tokenizer.ggml.model`:
 - `llama`: SentencePiece BPE (Kudo & Richardson 2018) with byte fallback (`<0x41>` tokens), "▁" for a space and,
   unless `tokenizer.ggml.add_space_prefix` is false (Gemma's files), one before the text; its merges from the
   file, or, when it has none, from the vocabulary's scores (every pair of tokens whose join is a token, the
-  join's score deciding the order); tokens stored as plain spaces are read as the "▁"s the text becomes.
+  join's score deciding the order; for the architectures whose `Arch.merges_by_position` says so, Gemma's, the
+  join's place in the vocabulary); tokens stored as plain spaces are read as the "▁"s the text becomes.
 
 Tokens the file marks as control (type 3) are special, user-defined ones (type 4) are matched whole; BOS and
 EOS are added when `tokenizer.ggml.add_bos_token` / `add_eos_token` say so (a file that does not say gets BOS
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .gguf_arch import ARCHITECTURES
 from .hparams import ModelError
 
 _CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
@@ -146,8 +148,10 @@ def tokenizer_from(meta: dict, source: str) -> Any:
             raise ModelError(f"{source}: a llama vocabulary without merges needs tokenizer.ggml.scores, one per token")
         spelled = _spaces_as_metaspace(tokens)
         prefix = _flag(meta, "add_space_prefix", True, source)
+        arch = ARCHITECTURES.get(meta.get("general.architecture"))  # type: ignore[arg-type]
+        ranks = [-i for i in range(len(tokens))] if arch is not None and arch.merges_by_position else scores
         tok = _sentencepiece(
-            {t: i for i, t in enumerate(spelled)}, merges or _merges_from_scores(spelled, list(scores or [])), prefix
+            {t: i for i, t in enumerate(spelled)}, merges or _merges_from_scores(spelled, list(ranks or [])), prefix
         )
         bos = True
     else:

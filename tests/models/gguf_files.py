@@ -186,7 +186,10 @@ def llama3_factors(d: int, s: dict) -> np.ndarray:  # -> [d / 2]: llama.cpp's ro
 TRANSFORMERS_PRES = ("default", "gpt-2", "olmo", "llama-bpe", "dbrx", "qwen2", "deepseek-r1-qwen", "qwen35", "tekken")
 TRANSFORMERS_PRES += ("gpt-4o", "llama4")  # the tokenizer.ggml.pre names transformers reads itself
 BPE_PRES = (*TRANSFORMERS_PRES, "smollm", "starcoder", "deepseek-llm", "deepseek-coder")  # these it splits as GPT-2
-ARCHITECTURE = {"spm-no-prefix": "gemma3"}  # a case's general.architecture when not "llama"
+ARCHITECTURE = {
+    "spm-no-prefix": "gemma3",
+    "spm-gemma-scrambled": "gemma3",
+}  # a case's general.architecture when not "llama"
 
 
 def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
@@ -218,8 +221,15 @@ def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
         "tokenizer.ggml.scores": spm["scores"] + [-float(len(spm["tokens"]))],
         "tokenizer.ggml.add_space_prefix": False,
     }
+    scrambled = [-float((i * 7919) % len(spm["tokens"])) for i in range(len(spm["tokens"]))]  # not the order
     out = {
         "spm-merges": {**llama, "tokenizer.ggml.merges": spm["merges"]},
+        "spm-scrambled": {**llama, "tokenizer.ggml.scores": scrambled},  # merges by score
+        "spm-gemma-scrambled": {  # Gemma's merge by position
+            **llama,
+            "tokenizer.ggml.scores": scrambled,
+            "tokenizer.ggml.add_space_prefix": False,
+        },
         "spm-scores": llama,
         "spm-prefix": {**llama, "tokenizer.ggml.add_space_prefix": True},
         "spm-no-prefix": gemma,

@@ -441,15 +441,16 @@ TOKENIZERS = json.loads((Path(__file__).parent / "gguf_tokenizers.json").read_te
 
 @pytest.mark.parametrize("case", sorted(TOKENIZERS["ids"]))
 def test_a_gguf_tokenizer_gives_transformers_ids(case):
-    """SentencePiece (merges from the file, or from the scores; byte fallback; with and without the space before
-    the text), byte-level BPE under each pre-tokenizer name, BOS and EOS, over texts with leading and repeated
-    spaces, tabs, newlines, digits, CJK, emoji, code and control tokens: the ids transformers' GGUF loading gave,
+    """SentencePiece (merges from the file, or from the scores, or Gemma's from the order of its tokens; byte
+    fallback; with and without the space before the text), byte-level BPE under each pre-tokenizer name, BOS and
+    EOS, over texts with leading and repeated spaces, tabs, newlines, digits, CJK, emoji, code and control
+    tokens: the ids transformers' GGUF loading gave,
     or llama.cpp's split where transformers ignores the name (tools/golden_gguf_tokenizers.py, `reference`)."""
     from attncli.models.gguf_tokenizer import tokenizer_from
-    from tests.models.gguf_files import tokenizer_cases
+    from tests.models.gguf_files import ARCHITECTURE, tokenizer_cases
 
     meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])[case]
-    tok = tokenizer_from(meta, case)
+    tok = tokenizer_from({**meta, "general.architecture": ARCHITECTURE.get(case, "llama")}, case)
     for text, ids in zip(TOKENIZERS["texts"], TOKENIZERS["ids"][case]):
         assert tok.encode(text).ids == ids, text
 
