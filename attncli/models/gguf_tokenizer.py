@@ -148,7 +148,8 @@ def tokenizer_from(meta: dict, source: str) -> Any:
             raise ModelError(f"{source}: a llama vocabulary without merges needs tokenizer.ggml.scores, one per token")
         spelled = _spaces_as_metaspace(tokens)
         prefix = _flag(meta, "add_space_prefix", True, source)
-        arch = ARCHITECTURES.get(meta.get("general.architecture"))  # type: ignore[arg-type]
+        named = meta.get("general.architecture")
+        arch = ARCHITECTURES.get(named) if isinstance(named, str) else None
         ranks = [-i for i in range(len(tokens))] if arch is not None and arch.merges_by_position else scores
         tok = _sentencepiece(
             {t: i for i, t in enumerate(spelled)}, merges or _merges_from_scores(spelled, list(ranks or [])), prefix
