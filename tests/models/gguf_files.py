@@ -225,6 +225,7 @@ def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
     out = {
         "spm-merges": {**llama, "tokenizer.ggml.merges": spm["merges"]},
         "spm-scrambled": {**llama, "tokenizer.ggml.scores": scrambled},  # merges by score
+        "spm-phi3": llama,  # transformers' Phi-3 builder: a normalizer's "▁", read as Metaspace's
         "spm-gemma-scrambled": {  # Gemma's merge by position
             **llama,
             "tokenizer.ggml.scores": scrambled,
