@@ -52,6 +52,7 @@ TEXTS = [
     "Hello WORLD, CamelCase and DON'T shout's",
     "x</s>y <s> z",
     "नमस्ते and cafe\u0301",
+    "a<think>b</think> c",
 ]
 CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
 

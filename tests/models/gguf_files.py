@@ -196,7 +196,8 @@ def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
     """name -> the tokenizer.ggml.* metadata of each case of tests/models/gguf_tokenizers.json (written by
     tools/golden_gguf_tokenizers.py): a SentencePiece vocabulary with and without merges, with and without the
     space before the text (as Gemma's: two real spaces stored as one token, as Gemma's are), without BOS, with
-    EOS; a byte-level one under each pre-tokenizer name of BPE_PRES, with EOS added, without BOS."""
+    EOS, with user-defined tokens; a byte-level one under each pre-tokenizer name of BPE_PRES, with EOS added,
+    without BOS, with user-defined tokens."""
     common = {"tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.unknown_token_id": 0}
     llama = {
         "tokenizer.ggml.model": "llama",
@@ -236,6 +237,18 @@ def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
         "spm-no-prefix": gemma,
         "spm-no-bos": {**llama, "tokenizer.ggml.add_bos_token": False},
         "spm-eos": {**llama, "tokenizer.ggml.add_eos_token": True},
+    }
+    user = ["<think>", "</think>"]  # user-defined tokens (type 4), matched whole in the text
+    out["spm-user-defined"] = {
+        **llama,
+        "tokenizer.ggml.tokens": spm["tokens"] + user,
+        "tokenizer.ggml.token_type": spm["token_type"] + [4, 4],
+        "tokenizer.ggml.scores": spm["scores"] + [0.0, 0.0],
+    }
+    out["bpe-user-defined"] = {
+        **bpe,
+        "tokenizer.ggml.tokens": bpe["tokenizer.ggml.tokens"] + user,
+        "tokenizer.ggml.token_type": bpe["tokenizer.ggml.token_type"] + [4, 4],
     }
     for pre in BPE_PRES:
         out[f"bpe-{pre}"] = {**bpe, "tokenizer.ggml.pre": pre}
