@@ -34,7 +34,7 @@ _PUBLIC = {  # name -> the module that holds it
     "rollout": "attncli.api",
     "lens": "attncli.api",
     "ablate": "attncli.api",
-    "models": "attncli.api",
+    "catalog": "attncli.api",
     "Generation": "attncli.models.generate",
     "Attention": "attncli.api",
     "Page": "attncli.api",

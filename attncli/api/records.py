@@ -237,13 +237,15 @@ def ablate(
     return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)
 
 
-def models(*, paths: Sequence[str | Path] = ()) -> Records:
-    """`attn models`: every model attn can open on this machine, found offline (the Hugging Face and llama.cpp
-    caches, Ollama, LM Studio, and the folders `paths`), one row each: the name `--model` takes, where it lives,
-    family, parameters, quant, bytes, and whether attn supports it (`why` not). Only headers are read."""
+def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
+    """`attn models` (not `models`, the name of attncli's package of real models): every model attn can open on
+    this machine, found offline (the Hugging Face and llama.cpp
+    caches, Ollama, LM Studio, and the folder or folders `path`, as `--path`), one row each: the name `--model`
+    takes, where it lives, family, parameters, quant, bytes, and whether attn supports it (`why` not). Only
+    headers are read."""
     from attncli.models.catalog import installed  # late: start-up (not for import attncli or --help)
 
-    folders = [Path(p).expanduser() for p in paths]
+    folders = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
     for folder in folders:
         if not folder.exists():
             raise DataError(f"--path {folder}: no such folder or file")

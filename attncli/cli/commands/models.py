@@ -32,6 +32,6 @@ def models(out: Out, path: Paths = None) -> None:
     """
     from attncli import api  # late: start-up (not for --help)
 
-    listed = api.models(paths=path or ())
+    listed = api.catalog(path=path or ())
     warn(listed)
     emit(listed.document, out)
