@@ -81,6 +81,9 @@ def _caches(paths: Sequence[Path]) -> tuple[list[Found], bool]:
     found: list[Found] = []
     for repo, snap, cache in repos:
         source = "llama.cpp" if cache == llamacpp_cache() else "huggingface"
+        if isinstance(snap, str):  # why its snapshot cannot be read
+            found.append(Found(repo, source, None, snap))
+            continue
         found += _folder_models(repo, source, snap, ggufs(snap))
     return found, cut
 
@@ -121,7 +124,8 @@ def _paths(paths: Sequence[Path]) -> tuple[list[Found], bool]:
             continue
         folders = [top]
         try:
-            folders += sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())[:LIMIT]
+            below = sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())
+            cut, folders = cut or len(below) > LIMIT, folders + below[:LIMIT]
         except OSError as e:
             found.append(Found(str(top), "path", None, f"cannot read {top}: {e.strerror or e}"))
         for folder in folders:

@@ -137,11 +137,11 @@ def _by_quant(name: str, gguf_file: str | None) -> Path | None:
     return None if flat is None else _in_folder(flat, gguf_file)
 
 
-def cached_repos(limit: int) -> tuple[list[tuple[str, Path, Path]], bool]:
+def cached_repos(limit: int) -> tuple[list[tuple[str, Path | str, Path]], bool]:
     """("ORG/NAME", its snapshot, the cache) of every repo in the Hugging Face caches and in llama.cpp's (as
-    `_snapshot` finds each: never a folder outside its repo), and whether more than `limit` entries of the caches
-    stopped the listing. A repo whose snapshot cannot be read is left out."""
-    found: list[tuple[str, Path, Path]] = []
+    `_snapshot` finds each: never a folder outside its repo; in the snapshot's place, why it cannot be read), and
+    whether more than `limit` entries of the caches stopped the listing. A repo without a snapshot is left out."""
+    found: list[tuple[str, Path | str, Path]] = []
     seen = 0
     for cache in dict.fromkeys([*hub_caches(), llamacpp_cache()]):
         try:
@@ -152,10 +152,15 @@ def cached_repos(limit: int) -> tuple[list[tuple[str, Path, Path]], bool]:
             seen += 1
             if seen > limit:
                 return found, True
+            name = repo.name.removeprefix("models--").replace("--", "/")
             try:
                 snap = _snapshot(repo) if repo.is_dir() and not repo.is_symlink() else None
-            except (ModelError, OSError):
-                snap = None
+            except ModelError as e:
+                found.append((name, str(e), cache))
+                continue
+            except OSError as e:
+                found.append((name, f"cannot read {repo}: {e.strerror or e}", cache))
+                continue
             if snap is not None:
-                found.append((repo.name.removeprefix("models--").replace("--", "/"), snap, cache))
+                found.append((name, snap, cache))
     return found, False

@@ -174,3 +174,12 @@ def test_attn_models_on_an_empty_machine_and_its_table(home, tmp_path):
     _tiny(tmp_path / "mine", "m.gguf")
     r = attn("models", "--path", str(tmp_path / "mine"), "--color", "never", "--width", "200")
     assert r.exit_code == 0 and "qwen3" in r.stdout and "yes" in r.stdout and "file size" in r.stdout, r.output
+
+
+def test_a_damaged_cache_repo_is_listed_with_why(home):
+    repo = home / ".cache" / "huggingface" / "hub" / "models--org--bad"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("../../../../etc")
+    (repo / "snapshots" / "x").mkdir(parents=True)
+    (row,) = _rows()
+    assert row["name"] == "org/bad" and not row["supported"] and "does not hold a commit hash" in row["why"]
