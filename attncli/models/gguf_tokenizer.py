@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .gguf_arch import ARCHITECTURES
 from .hparams import ModelError
 
@@ -143,8 +145,8 @@ def tokenizer_from(meta: dict, source: str) -> Any:
         tok = _byte_level({t: i for i, t in enumerate(tokens)}, merges, pre)
         bos = pre.bos
     elif kind == "llama":
-        scores = meta.get("tokenizer.ggml.scores")
-        if not merges and (not isinstance(scores, list) or len(scores) != len(tokens)):
+        scores = meta.get("tokenizer.ggml.scores")  # a list, or (a vocabulary's) a NumPy view of the file
+        if not merges and (not isinstance(scores, (list, np.ndarray)) or len(scores) != len(tokens)):
             raise ModelError(f"{source}: a llama vocabulary without merges needs tokenizer.ggml.scores, one per token")
         spelled = _spaces_as_metaspace(tokens)
         prefix = _flag(meta, "add_space_prefix", True, source)
@@ -152,12 +154,15 @@ def tokenizer_from(meta: dict, source: str) -> Any:
         arch = ARCHITECTURES.get(named) if isinstance(named, str) else None
         ranks = [-i for i in range(len(tokens))] if arch is not None and arch.merges_by_position else scores
         tok = _sentencepiece(
-            {t: i for i, t in enumerate(spelled)}, merges or _merges_from_scores(spelled, list(ranks or [])), prefix
+            {t: i for i, t in enumerate(spelled)},
+            merges or _merges_from_scores(spelled, [] if ranks is None else list(ranks)),
+            prefix,
         )
         bos = True
     else:
         raise ModelError(f"{source}: tokenizer.ggml.model {kind!r} is not supported; supported: gpt2, llama")
-    types = meta.get("tokenizer.ggml.token_type") or []
+    types = meta.get("tokenizer.ggml.token_type")  # a list, or a NumPy view: never read as a truth value
+    types = [] if types is None else types
     special = [t for t, k in zip(tokens, types) if k == CONTROL]
     tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in special])
     tok.add_tokens([AddedToken(t, normalized=False, special=False) for t, k in zip(tokens, types) if k == USER_DEFINED])

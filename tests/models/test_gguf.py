@@ -494,3 +494,14 @@ def test_deepseek_llm_letters_are_the_cased_scripts_in_ascending_ranges():
     letters = re.compile(f"[{body}]+")
     assert letters.fullmatch("Zaéßʃπώ\u1f7dЖжԱႠᏸⰀ\U00010400\U0001e900")
     assert not any(letters.search(c) for c in "東한1 _-")
+
+
+def test_scores_and_token_types_may_be_numpy_arrays():
+    """A reader may give the numeric arrays of the metadata as NumPy views of the file: the same tokenizer."""
+    from attncli.models.gguf_tokenizer import tokenizer_from
+    from tests.models.gguf_files import tokenizer_cases
+
+    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])["spm-user-defined"]
+    arrays = {k: np.asarray(meta[k]) for k in ("tokenizer.ggml.scores", "tokenizer.ggml.token_type")}
+    text = TOKENIZERS["texts"][-1]
+    assert tokenizer_from({**meta, **arrays}, "f").encode(text).ids == tokenizer_from(meta, "f").encode(text).ids
