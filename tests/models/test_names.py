@@ -183,3 +183,18 @@ def test_a_damaged_cache_repo_is_listed_with_why(home):
     (repo / "snapshots" / "x").mkdir(parents=True)
     (row,) = _rows()
     assert row["name"] == "org/bad" and not row["supported"] and "does not hold a commit hash" in row["why"]
+
+
+def test_llama_cpp_cache_folder_per_system(home, monkeypatch):
+    """llama.cpp's fs_get_cache_directory: LLAMA_CACHE, else the system's cache folder's llama.cpp/."""
+    from attncli.models import llamacpp
+
+    monkeypatch.setattr(llamacpp.sys, "platform", "darwin")
+    assert llamacpp.llamacpp_cache() == home / "Library" / "Caches" / "llama.cpp"
+    monkeypatch.setattr(llamacpp.sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(home / "AppData" / "Local"))
+    assert llamacpp.llamacpp_cache() == home / "AppData" / "Local" / "llama.cpp"
+    monkeypatch.setattr(llamacpp.sys, "platform", "linux")
+    assert llamacpp.llamacpp_cache() == home / ".cache" / "llama.cpp"
+    monkeypatch.setenv("LLAMA_CACHE", "~/models")
+    assert llamacpp.llamacpp_cache() == home / "models"
