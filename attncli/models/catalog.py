@@ -170,6 +170,8 @@ def row_of(found: Found) -> dict:
         row["why"] = str(e)
     except OSError as e:
         row["why"] = f"cannot read {found.path}: {e.strerror or e}"
+    if row["why"] is not None:  # the path is the row's own column: the reason says "the file" ("the folder")
+        row["why"] = row["why"].replace(str(found.path), "the file" if found.path.is_file() else "the folder")
     return row
 
 
