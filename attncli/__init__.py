@@ -35,6 +35,7 @@ _PUBLIC = {  # name -> the module that holds it
     "rollout": "attncli.api",
     "lens": "attncli.api",
     "ablate": "attncli.api",
+    "catalog": "attncli.api",
     "Generation": "attncli.models.generate",
     "Attention": "attncli.api",
     "Page": "attncli.api",

@@ -2,9 +2,11 @@
 
     python tools/ollama_store.py FILE.gguf NAME:TAG STORE      then   OLLAMA_MODELS=STORE attn show ... --model NAME:TAG
 
+NAME may also be USER/NAME, or HOST/USER/REPO as `ollama pull hf.co/USER/REPO:QUANT` names a Hub repo.
+
 Writes STORE/blobs/sha256-<the file's SHA-256> (a hard link to the file where the file system allows, else a
 copy: attn refuses a blob that is a symbolic link out of its store) and the manifest
-STORE/manifests/registry.ollama.ai/library/NAME/TAG naming it as the model layer
+STORE/manifests/registry.ollama.ai/library/NAME/TAG (HOST/USER/REPO/TAG for a hosted name) naming it as the model layer
 (mediaType application/vnd.ollama.image.model), beside an empty params layer as Ollama writes one.
 """
 
@@ -38,7 +40,9 @@ def main() -> None:
         {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest.hexdigest()}"},
         {"mediaType": "application/vnd.ollama.image.params", "digest": f"sha256:{hashlib.sha256(params).hexdigest()}"},
     ]
-    manifest = store / "manifests" / "registry.ollama.ai" / "library" / model / (tag or "latest")
+    parts = model.split("/")  # NAME, USER/NAME, or HOST/USER/REPO (`ollama pull hf.co/USER/REPO:QUANT`)
+    where = {1: ["registry.ollama.ai", "library"], 2: ["registry.ollama.ai"], 3: []}[len(parts)] + parts
+    manifest = store.joinpath("manifests", *where, tag or "latest")
     manifest.parent.mkdir(parents=True, exist_ok=True)
     manifest.write_text(json.dumps({"schemaVersion": 2, "layers": layers}, indent=1) + "\n", encoding="utf-8")
 

@@ -7,14 +7,14 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
 `show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a
-`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens` and `ablate` `Records`, `rollout` an
+`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens`, `ablate` and `catalog` `Records`, `rollout` an
 `Output`; each has `to_json()` (what `-f json` prints), `save(path)` (what `-o path` writes), the table in a
 terminal REPL and, in a notebook, the page inline.
 """
 
 from attncli.api.lines import Lines, show_lines
 from attncli.api.outputs import Attention, Output, Page, Records
-from attncli.api.records import ablate, compare, corpus, heads, lens, tokens, variants
+from attncli.api.records import ablate, catalog, compare, corpus, heads, lens, tokens, variants
 from attncli.api.runs import compute, rollout, show, steps, view
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Page",
     "Records",
     "ablate",
+    "catalog",
     "compare",
     "compute",
     "corpus",

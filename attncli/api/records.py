@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
@@ -234,3 +235,26 @@ def ablate(
 
     doc = ablate_document(load(model)[0], text, None if heads is None else list(heads), target, mode)
     return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)
+
+
+def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
+    """`attn models` (not `models`, the name of attncli's package of real models): every model attn can open on
+    this machine, found offline (the Hugging Face and llama.cpp
+    caches, Ollama, LM Studio, and the folder or folders `path`, as `--path`), one row each: the name `--model`
+    takes, where it lives, family, parameters, quant, bytes, and whether attn supports it (`why` not). Only
+    headers are read."""
+    from attncli.models.catalog import installed  # late: start-up (not for import attncli or --help)
+
+    folders = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
+    for folder in folders:
+        if not folder.exists():
+            raise DataError(f"--path {folder}: no such folder or file")
+    rows, notes = installed(folders)
+
+    def table(digits: int, width: int):  # Rich loads when the table is drawn, not for to_json()
+        from attncli.render.models import models as models_table  # late: start-up (Rich: not for to_json)
+
+        return models_table(rows, notes, width)
+
+    doc = {"schema": "attncli.models/1", "rows": rows, "notes": notes}
+    return Records(documents.Records("attn models", table, doc=doc), warnings=tuple(notes))

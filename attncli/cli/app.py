@@ -116,6 +116,7 @@ COMMANDS = {
     "heads": "Every head of a real model at a glance, layers × heads.",
     "ablate": "Switch a decoder's heads off one at a time: how each moves the logit of the next token.",
     "lens": "The logit lens: what a decoder would predict next after each layer, layers × positions.",
+    "models": "List every model attn can open on this machine, offline.",
     "help": "Show the help of attn, or of one COMMAND (as attn COMMAND --help does).",
 }
 

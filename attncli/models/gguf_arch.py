@@ -42,17 +42,20 @@ class Arch:
     # the layer count of the one size whose scores llama.cpp scales by 1/√(d_model / n_head), not 1/√d_k (no key
     # says so: Gemma 2 and 3 27B, whose query_pre_attn_scalar is d_model / n_head)
     wide_scale_layers: int = 0
+    # a SentencePiece vocabulary without merges merges in the order of its tokens, not of its scores (Gemma's
+    # scores do not follow its merge order; transformers' GGUF loading reads Gemma's so)
+    merges_by_position: bool = False
 
 
 ARCHITECTURES = {
     "llama": Arch("llama", permuted=True),  # Llama 1-3, Mistral (written as llama), SmolLM 1/2, TinyLlama
     "qwen2": Arch("qwen2"),
     "qwen3": Arch("qwen3"),
-    "gemma": Arch("gemma", norm_plus_one=True),
-    "gemma2": Arch("gemma2", norm_plus_one=True, wide_scale_layers=46),
+    "gemma": Arch("gemma", norm_plus_one=True, merges_by_position=True),
+    "gemma2": Arch("gemma2", norm_plus_one=True, wide_scale_layers=46, merges_by_position=True),
     "olmo2": Arch("olmo2"),  # its post-norms and whole-projection q/k norms under their llama.cpp names
     "gemma3": Arch(
-        "gemma3_text", norm_plus_one=True, wide_scale_layers=62
+        "gemma3_text", norm_plus_one=True, wide_scale_layers=62, merges_by_position=True
     ),  # q/k norms too; sliding layers by their pattern
     "smollm3": Arch("smollm3", permuted=True),  # llama.cpp fixes its RoPE-less layers at every 4th, the default
     "phi3": Arch("phi3"),  # fused qkv and gate_up kept as they are; LongRoPE's factors as two tensors

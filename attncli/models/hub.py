@@ -15,7 +15,9 @@ from pathlib import Path
 
 from attncli.errors import ConfigError
 
+from . import stores
 from .hparams import ModelError
+from .llamacpp import TAGGED, llamacpp_cache, llamacpp_file, quant_file
 from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, ollama_blob, ollama_store
 
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?")  # "gpt2", "Qwen/Qwen2.5-0.5B"
@@ -78,7 +80,8 @@ def resolve_model(path: str | Path, gguf_file: str | None = None) -> Path:
 
 
 def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
-    if folder.exists() or not (REPO_ID.fullmatch(name) or OLLAMA_NAME.fullmatch(name)):
+    typed = REPO_ID.fullmatch(name) or OLLAMA_NAME.fullmatch(name) or stores.OLLAMA_HOSTED.fullmatch(name)
+    if folder.exists() or not typed:
         return _in_folder(folder, gguf_file)
     caches = hub_caches()
     for cache in caches:
@@ -91,6 +94,9 @@ def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
     studio = lmstudio_folder(name)
     if studio is not None:
         return _in_folder(studio, gguf_file)
+    found = _by_quant(name, gguf_file)
+    if found is not None:
+        return found
     raise ModelError(
         f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}), "
         f"the Ollama store ({ollama_store()}) or LM Studio's (~/.lmstudio/models); "
@@ -106,3 +112,55 @@ def _in_folder(found: Path, gguf_file: str | None) -> Path:
     if gguf_file is not None:
         raise ConfigError(f"--gguf-file chooses a file in a model folder, but {found} is not a folder")
     return found
+
+
+def _by_quant(name: str, gguf_file: str | None) -> Path | None:
+    """`USER/REPO:QUANT` as llama.cpp's `-hf` takes it (or Ollama's `hf.co/USER/REPO:QUANT` not in its store): the
+    repo in a Hugging Face cache, in llama.cpp's ($LLAMA_CACHE, laid out as one since March 2026) or in LM
+    Studio's, its GGUF file whose name holds QUANT; else the flat llama.cpp cache's manifest of that name."""
+    hosted = stores.OLLAMA_HOSTED.fullmatch(name)
+    if hosted is not None:
+        name = f"{hosted.group(2)}/{hosted.group(3)}" + (f":{hosted.group(4)}" if hosted.group(4) else "")
+    tagged = TAGGED.fullmatch(name)
+    repo = tagged.group(1) + "/" + tagged.group(2) if tagged else name
+    folders = [(_snapshot(c / ("models--" + repo.replace("/", "--"))), c) for c in [*hub_caches(), llamacpp_cache()]]
+    folders.append((lmstudio_folder(repo), Path("~/.lmstudio/models")))
+    for folder, where in folders:
+        if folder is None:
+            continue
+        if tagged is None or gguf_file is not None:
+            return _in_folder(folder, gguf_file)
+        picked = quant_file(stores.ggufs(folder), tagged.group(3), f"{repo} in {where}")
+        if picked is not None:
+            return picked
+    flat = llamacpp_file(name)
+    return None if flat is None else _in_folder(flat, gguf_file)
+
+
+def cached_repos(limit: int) -> tuple[list[tuple[str, Path | str, Path]], bool]:
+    """("ORG/NAME", its snapshot, the cache) of every repo in the Hugging Face caches and in llama.cpp's (as
+    `_snapshot` finds each: never a folder outside its repo; in the snapshot's place, why it cannot be read), and
+    whether more than `limit` entries of the caches stopped the listing. A repo without a snapshot is left out."""
+    found: list[tuple[str, Path | str, Path]] = []
+    seen = 0
+    for cache in dict.fromkeys([*hub_caches(), llamacpp_cache()]):
+        try:
+            entries = sorted(p for p in cache.iterdir() if p.name.startswith("models--")) if cache.is_dir() else []
+        except OSError:
+            continue
+        for repo in entries:
+            seen += 1
+            if seen > limit:
+                return found, True
+            name = repo.name.removeprefix("models--").replace("--", "/")
+            try:
+                snap = _snapshot(repo) if repo.is_dir() and not repo.is_symlink() else None
+            except ModelError as e:
+                found.append((name, str(e), cache))
+                continue
+            except OSError as e:
+                found.append((name, f"cannot read {repo}: {e.strerror or e}", cache))
+                continue
+            if snap is not None:
+                found.append((name, snap, cache))
+    return found, False

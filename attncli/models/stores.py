@@ -25,6 +25,9 @@ from .hparams import ModelError
 OLLAMA_NAME = re.compile(r"(?:([a-z0-9][\w.-]{0,79})/)?([a-z0-9][\w.-]{0,79})(?::(\w[\w.-]{0,79}))?", re.IGNORECASE)
 MODEL_LAYER = "application/vnd.ollama.image.model"
 DIGEST = re.compile(r"sha256[:-]([0-9a-f]{64})")
+OLLAMA_HOSTED = re.compile(  # HOST/USER/REPO[:TAG], as `ollama pull hf.co/USER/REPO:QUANT` takes a Hub repo
+    r"((?:hf|huggingface)\.co)/([\w][\w.-]{0,95})/([\w][\w.-]{0,95})(?::(\w[\w.-]{0,79}))?", re.IGNORECASE
+)
 SIDE_FILES = ("mmproj",)  # GGUF files beside a model that are not the model: vision towers
 
 
@@ -42,14 +45,12 @@ def _within(root: Path, path: Path, what: str) -> Path:
 
 
 def ollama_blob(name: str) -> Path | None:
-    """The GGUF blob of the Ollama model `name` ("smollm2:135m", "qwen2.5", "user/model:tag"), or None if the
-    store has no manifest of that name."""
-    m = OLLAMA_NAME.fullmatch(name)
-    if m is None:
+    """The GGUF blob of the Ollama model `name` ("smollm2:135m", "qwen2.5", "user/model:tag",
+    "hf.co/user/repo:Q4_K_M"), or None if the store has no manifest of that name."""
+    named = ollama_manifest(name)
+    if named is None:
         return None
-    store = ollama_store()
-    namespace, model, tag = m.group(1) or "library", m.group(2), m.group(3) or "latest"
-    manifest = store / "manifests" / "registry.ollama.ai" / namespace / model / tag
+    store, manifest = named
     if not manifest.is_file():
         return None
     _within(store, manifest, "the manifest")
@@ -97,5 +98,84 @@ def gguf_in(folder: Path, choice: str | None) -> Path | None:
     return files[0] if files else None
 
 
+def ggufs(folder: Path) -> list[Path]:
+    """The model GGUF files of `folder`, sorted (vision towers, mmproj-*.gguf, left out)."""
+    return _ggufs(folder)
+
+
 def _ggufs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.gguf") if p.is_file() and not p.name.lower().startswith(SIDE_FILES))
+
+
+def ollama_manifest(name: str) -> tuple[Path, Path] | None:
+    """(the store, the manifest) the Ollama name `name` means, or None when it is not one; the manifest may be
+    missing. As `ollama pull` lays a store out, `manifests/HOST/NAMESPACE/MODEL/TAG`: NAME[:TAG] and
+    USER/NAME[:TAG] under registry.ollama.ai (namespace `library` for a bare NAME), hf.co/USER/REPO[:QUANT] and
+    huggingface.co/... under the host they name; the tag `latest` when none is given. Ollama versions differ on
+    lower-casing the path, so the name as typed is tried first, then lower-cased.
+
+    >>> [p.relative_to(ollama_store()).as_posix() for p in ollama_manifest("hf.co/bartowski/Qwen-GGUF:Q4_K_M")]
+    ['.', 'manifests/hf.co/bartowski/Qwen-GGUF/Q4_K_M']
+    """
+    hosted, plain = OLLAMA_HOSTED.fullmatch(name), OLLAMA_NAME.fullmatch(name)
+    if hosted is not None:
+        parts = [hosted.group(1), hosted.group(2), hosted.group(3), hosted.group(4) or "latest"]
+    elif plain is not None:
+        parts = ["registry.ollama.ai", plain.group(1) or "library", plain.group(2), plain.group(3) or "latest"]
+    else:
+        return None
+    if any(p.startswith(".") for p in parts):
+        return None
+    store = ollama_store()
+    manifest = store.joinpath("manifests", *parts)
+    lower = store.joinpath("manifests", *(p.lower() for p in parts))
+    return store, manifest if manifest.is_file() or not lower.is_file() else lower
+
+
+def ollama_names(limit: int) -> tuple[list[str], bool]:
+    """The names of the models in the Ollama store, as the user types them ("NAME:TAG" for the library,
+    "USER/NAME:TAG", "hf.co/USER/REPO:TAG"), and whether more than `limit` entries of its manifests' folders
+    stopped the walk; a folder spelled as no name can be (a dot first) is left out."""
+    root = ollama_store() / "manifests"
+    manifests, cut = _walk(root, 4, limit)
+    names: list[str] = []
+    for manifest in manifests:
+        host, namespace, model, tag = manifest.relative_to(root).parts
+        if host == "registry.ollama.ai":
+            name = f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}"
+        else:
+            name = f"{host}/{namespace}/{model}:{tag}"
+        if ollama_manifest(name) is not None:
+            names.append(name)
+    return names, cut
+
+
+def lmstudio_models(limit: int) -> tuple[list[tuple[str, list[Path]]], bool]:
+    """("ORG/NAME", its GGUF files) of each model folder in LM Studio's store, and whether more than `limit`
+    entries stopped the walk."""
+    folders, cut = _walk(Path.home() / ".lmstudio" / "models", 2, limit, folders=True)
+    return [(f"{d.parent.name}/{d.name}", _ggufs(d)) for d in folders if _ggufs(d)], cut
+
+
+def _walk(root: Path, depth: int, limit: int, folders: bool = False) -> tuple[list[Path], bool]:
+    """The files (or folders) exactly `depth` levels below `root`, sorted, and whether the walk stopped after
+    `limit` entries; links are not followed on the way down (what is found is resolved, and checked, by the
+    function that opens it)."""
+    level, seen = [root] if root.is_dir() else [], 0
+    for step in range(depth):
+        last, below = step == depth - 1, list[Path]()
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    return (below if last else []), True
+                if entry.name.startswith("."):
+                    continue
+                if (entry.is_dir() if folders else entry.is_file()) if last else entry.is_dir(follow_symlinks=False):
+                    below.append(Path(entry.path))
+        level = below
+    return level, False

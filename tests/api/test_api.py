@@ -60,6 +60,7 @@ SAME = {
     "tokens": ("tokens", {"tokenizer": "bpe"}),
     "compare": ("compare", {"tokenizers": "char,word", "variants": "scaled,dot"}),
     "variants": ("variants", {}),
+    "catalog": ("catalog", {"path": str(GOLDEN)}),
 }
 
 
@@ -76,7 +77,8 @@ def options(keywords: dict) -> list[str]:
 def test_to_json_is_what_the_command_prints(name):
     function, keywords = SAME[name]
     command, argv = ("show", ["--rollout"]) if function == "rollout" else (function, [])
-    text = () if function == "variants" else (TEXT,)
+    command = "models" if function == "catalog" else command
+    text = () if function in ("variants", "catalog") else (TEXT,)
     printed = attn(command, *text, *options(keywords), *argv, "-f", "json")
     assert printed.exit_code == 0, printed.output
     assert getattr(attncli, function)(*text, **keywords).to_json() == printed.stdout
@@ -107,6 +109,7 @@ def test_a_run_has_its_tokens_weights_and_outputs():
         (lambda: attncli.steps(TEXT, query=5), ConfigError, "--query 5 is out of range"),
         (lambda: attncli.heads(TEXT, model=GPT2, stat="monotonic"), ConfigError, "--stat monotonic"),
         (lambda: attncli.tokens(""), DataError, "empty text"),
+        (lambda: attncli.catalog(path=["no/such/folder"]), DataError, "--path no/such/folder: no such folder"),
         (lambda: attncli.show(TEXT).written("parquet"), ConfigError, "-f parquet is not available"),
         (lambda: attncli.show(TEXT, query=9), ConfigError, "--query 9 is out of range"),
         (lambda: attncli.show(TEXT, precision=18), ConfigError, "--precision must be between 0 and 17"),

@@ -49,6 +49,7 @@ CASES = [
     (["compare", "x", "--variants", "nope"], 2, "unknown variant 'nope'"),
     (["compute", "x"], 2, "takes no text"),
     (["variants", "-f", "npy"], 2, "'npy' is not one of"),
+    (["models", "-f", "npy"], 2, "'npy' is not one of"),
     (["heads", "x"], 2, "missing option '--model'"),
     (["heads", "x", "--model", "BERT", "--part", "cross"], 2, "its only part is encoder"),
     (["heads", "x", "--model", "BART", "--context", "y", "--stat", "previous"], 2, "--stat previous"),
@@ -68,6 +69,7 @@ CASES = [
     (["lens", "x", "--model", "BERT"], 1, "it has no next-token head"),
     (["ablate", "x", "--model", "BERT"], 1, "it has no next-token head"),
     (["view", "x", "-o", "OUT/nope/page.html"], 1, "no such directory"),
+    (["models", "--path", "OUT/nope"], 1, "no such folder or file"),
 ]
 
 

@@ -183,10 +183,21 @@ def llama3_factors(d: int, s: dict) -> np.ndarray:  # -> [d / 2]: llama.cpp's ro
     return np.array(out, dtype=np.float32)
 
 
-def tokenizer_cases(spm: dict, bpe: dict) -> dict[str, dict]:
+TRANSFORMERS_PRES = ("default", "gpt-2", "olmo", "llama-bpe", "dbrx", "qwen2", "deepseek-r1-qwen", "qwen35", "tekken")
+TRANSFORMERS_PRES += ("gpt-4o", "llama4")  # the tokenizer.ggml.pre names transformers reads itself
+BPE_PRES = (*TRANSFORMERS_PRES, "smollm", "starcoder", "deepseek-llm", "deepseek-coder")  # these it splits as GPT-2
+ARCHITECTURE = {
+    "spm-no-prefix": "gemma3",
+    "spm-gemma-scrambled": "gemma3",
+}  # a case's general.architecture when not "llama"
+
+
+def tokenizer_cases(spm: dict, byte_level: dict) -> dict[str, dict]:
     """name -> the tokenizer.ggml.* metadata of each case of tests/models/gguf_tokenizers.json (written by
-    tools/golden_gguf_tokenizers.py): a SentencePiece vocabulary with and without merges, a byte-level one under
-    three pre-tokenizer names and with EOS added."""
+    tools/golden_gguf_tokenizers.py): a SentencePiece vocabulary with and without merges, with and without the
+    space before the text (as Gemma's: two real spaces stored as one token, as Gemma's are), without BOS, with
+    EOS, with user-defined tokens; a byte-level one under each pre-tokenizer name of BPE_PRES, with EOS added,
+    without BOS, with user-defined tokens."""
     common = {"tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.unknown_token_id": 0}
     llama = {
         "tokenizer.ggml.model": "llama",
@@ -195,8 +206,52 @@ def tokenizer_cases(spm: dict, bpe: dict) -> dict[str, dict]:
         "tokenizer.ggml.scores": spm["scores"],
         **common,
     }
-    out = {"spm-merges": {**llama, "tokenizer.ggml.merges": spm["merges"]}, "spm-scores": llama}
-    for pre in ("default", "llama-bpe", "qwen2"):
+    bpe = {
+        "tokenizer.ggml.model": "gpt2",
+        "tokenizer.ggml.tokens": byte_level["tokens"],
+        "tokenizer.ggml.token_type": byte_level["token_type"],
+        "tokenizer.ggml.merges": byte_level["merges"],
+        "tokenizer.ggml.add_bos_token": True,
+        "tokenizer.ggml.bos_token_id": 0,
+        "tokenizer.ggml.eos_token_id": 1,
+    }
+    gemma = {
+        **llama,
+        "tokenizer.ggml.tokens": spm["tokens"] + ["  "],
+        "tokenizer.ggml.token_type": spm["token_type"] + [1],
+        "tokenizer.ggml.scores": spm["scores"] + [-float(len(spm["tokens"]))],
+        "tokenizer.ggml.add_space_prefix": False,
+    }
+    scrambled = [-float((i * 7919) % len(spm["tokens"])) for i in range(len(spm["tokens"]))]  # not the order
+    out = {
+        "spm-merges": {**llama, "tokenizer.ggml.merges": spm["merges"]},
+        "spm-scrambled": {**llama, "tokenizer.ggml.scores": scrambled},  # merges by score
+        "spm-phi3": llama,  # transformers' Phi-3 builder: a normalizer's "▁", read as Metaspace's
+        "spm-gemma-scrambled": {  # Gemma's merge by position
+            **llama,
+            "tokenizer.ggml.scores": scrambled,
+            "tokenizer.ggml.add_space_prefix": False,
+        },
+        "spm-scores": llama,
+        "spm-prefix": {**llama, "tokenizer.ggml.add_space_prefix": True},
+        "spm-no-prefix": gemma,
+        "spm-no-bos": {**llama, "tokenizer.ggml.add_bos_token": False},
+        "spm-eos": {**llama, "tokenizer.ggml.add_eos_token": True},
+    }
+    user = ["<think>", "</think>"]  # user-defined tokens (type 4), matched whole in the text
+    out["spm-user-defined"] = {
+        **llama,
+        "tokenizer.ggml.tokens": spm["tokens"] + user,
+        "tokenizer.ggml.token_type": spm["token_type"] + [4, 4],
+        "tokenizer.ggml.scores": spm["scores"] + [0.0, 0.0],
+    }
+    out["bpe-user-defined"] = {
+        **bpe,
+        "tokenizer.ggml.tokens": bpe["tokenizer.ggml.tokens"] + user,
+        "tokenizer.ggml.token_type": bpe["tokenizer.ggml.token_type"] + [4, 4],
+    }
+    for pre in BPE_PRES:
         out[f"bpe-{pre}"] = {**bpe, "tokenizer.ggml.pre": pre}
     out["bpe-eos"] = {**bpe, "tokenizer.ggml.add_eos_token": True, "tokenizer.ggml.eos_token_id": 1}
+    out["bpe-no-bos"] = {**bpe, "tokenizer.ggml.pre": "llama-bpe", "tokenizer.ggml.add_bos_token": False}
     return out

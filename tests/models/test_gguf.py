@@ -459,12 +459,67 @@ TOKENIZERS = json.loads((Path(__file__).parent / "gguf_tokenizers.json").read_te
 
 @pytest.mark.parametrize("case", sorted(TOKENIZERS["ids"]))
 def test_a_gguf_tokenizer_gives_transformers_ids(case):
-    """SentencePiece (merges from the file, or from the scores; byte fallback), byte-level BPE under each
-    pre-tokenizer name, BOS and EOS: the ids transformers' GGUF loading gave (tools/golden_gguf_tokenizers.py)."""
+    """SentencePiece (merges from the file, or from the scores, or Gemma's from the order of its tokens; byte
+    fallback; with and without the space before the text), byte-level BPE under each pre-tokenizer name, BOS and
+    EOS, over texts with leading and repeated spaces, tabs, newlines, digits, CJK, emoji, code and control
+    tokens: the ids transformers' GGUF loading gave,
+    or llama.cpp's split where transformers ignores the name (tools/golden_gguf_tokenizers.py, `reference`)."""
     from attncli.models.gguf_tokenizer import tokenizer_from
-    from tests.models.gguf_files import tokenizer_cases, tokenizer_meta
+    from tests.models.gguf_files import ARCHITECTURE, tokenizer_cases
 
-    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], tokenizer_meta(GOLDEN / "qwen2", True))[case]
-    tok = tokenizer_from(meta, case)
+    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])[case]
+    tok = tokenizer_from({**meta, "general.architecture": ARCHITECTURE.get(case, "llama")}, case)
     for text, ids in zip(TOKENIZERS["texts"], TOKENIZERS["ids"][case]):
         assert tok.encode(text).ids == ids, text
+
+
+def test_a_pre_tokenizer_attn_does_not_know_is_refused_in_one_line():
+    """A tokenizer.ggml.pre not in PRES would cut the text where the merges never did: refused, never guessed."""
+    from attncli.models.gguf_tokenizer import PRES, tokenizer_from
+    from tests.models.gguf_files import tokenizer_cases
+
+    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])["bpe-default"]
+    for name in ("no-such-pre", 7, "x" * 500):
+        with pytest.raises(ModelError, match=r"tokenizer\.ggml\.pre .* attn does not know") as e:
+            tokenizer_from({**meta, "tokenizer.ggml.pre": name}, "f.gguf")
+        assert "\n" not in str(e.value) and len(str(e.value)) < 200 + sum(len(n) + 2 for n in PRES)
+
+
+def test_bos_follows_llama_cpp_when_the_file_does_not_say():
+    """llama.cpp adds BOS for a SentencePiece vocabulary and for the llama-bpe and tekken splits when the file has
+    no add_bos_token, not for GPT-2's; a flag that is not a boolean is refused."""
+    from attncli.models.gguf_tokenizer import tokenizer_from
+    from tests.models.gguf_files import tokenizer_cases
+
+    cases = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])
+    for case, bos in (("bpe-llama-bpe", True), ("bpe-tekken", True), ("bpe-qwen2", False), ("spm-scores", True)):
+        meta = {k: v for k, v in cases[case].items() if k != "tokenizer.ggml.add_bos_token"}
+        first = tokenizer_from(meta, case).encode("time flies").ids[0]
+        assert (first == meta["tokenizer.ggml.bos_token_id"]) == bos, case
+    with pytest.raises(ModelError, match="add_space_prefix is 'no', not a boolean"):
+        tokenizer_from({**cases["spm-scores"], "tokenizer.ggml.add_space_prefix": "no"}, "f.gguf")
+
+
+def test_deepseek_llm_letters_are_the_cased_scripts_in_ascending_ranges():
+    """DeepSeek LLM's letter class (typed as escapes): every range ascending, the cased scripts in it (Latin,
+    Greek, Cyrillic, capital Armenian, Georgian, Cherokee, Glagolitic, Deseret, Adlam), never CJK, digits or a space."""
+    import re
+
+    from attncli.models.gguf_tokenizer import _LATIN_GREEK_CYRILLIC
+
+    body = _LATIN_GREEK_CYRILLIC.removeprefix("\\s?[").removesuffix("]+")
+    assert all(lo <= hi for lo, hi in re.findall(r"(.)-(.)", body, re.S))
+    letters = re.compile(f"[{body}]+")
+    assert letters.fullmatch("Zaéßʃπώ\u1f7dЖжԱႠᏸⰀ\U00010400\U0001e900")
+    assert not any(letters.search(c) for c in "東한1 _-")
+
+
+def test_scores_and_token_types_may_be_numpy_arrays():
+    """A reader may give the numeric arrays of the metadata as NumPy views of the file: the same tokenizer."""
+    from attncli.models.gguf_tokenizer import tokenizer_from
+    from tests.models.gguf_files import tokenizer_cases
+
+    meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])["spm-user-defined"]
+    arrays = {k: np.asarray(meta[k]) for k in ("tokenizer.ggml.scores", "tokenizer.ggml.token_type")}
+    text = TOKENIZERS["texts"][-1]
+    assert tokenizer_from({**meta, **arrays}, "f").encode(text).ids == tokenizer_from(meta, "f").encode(text).ids
