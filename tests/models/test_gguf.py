@@ -423,6 +423,65 @@ def test_an_lmstudio_folder_and_a_gguf_file_choice(tmp_path, monkeypatch):
         load_model("org/tiny-GGUF", gguf_file="../x.gguf")
 
 
+def _out_of_store(e: pytest.ExceptionInfo, real: Path) -> None:
+    """A refused link: one line saying where it leads and that --model PATH opens that file directly."""
+    said = str(e.value)
+    assert "\n" not in said and f"leads to {real}" in said and f"--model {real}" in said, said
+
+
+def test_an_lmstudio_gguf_picked_automatically_is_held_inside_the_store(tmp_path, monkeypatch):
+    """Hostile round IV, 1: the only .gguf of the folder, a link out of the store, was loaded."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    outside = _tiny(tmp_path, "outside.gguf")
+    folder = tmp_path / ".lmstudio" / "models" / "org" / "tiny-GGUF"
+    folder.mkdir(parents=True)
+    (folder / "tiny.gguf").symlink_to(outside)
+    with pytest.raises(ModelError, match="outside the model folder") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, outside)
+    assert load_model(outside).model_type == "qwen3"  # the file itself, by its path
+
+
+def test_an_lmstudio_folder_that_is_a_link_out_of_the_store_is_refused(tmp_path, monkeypatch):
+    """Hostile round IV, 3: the model folder itself a link out of ~/.lmstudio/models; the store's own root may be
+    a link."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _tiny(elsewhere, "tiny.gguf")
+    (tmp_path / ".lmstudio" / "models" / "org").mkdir(parents=True)
+    (tmp_path / ".lmstudio" / "models" / "org" / "tiny-GGUF").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ModelError, match="outside LM Studio's store") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, elsewhere)
+    real_store = tmp_path / "disk" / "models"
+    (real_store / "org").mkdir(parents=True)
+    shutil.move(elsewhere, real_store / "org" / "tiny-GGUF")
+    shutil.rmtree(tmp_path / ".lmstudio")
+    (tmp_path / ".lmstudio").mkdir()
+    (tmp_path / ".lmstudio" / "models").symlink_to(real_store, target_is_directory=True)
+    assert load_model("org/tiny-GGUF").model_type == "qwen3"
+
+
+@pytest.mark.parametrize("tag", ["latest", "tokenizer.json", "model.safetensors.index.json"])
+def test_an_ollama_manifest_has_its_own_small_cap_whatever_its_tag(tag, tmp_path, monkeypatch):
+    """Hostile round IV, 4: tag `tokenizer.json` was read under 256 MiB and then parsed with no price; a manifest
+    is capped at MANIFEST_BYTES before it is parsed (a sparse file: nothing big is written)."""
+    from attncli.models.stores import MANIFEST_BYTES
+
+    store = _ollama(tmp_path, _tiny(tmp_path), tag=tag)
+    manifest = store / "manifests" / "registry.ollama.ai" / "library" / "tiny" / tag
+    with manifest.open("r+b") as f:
+        f.truncate(40 * 2**20)  # 40 MB of NUL bytes after the JSON, none of them on the disk
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    from attncli.errors import DataError
+
+    assert MANIFEST_BYTES < 40 * 2**20
+    with pytest.raises(DataError, match="is larger than 1 MiB, the most attn reads") as e:
+        load_model(f"tiny:{tag}")
+    assert "\n" not in str(e.value)
+
+
 def test_a_hugging_face_cache_repo_of_gguf_files(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     snapshot = tmp_path / "hub" / "models--org--tiny-GGUF" / "snapshots" / "abc"
@@ -430,6 +489,25 @@ def test_a_hugging_face_cache_repo_of_gguf_files(tmp_path, monkeypatch):
     (snapshot.parent.parent / "refs").mkdir()
     (snapshot.parent.parent / "refs" / "main").write_text("abc")
     _tiny(snapshot, "tiny.Q4_1.gguf")
+    assert load_model("org/tiny-GGUF").model_type == "qwen3"
+
+
+def test_a_hugging_face_snapshot_gguf_linked_out_of_the_cache_is_refused(tmp_path, monkeypatch):
+    """Hostile round IV, 2: a snapshot's GGUF linked outside the cache (not into its own blobs/) was loaded, as
+    its safetensors are not; a link into blobs/, as the hub makes them, is read."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    repo = tmp_path / "hub" / "models--org--tiny-GGUF"
+    snapshot = repo / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    outside = _tiny(tmp_path, "outside.gguf")
+    (snapshot / "tiny.Q4_1.gguf").symlink_to(outside)
+    with pytest.raises(ModelError, match="outside the model folder") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, outside)
+    (repo / "blobs").mkdir()
+    shutil.move(outside, repo / "blobs" / "0123")
+    (snapshot / "tiny.Q4_1.gguf").unlink()
+    (snapshot / "tiny.Q4_1.gguf").symlink_to(repo / "blobs" / "0123")
     assert load_model("org/tiny-GGUF").model_type == "qwen3"
 
 
