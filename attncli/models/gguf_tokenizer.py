@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .hparams import ModelError
 
 _LLAMA3 = (
@@ -70,13 +72,14 @@ def tokenizer_from(meta: dict, source: str) -> Any:
     if kind == "gpt2":
         tok = _byte_level(vocab, merges, meta.get("tokenizer.ggml.pre"))
     elif kind == "llama":
-        scores = meta.get("tokenizer.ggml.scores")
-        if not merges and (not isinstance(scores, list) or len(scores) != len(tokens)):
+        scores = meta.get("tokenizer.ggml.scores")  # a list, or (a vocabulary's) a NumPy view of the file
+        if not merges and (not isinstance(scores, (list, np.ndarray)) or len(scores) != len(tokens)):
             raise ModelError(f"{source}: a llama vocabulary without merges needs tokenizer.ggml.scores, one per token")
-        tok = _sentencepiece(vocab, merges or _merges_from_scores(tokens, list(scores or [])))
+        tok = _sentencepiece(vocab, merges or _merges_from_scores(tokens, list(scores)))
     else:
         raise ModelError(f"{source}: tokenizer.ggml.model {kind!r} is not supported; supported: gpt2, llama")
-    types = meta.get("tokenizer.ggml.token_type") or []
+    types = meta.get("tokenizer.ggml.token_type")  # a list, or a NumPy view: never read as a truth value
+    types = [] if types is None else types
     special = [t for t, k in zip(tokens, types) if k == CONTROL]
     tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in special])
     tok.add_tokens([AddedToken(t, normalized=False, special=False) for t, k in zip(tokens, types) if k == USER_DEFINED])

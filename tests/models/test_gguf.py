@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -269,7 +271,8 @@ def _count(n: int):
         (lambda b: b[:8] + struct.pack("<Q", 2**40) + b[16:], "tensors, more than any model"),
         (lambda b: b[: len(b) - 4096], "declares .* bytes that do not fit in the file"),
         (lambda b: b[:2000], "is cut short: .* runs past its end"),
-        (_count(2**50), "is cut short: tokenizer.ggml.tokens at byte .* runs past its end"),
+        (_count(2**50), "tokenizer.ggml.tokens declares 1,125,899,906,842,624 items, more than any model's"),
+        (_count(2**21), "is cut short: tokenizer.ggml.tokens at byte .* runs past its end"),
     ],
 )
 def test_a_damaged_file_is_one_line(cut, says, tmp_path):
@@ -278,6 +281,64 @@ def test_a_damaged_file_is_one_line(cut, says, tmp_path):
     with pytest.raises(ModelError, match=says) as e:
         load_model(path)
     assert "\n" not in str(e.value)
+
+
+def _array_file(path: Path, item: int, count: int, size: int) -> Path:
+    """A GGUF of one metadata key `scores`, an array of `count` items of GGUF type `item`, as a sparse file of
+    `size` bytes (its items all zero bytes: nothing big is written to the disk)."""
+    key = b"scores"
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+    with path.open("wb") as f:
+        f.write(head + struct.pack("<IIQ", 9, item, count))
+        f.truncate(size)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("item", "count", "says"),
+    [  # hostile round IV, 5 and 6: 10^8 float scores peaked at 4.25 GB; 10^9 empty strings still parsed at 90 s
+        (6, 10**8, "scores declares 100,000,000 items, more than any model's metadata holds"),
+        (8, 10**9, "scores declares 1,000,000,000 items, more than any model's metadata holds"),
+        (7, 10**8, "scores declares 100,000,000 items"),
+    ],
+)
+def test_a_metadata_array_is_refused_from_its_count(item, count, says, tmp_path):
+    path = _array_file(tmp_path / "big.gguf", item, count, 8 * count + 64)
+    with pytest.raises(ModelError, match=says) as e:
+        open_gguf(path)
+    assert "\n" not in str(e.value)
+
+
+def test_an_array_of_strings_is_priced_before_it_is_read(tmp_path, monkeypatch):
+    from attncli.models.gguf import STRING_BYTES
+
+    path = _array_file(tmp_path / "vocab.gguf", 8, 10**6, 8 * 10**6 + 64)  # a million empty strings
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "64M")
+    assert STRING_BYTES * 10**6 > 64 * 2**20
+    with pytest.raises(ModelError, match=r"scores, 1,000,000 strings, needs .* to read, more than ATTN_MAX_MEMORY"):
+        open_gguf(path)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "1G")
+    assert open_gguf(path)[0]["scores"] == [""] * 10**6
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/status are Linux's")
+def test_a_long_array_of_numbers_is_a_view_of_the_file_not_a_list(tmp_path):
+    """4·10^6 float32 scores (a sparse 16 MB file) read under an address-space limit 64 MiB above what the process
+    had mapped: the map takes 16 MB, a list of them would take ~128 MB (a float object and a slot each)."""
+    path = _array_file(tmp_path / "scores.gguf", 6, 4 * 10**6, 16 * 10**6 + 64)
+    child = f"""
+import re, resource
+import numpy as np
+from attncli.models.gguf import open_gguf
+import gguf
+vm = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + 64 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+scores = open_gguf(__import__("pathlib").Path({str(path)!r}))[0]["scores"]
+assert isinstance(scores, np.ndarray) and scores.shape == (4 * 10**6,) and not scores.flags.writeable
+print(float(scores.sum()))
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "0.0", run.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
@@ -341,7 +402,8 @@ def test_an_unsupported_type_names_it(tmp_path):
 
 
 def test_the_weights_are_priced_before_they_are_read(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTN_MAX_MEMORY", "10K")
+    # (its vocabulary of 320 strings is priced first, at ~25 KiB: under this budget, which its weights exceed)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "64K")
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
         load_model(_tiny(tmp_path))
 
