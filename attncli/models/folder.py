@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from attncli.models.hparams import ModelError
+from attncli.models.tensorfile import TensorFileError, header_bytes
 from attncli.pipeline.budget import ENV, max_bytes_from
 from attncli.pipeline.contain import contained
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
@@ -158,6 +159,13 @@ def _header(path: Path, names: set[str] | None = None) -> Header:
     """The tensors of one safetensors file from its header (nothing else is read), or those of `names`."""
     from safetensors import SafetensorError, safe_open  # late: start-up (safetensors only when weights are read)
 
+    try:
+        with open(path, "rb") as fh:  # its own OSError (EACCES: permission denied), and the header's bounds
+            header_bytes(fh)  # before safetensors parses it
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror or why(e)}") from None
+    except TensorFileError as e:
+        raise ModelError(f"cannot read {path}: {e}") from None
     try:
         with safe_open(str(path), framework="np") as f:
             out = {}
