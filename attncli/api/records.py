@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
+from attncli.api.keywords import checked
 from attncli.api.outputs import Records
 from attncli.api.page import model_page
 from attncli.api.runs import generation_of, load
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # annotations only: the model code loads with a model run
     from attncli.models.model import Model
 
 
+@checked
 def heads(
     text: str,
     *,
@@ -61,6 +63,7 @@ def heads(
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
 
 
+@checked
 def corpus(
     lines: Iterable[str],
     *,
@@ -119,6 +122,7 @@ def corpus(
     return out
 
 
+@checked
 def tokens(
     text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
 ) -> Records:
@@ -143,6 +147,7 @@ def tokens(
     return Records(doc, warnings=toks.warnings)
 
 
+@checked
 def variants() -> Records:
     """`attn variants`: the attention variants of the registry, one row each (formula, parameters, paper, notes)."""
     from attncli.core.variants import VARIANTS  # late: start-up (not for import attncli or --help)
@@ -156,6 +161,7 @@ def variants() -> Records:
     return Records(documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows}))
 
 
+@checked
 def compare(
     text: str,
     *,
@@ -206,6 +212,7 @@ def compare(
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
 
 
+@checked
 def lens(
     text: str, *, model: str | Model, top_k: int = 5, context: str | None = None, precision: int | None = None
 ) -> Records:
@@ -218,6 +225,7 @@ def lens(
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 
+@checked
 def ablate(
     text: str,
     *,

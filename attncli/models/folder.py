@@ -84,9 +84,9 @@ def within(roots: list[Path], path: Path, what: str, where: str) -> Path:
     where it leads. The one rule of every model store and folder (a name the data gives, a folder, a link in it):
     nothing is read outside through a link; a store's own root may be a link, since roots are resolved first.
 
-    >>> within([Path("/tmp")], Path("/etc/passwd"), "the file /etc/passwd", "/tmp")
+    >>> within([Path("/tmp")], Path("/etc/passwd"), "the file /etc/passwd", "/tmp")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    attncli.models.hparams.ModelError: the file /etc/passwd leads to /etc/passwd, outside /tmp: attn follows no link out of a model store or folder (to open that file itself, give its path: --model /etc/passwd)
+    attncli.models.hparams.ModelError: the file /etc/passwd leads to /etc/passwd, outside /tmp: ... --model /etc/passwd)
     """
     real, tops = path.resolve(), [root.resolve() for root in roots]
     if not any(real == top or top in real.parents for top in tops):

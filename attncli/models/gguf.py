@@ -182,8 +182,8 @@ def _dequantized(data: np.ndarray, kind: Any) -> np.ndarray:  # [rows, bytes per
 
 
 def open_gguf(path: Path) -> tuple[dict[str, Any], GGUFTensors]:
-    """The metadata (key -> value; arrays as lists, long arrays of numbers as NumPy views) and the tensors of a GGUF file, every tensor's type, block
-    structure and byte range checked against the file."""
+    """The metadata (key -> value; arrays as lists, long arrays of numbers as NumPy views) and the tensors of a
+    GGUF file, every tensor's type, block structure and byte range checked against the file."""
     try:
         from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # late: optional (gguf, the gguf extra: ~0.4 s)
     except ImportError:

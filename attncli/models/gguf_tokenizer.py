@@ -75,7 +75,7 @@ def tokenizer_from(meta: dict, source: str) -> Any:
         scores = meta.get("tokenizer.ggml.scores")  # a list, or (a vocabulary's) a NumPy view of the file
         if not merges and (not isinstance(scores, (list, np.ndarray)) or len(scores) != len(tokens)):
             raise ModelError(f"{source}: a llama vocabulary without merges needs tokenizer.ggml.scores, one per token")
-        tok = _sentencepiece(vocab, merges or _merges_from_scores(tokens, list(scores)))
+        tok = _sentencepiece(vocab, merges or _merges_from_scores(tokens, [] if scores is None else list(scores)))
     else:
         raise ModelError(f"{source}: tokenizer.ggml.model {kind!r} is not supported; supported: gpt2, llama")
     types = meta.get("tokenizer.ggml.token_type")  # a list, or a NumPy view: never read as a truth value

@@ -193,7 +193,7 @@ def test_lines_that_are_all_blank_are_an_error_and_a_bad_line_is_named():
     r = attn("show", "-", "--lines", "-t", "missing.json", input="a\n")
     assert r.exit_code == 1 and "tokenizer file not found" in r.stderr
     r = attn("show", "-", "--lines", "--context", " ", input="a\nb\n")
-    assert r.exit_code == 1 and r.stderr.startswith("Error: stdin line 1: the word tokenizer produced no tokens for ' '")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: stdin line 1: the word tokenizer produced no")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")

@@ -118,11 +118,11 @@ def test_a_safetensors_header_is_bounded_before_it_is_parsed(tmp_path, header, n
 def test_an_unreadable_safetensors_file_is_permission_denied():
     """Hostile round III, still open in IV (8): EACCES was reported as "No such file or directory". As root (who
     reads any file) it is read in a forked child that became nobody, everything it needs imported before."""
+    import tempfile
+
     import safetensors  # noqa: F401  (imported here: nobody may not read the packages)
 
     from attncli.models.folder import checkpoint
-
-    import tempfile
 
     top = Path(tempfile.mkdtemp())  # pytest's own tmp_path sits in a folder only its owner may enter
     folder = make_bert(top / "m")
@@ -137,7 +137,7 @@ def test_an_unreadable_safetensors_file_is_permission_denied():
                 os.setuid(65534)
             checkpoint(folder)
             said = "read"
-        except BaseException as e:  # noqa: BLE001  (whatever it is, the parent reports it)
+        except BaseException as e:  # whatever it is, the parent reports it
             said = f"{type(e).__name__}: {e}"
         os.write(write, said.encode())
         os._exit(0)
