@@ -126,6 +126,25 @@ def test_how_many_wrong_type_cases_per_function():
     assert set(counted) == set(FUNCTIONS) - {"variants"}  # every function with keywords has a case
 
 
+REQUIRED = {"text": "a b", "model": DECODER, "q": [[1.0]], "lines": ["a b"]}  # what a call needs besides the one
+EVERY = sorted((f, k.name) for k in KEYWORDS for f in k.functions.split())
+
+
+@pytest.mark.parametrize("function, keyword", EVERY, ids=[f"{f}-{k}" for f, k in EVERY])
+def test_every_keyword_of_every_function_refuses_a_foreign_value(function, keyword):
+    """Each (function, keyword) of the table given values no keyword takes (bytes, a complex number, a bare object;
+    compute's arrays take what NumPy reads, and a complex or an object array is then the data's DataError): a
+    ConfigError naming that keyword, before anything runs."""
+    fn = FUNCTIONS[function]
+    params = inspect.signature(fn).parameters
+    foreign = [b"\x00"] + ([] if keyword in ("q", "k", "v") else [1j, object()])
+    for value in foreign:
+        given = {name: REQUIRED[name] for name, p in params.items() if p.default is p.empty} | {keyword: value}
+        with pytest.raises(ConfigError, match=rf"^{option(keyword)} takes ") as e:
+            fn(**given)
+        assert "\n" not in str(e.value)
+
+
 def test_a_call_python_refuses_is_a_config_error_too():
     with pytest.raises(ConfigError, match=r"show\(\): got an unexpected keyword argument 'hedas'"):
         attncli.show("a b", hedas=2)
