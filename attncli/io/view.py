@@ -57,14 +57,15 @@ PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as flo
 STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
 
 
-def check_page(model: Model, n: int) -> None:
+def check_page(model: Model, n: int, drawn: int | None = None) -> None:
     """The page of `model` on `n` tokens priced against ATTN_MAX_MEMORY before its pass: the run (`check_run`) and
     the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
-    unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed."""
+    unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
+    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
     from attncli.models.folder import check_run  # late: start-up (model code: a --model run only)
 
-    cells = model.n_head * n * n
-    page = cells * (model.n_layer * PAGE_CELL_BYTES + STATS_CELL_BYTES)
+    drawn = model.n_layer * model.n_head if drawn is None else drawn
+    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
     check_run(model.weights.nbytes + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
 
 
@@ -380,6 +381,8 @@ def parts_view(
     # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
     written = result.tokens.generated is not None
     target = result.tokens if written else route.written_target(model, text, context, generate)
+    longest = max(len(result.tokens), len(result.context_tokens or ()), len(target or ()))  # either side's tokens
+    check_page(model, longest, model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"])
     parts = {}
     for name, found in route.every_part(model, text, context, target).items():
         weights = np.stack(found.weights)  # [L, h, m, n]
