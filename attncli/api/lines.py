@@ -17,6 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import RUN_DEFAULTS, check_show, run_config
+from attncli.api.keywords import checked, plain
 from attncli.api.outputs import Output
 from attncli.api.runs import load, show
 from attncli.errors import AttnError, ConfigError, DataError
@@ -34,6 +35,7 @@ class Lines(Output):
         return iter(self.document.results)  # type: ignore[attr-defined]
 
 
+@checked
 def show_lines(
     lines: Iterable[str | tuple[int, str]],
     *,
@@ -53,6 +55,7 @@ def show_lines(
     unknown = sorted(set(options) - _keywords())
     if unknown:
         raise ConfigError(f"show_lines() got an unexpected keyword {unknown[0]!r}: it takes show()'s keywords")
+    options = {key: value if value is None else plain("show", key, value) for key, value in options.items()}
     check_show(stats, options.get("no_weights", False), options.get("head"), options.get("mean_heads", False))
     if options.get("model") is not None:
         options["model"] = load(options["model"])[0]  # once, for every line

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
+from attncli.api.keywords import checked
 from attncli.api.outputs import Records
 from attncli.api.page import model_page
 from attncli.api.runs import generation_of, load
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # annotations only: the model code loads with a model run
     from attncli.models.model import Model
 
 
+@checked
 def heads(
     text: str,
     *,
@@ -62,6 +64,7 @@ def heads(
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
 
 
+@checked
 def corpus(
     lines: Iterable[str],
     *,
@@ -120,6 +123,7 @@ def corpus(
     return out
 
 
+@checked
 def tokens(
     text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
 ) -> Records:
@@ -144,6 +148,7 @@ def tokens(
     return Records(doc, warnings=toks.warnings)
 
 
+@checked
 def variants() -> Records:
     """`attn variants`: the attention variants of the registry, one row each (formula, parameters, paper, notes)."""
     from attncli.core.variants import VARIANTS  # late: start-up (not for import attncli or --help)
@@ -157,6 +162,7 @@ def variants() -> Records:
     return Records(documents.Records("attn variants", table, doc={"schema": "attncli.variants/1", "rows": rows}))
 
 
+@checked
 def compare(
     text: str,
     *,
@@ -207,6 +213,7 @@ def compare(
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
 
 
+@checked
 def lens(
     text: str, *, model: str | Model, top_k: int = 5, context: str | None = None, precision: int | None = None
 ) -> Records:
@@ -219,6 +226,7 @@ def lens(
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 
+@checked
 def ablate(
     text: str,
     *,
@@ -237,6 +245,7 @@ def ablate(
     return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)
 
 
+@checked
 def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
     """`attn models` (not `models`, the name of attncli's package of real models): every model attn can open on
     this machine, found offline (the Hugging Face and llama.cpp

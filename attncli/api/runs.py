@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
+from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import behaviour_of, model_page, page_of
 from attncli.errors import ConfigError
@@ -56,6 +57,7 @@ def generation_of(generate: Generation | int | None) -> Generation | None:
     return Generation(generate)
 
 
+@checked
 def show(
     text: str,
     *,
@@ -136,6 +138,7 @@ def show(
     return Attention(doc, result, precision)
 
 
+@checked
 def rollout(
     text: str,
     *,
@@ -154,6 +157,7 @@ def rollout(
     return Output(documents.Rollout("attn show", partial(rollout_view, rolled), rollout=rolled), precision)
 
 
+@checked
 def steps(
     text: str,
     *,
@@ -211,6 +215,7 @@ def steps(
     return Attention(doc, result, precision)
 
 
+@checked
 def view(
     text: str,
     *,
@@ -281,6 +286,7 @@ def view(
     return shown
 
 
+@checked
 def compute(
     q: Any,
     k: Any = None,

@@ -64,7 +64,28 @@ def write_matrix(stream: BinaryIO, a: np.ndarray, precision: int | None, sep: st
     stream.write(b"]")
 
 
+def check_shapes(result: AttentionResult) -> None:
+    """DataError when an array no longer has the shape the result's heads and tokens give it (changed in place
+    after the run, e.g. `r.weights.resize(...)`): checked beside the finiteness, before a byte is written."""
+    h, m, n = result.q.shape[0], len(result.tokens.strings), len(result.key_tokens.strings)
+    arrays = {name: getattr(result, name) for name in ("scores", "masked", "weights")}
+    wrong: list[tuple[str, tuple, tuple]] = [
+        (name, a.shape, (h, m, n)) for name, a in arrays.items() if a is not None and a.shape != (h, m, n)
+    ]
+    if result.head_outputs.shape[:2] != (h, m):
+        wrong.append(("head_outputs", result.head_outputs.shape, (h, m, "d_v")))
+    if result.output.shape[:1] != (m,):
+        wrong.append(("output", result.output.shape, (m, "d_model")))
+    if wrong:
+        name, got, want = wrong[0]
+        raise DataError(
+            f"the result's {name} has shape {got}, but its {h} heads and {m} x {n} tokens give {want}: "
+            "it was changed after the run"
+        )
+
+
 def _json_arrays(result: AttentionResult) -> list[tuple[str, np.ndarray]]:
+    check_shapes(result)
     out = []
     for h in range(result.q.shape[0]):  # the heads the result holds (one with --head)
         if result.scores is not None and result.weights is not None:
@@ -156,6 +177,7 @@ def write_csv(
 ) -> None:
     """Tidy long form: one row per (head, query, key); with `line` (from --lines), a first column `line`."""
     all_scores, all_weights = _weights(result, "csv")
+    check_shapes(result)
     check_finite("scores", all_scores)
     check_finite("weights", all_weights)
     lead = "" if line is None else f"{line},"

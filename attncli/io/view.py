@@ -53,6 +53,20 @@ ENCODING = {
 NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
 LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
+PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as float32 (4) and their masks (1) ...
+STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
+
+
+def check_page(model: Model, n: int, drawn: int | None = None) -> None:
+    """The page of `model` on `n` tokens priced against ATTN_MAX_MEMORY before its pass: the run (`check_run`) and
+    the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
+    unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
+    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
+    from attncli.models.folder import check_run  # late: start-up (model code: a --model run only)
+
+    drawn = model.n_layer * model.n_head if drawn is None else drawn
+    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
+    check_run(model.weights.nbytes + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
 
 
 @dataclass(frozen=True)
@@ -78,7 +92,8 @@ def _labels(weights: np.ndarray, causal: bool, cross: bool = False) -> list[list
     there are as many of each)."""
     if cross:
         return [[""] * weights.shape[1] for _ in range(weights.shape[0])]
-    return label_heads(head_stats(weights, causal=causal))
+    # a layer at a time: head_stats works in float64, several [h, m, n] arrays of it
+    return [label_heads(head_stats(layer[None], causal=causal))[0] for layer in weights]
 
 
 def packed(a: np.ndarray) -> str:  # any array -> base64 of its bytes, raw-deflated
@@ -205,6 +220,7 @@ def model_view(
 
     source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
+    check_page(model, len(result.tokens))
     tokens, weights, masked, run = route.every_layer(model, result)  # [L, h, n, n], the same or None, the pass
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
@@ -365,6 +381,8 @@ def parts_view(
     # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
     written = result.tokens.generated is not None
     target = result.tokens if written else route.written_target(model, text, context, generate)
+    longest = max(len(result.tokens), len(result.context_tokens or ()), len(target or ()))  # either side's tokens
+    check_page(model, longest, model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"])
     parts = {}
     for name, found in route.every_part(model, text, context, target).items():
         weights = np.stack(found.weights)  # [L, h, m, n]

@@ -106,9 +106,25 @@ def ablate(
 ABLATE_SCHEMA = "attncli.ablate/1"
 
 
+MAX_TARGET_CHARS = 256  # --target is one token: the longest of a real vocabulary is a few dozen characters
+
+
+def check_target(token: str) -> None:
+    """--target as one token can be, before any text is read: ConfigError when it is empty or longer than a token
+    (a target that is not one token of the model is refused by `target_id`, exit 2 too)."""
+    if not token:
+        raise ConfigError("--target is empty: give one token, as the vocabulary writes it (attn tokens shows them)")
+    if len(token) > MAX_TARGET_CHARS:
+        raise ConfigError(
+            f"--target is {len(token):,} characters long, and one token is at most {MAX_TARGET_CHARS}: give one "
+            "token, as the vocabulary writes it (attn tokens shows them)"
+        )
+
+
 def target_id(model: Model, token: str) -> int:
     """--target: a token as the vocabulary writes it ("ĠParis"), else a text that is one token (" Paris"); else
     ConfigError (a token the model does not have, as a head it does not have: the command line's mistake)."""
+    check_target(token)
     found = model.tokenizer.token_to_id(token)
     if found is not None and found < model.vocab_size:
         return int(found)
@@ -165,6 +181,8 @@ def ablate_document(
     """`attn ablate -f json`: every head (or `heads`, (layer, head) pairs) switched off alone, ranked. `tokens`:
     those of a run of `text` already made, instead of the text cut again (of a generation's, the text's own,
     before the first written token: its next token is the first the model wrote); `progress` as `ablate`'s."""
+    if target is not None:
+        check_target(target)  # the command line's mistake before the text's
     tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
     unembedding(model)  # an encoder, or no head: said before the text is run
     found = ablate_record(model, tokens.ids, heads, target, mode, progress)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from attncli.models.hparams import ModelError
+from attncli.models.tensorfile import TensorFileError, header_bytes
 from attncli.pipeline.budget import ENV, max_bytes_from
 from attncli.pipeline.contain import contained
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
@@ -75,10 +76,24 @@ def inside(folder: Path, name: str, what: str) -> Path:
         raise ModelError(f"{what} {name!r} is an absolute path; a model folder names its files relative to itself")
     if ".." in parts:
         raise ModelError(f"{what} {name!r} leaves the model folder: no '..' in a path")
-    path = folder / name
-    real = path.resolve()
-    if not any(real == root or root in real.parents for root in _roots(folder)):
-        raise ModelError(f"{what} {name!r} in {folder} is a link to {real}, outside the model folder")
+    return within(_roots(folder), folder / name, f"{what} {name!r} in {folder}", "the model folder")
+
+
+def within(roots: list[Path], path: Path, what: str, where: str) -> Path:
+    """`path` when, every link followed, it is one of `roots` (resolved) or inside one; else ModelError saying
+    where it leads. The one rule of every model store and folder (a name the data gives, a folder, a link in it):
+    nothing is read outside through a link; a store's own root may be a link, since roots are resolved first.
+
+    >>> within([Path("/tmp")], Path("/etc/passwd"), "the file /etc/passwd", "/tmp")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    attncli.models.hparams.ModelError: the file /etc/passwd leads to /etc/passwd, outside /tmp: ... --model /etc/passwd)
+    """
+    real, tops = path.resolve(), [root.resolve() for root in roots]
+    if not any(real == top or top in real.parents for top in tops):
+        raise ModelError(
+            f"{what} leads to {real}, outside {where}: attn follows no link out of a model store or folder "
+            f"(to open that file itself, give its path: --model {real})"
+        )
     return path
 
 
@@ -97,20 +112,21 @@ def read_bytes(folder: Path, name: str, limit: int) -> bytes:
         raise ModelError(f"cannot read {path}: {e.strerror or e}") from None
 
 
-def json_text(folder: Path, name: str) -> str:
-    """The text of the JSON `folder/name`, unparsed, once its size (MAX_BYTES) and nesting (MAX_JSON_DEPTH) passed."""
-    data = read_bytes(folder, name, MAX_BYTES.get(name, MAX_BYTES["config.json"]))
+def json_text(folder: Path, name: str, limit: int | None = None) -> str:
+    """The text of the JSON `folder/name`, unparsed, once its size (`limit`, else by its name: MAX_BYTES) and nesting
+    (MAX_JSON_DEPTH) passed."""
+    data = read_bytes(folder, name, limit or MAX_BYTES.get(name, MAX_BYTES["config.json"]))
     depth = json_depth(data)
     if depth > MAX_JSON_DEPTH:
         raise ModelError(f"{folder / name} nests {depth:,} levels deep, more than the {MAX_JSON_DEPTH} attn reads")
     return decode(data, str(folder / name))
 
 
-def read_json(folder: Path, name: str) -> Any:
-    """`folder/name` parsed, after its size and nesting were checked (`json_text`)."""
+def read_json(folder: Path, name: str, limit: int | None = None) -> Any:
+    """`folder/name` parsed, after its size (`limit`, else by its name) and nesting were checked (`json_text`)."""
     import json  # late: start-up (json only when a model's files are read)
 
-    text = json_text(folder, name)
+    text = json_text(folder, name, limit)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:
@@ -143,6 +159,13 @@ def _header(path: Path, names: set[str] | None = None) -> Header:
     """The tensors of one safetensors file from its header (nothing else is read), or those of `names`."""
     from safetensors import SafetensorError, safe_open  # late: start-up (safetensors only when weights are read)
 
+    try:
+        with open(path, "rb") as fh:  # its own OSError (EACCES: permission denied), and the header's bounds
+            header_bytes(fh)  # before safetensors parses it
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror or why(e)}") from None
+    except TensorFileError as e:
+        raise ModelError(f"cannot read {path}: {e}") from None
     try:
         with safe_open(str(path), framework="np") as f:
             out = {}

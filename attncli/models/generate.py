@@ -203,10 +203,15 @@ def writes(model: Model, first, n_new: int, how: Generation | None, step, stop: 
 
 
 def check_room(model: Model, n_prompt: int, n_new: int) -> None:
-    """ConfigError when `n_new` is not a count from 1; ModelError when the prompt and the new tokens exceed the
-    positions."""
+    """ConfigError when `n_new` is not a count from 1, or alone more than the model's positions (the command
+    line's mistake, whatever the text); ModelError when the prompt and the new tokens exceed the positions."""
     if n_new < 1:
         raise ConfigError(f"--generate must be at least 1, got {n_new}")
+    if n_new > model.max_positions:
+        raise ConfigError(
+            f"--generate {n_new:,} is more tokens than {model.name} takes in all, whatever the text: at most "
+            f"{model.max_positions} ({model.hp['positions_key']})"
+        )
     if n_prompt + n_new > model.max_positions:
         raise ModelError(
             f"the text is {n_prompt} token{'s' * (n_prompt != 1)} and --generate {n_new} more, but {model.name} "

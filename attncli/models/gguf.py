@@ -7,6 +7,9 @@ bytes are touched only when that tensor is dequantized (`GGUFTensors.get_tensor`
 0.5B model reads layer 0. Before any of it runs, `open_gguf` checks:
 
 - the magic, the version (2 or 3), at most MAX_COUNT tensors and metadata keys, arrays that do not nest;
+- every metadata array's count, before it is read: at most MAX_ITEMS items, an array of strings priced
+  against ATTN_MAX_MEMORY (STRING_BYTES each); an array of numbers longer than LISTED stays a read-only NumPy
+  view of the file (a vocabulary's scores and token types: nothing copied), a short one is a list;
 - every tensor's type is one attn dequantizes (quants.py's DEQUANTIZED), at most 4 dimensions, rows of whole
   blocks of its type, and its bytes inside the file's data.
 
@@ -20,11 +23,15 @@ merges; this loop, 0.1 s.)
 from __future__ import annotations
 
 import math
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from attncli.pipeline.budget import ENV, max_bytes_from
+from attncli.pipeline.read import human_bytes
 
 from .folder import why
 from .hparams import ModelError
@@ -37,6 +44,16 @@ SCALARS = {  # GGUF value type -> struct format
     0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"
 }  # fmt: skip
 STRING, ARRAY = 8, 9
+MAX_ITEMS = 1 << 22  # items of one metadata array: the largest vocabularies (and merges) are ~260,000
+LISTED = 1024  # a number array up to this long is a list (a value per layer); longer, a read-only NumPy view
+STRING_BYTES = 80  # one string of an array as Python holds it beside its characters: its object and list slot
+
+
+def _priced(need: int, what: str) -> None:
+    """ModelError when `need` bytes are more than ATTN_MAX_MEMORY (checked before they are allocated)."""
+    budget = max_bytes_from(os.environ)
+    if budget is not None and need > budget:
+        raise ModelError(f"{what} needs {human_bytes(need)} to read, more than {ENV} ({human_bytes(budget)})")
 
 
 class _Cursor:
@@ -76,14 +93,20 @@ class _Cursor:
         item, count = self.scalar("<I", what), self.scalar("<Q", what)
         if item == ARRAY:
             raise ModelError(f"{self.path}: {what} is an array of arrays, which no model's metadata is")
+        if count > MAX_ITEMS:  # from the count, before a byte of it is read or a loop runs
+            raise ModelError(
+                f"{self.path}: {what} declares {count:,} items, more than any model's metadata holds "
+                f"({MAX_ITEMS:,} at most: a vocabulary is a few hundred thousand tokens)"
+            )
         smallest = 8 if item == STRING else struct.calcsize(SCALARS.get(item, "<B"))
         self.need(count * smallest, what)  # at least this many bytes follow, else it lies about its count
-        if item in SCALARS and item != 7:  # numbers: one view, not a loop
+        if item in SCALARS and item != 7:  # numbers: one view of the map, not a loop
             dtype = np.dtype(SCALARS[item])
-            out = np.frombuffer(self.buf, dtype, count, self.pos).tolist()
+            view = np.frombuffer(self.buf, dtype, count, self.pos)  # read-only: the file's own bytes
             self.pos += count * dtype.itemsize
-            return out
+            return view.tolist() if count <= LISTED else view
         if item == STRING:
+            _priced(count * STRING_BYTES, f"{self.path}: {what}, {count:,} strings,")
             return self._strings(count, what)
         return [self.value(item, what) for _ in range(count)]
 
@@ -153,8 +176,8 @@ class GGUFTensors:
 
 
 def open_gguf(path: Path) -> tuple[dict[str, Any], GGUFTensors]:
-    """The metadata (key -> value; arrays as lists) and the tensors of a GGUF file, every tensor's type, block
-    structure and byte range checked against the file."""
+    """The metadata (key -> value; arrays as lists, long arrays of numbers as NumPy views) and the tensors of a
+    GGUF file, every tensor's type, block structure and byte range checked against the file."""
     try:
         data = np.memmap(path, dtype=np.uint8, mode="r") if path.stat().st_size else np.zeros(0, np.uint8)
     except (OSError, ValueError) as e:

@@ -16,9 +16,10 @@ from pathlib import Path
 from attncli.errors import ConfigError
 
 from . import stores
+from .folder import within
 from .hparams import ModelError
 from .llamacpp import TAGGED, llamacpp_cache, llamacpp_file, quant_file
-from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, ollama_blob, ollama_store
+from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, lmstudio_store, ollama_blob, ollama_store
 
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?")  # "gpt2", "Qwen/Qwen2.5-0.5B"
 
@@ -39,9 +40,7 @@ REF_BYTES = 256  # refs/main is read no further than this: a commit hash is 40 c
 
 def _inside(snap: Path, repo: Path) -> Path:
     """`snap` if it is a folder of `repo` once links are followed, else ModelError (a cache never points out)."""
-    if not snap.resolve().is_relative_to(repo.resolve()):
-        raise ModelError(f"{snap} leads out of its cache folder {repo}: a damaged or hostile cache")
-    return snap
+    return within([repo], snap, f"the snapshot {snap}", f"its cache folder {repo} (a damaged or hostile cache)")
 
 
 def _snapshot(repo: Path) -> Path | None:
@@ -99,7 +98,7 @@ def _resolve(folder: Path, name: str, gguf_file: str | None) -> Path:
         return found
     raise ModelError(
         f"model {name!r} is neither a folder nor in the Hugging Face cache ({', '.join(map(str, caches))}), "
-        f"the Ollama store ({ollama_store()}) or LM Studio's (~/.lmstudio/models); "
+        f"the Ollama store ({ollama_store()}) or LM Studio's ({lmstudio_store()}); "
         f"attn never downloads: on a connected machine run `hf download {name}` or `ollama pull {name}` "
         "(then copy it here, or set HF_HUB_CACHE or OLLAMA_MODELS), or give --model the path of a model folder"
     )

@@ -8,7 +8,10 @@ is read from its store, `$OLLAMA_MODELS` or `~/.ollama/models`:
       -> blobs/sha256-HEX                              the GGUF file
 
 The names and the digest are checked to be plain (a digest is 64 hex digits, a name part never starts with a
-dot), and the manifest and the blob must resolve inside the store (no link out of it). An LM Studio model
+dot); the manifest is read under its own small cap (MANIFEST_BYTES), whatever its tag, before it is parsed.
+Every store keeps one rule (`folder.within`): a path the data names (a manifest, a digest, a ref, a folder
+name) or a link inside the store never leads outside the store once resolved (its own root may be a link);
+a refused one says where it leads and that `--model PATH` opens a file directly. An LM Studio model
 `ORG/NAME` is the folder `~/.lmstudio/models/ORG/NAME/`; a folder (LM Studio's, a Hugging Face cache snapshot,
 any) that holds GGUF files and no config.json means its one model file (`gguf_in`; `--gguf-file` picks one).
 """
@@ -19,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from .folder import inside, read_json
+from .folder import inside, read_json, within
 from .hparams import ModelError
 
 OLLAMA_NAME = re.compile(r"(?:([a-z0-9][\w.-]{0,79})/)?([a-z0-9][\w.-]{0,79})(?::(\w[\w.-]{0,79}))?", re.IGNORECASE)
@@ -29,6 +32,7 @@ OLLAMA_HOSTED = re.compile(  # HOST/USER/REPO[:TAG], as `ollama pull hf.co/USER/
     r"((?:hf|huggingface)\.co)/([\w][\w.-]{0,95})/([\w][\w.-]{0,95})(?::(\w[\w.-]{0,79}))?", re.IGNORECASE
 )
 SIDE_FILES = ("mmproj",)  # GGUF files beside a model that are not the model: vision towers
+MANIFEST_BYTES = 2**20  # an Ollama manifest: a real one is under 2 KB (a few layers, each a digest and a size)
 
 
 def ollama_store() -> Path:
@@ -37,11 +41,9 @@ def ollama_store() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".ollama" / "models"
 
 
-def _within(root: Path, path: Path, what: str) -> Path:
-    real, top = path.resolve(), root.resolve()
-    if top not in real.parents:
-        raise ModelError(f"{what} {path} resolves to {real}, outside the Ollama store {top}")
-    return path
+def lmstudio_store() -> Path:
+    """LM Studio's folder of models, ~/.lmstudio/models."""
+    return Path.home() / ".lmstudio" / "models"
 
 
 def ollama_blob(name: str) -> Path | None:
@@ -53,8 +55,8 @@ def ollama_blob(name: str) -> Path | None:
     store, manifest = named
     if not manifest.is_file():
         return None
-    _within(store, manifest, "the manifest")
-    data = read_json(manifest.parent, manifest.name)  # bounded in bytes and nesting
+    within([store], manifest, f"the Ollama manifest {manifest}", f"the Ollama store {store}")
+    data = read_json(manifest.parent, manifest.name, MANIFEST_BYTES)  # its own cap, whatever the tag spells
     layers = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(layers, list):
         raise ModelError(f"the Ollama manifest {manifest} has no list of layers")
@@ -68,7 +70,7 @@ def ollama_blob(name: str) -> Path | None:
     blob = store / "blobs" / f"sha256-{found.group(1)}"
     if not blob.is_file():
         raise ModelError(f"the Ollama manifest {manifest} names {blob.name}, which is not in {blob.parent}")
-    return _within(store, blob, "the blob")
+    return within([store], blob, f"the Ollama blob {blob}", f"the Ollama store {store}")
 
 
 def lmstudio_folder(name: str) -> Path | None:
@@ -76,8 +78,11 @@ def lmstudio_folder(name: str) -> Path | None:
     parts = name.split("/")
     if len(parts) != 2 or not all(re.fullmatch(r"[\w][\w.-]{0,95}", p) for p in parts):
         return None
-    folder = Path.home() / ".lmstudio" / "models" / parts[0] / parts[1]
-    return folder if folder.is_dir() else None
+    store = lmstudio_store()
+    folder = store / parts[0] / parts[1]
+    if not folder.is_dir():
+        return None
+    return within([store], folder, f"the LM Studio model folder {folder}", f"LM Studio's store {store}")
 
 
 def gguf_in(folder: Path, choice: str | None) -> Path | None:
@@ -95,7 +100,7 @@ def gguf_in(folder: Path, choice: str | None) -> Path | None:
     if len(files) > 1:
         listed = ", ".join(p.name for p in files)
         raise ModelError(f"{folder} holds {len(files)} GGUF files ({listed}): choose one with --gguf-file NAME")
-    return files[0] if files else None
+    return inside(folder, files[0].name, "the GGUF file") if files else None  # picked, it is checked as if chosen
 
 
 def ggufs(folder: Path) -> list[Path]:

@@ -72,7 +72,7 @@ def test_csv_rows():
         (["--heads", "9.0"], 2, "layer 9 is out of range"),
         (["--heads", "0.9"], 2, "head 9 is out of range"),
         (["--mode", "half"], 2, "half"),
-        (["--target", ""], 2, "--target '' is 0 tokens for llama"),
+        (["--target", ""], 2, "--target is empty: give one token"),
         (["-f", "npy"], 2, "'npy' is not one of 'table', 'json', 'jsonl', 'csv', 'parquet', 'svg', 'html'"),
         (
             ["--target", "time flies"],

@@ -73,7 +73,7 @@ def test_stdin_and_file(tmp_path):
     "args, code, message",
     [
         (["show", ""], 1, "Error: empty text"),
-        (["show", "   "], 1, "Error: the text is only whitespace"),
+        (["show", "   "], 1, "Error: the word tokenizer produced no tokens for '   '"),
         (["show", "a b", "--heads", "3"], 2, "Error: --dim 16 is not divisible by --heads 3"),
         (["show", "a b", "-t", "nope"], 2, "Error: unknown tokenizer 'nope'"),
         (["show", "a b", "-t", "missing/tokenizer.json"], 1, "Error: tokenizer file not found"),
@@ -193,7 +193,7 @@ def test_lines_that_are_all_blank_are_an_error_and_a_bad_line_is_named():
     r = attn("show", "-", "--lines", "-t", "missing.json", input="a\n")
     assert r.exit_code == 1 and "tokenizer file not found" in r.stderr
     r = attn("show", "-", "--lines", "--context", " ", input="a\nb\n")
-    assert r.exit_code == 1 and r.stderr.startswith("Error: stdin line 1: the context is only whitespace")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: stdin line 1: the word tokenizer produced no")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")

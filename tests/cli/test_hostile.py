@@ -278,15 +278,15 @@ def one_error(r, code: int, message: str) -> None:
     "args, stdin, message",
     [
         (["show", ""], None, "empty text: nothing to tokenize"),
-        (["show", " \t\n\u3000"], None, "the text is only whitespace"),
-        (["steps", "   "], None, "the text is only whitespace"),
-        (["compare", "\n"], None, "the text is only whitespace"),
+        (["show", " \t\n\u3000"], None, "the word tokenizer produced no tokens"),
+        (["steps", "   "], None, "the word tokenizer produced no tokens"),
+        (["compare", "\n"], None, "the word tokenizer produced no tokens"),
         (["tokens", ""], None, "empty text"),
         (["tokens", "  \n "], None, "the word tokenizer produced no tokens"),
         (["show", "-"], b"", "empty text"),
         (["show", "-", "--lines"], b"\n \n\t\n", "every line of stdin is blank"),
         (["show", "a", "--context", ""], None, "empty context"),
-        (["show", "a", "--context", "  "], None, "the context is only whitespace"),
+        (["show", "a", "--context", "  "], None, "the word tokenizer produced no tokens for '  '"),
         (["compute"], b"  \n", "stdin is empty"),
         (["show", "-"], b"ab\xffcd", "stdin is not valid UTF-8: byte 0xff at offset 2"),
         (["show", "-", "--lines"], b"ok\nab\xc3(\n", "stdin line 2 is not valid UTF-8: byte 0xc3 at offset 2"),
@@ -574,3 +574,40 @@ def test_a_closed_stdout_is_not_needed_to_write_a_file(tmp_path):
     script = 'exec "$0" -m attncli show "a b" -o "$1" >&-'
     p = subprocess.run(["sh", "-c", script, sys.executable, out], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0 and p.stderr == "" and json.loads(out.read_text())["tokens"] == ["a", "b"]
+
+
+# ---- hostile round IV: the new options' exit codes ----------------------------------------------------------
+
+GOLDEN_DECODER = ROOT / "tests" / "models" / "golden" / "qwen2"  # 64 positions
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [  # 9: the target's checks came after the text's (exit 1); 10: an absurd --generate was "the text is too long"
+        (["ablate", "time flies", "--target", ""], 2, "--target is empty: give one token"),
+        (["ablate", "", "--target", ""], 2, "--target is empty"),  # the command line's mistake first
+        (["ablate", "time flies", "--target", "x" * 100_000], 2, "--target is 100,000 characters long"),
+        (["ablate", "time flies", "--target", " time flies like"], 2, "give one token"),
+        (["show", "time flies", "--generate", "1000000000"], 2, "--generate 1,000,000,000 is more tokens than"),
+        (["show", "time flies", "--generate", "65"], 2, "--generate 65 is more tokens than"),
+        (["show", "time flies", "--generate", "60"], 1, "and --generate 60 more, but"),  # this text's room
+    ],
+)
+def test_the_new_options_exit_codes(args, code, message):
+    one_error(attn(*args, "--model", GOLDEN_DECODER), code, message)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [  # 11: whitespace alone was refused, though these tokenizers encode it
+        ["show", "\n\n\n", "-t", "char"],
+        ["steps", " \t ", "-t", "char"],
+        ["show", "\n\n\n", "--model", GOLDEN_DECODER],
+        ["tokens", "\n\n\n", "--model", GOLDEN_DECODER],
+    ],
+)
+def test_whitespace_alone_is_a_text_its_tokenizer_encodes(args):
+    r = attn(*args, "-f", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc.get("tokens") or doc.get("rows"), doc

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attncli.core.stats import head_stats, label_heads
+from attncli.errors import DataError
 from attncli.io.view import SCALE, _layers, model_view, result_view, weights_of
 from attncli.models import forward, load_model
 from attncli.models.run import heads_document, model_result
@@ -191,3 +192,25 @@ def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_ow
     monkeypatch.setattr(view, "NEURON_BYTES", 0)
     doc = model_view(model, model_result(model, text, 0), bert_dir, "attn view")
     assert [n["layer"] for n in doc["neuron"]] == [0]  # too long for every layer: the page's own
+
+
+def test_a_model_page_is_priced_with_its_run(gpt2_dir, monkeypatch):
+    """Hostile round IV, 7: the page's every layer and head was not priced, and `attn view --model` peaked at 2.5x
+    the estimate its run passed. A budget between the run's estimate and the run's and the page's is refused by
+    the page alone, in one line; the labels are computed a layer at a time (the same labels)."""
+    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
+
+    model = load_model(gpt2_dir)
+    text = "time flies like an arrow " * 4
+    result = model_result(model, text, 1)
+    n, cells = len(result.tokens), model.n_layer * model.n_head * len(result.tokens) ** 2
+    run_bytes = model.weights.nbytes + model.n_layer * (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
+    page = cells * PAGE_CELL_BYTES + model.n_head * n * n * STATS_CELL_BYTES
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(run_bytes + page // 2))
+    result = model_result(model, text, 1)  # the run alone passes
+    with pytest.raises(DataError, match=rf"^the page of gpt2-tiny on {n} tokens needs about .*ATTN_MAX_MEMORY"):
+        model_view(model, result, gpt2_dir, "attn view")
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(run_bytes + page))
+    doc = model_view(model, result, gpt2_dir, "attn view")
+    stats = head_stats(np.stack(forward(model, np.asarray(result.tokens.ids)).weights), causal=True)
+    assert [[h["label"] for h in layer["heads"]] for layer in doc["layers"]] == label_heads(stats)

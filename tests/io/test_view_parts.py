@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from attncli.core.parts import PARTS
+from attncli.errors import DataError
 from attncli.io.view import SCALE, part_entry, result_view, weights_of
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
@@ -171,3 +172,23 @@ def test_a_20_by_20_pair_of_6_layers_and_8_heads_stays_under_250_kb():
     doc = {k: v for k, v in doc.items() if k not in ("layers", "masks")} | {"parts": parts, "steps": None}
     size = len(page(doc).encode())  # 164 KB of JSON, 202 KB with the page around it
     assert size < 250_000, size
+
+
+def test_an_encoder_decoders_page_is_priced_with_its_run(monkeypatch):
+    """Hostile round IV, 7, for the pages of three parts: a budget the run passes and the page of the encoder's,
+    the decoder's and the cross-attention's every layer does not is refused by the page, in one line."""
+    from attncli import api
+    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
+    from attncli.models import load_model
+
+    model = load_model(GOLDEN / "bart")
+    shown = api.show(TARGET, model=model, context=SOURCE)
+    n = max(len(shown.result.tokens), len(shown.result.context_tokens))
+    run_bytes = model.weights.nbytes + model.n_layer * (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
+    drawn = model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"]
+    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(run_bytes + page // 2))
+    with pytest.raises(DataError, match=rf"^the page of .*bart on {n} tokens needs about .*ATTN_MAX_MEMORY"):
+        api.view(TARGET, model=model, context=SOURCE)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(run_bytes + page))
+    assert set(api.view(TARGET, model=model, context=SOURCE).doc["parts"]) == set(PARTS)

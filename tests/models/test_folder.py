@@ -93,6 +93,58 @@ def test_a_json_past_its_cap_is_not_read(tmp_path):
     one_line(attn("show", "time flies", "--model", folder), "config.json is larger than 4 MiB")
 
 
+@pytest.mark.parametrize(
+    "header, needle",
+    [  # hostile round III, still open in IV (8): 10^6 empty entries took 14.5 s and 978 MB before the refusal
+        (b"{" + b'"":{},' * (10**6 - 1) + b'"":{}}', "the header holds more entries than 65,536 tensors would"),
+        (None, "header of 1,099,511,627,776 bytes is larger than safetensors allows"),
+    ],
+    ids=["a million empty entries", "a length of 2**40"],
+)
+def test_a_safetensors_header_is_bounded_before_it_is_parsed(tmp_path, header, needle):
+    folder = make_bert(tmp_path / "m")
+    path = folder / "model.safetensors"
+    if header is None:  # a length no header has: refused from the 8 bytes
+        path.write_bytes((2**40).to_bytes(8, "little") + b"{}")
+    else:
+        path.write_bytes(len(header).to_bytes(8, "little") + header)
+    one_line(attn("show", "time flies", "--model", folder), f"cannot read {path}: {needle}")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+def test_an_unreadable_safetensors_file_is_permission_denied():
+    """Hostile round III, still open in IV (8): EACCES was reported as "No such file or directory". As root (who
+    reads any file) it is read in a forked child that became nobody, everything it needs imported before."""
+    import tempfile
+
+    import safetensors  # noqa: F401  (imported here: nobody may not read the packages)
+
+    from attncli.models.folder import checkpoint
+
+    top = Path(tempfile.mkdtemp())  # pytest's own tmp_path sits in a folder only its owner may enter
+    folder = make_bert(top / "m")
+    (folder / "model.safetensors").chmod(0o000)
+    for p in (top, folder):
+        p.chmod(0o755)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: say what checkpoint() raised, and leave
+        try:
+            if os.geteuid() == 0:
+                os.setuid(65534)
+            checkpoint(folder)
+            said = "read"
+        except BaseException as e:  # whatever it is, the parent reports it
+            said = f"{type(e).__name__}: {e}"
+        os.write(write, said.encode())
+        os._exit(0)
+    os.close(write)
+    said = os.read(read, 4096).decode()
+    os.waitpid(pid, 0)
+    shutil.rmtree(top)
+    assert said == f"ModelError: cannot read {folder / 'model.safetensors'}: Permission denied", said
+
+
 @pytest.mark.parametrize("shard", [".", "./", ""])
 def test_a_shard_that_names_no_file_is_one_line(tmp_path, shard):
     """Found by the thorough fuzz: an index that puts a tensor in "." was an internal error."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -267,7 +269,8 @@ def _count(n: int):
         (lambda b: b[:8] + struct.pack("<Q", 2**40) + b[16:], "tensors, more than any model"),
         (lambda b: b[: len(b) - 4096], "declares .* bytes that do not fit in the file"),
         (lambda b: b[:2000], "is cut short: .* runs past its end"),
-        (_count(2**50), "is cut short: tokenizer.ggml.tokens at byte .* runs past its end"),
+        (_count(2**50), "tokenizer.ggml.tokens declares 1,125,899,906,842,624 items, more than any model's"),
+        (_count(2**21), "is cut short: tokenizer.ggml.tokens at byte .* runs past its end"),
     ],
 )
 def test_a_damaged_file_is_one_line(cut, says, tmp_path):
@@ -276,6 +279,64 @@ def test_a_damaged_file_is_one_line(cut, says, tmp_path):
     with pytest.raises(ModelError, match=says) as e:
         load_model(path)
     assert "\n" not in str(e.value)
+
+
+def _array_file(path: Path, item: int, count: int, size: int) -> Path:
+    """A GGUF of one metadata key `scores`, an array of `count` items of GGUF type `item`, as a sparse file of
+    `size` bytes (its items all zero bytes: nothing big is written to the disk)."""
+    key = b"scores"
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+    with path.open("wb") as f:
+        f.write(head + struct.pack("<IIQ", 9, item, count))
+        f.truncate(size)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("item", "count", "says"),
+    [  # hostile round IV, 5 and 6: 10^8 float scores peaked at 4.25 GB; 10^9 empty strings still parsed at 90 s
+        (6, 10**8, "scores declares 100,000,000 items, more than any model's metadata holds"),
+        (8, 10**9, "scores declares 1,000,000,000 items, more than any model's metadata holds"),
+        (7, 10**8, "scores declares 100,000,000 items"),
+    ],
+)
+def test_a_metadata_array_is_refused_from_its_count(item, count, says, tmp_path):
+    path = _array_file(tmp_path / "big.gguf", item, count, 8 * count + 64)
+    with pytest.raises(ModelError, match=says) as e:
+        open_gguf(path)
+    assert "\n" not in str(e.value)
+
+
+def test_an_array_of_strings_is_priced_before_it_is_read(tmp_path, monkeypatch):
+    from attncli.models.gguf import STRING_BYTES
+
+    path = _array_file(tmp_path / "vocab.gguf", 8, 10**6, 8 * 10**6 + 64)  # a million empty strings
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "64M")
+    assert STRING_BYTES * 10**6 > 64 * 2**20
+    with pytest.raises(ModelError, match=r"scores, 1,000,000 strings, needs .* to read, more than ATTN_MAX_MEMORY"):
+        open_gguf(path)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "1G")
+    assert open_gguf(path)[0]["scores"] == [""] * 10**6
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/status are Linux's")
+def test_a_long_array_of_numbers_is_a_view_of_the_file_not_a_list(tmp_path):
+    """4·10^6 float32 scores (a sparse 16 MB file) read under an address-space limit 64 MiB above what the process
+    had mapped: the map takes 16 MB, a list of them would take ~128 MB (a float object and a slot each)."""
+    path = _array_file(tmp_path / "scores.gguf", 6, 4 * 10**6, 16 * 10**6 + 64)
+    child = f"""
+import re, resource
+import numpy as np
+from attncli.models.gguf import open_gguf
+import gguf
+vm = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + 64 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+scores = open_gguf(__import__("pathlib").Path({str(path)!r}))[0]["scores"]
+assert isinstance(scores, np.ndarray) and scores.shape == (4 * 10**6,) and not scores.flags.writeable
+print(float(scores.sum()))
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "0.0", run.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
@@ -339,7 +400,8 @@ def test_an_unsupported_type_names_it(tmp_path):
 
 
 def test_the_weights_are_priced_before_they_are_read(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTN_MAX_MEMORY", "10K")
+    # (its vocabulary of 320 strings is priced first, at ~25 KiB: under this budget, which its weights exceed)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", "64K")
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
         load_model(_tiny(tmp_path))
 
@@ -441,6 +503,65 @@ def test_an_lmstudio_folder_and_a_gguf_file_choice(tmp_path, monkeypatch):
         load_model("org/tiny-GGUF", gguf_file="../x.gguf")
 
 
+def _out_of_store(e: pytest.ExceptionInfo, real: Path) -> None:
+    """A refused link: one line saying where it leads and that --model PATH opens that file directly."""
+    said = str(e.value)
+    assert "\n" not in said and f"leads to {real}" in said and f"--model {real}" in said, said
+
+
+def test_an_lmstudio_gguf_picked_automatically_is_held_inside_the_store(tmp_path, monkeypatch):
+    """Hostile round IV, 1: the only .gguf of the folder, a link out of the store, was loaded."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    outside = _tiny(tmp_path, "outside.gguf")
+    folder = tmp_path / ".lmstudio" / "models" / "org" / "tiny-GGUF"
+    folder.mkdir(parents=True)
+    (folder / "tiny.gguf").symlink_to(outside)
+    with pytest.raises(ModelError, match="outside the model folder") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, outside)
+    assert load_model(outside).model_type == "qwen3"  # the file itself, by its path
+
+
+def test_an_lmstudio_folder_that_is_a_link_out_of_the_store_is_refused(tmp_path, monkeypatch):
+    """Hostile round IV, 3: the model folder itself a link out of ~/.lmstudio/models; the store's own root may be
+    a link."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _tiny(elsewhere, "tiny.gguf")
+    (tmp_path / ".lmstudio" / "models" / "org").mkdir(parents=True)
+    (tmp_path / ".lmstudio" / "models" / "org" / "tiny-GGUF").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ModelError, match="outside LM Studio's store") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, elsewhere)
+    real_store = tmp_path / "disk" / "models"
+    (real_store / "org").mkdir(parents=True)
+    shutil.move(elsewhere, real_store / "org" / "tiny-GGUF")
+    shutil.rmtree(tmp_path / ".lmstudio")
+    (tmp_path / ".lmstudio").mkdir()
+    (tmp_path / ".lmstudio" / "models").symlink_to(real_store, target_is_directory=True)
+    assert load_model("org/tiny-GGUF").model_type == "qwen3"
+
+
+@pytest.mark.parametrize("tag", ["latest", "tokenizer.json", "model.safetensors.index.json"])
+def test_an_ollama_manifest_has_its_own_small_cap_whatever_its_tag(tag, tmp_path, monkeypatch):
+    """Hostile round IV, 4: tag `tokenizer.json` was read under 256 MiB and then parsed with no price; a manifest
+    is capped at MANIFEST_BYTES before it is parsed (a sparse file: nothing big is written)."""
+    from attncli.models.stores import MANIFEST_BYTES
+
+    store = _ollama(tmp_path, _tiny(tmp_path), tag=tag)
+    manifest = store / "manifests" / "registry.ollama.ai" / "library" / "tiny" / tag
+    with manifest.open("r+b") as f:
+        f.truncate(40 * 2**20)  # 40 MB of NUL bytes after the JSON, none of them on the disk
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    from attncli.errors import DataError
+
+    assert MANIFEST_BYTES < 40 * 2**20
+    with pytest.raises(DataError, match="is larger than 1 MiB, the most attn reads") as e:
+        load_model(f"tiny:{tag}")
+    assert "\n" not in str(e.value)
+
+
 def test_a_hugging_face_cache_repo_of_gguf_files(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     snapshot = tmp_path / "hub" / "models--org--tiny-GGUF" / "snapshots" / "abc"
@@ -448,6 +569,25 @@ def test_a_hugging_face_cache_repo_of_gguf_files(tmp_path, monkeypatch):
     (snapshot.parent.parent / "refs").mkdir()
     (snapshot.parent.parent / "refs" / "main").write_text("abc")
     _tiny(snapshot, "tiny.Q4_1.gguf")
+    assert load_model("org/tiny-GGUF").model_type == "qwen3"
+
+
+def test_a_hugging_face_snapshot_gguf_linked_out_of_the_cache_is_refused(tmp_path, monkeypatch):
+    """Hostile round IV, 2: a snapshot's GGUF linked outside the cache (not into its own blobs/) was loaded, as
+    its safetensors are not; a link into blobs/, as the hub makes them, is read."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    repo = tmp_path / "hub" / "models--org--tiny-GGUF"
+    snapshot = repo / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    outside = _tiny(tmp_path, "outside.gguf")
+    (snapshot / "tiny.Q4_1.gguf").symlink_to(outside)
+    with pytest.raises(ModelError, match="outside the model folder") as e:
+        load_model("org/tiny-GGUF")
+    _out_of_store(e, outside)
+    (repo / "blobs").mkdir()
+    shutil.move(outside, repo / "blobs" / "0123")
+    (snapshot / "tiny.Q4_1.gguf").unlink()
+    (snapshot / "tiny.Q4_1.gguf").symlink_to(repo / "blobs" / "0123")
     assert load_model("org/tiny-GGUF").model_type == "qwen3"
 
 

@@ -92,7 +92,7 @@ def test_a_snapshot_linked_out_of_the_cache_is_refused(tmp_path):
     snap = fake_cache(cache, "org/m")
     shutil.move(snap, tmp_path / "elsewhere")
     snap.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
-    _refused("org/m", {"HF_HUB_CACHE": str(cache)}, "leads out of its cache folder")
+    _refused("org/m", {"HF_HUB_CACHE": str(cache)}, "outside its cache folder")
 
 
 @pytest.mark.parametrize("length", [5_000, 100_000])
