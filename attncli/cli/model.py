@@ -15,6 +15,17 @@ import typer
 from attncli.cli.options import choice
 from attncli.errors import ConfigError
 
+
+def model_value(value: str | list[str] | None) -> str | list[str] | None:
+    """--model's callback: a value that is empty or looks like an option is the sign of an unset shell variable
+    (`--model $SMOLLM2 --layer 1` with SMOLLM2 empty gives --model the word `--layer`), said before anything else
+    reads the command line. A model whose path starts with - is written ./-name."""
+    for one in value if isinstance(value, list) else [value]:
+        if one is not None and (not one.strip() or one.startswith("-")):
+            raise ConfigError(f"--model got {one!r}: is the variable you meant empty?")
+    return value
+
+
 ModelDir = Annotated[
     str | None,
     typer.Option(
@@ -25,6 +36,7 @@ ModelDir = Annotated[
         "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
+        callback=model_value,
     ),
 ]
 GgufFile = Annotated[
@@ -45,7 +57,8 @@ Head = Annotated[
     int | None,
     typer.Option(
         "--head",
-        help="One head (default every head, side by side as the width allows); with --model the model's head number.",
+        help="One head (default every head, side by side as the width allows); with --model the model's head number; "
+        "negative counts from the end.",
         show_default=False,
     ),
 ]

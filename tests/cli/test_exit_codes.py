@@ -54,6 +54,19 @@ CASES = [
     (["heads", "x", "--model", "BART", "--context", "y", "--stat", "previous"], 2, "--stat previous"),
     (["heads", "x", "--model", "GPT2", "--context", "y"], 2, "only an encoder"),
     (["help", "shwo"], 2, "did you mean `attn show`"),
+    # one refusal, one exit code: a command that needs a decoder's head, given an encoder (and what to use instead)
+    (["lens", "x", "--model", "BERT"], 2, "it has no next-token head, which the logit lens"),
+    (["ablate", "x", "--model", "BERT"], 2, "its attention: attn show, attn heads or attn view"),
+    (["view", "x", "--model", "BERT", "--lens", "-o", "OUT/p.html"], 2, "it has no next-token head"),
+    (["view", "x", "--model", "BERT", "--ablate", "-o", "OUT/p.html"], 2, "it has no next-token head"),
+    (["show", "x", "--model", "BERT", "--generate", "2"], 2, "it has no next-token head"),
+    # an empty shell variable before another option, a mistyped file, a mistyped choice
+    (["show", "x", "--model", "--layer", "1"], 2, "--model got '--layer': is the variable you meant empty?"),
+    (["heads", "--model", "", "x"], 2, "--model got '': is the variable you meant empty?"),
+    (["lens", "--model", "-x", "x"], 2, "--model got '-x'"),
+    (["ablate", "--model", "", "x"], 2, "--model got ''"),
+    (["show", "x", "--mask", "casual"], 2, "did you mean causal?"),
+    (["show", "x", "-v", "scaeld"], 2, "did you mean 'scaled'?"),
     (["lens", "x", "--model", "GPT2", "--top-k", "0"], 2, "--top-k must be between 1 and 100"),
     (["ablate", "x", "--model", "GPT2", "--heads", "9.0"], 2, "layer 9 is out of range"),
     (["show", "x", "--model", "GPT2", "--top-k", "2"], 2, "--top-k and --top-p sample the tokens --generate"),
@@ -65,8 +78,7 @@ CASES = [
     (["tokens", "--file", "OUT/nope.txt"], 1, "no such file"),
     (["compute", "--input", "OUT/nope.json"], 1, "no such file"),
     (["heads", "--model", "OUT/nope", "x"], 1, "model folder not found"),
-    (["lens", "x", "--model", "BERT"], 1, "it has no next-token head"),
-    (["ablate", "x", "--model", "BERT"], 1, "it has no next-token head"),
+    (["show", "x", "--model", "SmolLM2.gguf"], 1, "no such file: 'SmolLM2.gguf'"),
     (["view", "x", "-o", "OUT/nope/page.html"], 1, "no such directory"),
 ]
 

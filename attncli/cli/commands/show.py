@@ -39,7 +39,7 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit, table_only
-from attncli.cli.text import context_of, say, stdin_prompt, text_of, warn
+from attncli.cli.text import context_of, file_hint, say, stdin_prompt, text_of, warn
 from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.inputs import iter_lines, open_lines
 
@@ -135,6 +135,7 @@ def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: 
     from attncli.pipeline.lines import ordered_map
 
     stdin_prompt(source.text, "the lines")
+    file_hint(source.text, source.file)
     stream, name = open_lines(source.text, source.file)
     with stream, line_progress(stream, name, out.color, out.output) as counted:
 
