@@ -39,6 +39,18 @@ ModelDir = Annotated[
         callback=model_value,
     ),
 ]
+ModelDirs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
+        "Ollama NAME:TAG, LM Studio ORG/NAME): its layer (--layer, --head) as one more column. Given more than "
+        "once: the models' own tokenizers side by side (with --tokenizers' when given): tokens, characters and "
+        "bytes per token, unknown and byte pieces; -f json adds the ids.",
+        show_default=False,
+        callback=model_value,
+    ),
+]
 GgufFile = Annotated[
     str | None,
     typer.Option(

@@ -249,7 +249,13 @@ Query = Annotated[
     ),
 ]
 Tokenizers = Annotated[
-    str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths to tokenizer.json files.")
+    str | None,
+    typer.Option(
+        "--tokenizers",
+        help="Comma-separated: char, word, bpe or paths to tokenizer.json files (default char,word,bpe; with "
+        "several --model, none unless given).",
+        show_default=False,
+    ),
 ]
 VariantNames = Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn variants).")]
 InputPath = Annotated[
