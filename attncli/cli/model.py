@@ -253,7 +253,7 @@ def check_options(
     if clash:
         sampling = [p for p in clash if p.name in SAMPLING and "generate" in {q.name for q in ctx.command.params}]
         raise ConfigError(
-            f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
+            f"--model uses the model's own tokenizer, embeddings and weights: drop {_names(clash)}"
             + (
                 f" ({_names(sampling)} {'is' if len(sampling) == 1 else 'are'} for sampling with --generate N)"
                 * bool(sampling)

@@ -49,3 +49,19 @@ def test_a_negative_head_counts_from_the_end_with_and_without_a_model(command):
     assert attn(*text_run, "--head", "-1").stdout == attn(*text_run, "--head", "1").stdout
     model_run = [command, "a b c", "--model", GPT2, "-f", "json"]
     assert attn(*model_run, "--head", "-1").stdout == attn(*model_run, "--head", "3").stdout
+
+
+def test_a_caption_says_what_the_weights_are_as_the_folder_says_it(tmp_path):
+    import shutil
+
+    out = attn("show", "time flies", "--model", ROOT / "tests/models/golden/qwen2", "--width", "200").stdout
+    assert "random weights, never trained (a test model of tools/golden_decoders.py)" in out
+    assert "trained weights" not in out
+    copy = tmp_path / "qwen2"
+    shutil.copytree(ROOT / "tests/models/golden/qwen2", copy)
+    config = json.loads((copy / "config.json").read_text())
+    for hostile in ("\x1b[31mtrained", "x" * 500, 7):  # not printable, too long, not a text: not shown
+        config["attncli_weights"] = hostile
+        (copy / "config.json").write_text(json.dumps(config))
+        out = attn("show", "time flies", "--model", copy, "--width", "200").stdout
+        assert "its own weights" in out and "xxxx" not in out and "trained" not in out.replace("untrained", "")
