@@ -62,7 +62,7 @@ class AttnCommand(TyperCommand):
             order = self.make_parser(ctx).parse_args(args=list(args))[2]
         except ClickException:  # Click's usage error, said in attn's words when the command line is parsed
             return
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         for param in order:
             if param.param_type_name != "option" or param.multiple or getattr(param, "count", False):
                 continue  # TEXT, and options that accumulate

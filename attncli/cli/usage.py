@@ -47,6 +47,8 @@ def from_click(error: Any, group: Any) -> ConfigError:
     if type(error).__name__ == "NoSuchOption" and ctx is not None and name:
         return unknown_option(name, ctx, group)
     message = " ".join(error.format_message().split()).rstrip(".")  # one line
+    if type(error).__name__ == "BadOptionUsage" and "requires" in message:  # the last word, left without its value
+        message += ": is the variable you meant empty?"  # `attn lens TEXT --model $SMOLLM2` with SMOLLM2 unset
     where = f" ({_path(ctx)} --help)" if ctx is not None else " (attn --help)"
     return ConfigError(message[:1].lower() + message[1:] + where)
 

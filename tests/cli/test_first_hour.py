@@ -20,6 +20,7 @@ GPT2 = str(ROOT / "tests" / "models" / "golden" / "gpt2")
         ["show", "time flies", "--model", "", "--layer", "1"],  # --model $SMOLLM2 with SMOLLM2 unset
         ["heads", "--model", "--lines", "corpus.txt"],
         ["show", "time flies like an arrow", "--model", "--layer", "17", "--head", "4", "--matrix-only"],
+        ["lens", "The capital of France is", "--model"],  # README example 6: the empty word is dropped
     ],
 )
 def test_an_empty_variable_before_another_option_is_named_as_such(args):
