@@ -9,7 +9,26 @@ with the command line (ConfigError), 1 for input data that cannot be used
     Traceback (most recent call last):
     ...
     attncli.errors.DataError: empty text: nothing to tokenize
+
+`meant` finds the name a mistyped one was likely meant to be, for a message's "did you mean":
+
+    >>> meant("casual", ["causal", "window", "topk"])
+    'causal'
+    >>> meant("heads", ["help", "color"]) is None
+    True
 """
+
+from collections.abc import Iterable
+
+CLOSE = 0.75  # difflib's similarity: shwo/show 0.75, colour/color 0.91; heads/help 0.44, rollout/color 0.5
+
+
+def meant(name: str, names: Iterable[str]) -> str | None:
+    """The one of `names` that `name` is a likely typo of, or None."""
+    import difflib  # late: start-up (difflib: only for a typo)
+
+    found = difflib.get_close_matches(name, list(names), n=1, cutoff=CLOSE)
+    return found[0] if found else None
 
 
 class AttnError(Exception):

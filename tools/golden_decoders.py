@@ -211,6 +211,7 @@ def build(out: Path, name: str, config_class: str, kwargs: dict, bos: bool) -> i
     import numpy as np
     import torch
     import transformers
+    from reference import mark_weights, random_weights  # tools/reference.py
 
     torch.manual_seed(sum(map(ord, name)))
     folder = out / name
@@ -224,6 +225,7 @@ def build(out: Path, name: str, config_class: str, kwargs: dict, bos: bool) -> i
     model.save_pretrained(str(folder), safe_serialization=True)
     for extra in ("generation_config.json",):
         (folder / extra).unlink(missing_ok=True)
+    mark_weights(folder, random_weights("tools/golden_decoders.py"))  # what captions say the weights are
     tok = tokenizer(bos)
     tok.save(str(folder / "tokenizer.json"))
     ref = auto.from_pretrained(str(folder), attn_implementation="eager", dtype=torch.float32).eval()

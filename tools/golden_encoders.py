@@ -244,7 +244,7 @@ def reference(model, tok) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
-    from reference import require  # tools/reference.py: the pinned environment
+    from reference import mark_weights, random_weights, require  # tools/reference.py: the pinned environment
 
     require("tools/golden_encoders.py")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -272,6 +272,7 @@ def main() -> None:
         model.eval()
         folder = args.out / family
         model.save_pretrained(folder, safe_serialization=True)
+        mark_weights(folder, random_weights("tools/golden_encoders.py"))
         tok.save(str(folder / "tokenizer.json"))
         texts = {"short": SHORT, "long": LONG}
         (folder / "texts.json").write_text(json.dumps(texts, indent=2) + "\n", encoding="utf-8")

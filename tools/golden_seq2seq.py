@@ -145,7 +145,7 @@ def reference(model, tok, target_tok, suffix: str = "") -> dict[str, np.ndarray]
 
 
 def main() -> None:
-    from reference import require  # tools/reference.py: the pinned environment
+    from reference import mark_weights, random_weights, require  # tools/reference.py: the pinned environment
 
     require("tools/golden_seq2seq.py")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -164,6 +164,7 @@ def main() -> None:
         folder = (args.out.parent / "conditioning" if conditioning else args.out) / family
         model.save_pretrained(folder, safe_serialization=True)
         (folder / "generation_config.json").unlink(missing_ok=True)
+        mark_weights(folder, random_weights("tools/golden_seq2seq.py"))
         tok.save(str(folder / "tokenizer.json"))
         language = "fr_XX " if target_tok is not tok else ""  # attn takes the target's language code first
         pairs = {name: {"source": s, "target": language + t} for name, (s, t) in PAIRS.items()}

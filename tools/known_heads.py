@@ -137,6 +137,8 @@ def build(folder: Path = OUT) -> Path:
     """config.json, model.safetensors and tokenizer.json of the model, in `folder`."""
     from safetensors.numpy import save_file
 
+    from attncli.models.model import WEIGHTS_MARK  # what captions say the weights are
+
     folder.mkdir(parents=True, exist_ok=True)
     config = {
         "architectures": ["GPT2LMHeadModel"],
@@ -152,6 +154,7 @@ def build(folder: Path = OUT) -> Path:
         "bos_token_id": 0,
         "eos_token_id": 0,
         "tie_word_embeddings": True,
+        WEIGHTS_MARK: "weights set by hand, never trained (the known heads of tools/known_heads.py)",
     }
     wte, wpe = np.zeros((VOCAB, D_MODEL)), np.zeros((N_POS, D_MODEL))
     wte[:, CODE], wpe[:, POS] = codes(), positions()

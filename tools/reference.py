@@ -13,8 +13,10 @@ made by other versions could differ from the committed one by more than the boun
 
 from __future__ import annotations
 
+import json
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 PINNED = {"torch": "2.13.0", "transformers": "5.23.0"}  # what every committed golden was made with
 
@@ -44,3 +46,22 @@ def require(tool: str, **extra: str) -> None:
         pins = " ".join(f"{name}=={pin}" for name, pin in wanted.items())
         found = ", ".join(f"{name} {got or 'not installed'}" for name, got in wrong.items())
         sys.exit(f"Error: {tool} needs {pins} (found {found}); tools/reference.py makes that environment")
+
+
+def mark_weights(folder: Path, said: str) -> None:
+    """Write into `folder`'s config.json what its weights are (attncli's WEIGHTS_MARK, which captions show), so that
+    a test model is never called trained: `said` as "random weights, never trained (...)". The file keeps
+    save_pretrained's layout (indent 2, sorted keys) when it had it."""
+    from attncli.models.model import WEIGHTS_MARK
+
+    path = folder / "config.json"
+    text = path.read_text(encoding="utf-8")
+    config = json.loads(text)
+    ordered = json.dumps(config, indent=2, sort_keys=True) + "\n" == text
+    config[WEIGHTS_MARK] = said
+    path.write_text(json.dumps(config, indent=2, sort_keys=ordered) + "\n", encoding="utf-8")
+
+
+def random_weights(tool: str) -> str:
+    """The marker of a golden made with random weights by `tool`."""
+    return f"random weights, never trained (a test model of {tool})"

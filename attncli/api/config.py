@@ -113,9 +113,7 @@ def check_model_options(model: object, run: dict[str, Any], **model_only: Any) -
         return
     clash = [name for name, value in run.items() if value != MODEL_CLASH[name]]
     if clash:
-        raise ConfigError(
-            f"model= uses the model's own tokenizer, embeddings and trained weights: drop {'=, '.join(clash)}="
-        )
+        raise ConfigError(f"model= uses the model's own tokenizer, embeddings and weights: drop {'=, '.join(clash)}=")
 
 
 def check_show(stats: bool, no_weights: bool, head: int | None, mean_heads: bool) -> None:

@@ -94,6 +94,13 @@ def _model(v: Any) -> Any:  # a path or name, or a model `attncli.models.load_mo
     return v if isinstance(v, Model) else None
 
 
+def _models(v: Any) -> Any:  # one model, or a list of them (compare's tokenizers side by side)
+    if isinstance(v, (list, tuple)):
+        models = [_model(m) for m in v]
+        return None if not models or any(m is None for m in models) else models
+    return _model(v)
+
+
 def _generate(v: Any) -> Any:  # N new tokens, or a Generation
     if _int(v) is not None:
         return _int(v)
@@ -146,6 +153,7 @@ BOOL = Kind("True or False", _bool)
 MASK = Kind('a mask name or several ("causal,window:2", or a list of names)', _mask)
 INT_OR_STR = Kind("a query's index (an integer) or its token (a string)", _int_or_str)
 MODEL = Kind("a model folder, file or name (a string or os.PathLike), or a model load_model loaded", _model)
+MODELS = Kind("a model (a folder, file or name, or a loaded model) or a list of them", _models)
 GENERATE = Kind("a number of new tokens (an integer) or an attncli.models.generate.Generation", _generate)
 PAIRS = Kind("(layer, head) pairs of integers, e.g. [(0, 1), (2, 3)]", _pairs)
 LINES = Kind("an iterable of texts (a list or a file), not one string", _lines)
@@ -187,7 +195,8 @@ KEYWORDS: tuple[Keyword, ...] = (
     Keyword("temperature", NUMBER, RUNS + " compute"),
     Keyword("rank", INT, RUNS + " compute"),
     Keyword("features", INT, RUNS + " compute"),
-    Keyword("model", MODEL, "show steps view compare tokens heads lens ablate rollout corpus"),
+    Keyword("model", MODEL, "show steps view tokens heads lens ablate rollout corpus"),
+    Keyword("model", MODELS, "compare"),
     Keyword("layer", INT, "show steps view compare rollout"),
     Keyword("head", INT, RUNS),
     Keyword("part", STR, "show steps view heads rollout"),

@@ -57,15 +57,16 @@ def page_of(
 
 
 def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str) -> Behaviour:
-    """The lens and the ablation a decoder's page is asked for (attncli.io.view.Behaviour), or ConfigError when
-    the model has no next-token head to read them from (an encoder, an encoder–decoder) or `mode` is unknown."""
+    """The lens and the ablation a decoder's page is asked for (attncli.io.view.Behaviour), or the refusal of
+    `models.head.unembedding` when the model has no next-token head to read them from (an encoder: ConfigError, as
+    `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an encoder–decoder or an
+    unknown `mode`."""
     from attncli.io.view import Behaviour  # late: start-up (only when a model's page is asked for)
 
     if not (lens or ablate):
         return Behaviour()
     from attncli.models.ablate import MODES  # late: start-up (model code: a --model run only)
     from attncli.models.head import unembedding
-    from attncli.models.hparams import ModelError
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
@@ -74,10 +75,7 @@ def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str)
             f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens and ablation are a decoder-only "
             "model's (its decoder's lens: attn lens TARGET --context SOURCE)"
         )
-    try:
-        unembedding(model)
-    except ModelError as e:
-        raise ConfigError(f"the logit lens and the ablation read a decoder's next-token head: {e}") from None
+    unembedding(model)  # its own refusal, with the exit code `attn lens` has for it (docs/limits.md)
     return Behaviour(lens, ablate, target, mode)
 
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -166,7 +167,7 @@ def variants() -> Records:
 def compare(
     text: str,
     *,
-    tokenizers: str = "char,word,bpe",
+    tokenizers: str | None = None,
     variants: str = "scaled",
     heads: int = 1,
     dim: int = 16,
@@ -180,25 +181,38 @@ def compare(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    model: str | Model | None = None,
+    model: str | Model | Sequence[str | Model] | None = None,
     layer: int | None = None,
     head: int | None = None,
     max_tokens: int = MAX_TOKENS,
     limits: Limits | None = None,
 ) -> Records:
-    """`attn compare`: one run per tokenizer and variant (comma-separated names), side by side, and with
-    `model=` its layer (`layer`, `head`) as one more row."""
+    """`attn compare`: one run per tokenizer and variant (comma-separated names, default char,word,bpe), side by
+    side, and with `model=` its layer (`layer`, `head`) as one more row. With several models (a list: folders,
+    GGUF files, names), their tokenizers side by side, and those of `tokenizers` when given: a row each."""
     from attncli.pipeline.compare import compare_document, compare_runs, split_names  # late: start-up (not at import)
     from attncli.render.compare import compare_view
 
-    check_model_options(model, {}, layer=layer, head=head)
-    names = split_names(variants, "variants")
     run: dict[str, Any] = dict(
         heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask, positional=positional, projection=projection
     )
+    if isinstance(model, Sequence) and not isinstance(model, str):
+        models = list(dict.fromkeys(model))
+        if len(models) > 1:
+            given = dict(run, seed=seed, temperature=temperature, rank=rank, features=features, variants=variants)
+            kept = [k for k, v in given.items() if v != _COMPARE_DEFAULTS[k]] + ["layer"] * (layer is not None)
+            if kept or head is not None:
+                raise ConfigError(
+                    "several models compare their tokenizers, not attention: drop "
+                    + ", ".join(k.replace("_", "-") for k in [*kept, *["head"] * (head is not None)])
+                )
+            return _tokenizers(text, models, tokenizers, max_tokens)
+        model = models[0] if models else None
+    check_model_options(model, {}, layer=layer, head=head)
+    names = split_names(variants, "variants")
     config = run_config(**run, seed=seed, temperature=temperature, rank=rank, features=features, variants=names)
     limits = limits_of(limits, max_tokens, HEAD_STATISTICS)
-    results = compare_runs(text, split_names(tokenizers, "tokenizers"), names, config, limits)
+    results = compare_runs(text, split_names(tokenizers or "char,word,bpe", "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
@@ -211,6 +225,31 @@ def compare(
         doc = compare_document(text, results)
     table = partial(compare_view, doc["rows"], results)
     return Records(documents.Records("attn compare", table, doc=doc), warnings=warnings)
+
+
+def _tokenizers(text: str, models: list, tokenizers: str | None, max_tokens: int) -> Records:
+    """`compare` with several models: each model's tokenizer (and those of `tokenizers`), a row each."""
+    from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
+    from attncli.pipeline.compare import split_names, tokenizer_row, tokenizers_document
+    from attncli.pipeline.run import check_text
+    from attncli.pipeline.tokenize import tokenize
+    from attncli.render.compare import tokenizers_view
+
+    check_text(text, "text")
+    limits_of(None, max_tokens)  # checks max_tokens itself
+    rows = []
+    for given in models:
+        loaded = load(given)[0]
+        tokens = model_tokens(loaded, text)
+        if len(tokens) > max_tokens:
+            raise DataError(
+                f"{loaded.name} cuts the text into {len(tokens):,} tokens, more than --max-tokens {max_tokens:,}"
+            )
+        rows.append(tokenizer_row(text, tokens, loaded.name))
+    for name in split_names(tokenizers, "tokenizers") if tokenizers else []:
+        rows.append(tokenizer_row(text, tokenize(text, name, max_tokens), name))
+    doc = tokenizers_document(text, rows)
+    return Records(documents.Records("attn compare", partial(tokenizers_view, rows), doc=doc))
 
 
 @checked
@@ -267,3 +306,8 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
 
     doc = {"schema": "attncli.models/1", "rows": rows, "notes": notes}
     return Records(documents.Records("attn models", table, doc=doc), warnings=tuple(notes))
+
+
+_COMPARE_DEFAULTS = {  # what compare's run keywords are when not given: several models ignore none of them silently
+    k: p.default for k, p in inspect.signature(compare).parameters.items() if p.default is not p.empty
+}

@@ -24,7 +24,7 @@ from typer.core import TyperCommand
 from attncli import __version__
 from attncli.cli.lazy import LazyGroup, LazyTyper
 from attncli.cli.signals import Stopped, stop_on_signals
-from attncli.errors import AttnError, DataError
+from attncli.errors import AttnError, ConfigError, DataError
 from attncli.io.escape import escape_text
 
 
@@ -45,12 +45,33 @@ class AttnCommand(TyperCommand):
 
     def parse_args(self, ctx, args):
         ctx.allow_extra_args = True  # Click keeps the surplus in ctx.args instead of failing in its own words
+        if not ctx.resilient_parsing:
+            self._once(ctx, args)
         rest = super().parse_args(ctx, args)
         if ctx.args and not ctx.resilient_parsing:
             from attncli.cli.usage import extra_arguments  # late: start-up (only for a wrong command line)
 
             raise extra_arguments(ctx, ctx.args)
         return rest
+
+    def _once(self, ctx, args) -> None:
+        """An option that takes one value, given twice, is a ConfigError: Click would keep the last one silently
+        (`--color never ... --color always`); an option that accumulates (`compare --model A --model B`) may
+        repeat. Read with Click's own parser, whose order lists an option each time it is given."""
+        try:
+            order = self.make_parser(ctx).parse_args(args=list(args))[2]
+        except ClickException:  # Click's usage error, said in attn's words when the command line is parsed
+            return
+        seen: set[str | None] = set()
+        for param in order:
+            if param.param_type_name != "option" or param.multiple or getattr(param, "count", False):
+                continue  # TEXT, and options that accumulate
+            if param.name in seen:
+                raise ConfigError(
+                    f"{'/'.join(param.opts)} is given more than once: it is not repeated, and the last would "
+                    "silently replace the others"
+                )
+            seen.add(param.name)
 
 
 class AttnGroup(LazyGroup):

@@ -15,6 +15,17 @@ import typer
 from attncli.cli.options import choice
 from attncli.errors import ConfigError
 
+
+def model_value(value: str | list[str] | None) -> str | list[str] | None:
+    """--model's callback: a value that is empty or looks like an option is the sign of an unset shell variable
+    (`--model $SMOLLM2 --layer 1` with SMOLLM2 empty gives --model the word `--layer`), said before anything else
+    reads the command line. A model whose path starts with - is written ./-name."""
+    for one in value if isinstance(value, list) else [value]:
+        if one is not None and (not one.strip() or one.startswith("-")):
+            raise ConfigError(f"--model got {one!r}: is the variable you meant empty?")
+    return value
+
+
 ModelDir = Annotated[
     str | None,
     typer.Option(
@@ -25,6 +36,19 @@ ModelDir = Annotated[
         "Gemma, Pythia; BART, mBART, T5, Marian): "
         "its own tokens and real, trained attention heads.",
         show_default=False,
+        callback=model_value,
+    ),
+]
+ModelDirs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
+        "Ollama NAME:TAG, LM Studio ORG/NAME): its layer (--layer, --head) as one more column. Given more than "
+        "once: the models' own tokenizers side by side (with --tokenizers' when given): tokens, characters and "
+        "bytes per token, unknown and byte pieces; -f json adds the ids.",
+        show_default=False,
+        callback=model_value,
     ),
 ]
 GgufFile = Annotated[
@@ -45,7 +69,8 @@ Head = Annotated[
     int | None,
     typer.Option(
         "--head",
-        help="One head (default every head, side by side as the width allows); with --model the model's head number.",
+        help="One head (default every head, side by side as the width allows); with --model the model's head number; "
+        "negative counts from the end.",
         show_default=False,
     ),
 ]
@@ -228,7 +253,7 @@ def check_options(
     if clash:
         sampling = [p for p in clash if p.name in SAMPLING and "generate" in {q.name for q in ctx.command.params}]
         raise ConfigError(
-            f"--model uses the model's own tokenizer, embeddings and trained weights: drop {_names(clash)}"
+            f"--model uses the model's own tokenizer, embeddings and weights: drop {_names(clash)}"
             + (
                 f" ({_names(sampling)} {'is' if len(sampling) == 1 else 'are'} for sampling with --generate N)"
                 * bool(sampling)

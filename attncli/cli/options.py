@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer._types import TyperChoice
 
+from attncli.errors import meant
 from attncli.pipeline.read import ERRORS, MAX_TOKENS
 
 if TYPE_CHECKING:  # the registries load when a command that offers their names is built (see Choice)
@@ -38,6 +39,13 @@ class Choice(TyperChoice):
     @functools.cached_property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self.names())
+
+    def get_invalid_choice_message(self, value: Any, ctx: Any) -> str:
+        """Click's message, and the name a typo was likely meant to be (-v scaeld: scaled)."""
+        close = meant(str(value), self.choices)
+        return super().get_invalid_choice_message(value, ctx).rstrip(".") + (
+            f": did you mean {close!r}?" if close else ""
+        )
 
 
 def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs: Any) -> Any:
@@ -241,7 +249,13 @@ Query = Annotated[
     ),
 ]
 Tokenizers = Annotated[
-    str, typer.Option("--tokenizers", help="Comma-separated: char, word, bpe or paths to tokenizer.json files.")
+    str | None,
+    typer.Option(
+        "--tokenizers",
+        help="Comma-separated: char, word, bpe or paths to tokenizer.json files (default char,word,bpe; with "
+        "several --model, none unless given).",
+        show_default=False,
+    ),
 ]
 VariantNames = Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn variants).")]
 InputPath = Annotated[

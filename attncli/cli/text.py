@@ -33,9 +33,26 @@ def stdin_prompt(given: str | None, what: str = "the text") -> None:
         typer.echo(f"Reading {what} from the terminal: type it, then Ctrl-D on a line of its own.", err=True)
 
 
+def file_hint(given: str | None, file: str | None) -> None:
+    """TEXT that names an existing file is still read as the text itself (`attn heads --lines corpus.txt` would
+    analyse the word "corpus.txt"): say on stderr how to read the file instead."""
+    import shlex  # late: start-up (only to quote a path in this hint)
+    from pathlib import Path  # late: start-up (only TEXT's check)
+
+    if given is None or file is not None or given == "-" or "\n" in given or len(given) > 4096:
+        return
+    try:
+        named = Path(given).is_file()
+    except (OSError, ValueError):  # a text too long or with a NUL for a path: not a file
+        return
+    if named:
+        say(f"TEXT {given!r} is read as the text itself, not as the file of that name: --file {shlex.quote(given)}")
+
+
 def text_of(source: Source) -> str:
     """TEXT, --file or stdin, read as the source's options say."""
     stdin_prompt(source.text)
+    file_hint(source.text, source.file)
     return read_text(source.text, source.file, source.errors, say, source.keep_newline)
 
 

@@ -2,10 +2,8 @@
 errors, with a hint that helps or none: quote a text of several words, the command or option meant (only a close
 one), the commands that do take an option.
 
-    >>> closest("shwo", ["show", "steps", "view"])
-    'show'
-    >>> closest("heads", ["help", "color"]) is None
-    True
+    >>> str(unknown_command("shwo", ["show", "steps"]))
+    "no command 'shwo': did you mean `attn show`? the commands are show, steps (attn --help)"
 """
 
 from __future__ import annotations
@@ -13,23 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from attncli.errors import ConfigError
-
-CLOSE = 0.75  # difflib's similarity: shwo/show 0.75, colour/color 0.91; heads/help 0.44, rollout/color 0.5
-
-
-def closest(name: str, names: Iterable[str]) -> str | None:
-    """The one of `names` that `name` is a likely typo of, or None."""
-    import difflib  # late: start-up (difflib: only for a typo)
-
-    found = difflib.get_close_matches(name, list(names), n=1, cutoff=CLOSE)
-    return found[0] if found else None
+from attncli.errors import ConfigError, meant
 
 
 def unknown_command(name: str, commands: Iterable[str]) -> ConfigError:
     commands = list(commands)
-    meant = closest(name, commands)
-    hint = f"did you mean `attn {meant}`? " if meant else ""
+    close = meant(name, commands)
+    hint = f"did you mean `attn {close}`? " if close else ""
     return ConfigError(f"no command {name!r}: {hint}the commands are {', '.join(commands)} (attn --help)")
 
 
@@ -59,6 +47,8 @@ def from_click(error: Any, group: Any) -> ConfigError:
     if type(error).__name__ == "NoSuchOption" and ctx is not None and name:
         return unknown_option(name, ctx, group)
     message = " ".join(error.format_message().split()).rstrip(".")  # one line
+    if type(error).__name__ == "BadOptionUsage" and "requires" in message:  # the last word, left without its value
+        message += ": is the variable you meant empty?"  # `attn lens TEXT --model $SMOLLM2` with SMOLLM2 unset
     where = f" ({_path(ctx)} --help)" if ctx is not None else " (attn --help)"
     return ConfigError(message[:1].lower() + message[1:] + where)
 
@@ -68,9 +58,9 @@ def unknown_option(name: str, ctx: Any, group: Any) -> ConfigError:
     command = _path(ctx)
     own = [opt for p in ctx.command.params for opt in (*p.opts, *p.secondary_opts) if opt.startswith("-")]
     long = {opt.lstrip("-"): opt for opt in own if opt.startswith("--")}
-    meant = closest(name.lstrip("-"), long) if name.startswith("--") else None
-    if meant is not None:
-        return ConfigError(f"{command} has no option {name}: did you mean {long[meant]}? ({command} --help)")
+    close = meant(name.lstrip("-"), long) if name.startswith("--") else None
+    if close is not None:
+        return ConfigError(f"{command} has no option {name}: did you mean {long[close]}? ({command} --help)")
     root = ctx.find_root()
     takers = [
         other

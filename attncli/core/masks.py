@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from attncli.errors import ConfigError
+from attncli.errors import ConfigError, meant
 
 
 def causal_mask(m: int, n: int, arg=None):  # -> [m, n] bool, True = masked
@@ -97,7 +97,9 @@ def parse_masks(spec: str | None) -> tuple[Mask, ...]:
     for part in spec.split(","):
         name, _, arg = part.strip().partition(":")
         if name not in MASKS:
-            raise ConfigError(f"unknown mask {part.strip()!r}: choose causal, window:W or topk:K")
+            close = meant(name.strip(), MASKS)
+            hint = f"did you mean {close}{':' * MASKS[close].needs_arg}{MASKS[close].arg_name}? " if close else ""
+            raise ConfigError(f"unknown mask {part.strip()!r}: {hint}choose causal, window:W or topk:K")
         kind = MASKS[name]
         if kind.needs_arg:
             digits = arg.strip()

@@ -344,6 +344,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "model_type": model.model_type,
         "n_layer": model.n_layer,
         "n_head": model.n_head,
+        "weights": model.weights_said,
         "causal": model.causal,
         **({"part": "encoder"} if is_seq2seq(model) else {}),  # an encoder–decoder: its encoder reads each line
         "corpus": corpus.name,

@@ -19,9 +19,9 @@ from .model import Model
 
 
 def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
-    """A decoder-only model's output matrix, or ModelError when it has none (an encoder, or an untied head not
-    saved); ConfigError for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the
-    text's (`attn ablate`)."""
+    """A decoder-only model's output matrix, or ModelError when it has none (an untied head not saved);
+    ConfigError for an encoder (no head: a command that does not fit it) and for an encoder–decoder, whose head
+    reads its decoder's stream (`Decoder.logits`), not the text's (`attn ablate`)."""
     if model.family.decoder is not None:
         raise ConfigError(
             f"{model.name} is an encoder–decoder ({model.model_type}): attn ablate switches off a decoder-only "
@@ -29,7 +29,10 @@ def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
         )
     if model.unembed is None:
         if model.family.head is None and not model.causal:
-            raise ModelError(f"{model.name} is an encoder ({model.model_type}): it has no next-token head")
+            raise ConfigError(  # a command that does not fit the model, as --context on a decoder (docs/limits.md)
+                f"{model.name} is an encoder ({model.model_type}): it has no next-token head, which the logit lens, "
+                "the ablation and --generate read; its attention: attn show, attn heads or attn view with --model"
+            )
         if model.family.head is None:
             raise ModelError(f"attn does not run the next-token head of {model.model_type} models ({model.name})")
         raise ModelError(

@@ -21,6 +21,7 @@ from .hparams import ModelError
 from .llamacpp import TAGGED, llamacpp_cache, llamacpp_file, quant_file
 from .stores import OLLAMA_NAME, gguf_in, lmstudio_folder, lmstudio_store, ollama_blob, ollama_store
 
+FILE_SUFFIXES = (".gguf", ".safetensors", ".bin")  # a --model ending so names a file, never a store's model name
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?")  # "gpt2", "Qwen/Qwen2.5-0.5B"
 
 
@@ -72,6 +73,10 @@ def resolve_model(path: str | Path, gguf_file: str | None = None) -> Path:
     A name found nowhere is a ModelError saying that attn never downloads and how to get it.
     """
     name = str(path)
+    if not name.strip():
+        raise ConfigError("the model is empty: give a model folder, a GGUF file or a model name")
+    if name.lower().endswith(FILE_SUFFIXES) and not Path(path).expanduser().exists():
+        raise ModelError(f"no such file: {_shown(name)}")  # a mistyped file, not a model name to look up
     try:
         return _resolve(Path(path).expanduser(), name, gguf_file)
     except OSError as e:  # a name or HF_HOME too long for the system, a cache attn may not read

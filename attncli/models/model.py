@@ -127,6 +127,10 @@ def _float32(a: np.ndarray) -> np.ndarray:  # any float dtype -> float32 (no cop
     return a.astype(np.float32, copy=False)
 
 
+WEIGHTS_MARK = "attncli_weights"  # config.json: what a test model's weights are ("random weights, never trained")
+MARK_CHARS = 120  # a longer or unprintable marker is not shown (a config.json is untrusted)
+
+
 @dataclass(frozen=True)
 class Model:
     """A loaded model folder. `weights` are read on first use; `tokenizer` is a `tokenizers.Tokenizer`."""
@@ -154,9 +158,19 @@ class Model:
     unembed: str | None = None
 
     @property
+    def weights_said(self) -> str:
+        """What its weights are, as the folder says it: the marker a test model's config.json carries
+        (WEIGHTS_MARK, written by tools/golden_*.py: "random weights, never trained: ..."), else only that they are
+        its own: whether a checkpoint was trained is nothing attn can read from it, so it is never assumed."""
+        said = self.config.get(WEIGHTS_MARK)
+        if isinstance(said, str) and 0 < len(said) <= MARK_CHARS and said.isprintable():
+            return said
+        return "its own weights"
+
+    @property
     def summary(self) -> str:
-        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, trained weights)`."""
+        """One line for captions: `MiniLM (bert, 6 layers x 12 heads, d_model 384, its own weights)`."""
         return (
             f"{self.name} ({self.model_type}, {self.n_layer} layers x {self.n_head} heads, "
-            f"d_model {self.d_model}, trained weights)"
+            f"d_model {self.d_model}, {self.weights_said})"
         )

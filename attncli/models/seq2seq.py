@@ -211,7 +211,8 @@ class PartLayer(ModelLayer):
             ),
             f"--part {self.part}: {p.help}",
             f"{self.part} layer {self.layer} of 0..{n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k}",
-            f"trained weights, not random: {score_formula(m, self.part)}, as transformers' {self.part}_attentions",
+            f"the model's weights, not attn's seeded projections: {score_formula(m, self.part)}, as transformers' "
+            f"{self.part}_attentions",
         ]
         if self.part != "encoder" and result.tokens.generated is not None:
             given = result.tokens.generated - 1

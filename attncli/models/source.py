@@ -61,16 +61,18 @@ def score_formula(result: AttentionResult) -> str:
 
 
 def describe(model: Model) -> str:
-    """One line: `name: bert, 6 layers × 12 heads, d_model 384` (and the key/value heads they share, if fewer)."""
+    """One line: `name: bert, 6 layers × 12 heads, d_model 384, its own weights` (and the key/value heads they
+    share, if fewer; what the weights are as the folder says it: `Model.weights_said`)."""
     kv = f" sharing {model.n_kv_head} key/value heads" if model.n_kv_head != model.n_head else ""
     return (
         f"{model.name}: {model.model_type}, {model.n_layer} layers × {model.n_head} heads{kv}, d_model {model.d_model}"
+        f", {model.weights_said}"
     )
 
 
 @dataclass(frozen=True)
 class ModelLayer:
-    """The source of `model_result()`: one layer of a real model, every head or the one `head`; trained weights."""
+    """The source of `model_result()`: one layer of a real model, every head or the one `head`; its own weights."""
 
     model: Model
     layer: int
@@ -116,13 +118,14 @@ class ModelLayer:
         return f"grouped-query: query head h reads key/value head h // {group} ({m.n_kv_head} key/value heads)"
 
     def caption(self, result: AttentionResult) -> list[str]:
-        """What `attn show --model` says under the matrix: which model, layer and head, and that it is trained."""
+        """What `attn show --model` says under the matrix: which model (and what its weights are), layer and head."""
         m = self.model
         lines = [
             describe(m),
             f"layer {self.layer} of 0..{m.n_layer - 1} · {self._heads_phrase()} · d_k {result.config.d_k} · "
             f"{len(result.tokens)} tokens (the model's tokenizer)",
-            f"trained weights, not random: {score_formula(result)}, as transformers' output_attentions",
+            f"the model's weights, not attn's seeded projections: {score_formula(result)}, as transformers' "
+            "output_attentions",
         ]
         lines += token_marks(result.tokens)
         window = sliding_window(m, self.layer)
@@ -208,6 +211,6 @@ class ModelLayer:
         return (
             ("" if label == self.model.name else f"{label} = ")
             + describe(self.model)
-            + f"; trained weights, its own tokenizer, layer {self.layer}, "
+            + f"; its own tokenizer, layer {self.layer}, "
             + (f"head {self.head}" if self.head is not None else f"{self.model.n_head} heads")
         )

@@ -104,6 +104,37 @@ def token_rows(text: str, tokens: Tokens) -> list[dict]:
     return rows
 
 
+def tokenizer_row(text: str, tokens: Tokens, name: str) -> dict:
+    """One row of `attn compare --model A --model B`: how one tokenizer cuts `text`. Characters and UTF-8 bytes
+    per token are over the tokens cut from the text (a special token such as <s> or [CLS] covers none of it).
+
+    >>> from attncli.pipeline.tokenize import word
+    >>> row = tokenizer_row("time flies", word("time flies"), "word")
+    >>> row["n_tokens"], row["chars_per_token"], row["bytes_per_token"]
+    (2, 5.0, 5.0)
+    """
+    special = sum(tokens.special) if tokens.special else 0
+    cut = len(tokens) - special
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return {
+        "tokenizer": name,
+        "vocab_size": tokens.vocab_size,
+        "n_tokens": len(tokens),
+        "special": special,
+        "chars_per_token": len(text) / cut if cut else None,
+        "bytes_per_token": size / cut if cut else None,
+        "unknown": sum(unknown(tokens)),
+        "byte_pieces": sum(byte_pieces(tokens)),
+        "tokens": list(tokens.strings),
+        "ids": [int(i) for i in tokens.ids],
+    }
+
+
+def tokenizers_document(text: str, rows: list[dict]) -> dict:
+    """`attn compare --model A --model B -f json`: schema attncli.compare-tokenizers/1, a row per tokenizer."""
+    return {"schema": "attncli.compare-tokenizers/1", "text": text, "rows": rows}
+
+
 # ---- what a run costs -----------------------------------------------------------------------------
 
 

@@ -217,7 +217,8 @@ class OneHead:
 
 
 def one_head(result: AttentionResult, head: int) -> AttentionResult:
-    """`result` with only head `head` in its per-head arrays (the output O keeps every head's part).
+    """`result` with only head `head` in its per-head arrays (the output O keeps every head's part); a negative
+    `head` counts from the end, as it does with --model (`models.load.check_head`).
 
     >>> from attncli.pipeline.run import run
     >>> r = one_head(run("time flies", RunConfig(heads=2)), 1)
@@ -225,10 +226,12 @@ def one_head(result: AttentionResult, head: int) -> AttentionResult:
     ((1, 2, 2), 1, 1)
     """
     n_head = result.q.shape[0]
-    if not 0 <= head < n_head:
+    if not -n_head <= head < n_head:
         raise ConfigError(
-            f"--head {head} is out of range: the run has {n_head} head{'s' * (n_head > 1)}, 0..{n_head - 1}"
+            f"--head {head} is out of range: the run has {n_head} head{'s' * (n_head > 1)}, 0..{n_head - 1} "
+            "(negative counts from the end)"
         )
+    head %= n_head
     pick = slice(head, head + 1)
 
     def narrow(a: np.ndarray | None) -> np.ndarray | None:

@@ -267,6 +267,11 @@ def get_tokenizer(spec: str) -> Tokenizer:
     """A registered name (char, word, bpe) or a path to a tokenizer.json."""
     if spec in TOKENIZERS:
         return TOKENIZERS[spec]
+    if spec.lower().endswith(".gguf") or os.path.isfile(os.path.join(spec, "config.json")):
+        raise ConfigError(
+            f"{spec} is a model, not a tokenizer.json: give it with --model, which reads its own tokenizer "
+            "(attn compare TEXT --model A --model B puts models' tokenizers side by side)"
+        )
     looks_like_path = os.sep in spec or spec.endswith(".json") or os.path.exists(spec)
     if not looks_like_path:
         names = ", ".join(TOKENIZERS)

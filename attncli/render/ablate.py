@@ -29,7 +29,7 @@ def ablate_view(doc: dict, precision: int = 2, width: int = 100, most: int = MOS
         )
     title = Text(f"heads switched off one at a time: the logit of {target} after the last token", style="bold")
     notes = [
-        doc["summary"] + ", trained weights",
+        doc["summary"],
         f"target: {target} (id {doc['target']['id']}), "
         + ("the model's own next token" if doc["target"]["given"] is None else "as --target gave it")
         + f" at position {doc['position']}: logit {doc['clean_logit']:.{precision}f}, "

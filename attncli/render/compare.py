@@ -133,6 +133,35 @@ def tokens_line(rows: list[dict], width: int) -> Table:
     return table
 
 
+TOKENIZER_METRICS = [  # (label, how to show one row's value): `attn compare --model A --model B`
+    ("tokens n", lambda r, p: _count(r["n_tokens"])),
+    ("of them special (<s>, [CLS])", lambda r, p: _count(r["special"])),
+    ("vocabulary size", lambda r, p: _vocab(r)),
+    ("characters per token", lambda r, p: _f(r["chars_per_token"], p)),
+    ("UTF-8 bytes per token", lambda r, p: _f(r["bytes_per_token"], p)),
+    ("unknown / byte pieces", lambda r, p: f"{r['unknown']} / {r['byte_pieces']}"),
+]
+TOKENIZERS_NOTE = (
+    "characters and bytes per token: of the tokens cut from the text (a special token covers none of it); "
+    "unknown: the tokenizer's unknown token ([UNK], <unk>); byte pieces: tokens holding part of a character "
+    "(byte fallback <0xE2>, or a byte-level BPE splitting it)"
+)
+
+
+def tokenizers_view(rows: list[dict], precision: int = 2, width: int = 100) -> RenderableType:
+    """Real tokenizers side by side (a row of the document each): metrics down, one column per tokenizer, then
+    each one's tokens."""
+    table = Table(
+        title="Tokenizers compared", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
+    )
+    table.add_column("", style="dim", overflow="fold")
+    for r in rows:
+        table.add_column(Text(short(r["tokenizer"]), style="bold"), justify="right", overflow="fold")
+    for label, show in TOKENIZER_METRICS:
+        table.add_row(label, *(show(r, precision) for r in rows))
+    return Group(Fitted(table), Fitted(tokens_line(rows, width)), Units(TOKENIZERS_NOTE, style="dim"))
+
+
 def heatmap(result: AttentionResult, label: str, precision: int) -> Matrix:
     """Head 0's weights, titled with its run; its middle rows elided beyond HEATMAP_ROWS."""
     weights = result.attention()[1]

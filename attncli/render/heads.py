@@ -108,7 +108,7 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
     target rows over source columns, and the statistics it has no meaning for); `max_bits`: the entropy of a
     uniform row over every key, log2 n."""
     keys = doc.get("context_tokens", doc["tokens"])
-    notes = [doc["summary"] + ", trained weights"]
+    notes = [doc["summary"]]
     if "context_tokens" in doc:
         notes += [_token_line("target tokens (rows)", doc["tokens"]), _token_line("source tokens (columns)", keys)]
     else:
@@ -147,7 +147,7 @@ def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:
     cross = r.context_tokens is not None
     kind = "Cross-attention rollout: target rows, source columns" if cross else "Attention rollout R"
     title = f"{kind}, {'decoder ' if cross else ''}layers 0..{r.layer}  [{m}, {n}]"
-    caption = [describe(r.model) + ", trained weights"]
+    caption = [describe(r.model)]
     if cross:
         caption += [
             f"attention rollout through the encoder–decoder (Abnar & Zuidema 2020; through the cross-attention "
@@ -194,7 +194,7 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         top.append(", ".join(f"L{r['layer']} H{r['head']} {r[name]:.{precision}f}" for r in heads) or "none")
         top.append("\n")
     notes = [
-        f"{doc['model']}: {doc['n_layer']} layers × {doc['n_head']} heads, trained weights"
+        f"{doc['model']}: {doc['n_layer']} layers × {doc['n_head']} heads, {doc['weights']}"
         + (f"; the {doc['part']}'s self-attention (each line is a source)" if "part" in doc else ""),
         f"{doc['corpus']}: {doc['texts']:,} texts, {doc['tokens']:,} tokens"
         + (f", {doc['skipped']:,} skipped (too long for the model)" if doc["skipped"] else "")

@@ -117,7 +117,7 @@ class LensGrid:
 def lens_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType:
     """`attn lens`: the grid and what its numbers are."""
     notes = [
-        doc["summary"] + ", trained weights",
+        doc["summary"],
         "each cell: the next token the model predicts after that position (the column's token) if it stopped "
         "after that layer — the residual stream through its final norm and unembedding (the logit lens, "
         "nostalgebraist 2020) — and its probability (darker = larger)",

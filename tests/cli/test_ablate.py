@@ -88,7 +88,7 @@ def test_bad_options_are_one_line(args, code, message):
 
 def test_an_encoder_cannot_be_ablated():
     r = attn("ablate", TEXT, "--model", GOLDEN / "bert")
-    assert r.exit_code == 1 and "is an encoder (bert): it has no next-token head" in r.stderr
+    assert r.exit_code == 2 and "is an encoder (bert): it has no next-token head" in r.stderr
 
 
 def test_an_encoder_decoder_is_refused_as_a_command_line_mistake():

@@ -105,7 +105,7 @@ def test_draws_follow_the_warped_probabilities():
     ("args", "code", "message"),
     [
         (["show", "a b", "--generate", "2"], 2, "--generate needs --model"),
-        (["show", "time", "--model", GOLDEN / "bert", "--generate", "2"], 1, "is an encoder (bert)"),
+        (["show", "time", "--model", GOLDEN / "bert", "--generate", "2"], 2, "is an encoder (bert)"),
         (["show", "time", "--model", GOLDEN / "t5", "--generate", "2"], 2, "give it with --context SOURCE"),
         (
             ["show", "", "--model", GOLDEN / "bart", "--context", "x", "--generate", "64"],

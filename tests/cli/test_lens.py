@@ -65,7 +65,7 @@ def test_csv_and_jsonl_rows():
 
 def test_an_encoder_has_no_next_token_head():
     r = attn("lens", TEXT, "--model", GOLDEN / "bert")
-    assert r.exit_code == 1 and "is an encoder (bert): it has no next-token head" in r.stderr
+    assert r.exit_code == 2 and "is an encoder (bert): it has no next-token head" in r.stderr
 
 
 def test_top_k_is_checked():

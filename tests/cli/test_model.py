@@ -81,13 +81,13 @@ def test_gpt2_is_causal(gpt2):
         assert np.all(w[masked] == 0) and np.allclose(w.sum(-1), 1)
 
 
-def test_show_table_caption_names_model_layer_head_and_trained(bert):
+def test_show_table_caption_names_model_layer_head_and_weights(bert):
     out = ok("show", TEXT, "--model", bert, "--layer", 1, "--head", 3, "--color", "never")
     for words in (
         "bert-tiny: bert, 3 layers × 4 heads",
         "layer 1 of 0..2",
         "head 3 of 4",
-        "trained weights",
+        "its own weights",  # a folder that does not say what its weights are: never assumed trained
         "[CLS]",
         "arrow",
         "Output",

@@ -57,3 +57,31 @@ def test_attn_help_is_the_help_of_attn_or_of_a_command():
         r = attn("help", command)
         assert r.exit_code == 0 and r.stdout == attn(command, "--help").stdout
     one_line(["help", "shwo"], "did you mean `attn show`")
+
+
+def _options():
+    """(command, option) for every option of every command: its first flag, and a value it takes (None: a flag)."""
+    import typer
+
+    from attncli.cli.app import COMMANDS, app
+
+    group = typer.main.get_command(app)
+    ctx = group.make_context("attn", ["help"], resilient_parsing=True)
+    for name in COMMANDS:
+        command = group.get_command(ctx, name)
+        for p in command.params:
+            if p.param_type_name != "option" or p.is_eager:
+                continue
+            choices = getattr(p.type, "choices", None)
+            value = None if p.is_flag else str(next(iter(choices))) if choices else "1"
+            yield name, p.opts[-1], value, p.multiple
+
+
+@pytest.mark.parametrize("command, flag, value, multiple", list(_options()), ids=lambda x: str(x))
+def test_an_option_given_twice_is_refused_in_one_line_unless_it_accumulates(command, flag, value, multiple):
+    once = [flag] if value is None else [flag, value]
+    args = [command, *once, *once]
+    if multiple:
+        assert "more than once" not in attn(*args).stderr
+    else:
+        one_line(args, f"{flag} is given more than once", "the last would silently replace the others")

@@ -77,7 +77,7 @@ def test_the_committed_folder_is_what_the_script_builds(tmp_path):
 
 
 def test_every_cell_of_the_grid_names_its_detector_weak_or_clear(rows):
-    doc = {"model": "m", "corpus": "c", "texts": 1, "tokens": 1, "skipped": 0, "partial": False}
+    doc = {"model": "m", "weights": "w", "corpus": "c", "texts": 1, "tokens": 1, "skipped": 0, "partial": False}
     doc |= {"n_layer": 2, "n_head": 3, "label_score": 0.4, "rows": list(rows.values())}
     console = Console(width=80, color_system=None, record=True)
     console.print(corpus_view(doc))

@@ -17,9 +17,7 @@ def test_a_model_layer_names_its_model_layer_and_head(bert):
     assert r.source == ModelLayer(bert, 0, 1)
     assert r.head_index(0) == 1 and r.source.heads_shown(r) == " · layer 0, head 1"
     assert r.source.caption(r)[0] == describe(bert)
-    assert (
-        r.source.compare_note("bert-tiny") == describe(bert) + "; trained weights, its own tokenizer, layer 0, head 1"
-    )
+    assert r.source.compare_note("bert-tiny") == describe(bert) + "; its own tokenizer, layer 0, head 1"
 
 
 def test_a_model_layers_config_record_is_trained_and_unseeded(bert):

@@ -6,14 +6,18 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Mode, Target
+from attncli.cli.model import Mode, Target, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
+from attncli.cli.text import file_hint
 from attncli.errors import ConfigError
 from attncli.io.inputs import read_text
 
 ModelRequired = Annotated[
-    str, typer.Option("--model", help="A Hugging Face decoder folder or cached model name.", show_default=False)
+    str,
+    typer.Option(
+        "--model", help="A Hugging Face decoder folder or cached model name.", show_default=False, callback=model_value
+    ),
 ]
 HeadList = Annotated[
     str | None,
@@ -61,6 +65,7 @@ def ablate(
     from attncli import api  # late: start-up (not for --help)
 
     chosen = None if heads is None else parse_heads(heads)
+    file_hint(text, file)
     found = api.ablate(
         read_text(text, file), model=model, heads=chosen, target=target, mode=mode, precision=out.precision
     )

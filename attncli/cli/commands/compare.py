@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 import typer
 
-from attncli.cli.model import GgufFile, Head, Layer, ModelDir, check_options, model_path
+from attncli.cli.model import GgufFile, Head, Layer, ModelDirs, check_options, given, model_path
 from attncli.cli.options import Out, Run, Source, Tokenizers, VariantNames, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
+from attncli.errors import ConfigError
 
 
 @options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"), writes=("Records",))
@@ -18,9 +19,9 @@ def compare(
     source: Source,
     run: Run,
     out: Out,
-    tokenizers: Tokenizers = "char,word,bpe",
+    tokenizers: Tokenizers = None,
     variants: VariantNames = "scaled",
-    model: ModelDir = None,
+    model: ModelDirs = None,
     gguf_file: GgufFile = None,
     layer: Layer = None,
     head: Head = None,
@@ -32,14 +33,24 @@ def compare(
     when the terminal is wide enough. -f json|jsonl|csv gives the summary rows.
     An approximation (linformer, performer) adds its error against exact scaled attention on the
     same inputs: the largest |ΔA| and the mean KL divergence per row.
-    --model DIR adds a real model's layer (--layer, --head) as one more column.
+    --model DIR adds a real model's layer (--layer, --head) as one more column; --model A --model B ... puts
+    the models' own tokenizers side by side (and char, word, bpe or a tokenizer.json with --tokenizers).
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS
     from attncli.cli.hints import limits_for
 
-    check_options(ctx, model, every=True)
-    model = model_path(model, gguf_file)
+    models = model or []
+    if len(models) > 1:  # their tokenizers: the options of a run have nothing to shape
+        fine = {"model", "tokenizers", *(f.name for group in (Source, Out) for f in fields(group))}
+        ran = [p for p in given(ctx) if p.name not in fine]
+        if ran:
+            raise ConfigError(
+                "several --model compare their tokenizers, not attention: drop "
+                + ", ".join("/".join(p.opts) for p in ran)
+            )
+    check_options(ctx, models[0] if models else None, every=True)
+    model = [model_path(m, gguf_file) or m for m in models] if models else None
     text = text_of(source)
     limits = limits_for(source.max_tokens, "compare", HEAD_STATISTICS)
     chosen = {k: v for k, v in asdict(run).items() if k not in ("tokenizer", "variant", "context")}

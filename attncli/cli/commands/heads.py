@@ -14,12 +14,13 @@ from attncli.cli.model import (
     Workers,
     generation,
     model_path,
+    model_value,
     worker_count,
 )
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
-from attncli.cli.text import say, stdin_prompt
+from attncli.cli.text import file_hint, say, stdin_prompt
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines, read_text
@@ -33,6 +34,7 @@ ModelRequired = Annotated[
         help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
         "Ollama NAME:TAG, LM Studio ORG/NAME).",
         show_default=False,
+        callback=model_value,
     ),
 ]
 HeadsContext = Annotated[
@@ -119,6 +121,7 @@ def heads(
     from attncli import api  # late: start-up (not for --help)
 
     stdin_prompt(text)
+    file_hint(text, file)
     words = read_text(text, file)
     how = generation(ctx, generate)
     found = api.heads(words, model=model, stat=stat, context=context, part=part, generate=how, precision=out.precision)
@@ -135,6 +138,7 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     if dask is not None and file is None:
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
     stdin_prompt(text, "the lines")
+    file_hint(text, file)
     stream, name = open_lines(text, file)
     with stream, lines_progress(stream, out.color, max_lines) as done:
         texts = (line for _, line in iter_lines(stream, name, "strict", say))

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from attncli.cli.model import model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.cli.text import context_of
+from attncli.cli.text import context_of, file_hint
 from attncli.io.inputs import read_text
 
 ModelRequired = Annotated[
@@ -18,6 +19,7 @@ ModelRequired = Annotated[
         "--model",
         help="A Hugging Face decoder (or encoder–decoder, with --context) folder or cached model name.",
         show_default=False,
+        callback=model_value,
     ),
 ]
 LensContext = Annotated[
@@ -51,5 +53,6 @@ def lens(
     from attncli import api  # late: start-up (not for --help)
 
     source = context_of(context, "strict")
+    file_hint(text, file)
     doc = api.lens(read_text(text, file), model=model, top_k=top_k, context=source, precision=out.precision)
     emit(doc.document, out)

@@ -37,7 +37,7 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit, table_only
-from attncli.cli.text import context_of, say, stdin_prompt, text_of, warn
+from attncli.cli.text import context_of, file_hint, say, stdin_prompt, text_of, warn
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines, open_lines
 
@@ -107,6 +107,7 @@ def show(
         else:
             run.config(dtype=dtype, weights=not no_weights).resolve()  # a bad option fails before a line is read
         stdin_prompt(source.text, "the lines")
+        file_hint(source.text, source.file)
         stream, name = open_lines(source.text, source.file)
         with stream, line_progress(stream, name, out.color, out.output) as counted:
             read = iter_lines(counted, name, source.errors, say)

@@ -164,12 +164,12 @@ class Explorer:
     def pick(self, head: int | None, query: int | None) -> None:
         """The head and query row to start on (--head, --query); ConfigError for a head the run has not."""
         if head is not None:
-            if not 0 <= head < self.n_head:
+            if not -self.n_head <= head < self.n_head:  # negative counts from the end, as with --model
                 raise ConfigError(
                     f"--head {head} is out of range: the run has {self.n_head} head{'s' * (self.n_head > 1)}, "
-                    f"0..{self.n_head - 1}"
+                    f"0..{self.n_head - 1} (negative counts from the end)"
                 )
-            self.head = head
+            self.head = head % self.n_head
         if query is not None:
             self.query = query
 
@@ -269,7 +269,7 @@ class Explorer:
         try:
             unembedding(self.model)
         except AttnError as err:
-            return str(err) if seq2seq else f"{err}: the lens, the ablation and --generate are a decoder's"
+            return str(err)  # it says what the lens, the ablation and --generate need
         return None
 
     def written(self) -> int:
