@@ -115,6 +115,9 @@ COMMANDS = {
     "variants": "List the attention variants: formula, parameters and their shapes, paper, notes.",
     "heads": "Every head of a real model at a glance, layers × heads.",
     "ablate": "Switch a decoder's heads off one at a time: how each moves the logit of the next token.",
+    "patch": "Activation patching: which layer, position or head of a clean run restores its answer in a corrupt one.",
+    "dla": "Direct logit attribution: each head's and MLP's share of a decoder's next-token logit, summing to it.",
+    "knockout": "Attention knockout: block the edges from a position to a span, a window of layers at a time.",
     "lens": "The logit lens: what a decoder would predict next after each layer, layers × positions.",
     "help": "Show the help of attn, or of one COMMAND (as attn COMMAND --help does).",
 }
