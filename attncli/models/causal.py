@@ -49,9 +49,9 @@ def trace(model: Model, ids) -> Trace:  # [n] ids -> Trace
         h, n, d_k = steps.out.shape
         keep["merged"].append(np.ascontiguousarray(steps.out.swapaxes(0, 1)).reshape(n, h * d_k))
         keep["output"].append(steps.output)
-        attn = steps.output if parallel else mid - x  # GPT-NeoX's parallel block adds its MLP in `attention`
+        attn = steps.output if f.attention_out is None else f.attention_out(model, l, steps.output)
         keep["attn"].append(attn)
-        keep["mlp"].append(after - mid + (mid - x - attn if parallel else 0))
+        keep["mlp"].append(after - mid + (mid - x - attn if parallel else 0))  # NeoX's parallel MLP: in `attention`
         keep["mid"].append(mid)
         keep["w_o"].append(steps.w_o)
         keep["b_o"].append(steps.b_o)

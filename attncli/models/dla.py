@@ -51,12 +51,11 @@ def parts(model: Model, run: Trace) -> list[tuple[dict, np.ndarray]]:  # -> [(ro
     """The parts the last position's final stream sums to: the embeddings, then per layer each head (its slice of
     W_O's input times its rows of W_O), the attention's bias b_O (where it has one) and the MLP."""
     out = [({"layer": None, "component": "embeddings", "head": None}, run.hidden[0][-1].astype(np.float64))]
-    sandwich = bool(model.hp.get("sandwich"))
     for l in range(model.n_layer):
         merged, w_o = run.merged[l][-1].astype(np.float64), run.w_o[l].astype(np.float64)  # [H d_k], [H d_k, d]
         d_k = len(merged) // model.n_head
         frozen = np.ones(model.d_model)  # [d]: how the attention's output enters the stream
-        if sandwich:  # RMSNorm(o) = o ⊙ g / rms(o): its scale frozen at the full run's o
+        if model.family.attention_out is not None:  # RMSNorm(o) = o ⊙ g / rms(o): its scale frozen at the run's o
             o, a = run.output[l][-1].astype(np.float64), run.attn[l][-1].astype(np.float64)
             frozen = np.divide(a, o, out=np.zeros_like(a), where=o != 0)
         for h in range(model.n_head):

@@ -1,0 +1,128 @@
+"""Activation patching, direct logit attribution and attention knockout against transformers with hooks.
+
+tests/models/golden/*/causal.json come from tools/golden_causal.py (torch 2.13.0, transformers 5.23.0) on every
+decoder golden folder, tests/models/smollm2/causal.json on SmolLM2-135M-Instruct Q4_1 (the IOI pair and the factual
+prompt of issue 35).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.errors import ConfigError
+from attncli.models import load_model
+from attncli.models.causal import trace
+from attncli.models.dla import dla_document, frozen_final
+from attncli.models.knockout import knockout_document
+from attncli.models.patch import WHAT, patch_document
+from attncli.models.tokens import encode
+from tests.models.test_behaviour import DELTAS
+
+GOLDEN = Path(__file__).parent / "golden"
+DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
+
+
+def golden(name: str):
+    folder = GOLDEN / name
+    return load_model(folder), json.loads((folder / "causal.json").read_text(encoding="utf-8"))
+
+
+def score_bound(m_clean: float, m_corrupt: float, score: float, err: float = DELTAS) -> float:
+    """A score (m_p − m_c) / (m_clean − m_c) whose three metrics are each within `err` of transformers' (float32
+    logits of magnitude < 10 through two tiny layers: tests/models/test_behaviour.py's DELTAS): the numerator
+    within 2 err, the denominator within 2 err, so the score within 2 err (1 + |score|) / |m_clean − m_c|."""
+    return 2 * err * (1 + abs(score)) / abs(m_clean - m_corrupt)
+
+
+def test_every_decoder_golden_has_causal_references():
+    assert DECODERS and all((GOLDEN / name / "causal.json").is_file() for name in DECODERS)
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_patch_equals_transformers_hooks(name):
+    model, ref = golden(name)
+    for what in WHAT:
+        doc = patch_document(model, ref["clean"], ref["corrupt"], ref["target"], ref["contrast"], what)
+        assert abs(doc["m_clean"] - ref["patch"]["m_clean"]) <= DELTAS
+        assert abs(doc["m_corrupt"] - ref["patch"]["m_corrupt"]) <= DELTAS
+        want = np.array(ref["patch"][what])  # [layers, positions or heads]
+        got = np.zeros_like(want)
+        for r in doc["rows"]:
+            got[r["layer"], r[WHAT[what].axis]] = r["score"]
+        bound = [[score_bound(doc["m_clean"], doc["m_corrupt"], s) for s in row] for row in want]
+        assert (np.abs(got - want) <= bound).all(), (name, what, np.abs(got - want).max())
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_dla_equals_transformers_hooks_and_sums_to_m(name):
+    model, ref = golden(name)
+    doc = dla_document(model, ref["clean"], ref["target"], ref["contrast"])
+    assert abs(doc["m"] - ref["dla"]["m"]) <= DELTAS
+    key = lambda r: (r["component"], r["layer"], r["head"])  # noqa: E731
+    want = {key(r): r["dla"] for r in ref["dla"]["rows"]}
+    got = {key(r): r["dla"] for r in doc["rows"]}
+    assert got.keys() == want.keys()
+    assert all(abs(got[k] - want[k]) <= DELTAS for k in want), name
+    assert abs(doc["sum"] - doc["m"]) == abs(doc["difference"]) <= doc["tolerance"]
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_knockout_equals_transformers_hooks(name):
+    model, ref = golden(name)
+    k = ref["knockout"]
+    doc = knockout_document(model, k["text"], k["span"], window=k["window"])
+    assert doc["from"]["positions"] == k["keys"] and doc["top"]["id"] == k["top"]
+    for got, want in zip(doc["rows"], k["rows"], strict=True):
+        assert (got["first_layer"], got["last_layer"]) == (want["first_layer"], want["last_layer"])
+        # a ratio of probabilities, each within DELTAS relatively (a log-probability within DELTAS)
+        assert abs(got["delta_prob"] - want["delta_prob"]) <= 2 * DELTAS * (1 + abs(want["delta_prob"]))
+
+
+def test_the_frozen_final_norm_is_the_norm_at_its_own_stream():
+    """N(x) = L(x) + b for LayerNorm (GPT-2) and RMSNorm with Gemma's 1 + g, and L is linear."""
+    for name in ("gpt2", "gemma2", "llama"):
+        model = load_model(GOLDEN / name)
+        x = trace(model, encode(model, "time flies").ids).hidden[-1][-1]
+        frozen, b = frozen_final(model, x)
+        want = model.family.final(model, x[None])[0]
+        assert np.allclose(frozen(x) + b, want, rtol=0, atol=64 * 2.0**-24 * np.abs(want).max())
+        c = np.random.default_rng(0).normal(size=(2, model.d_model))
+        assert np.allclose(frozen(c[0] + 2 * c[1]), frozen(c[0]) + 2 * frozen(c[1]))
+
+
+def test_patch_needs_as_many_tokens_and_one_line_names_both():
+    model = load_model(GOLDEN / "llama")
+    with pytest.raises(ConfigError, match=r"CLEAN is 18 tokens and --corrupt 8"):
+        patch_document(model, "time flies like an arrow", "time fly", "Ġa")
+
+
+def test_noising_scores_one_where_a_patch_changes_nothing():
+    """Noising puts the corrupt activation into the clean run: a position after which nothing reads it (the first
+    position's stream entering the last layer, which only the last position's logits are read after) scores 1."""
+    model = load_model(GOLDEN / "llama")
+    doc = patch_document(model, "time flies like an arrow", "time fries like an arrow", "Ġa", "Ġl", noising=True)
+    cell = next(r for r in doc["rows"] if r["layer"] == model.n_layer - 1 and r["position"] == 1)
+    bound = score_bound(doc["m_clean"], doc["m_corrupt"], 1.0)  # m_patched is m_clean, run in a batch of copies
+    assert doc["direction"] == "noising" and abs(cell["score"] - 1) <= bound
+    last = next(r for r in doc["rows"] if r["layer"] == 0 and r["position"] == len(doc["tokens"]) - 1)
+    assert abs(last["score"] - 1) > 100 * bound
+
+
+@pytest.mark.parametrize(
+    ("span", "to", "message"),
+    [
+        ("banana", None, "neither positions"),
+        ("99", None, "positions 0..17"),
+        ("3", 2, "after --to 2"),
+        ("0-17", None, "every key"),
+        ("2", 40, "--to 40"),
+    ],
+)
+def test_knockout_refuses_spans_it_cannot_block(span, to, message):
+    model = load_model(GOLDEN / "llama")
+    with pytest.raises(ConfigError, match=message):
+        knockout_document(model, "time flies like an arrow", span, to, window=1)
