@@ -101,15 +101,17 @@ def test_patch_needs_as_many_tokens_and_one_line_names_both():
 
 
 def test_noising_scores_one_where_a_patch_changes_nothing():
-    """Noising puts the corrupt activation into the clean run: a position after which nothing reads it (the first
-    position's stream entering the last layer, which only the last position's logits are read after) scores 1."""
+    """Noising puts the corrupt activation into the clean run: 1 where that changes nothing (position 1's stream
+    entering the last layer, the same in both runs: it reads only positions before 6, where they differ), 0 where it
+    makes the clean run the corrupt one."""
     model = load_model(GOLDEN / "llama")
     doc = patch_document(model, "time flies like an arrow", "time fries like an arrow", "Ġa", "Ġl", noising=True)
     cell = next(r for r in doc["rows"] if r["layer"] == model.n_layer - 1 and r["position"] == 1)
     bound = score_bound(doc["m_clean"], doc["m_corrupt"], 1.0)  # m_patched is m_clean, run in a batch of copies
     assert doc["direction"] == "noising" and abs(cell["score"] - 1) <= bound
-    last = next(r for r in doc["rows"] if r["layer"] == 0 and r["position"] == len(doc["tokens"]) - 1)
-    assert abs(last["score"] - 1) > 100 * bound
+    # the texts differ at position 6 only (l, r): its corrupt embedding alone makes the clean run the corrupt one
+    differs = next(r for r in doc["rows"] if r["layer"] == 0 and r["position"] == 6)
+    assert abs(differs["score"]) <= score_bound(doc["m_clean"], doc["m_corrupt"], 0.0)
 
 
 @pytest.mark.parametrize(
