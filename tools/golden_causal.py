@@ -58,7 +58,13 @@ def modules(model):  # -> final norm, [layer], [attention], [o_proj], [mlp], [po
             [b.mlp for b in blocks],
         )
     blocks = list(inner.layers)
-    return inner.norm, blocks, [b.self_attn for b in blocks], [b.self_attn.o_proj for b in blocks], [b.mlp for b in blocks]
+    return (
+        inner.norm,
+        blocks,
+        [b.self_attn for b in blocks],
+        [b.self_attn.o_proj for b in blocks],
+        [b.mlp for b in blocks],
+    )
 
 
 def first(output):
@@ -85,9 +91,15 @@ def capture(model, ids):  # -> {"resid": [l][n, d], "o_in": [l][n, H dk], "attn"
             got["resid"][l] = (args[0] if args else kwargs["hidden_states"])[0].clone()
 
         handles.append(blocks[l].register_forward_pre_hook(pre, with_kwargs=True))
-        handles.append(projs[l].register_forward_pre_hook(lambda m, args, l=l: got["o_in"].__setitem__(l, args[0][0].clone())))
-        handles.append(attns[l].register_forward_hook(lambda m, a, out, l=l: got["attn"].__setitem__(l, first(out)[0].clone())))
-        handles.append(mlps[l].register_forward_hook(lambda m, a, out, l=l: got["mlp"].__setitem__(l, first(out)[0].clone())))
+        handles.append(
+            projs[l].register_forward_pre_hook(lambda m, args, l=l: got["o_in"].__setitem__(l, args[0][0].clone()))
+        )
+        handles.append(
+            attns[l].register_forward_hook(lambda m, a, out, l=l: got["attn"].__setitem__(l, first(out)[0].clone()))
+        )
+        handles.append(
+            mlps[l].register_forward_hook(lambda m, a, out, l=l: got["mlp"].__setitem__(l, first(out)[0].clone()))
+        )
     with torch.no_grad():
         model(torch.tensor([ids]))
     for h in handles:
@@ -149,7 +161,7 @@ def dla(model, ids, a, b) -> dict:
     """Each part's direct contribution to m at the last position (see the module's docstring)."""
     import torch
 
-    norm, blocks, attns, projs, mlps = modules(model)
+    norm, blocks, _, projs, _ = modules(model)
     got = capture(model, ids)
     post_ff = [getattr(block, "post_feedforward_layernorm", None) for block in blocks]
     post_attn = [
@@ -168,7 +180,9 @@ def dla(model, ids, a, b) -> dict:
             o_in = got["o_in"][l][-1].double()
             n_head = model.config.num_attention_heads
             d_k = o_in.shape[-1] // n_head
-            w_o = w if type(projs[l]).__name__ == "Conv1D" else w.T  # [H d_k, d]: GPT-2's Conv1D, else nn.Linear's transpose
+            w_o = (
+                w if type(projs[l]).__name__ == "Conv1D" else w.T
+            )  # [H d_k, d]: GPT-2's Conv1D, else nn.Linear's transpose
             bias = projs[l].bias
             o = o_in @ w_o + (0 if bias is None else bias.double())
             frozen = torch.ones_like(o)
@@ -192,11 +206,11 @@ def dla(model, ids, a, b) -> dict:
             x = stream - stream.mean() if centre else stream
             return g * c / torch.sqrt((x * x).mean() + eps)
 
-        rows = [
-            {"component": c, "layer": l, "head": h, "dla": float(frozen_final(v) @ u)} for c, l, h, v in parts
-        ]
+        rows = [{"component": c, "layer": l, "head": h, "dla": float(frozen_final(v) @ u)} for c, l, h, v in parts]
         if centre and bool(norm.bias.any()):
-            rows.append({"component": "final norm bias", "layer": None, "head": None, "dla": float(norm.bias.double() @ u)})
+            rows.append(
+                {"component": "final norm bias", "layer": None, "head": None, "dla": float(norm.bias.double() @ u)}
+            )
     return {"m": float(last @ u), "rows": rows}
 
 
@@ -225,7 +239,9 @@ def knockout(model, ids, keys, window) -> dict:
             p = float(torch.softmax(model(torch.tensor([ids])).logits[0, -1].double(), -1)[top])
         for h in handles:
             h.remove()
-        rows.append({"first_layer": s, "last_layer": s + window - 1, "delta_prob": (p - float(probs[top])) / float(probs[top])})
+        rows.append(
+            {"first_layer": s, "last_layer": s + window - 1, "delta_prob": (p - float(probs[top])) / float(probs[top])}
+        )
     return {"top": top, "prob": float(probs[top]), "rows": rows}
 
 
@@ -289,7 +305,12 @@ def smollm2(path: Path) -> dict:
         "contrast_id": b[0],
         "patch": patch(model, clean, corrupt, a[0], b[0], ("resid", "heads")),
         "dla": dla(model, clean, a[0], b[0]),
-        "knockout": {**FACT, "ids": fact["input_ids"], "keys": keys, **knockout(model, fact["input_ids"], keys, FACT["window"])},
+        "knockout": {
+            **FACT,
+            "ids": fact["input_ids"],
+            "keys": keys,
+            **knockout(model, fact["input_ids"], keys, FACT["window"]),
+        },
     }
 
 

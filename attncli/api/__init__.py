@@ -7,9 +7,9 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
 `show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a
-`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens`, `ablate`, `patch`, `dla` and `knockout` `Records`, `rollout` an
-`Output`; each has `to_json()` (what `-f json` prints), `save(path)` (what `-o path` writes), the table in a
-terminal REPL and, in a notebook, the page inline.
+`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens`, `ablate`, `patch`, `dla` and `knockout`
+`Records`, `rollout` an `Output`; each has `to_json()` (what `-f json` prints), `save(path)` (what `-o path`
+writes), the table in a terminal REPL and, in a notebook, the page inline.
 """
 
 from attncli.api.outputs import Attention, Output, Page, Records

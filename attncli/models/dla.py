@@ -47,10 +47,14 @@ def frozen_final(model: Model, x):  # x [d_model] the last stream -> (L: [..., d
     return (lambda c: g * centre(c) * scale), b
 
 
-def parts(model: Model, run: Trace) -> list[tuple[dict, np.ndarray]]:  # -> [(row fields, [d_model] float64)]
+def parts(
+    model: Model, run: Trace
+) -> list[tuple[dict[str, object], np.ndarray]]:  # -> [(row fields, [d_model] float64)]
     """The parts the last position's final stream sums to: the embeddings, then per layer each head (its slice of
     W_O's input times its rows of W_O), the attention's bias b_O (where it has one) and the MLP."""
-    out = [({"layer": None, "component": "embeddings", "head": None}, run.hidden[0][-1].astype(np.float64))]
+    out: list[tuple[dict[str, object], np.ndarray]] = [
+        ({"layer": None, "component": "embeddings", "head": None}, run.hidden[0][-1].astype(np.float64))
+    ]
     for l in range(model.n_layer):
         merged, w_o = run.merged[l][-1].astype(np.float64), run.w_o[l].astype(np.float64)  # [H d_k], [H d_k, d]
         d_k = len(merged) // model.n_head
@@ -79,10 +83,11 @@ def dla(model: Model, ids, metric: tuple[int, int | None]) -> dict:
     m = float(model.family.final(model, last[None])[0].astype(np.float64) @ u)  # the model's m, before any cap
     found = parts(model, run)
     through = frozen(np.stack([c for _, c in found]))  # [parts, d_model]
-    rows = [{**fields, "dla": float(t @ u)} for (fields, _), t in zip(found, through)]
+    values = through @ u  # [parts]
+    rows = [{**fields, "dla": float(v)} for (fields, _), v in zip(found, values)]
     if np.any(bias):
         rows.append({"layer": None, "component": "final norm bias", "head": None, "dla": float(bias @ u)})
-    total = float(sum(r["dla"] for r in rows))
+    total = float(values.sum() + bias @ u)
     # float32 rounding: the stream added up over the parts (2 per layer) and each part through the norm and W_U, a
     # dot product of d_model terms, each error at most γ_k of the terms' magnitudes (Higham, ch. 3)
     k = 2 * model.n_layer + 2 + model.d_model + 8

@@ -41,7 +41,7 @@ def span_positions(tokens: Tokens, text: str, span: str) -> list[int]:
     """
     n = len(tokens)
     if _POSITIONS.fullmatch(span):
-        out = set()
+        out: set[int] = set()
         for part in span.split(","):
             first, _, last = part.strip().partition("-")
             a, b = int(first), int(last or first)
@@ -54,7 +54,8 @@ def span_positions(tokens: Tokens, text: str, span: str) -> list[int]:
         raise ConfigError(f"--from {span!r} is neither positions (such as 2-4) nor a part of the text")
     end = start + len(span)
     found = [
-        i for i, ((s, e), special) in enumerate(zip(tokens.offsets, tokens.special or [False] * n))
+        i
+        for i, ((s, e), special) in enumerate(zip(tokens.offsets, tokens.special or [False] * n))
         if not special and s < end and e > start
     ]
     if not found:
@@ -92,7 +93,7 @@ def knockout(model: Model, ids, keys: list[int], query: int, window: int) -> dic
         if not on.any():
             return None
         out = np.zeros((len(starts), 1, n, n), dtype=bool)
-        out[np.ix_(on, [0], [query], keys)] = True
+        out[np.ix_(on, np.zeros(1, np.int64), np.full(1, query), np.asarray(keys, np.int64))] = True
         return out
 
     f = model.family
@@ -115,9 +116,7 @@ def knockout(model: Model, ids, keys: list[int], query: int, window: int) -> dic
 KNOCKOUT_SCHEMA = "attncli.knockout/1"
 
 
-def knockout_document(
-    model: Model, text: str, span: str, to: int | None = None, window: int | None = None
-) -> dict:
+def knockout_document(model: Model, text: str, span: str, to: int | None = None, window: int | None = None) -> dict:
     """`attn knockout -f json`: the edges from position `to` (default the last) to the tokens of `span` blocked in
     every window of `window` layers (default `default_window`), a row {first_layer, last_layer, prob, delta_prob}
     each."""

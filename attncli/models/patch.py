@@ -44,7 +44,7 @@ class What:
 def _rest(model: Model, batch, start: int, edit: Callable | None = None):  # [B, n, d] entering `start` -> [B, d]
     """The copies in `batch` through layers start..L-1 (the `edit` of layer `start` before its W_O); the last row."""
     f = model.family
-    with padding(np.zeros(batch.shape[:2], dtype=bool)), (editing(start, edit) if edit else contextlib.nullcontext()):
+    with padding(np.zeros(batch.shape[:2], dtype=bool)), editing(start, edit) if edit else contextlib.nullcontext():
         for l in range(start, model.n_layer):
             batch, _ = f.attention(model, l, batch)
             batch = f.mlp(model, l, batch)
@@ -93,7 +93,9 @@ def _mlp_out(model: Model, tgt: Trace, src: Trace, l: int):  # -> [n, d_model]
 
 WHAT = {
     "resid": What("the residual stream entering the layer, at one position", "position", lambda m, n: n, _resid),
-    "heads": What("one head's output (its slice of W_O's input), at every position", "head", lambda m, n: m.n_head, _heads),
+    "heads": What(
+        "one head's output (its slice of W_O's input), at every position", "head", lambda m, n: m.n_head, _heads
+    ),
     "attn-out": What("the attention's output, at one position", "position", lambda m, n: n, _attn_out),
     "mlp-out": What("the MLP's output, at one position", "position", lambda m, n: n, _mlp_out),
 }

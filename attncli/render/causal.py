@@ -42,11 +42,15 @@ def patch_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTyp
     names = ("layers", "positions" if axis == "position" else "heads")
     matrix = Matrix(grid, [f"L{l}" for l in range(doc["n_layer"])], cols, precision=precision, names=names)
     strongest = sorted(doc["rows"], key=lambda r: -abs(r["score"]))[:STRONGEST]
-    label = (lambda r: f"L{r['layer']} {r['position']} {escape_token(doc['tokens'][r['position']])}") if axis == "position" else (
-        lambda r: f"L{r['layer']}.H{r['head']}"
+    label = (
+        (lambda r: f"L{r['layer']} {r['position']} {escape_token(doc['tokens'][r['position']])}")
+        if axis == "position"
+        else (lambda r: f"L{r['layer']}.H{r['head']}")
     )
     ranked = _ranked(
-        "strongest", ("rank", axis, "score"), [(str(i), label(r), f"{r['score']:+.{precision}f}") for i, r in enumerate(strongest, 1)]
+        "strongest",
+        ("rank", axis, "score"),
+        [(str(i), label(r), f"{r['score']:+.{precision}f}") for i, r in enumerate(strongest, 1)],
     )
     title = Text(f"activation patching ({doc['direction']}) of {doc['what']}: {doc['means']}", style="bold")
     source, into = ("corrupt", "clean") if doc["direction"] == "noising" else ("clean", "corrupt")
@@ -107,7 +111,9 @@ def knockout_view(doc: dict, precision: int = 2, width: int = 100) -> Renderable
         table.add_column(name, justify="left" if name == "layers" else "right", no_wrap=True)
     for r in doc["rows"]:
         table.add_row(
-            f"{r['first_layer']}–{r['last_layer']}", f"{r['prob']:.{precision + 2}f}", f"{r['delta_prob']:+.{precision}%}"
+            f"{r['first_layer']}–{r['last_layer']}",
+            f"{r['prob']:.{precision + 2}f}",
+            f"{r['delta_prob']:+.{precision}%}",
         )
     keys = " ".join(f"{i} {escape_token(doc['tokens'][i])}" for i in doc["from"]["positions"])
     top = doc["top"]

@@ -21,11 +21,19 @@ Span = Annotated[
 ]
 To = Annotated[
     int | None,
-    typer.Option("--to", help="The query position whose edges are blocked (default the last; negative counts from the end).", show_default=False),
+    typer.Option(
+        "--to",
+        help="The query position whose edges are blocked (default the last; negative counts from the end).",
+        show_default=False,
+    ),
 ]
 Window = Annotated[
     int | None,
-    typer.Option("--window", help="Consecutive layers blocked at a time (default about a fifth of the layers).", show_default=False),
+    typer.Option(
+        "--window",
+        help="Consecutive layers blocked at a time (default about a fifth of the layers).",
+        show_default=False,
+    ),
 ]
 
 

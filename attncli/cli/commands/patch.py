@@ -26,7 +26,9 @@ TargetRequired = Annotated[
 ]
 Contrast = Annotated[
     str | None,
-    typer.Option("--contrast", help="The token B of m = logit(A) − logit(B); without it m = logit(A).", show_default=False),
+    typer.Option(
+        "--contrast", help="The token B of m = logit(A) − logit(B); without it m = logit(A).", show_default=False
+    ),
 ]
 
 
@@ -43,7 +45,8 @@ What = Annotated[
     ),
 ]
 Noising = Annotated[
-    bool, typer.Option("--noising", help="Patch the corrupt run's activation into the clean run (default: the reverse).")
+    bool,
+    typer.Option("--noising", help="Patch the corrupt run's activation into the clean run (default: the reverse)."),
 ]
 
 
