@@ -94,6 +94,34 @@ def test_the_frozen_final_norm_is_the_norm_at_its_own_stream():
         assert np.allclose(frozen(c[0] + 2 * c[1]), frozen(c[0]) + 2 * frozen(c[1]))
 
 
+def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
+    """GPT-2 with non-zero attention output and final LayerNorm biases (the golden's are 0): a row "attn bias" per
+    layer and one "final norm bias", and the parts still sum to the model's own m (its logits from `forward`)."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    from attncli.models import forward
+    from attncli.models.head import logits
+
+    folder = tmp_path / "gpt2"
+    shutil.copytree(GOLDEN / "gpt2", folder)
+    tensors = load_file(folder / "model.safetensors")
+    rng = np.random.default_rng(0)
+    for name in [k for k in tensors if k.endswith(("attn.c_proj.bias", "ln_f.bias"))]:
+        tensors[name] = rng.normal(scale=0.5, size=tensors[name].shape).astype(np.float32)
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    model = load_model(folder)
+    doc = dla_document(model, "time flies", "Ġa", "Ġl")
+    parts = {(r["component"], r["layer"]) for r in doc["rows"]}
+    assert {("attn bias", 0), ("attn bias", 1), ("final norm bias", None)} <= parts
+    ids = encode(model, "time flies").ids
+    own = logits(model, forward(model, ids).final[-1]).astype(np.float64)  # [vocab]
+    a, b = model.tokenizer.token_to_id("Ġa"), model.tokenizer.token_to_id("Ġl")
+    assert abs(doc["m"] - (own[a] - own[b])) <= DELTAS
+    assert abs(doc["sum"] - doc["m"]) <= doc["tolerance"]
+
+
 def test_patch_needs_as_many_tokens_and_one_line_names_both():
     model = load_model(GOLDEN / "llama")
     with pytest.raises(ConfigError, match=r"CLEAN is 18 tokens and --corrupt 8"):
