@@ -156,3 +156,54 @@ def test_knockout_refuses_spans_it_cannot_block(span, to, message):
     model = load_model(GOLDEN / "llama")
     with pytest.raises(ConfigError, match=message):
         knockout_document(model, "time flies like an arrow", span, to, window=1)
+
+
+# SmolLM2-135M-Instruct (Q4_1 GGUF): the IOI pair and the factual prompt of issue 35, against transformers' hooks on
+# its own dequantized weights. 1e-4 on scores, DLA parts and knockout deltas is the issue's contract: the worst-case
+# float32 bound through 30 layers of 576- and 1536-term sums is far looser (tests/models/test_smollm2.py states that
+# bound per layer from a float64 run); attn is within 1e-5 of transformers here.
+SMOLLM2_CONTRACT = 1e-4
+LAYERS = (0, 20, 23, 24, 29)  # the layers where the IOI answer moves (docs/models.md), and the first and last
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from tests.smollm2 import SKIP, smollm2_path
+
+    path = smollm2_path()
+    if path is None:
+        pytest.skip(SKIP)
+    pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
+    ref = json.loads((Path(__file__).parent / "smollm2" / "causal.json").read_text(encoding="utf-8"))
+    return load_model(path), ref
+
+
+def test_smollm2_ioi_patching_equals_transformers(smollm2):
+    """The layers of LAYERS patched as `patch` does, each a batch of copies from that layer on."""
+    from attncli.models.causal import metric, metric_ids
+
+    model, ref = smollm2
+    clean, corrupt = encode(model, ref["clean"]).ids, encode(model, ref["corrupt"]).ids
+    assert list(clean) == ref["ids"]
+    ids = metric_ids(model, ref["target"], ref["contrast"])
+    assert ids == (ref["target_id"], ref["contrast_id"])
+    src, tgt = trace(model, clean), trace(model, corrupt)
+    m_clean, m_corrupt = (float(metric(model, t.hidden[-1][-1], ids)) for t in (src, tgt))
+    assert abs(m_clean - ref["patch"]["m_clean"]) <= SMOLLM2_CONTRACT
+    for what in ("resid", "heads"):
+        for l in LAYERS:
+            got = (metric(model, WHAT[what].patched(model, tgt, src, l), ids) - m_corrupt) / (m_clean - m_corrupt)
+            assert np.abs(got - ref["patch"][what][l]).max() <= SMOLLM2_CONTRACT, (what, l)
+
+
+def test_smollm2_ioi_dla_and_france_knockout_equal_transformers(smollm2):
+    model, ref = smollm2
+    doc = dla_document(model, ref["clean"], ref["target"], ref["contrast"])
+    want = {(r["component"], r["layer"], r["head"]): r["dla"] for r in ref["dla"]["rows"]}
+    assert {(r["component"], r["layer"], r["head"]): r["dla"] for r in doc["rows"]}.keys() == want.keys()
+    assert all(abs(r["dla"] - want[(r["component"], r["layer"], r["head"])]) <= SMOLLM2_CONTRACT for r in doc["rows"])
+    assert abs(doc["m"] - ref["dla"]["m"]) <= SMOLLM2_CONTRACT
+    k = ref["knockout"]
+    out = knockout_document(model, k["text"], k["span"], window=k["window"])
+    assert out["from"]["positions"] == k["keys"] and out["top"]["id"] == k["top"]
+    assert all(abs(a["delta_prob"] - b["delta_prob"]) <= SMOLLM2_CONTRACT for a, b in zip(out["rows"], k["rows"]))
