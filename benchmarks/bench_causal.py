@@ -55,7 +55,8 @@ model = transformers.AutoModelForCausalLM.from_pretrained(**where, dtype=torch.f
 model = model.eval()
 clean, corrupt, target, contrast, what = sys.argv[2:7]
 ids = lambda text: tok(text)["input_ids"]
-one = lambda t: tok.convert_tokens_to_ids(t) if t.startswith("\\u0120") else tok(t, add_special_tokens=False)["input_ids"][0]
+def one(t):  # a token as the vocabulary writes it (\u0120a), else a text that is one token ( Mary)
+    return tok.convert_tokens_to_ids(t) if t.startswith("\\u0120") else tok(t, add_special_tokens=False)["input_ids"][0]
 start, cpu = time.perf_counter(), time.process_time()
 patch(model, ids(clean), ids(corrupt), one(target), one(contrast), (what,))
 print(time.perf_counter() - start, time.process_time() - cpu)
@@ -98,7 +99,8 @@ def main() -> None:
             times["attn"].append(one(a.attn_python, ATTN, model, pair, what))
             times["torch"].append(one(a.torch_python, TORCH, model, pair, what))
         med = {
-            k: None if None in v else tuple(statistics.median(t[i] for t in v) for i in (0, 1)) for k, v in times.items()
+            k: None if None in v else tuple(statistics.median(t[i] for t in v) for i in (0, 1))
+            for k, v in times.items()
         }
         at, tt = med["attn"], med["torch"]
         assert at is not None
