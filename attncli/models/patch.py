@@ -6,19 +6,22 @@ and see how much of the metric m (attncli.models.causal) comes back:
 
 1 when the patch alone restores the clean metric, 0 when it changes nothing (noising: 1 when it changes nothing,
 0 when it alone breaks the clean run). Both texts run once (`trace`); a patch of layer l reruns only layers l..L-1
-(mlp-out: l+1..L-1), and every patch of one layer runs as one batch of copies of the stream (models/attention.py's
-`padding`, nothing padded; a head's or a position's output replaced through `editing`, before W_O).
+(mlp-out: l+1..L-1), and the patches of one layer run as one batch of copies of the stream (models/attention.py's
+`padding`, nothing padded; a head's or a position's output replaced through `editing`, before W_O), or as a few
+when ATTN_MAX_MEMORY holds fewer copies (`batch_size`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from attncli.errors import ConfigError, DataError
+from attncli.pipeline.budget import max_bytes_from
 
 from .attention import editing, padding
 from .causal import Trace, metric, metric_ids, metric_record, trace
@@ -37,8 +40,8 @@ class What:
     means: str  # what is patched, in words
     axis: str  # "position" or "head": the second coordinate of a row
     copies: Callable[[Model, int], int]  # (model, n tokens) -> patches per layer
-    patched: Callable  # (model, target Trace, source Trace, layer) -> the stream after the patch's last layer's edits,
-    # [copies, d_model] at the last position
+    patched: Callable  # (model, target Trace, source Trace, layer, which [B] positions or heads) -> [B, d_model]:
+    # the last position's stream after the last layer, copy b patched at which[b]
 
 
 def _rest(model: Model, batch, start: int, edit: Callable | None = None):  # [B, n, d] entering `start` -> [B, d]
@@ -55,39 +58,32 @@ def _copies(x, count: int):  # [n, d] -> [count, n, d]
     return np.repeat(x[None], count, axis=0)
 
 
-def _resid(model: Model, tgt: Trace, src: Trace, l: int):  # -> [n, d_model]
-    n = len(tgt.hidden[l])
-    batch = _copies(tgt.hidden[l], n)
-    at = np.arange(n)
-    batch[at, at] = src.hidden[l]  # copy i: position i's stream entering layer l from the source
+def _resid(model: Model, tgt: Trace, src: Trace, l: int, which):  # which [B] positions -> [B, d_model]
+    batch = _copies(tgt.hidden[l], len(which))
+    batch[np.arange(len(which)), which] = src.hidden[l][which]  # copy b: position which[b] from the source
     return _rest(model, batch, l)
 
 
-def _heads(model: Model, tgt: Trace, src: Trace, l: int):  # -> [n_head, d_model]
+def _heads(model: Model, tgt: Trace, src: Trace, l: int, which):  # which [B] heads -> [B, d_model]
     d_k = tgt.merged[l].shape[1] // model.n_head
 
-    def edit(merged) -> None:  # [n_head, n, n_head · d_k]: copy h's head h from the source
-        for h in range(model.n_head):
-            merged[h, :, h * d_k : (h + 1) * d_k] = src.merged[l][:, h * d_k : (h + 1) * d_k]
+    def edit(merged) -> None:  # [B, n, n_head · d_k]: copy b's head which[b] from the source
+        for b, h in enumerate(which):
+            merged[b, :, h * d_k : (h + 1) * d_k] = src.merged[l][:, h * d_k : (h + 1) * d_k]
 
-    return _rest(model, _copies(tgt.hidden[l], model.n_head), l, edit)
-
-
-def _attn_out(model: Model, tgt: Trace, src: Trace, l: int):  # -> [n, d_model]
-    n = len(tgt.hidden[l])
-
-    def edit(merged) -> None:  # [n, n, n_head · d_k]: copy i's row i from the source, so its W_O output is too
-        at = np.arange(n)
-        merged[at, at] = src.merged[l]
-
-    return _rest(model, _copies(tgt.hidden[l], n), l, edit)
+    return _rest(model, _copies(tgt.hidden[l], len(which)), l, edit)
 
 
-def _mlp_out(model: Model, tgt: Trace, src: Trace, l: int):  # -> [n, d_model]
-    n = len(tgt.hidden[l])
-    batch = _copies(tgt.hidden[l + 1], n)
-    at = np.arange(n)
-    batch[at, at] += src.mlp[l] - tgt.mlp[l]  # copy i: the MLP's part at position i the source's
+def _attn_out(model: Model, tgt: Trace, src: Trace, l: int, which):  # which [B] positions -> [B, d_model]
+    def edit(merged) -> None:  # [B, n, n_head · d_k]: copy b's row which[b] from the source, so its W_O output too
+        merged[np.arange(len(which)), which] = src.merged[l][which]
+
+    return _rest(model, _copies(tgt.hidden[l], len(which)), l, edit)
+
+
+def _mlp_out(model: Model, tgt: Trace, src: Trace, l: int, which):  # which [B] positions -> [B, d_model]
+    batch = _copies(tgt.hidden[l + 1], len(which))
+    batch[np.arange(len(which)), which] += (src.mlp[l] - tgt.mlp[l])[which]  # the MLP's part: the source's
     return _rest(model, batch, l + 1)
 
 
@@ -101,6 +97,19 @@ WHAT = {
 }
 
 
+def batch_size(model: Model, n: int, copies: int) -> int:
+    """The most copies of an n-token text one batch may hold within ATTN_MAX_MEMORY (priced as `check_run` prices a
+    pass: the copies as so many layers, and the two traced runs), at most `copies`; ModelError when not even one
+    fits."""
+    what = f"{model.name} patched"
+    check_run(model.weights.nbytes, 1 + 2, model.n_head, model.d_model, n, what)
+    budget = max_bytes_from(os.environ)
+    if budget is None:
+        return copies
+    layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # check_run's price of one layer
+    return int(max(1, min(copies, (budget - model.weights.nbytes) // layer - 2)))
+
+
 def patch(model: Model, clean, corrupt, ids: tuple[int, int | None], what: str = "resid", noising: bool = False):
     # [n] ids twice -> {"m_clean", "m_corrupt", "scores": [n_layer, copies] float64}
     """The normalized score of every patch of `what` (`WHAT`), denoising (clean into corrupt) or `noising`."""
@@ -108,7 +117,7 @@ def patch(model: Model, clean, corrupt, ids: tuple[int, int | None], what: str =
         raise ConfigError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
     kind, n = WHAT[what], len(clean)
     copies = kind.copies(model, n)
-    check_run(model.weights.nbytes, copies + 2, model.n_head, model.d_model, n, f"{model.name} patched")
+    chunk = batch_size(model, n, copies)
     runs = {"clean": trace(model, clean), "corrupt": trace(model, corrupt)}
     m = {k: float(metric(model, t.hidden[-1][-1], ids)) for k, t in runs.items()}
     if not np.isfinite(list(m.values())).all():
@@ -118,7 +127,9 @@ def patch(model: Model, clean, corrupt, ids: tuple[int, int | None], what: str =
     tgt, src = (runs["clean"], runs["corrupt"]) if noising else (runs["corrupt"], runs["clean"])
     scores = np.empty((model.n_layer, copies))
     for l in range(model.n_layer):
-        patched = metric(model, kind.patched(model, tgt, src, l), ids)  # [copies]
+        every = np.arange(copies)
+        streams = [kind.patched(model, tgt, src, l, every[i : i + chunk]) for i in range(0, copies, chunk)]
+        patched = metric(model, np.concatenate(streams), ids)  # [copies]
         if not np.isfinite(patched).all():
             raise ModelError(f"the logits of {model.name} patched at layer {l} are not finite")
         scores[l] = (patched - m["corrupt"]) / (m["clean"] - m["corrupt"])

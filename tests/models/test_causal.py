@@ -23,6 +23,7 @@ from attncli.models.tokens import encode
 from tests.models.test_behaviour import DELTAS
 
 GOLDEN = Path(__file__).parent / "golden"
+CLEAN, CORRUPT = "time flies like an arrow", "time fries like an arrow"
 DECODERS = sorted(p.parent.name for p in GOLDEN.glob("*/behaviour.json"))
 
 
@@ -122,6 +123,22 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
     assert abs(doc["sum"] - doc["m"]) <= doc["tolerance"]
 
 
+def test_patch_batches_within_the_memory_budget_give_the_same_scores(monkeypatch):
+    """With ATTN_MAX_MEMORY room for 2 copies at a time, the copies of a layer run in batches of 2: the scores are
+    those of one batch, to float32 rounding of a product whose rows are split otherwise."""
+    from attncli.models.patch import batch_size
+
+    model = load_model(GOLDEN / "llama")
+    whole = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
+    n = len(whole["tokens"])
+    layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(model.weights.nbytes + 4 * layer))
+    assert batch_size(model, n, model.n_head) == 2
+    split = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
+    for a, b in zip(whole["rows"], split["rows"], strict=True):
+        assert abs(a["score"] - b["score"]) <= score_bound(whole["m_clean"], whole["m_corrupt"], a["score"])
+
+
 def test_patch_needs_as_many_tokens_and_one_line_names_both():
     model = load_model(GOLDEN / "llama")
     with pytest.raises(ConfigError, match=r"CLEAN is 18 tokens and --corrupt 8"):
@@ -192,7 +209,10 @@ def test_smollm2_ioi_patching_equals_transformers(smollm2):
     assert abs(m_clean - ref["patch"]["m_clean"]) <= SMOLLM2_CONTRACT
     for what in ("resid", "heads"):
         for l in LAYERS:
-            got = (metric(model, WHAT[what].patched(model, tgt, src, l), ids) - m_corrupt) / (m_clean - m_corrupt)
+            every = np.arange(WHAT[what].copies(model, len(clean)))
+            got = (metric(model, WHAT[what].patched(model, tgt, src, l, every), ids) - m_corrupt) / (
+                m_clean - m_corrupt
+            )
             assert np.abs(got - ref["patch"][what][l]).max() <= SMOLLM2_CONTRACT, (what, l)
 
 
