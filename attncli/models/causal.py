@@ -19,7 +19,7 @@ import numpy as np
 from attncli.errors import ConfigError
 
 from .ablate import target_id
-from .head import next_logits
+from .head import next_logits, unembedding
 from .model import Model
 
 
@@ -58,6 +58,16 @@ def trace(model: Model, ids) -> Trace:  # [n] ids -> Trace
         x = after
     keep["hidden"].append(x)
     return Trace(**keep)
+
+
+def check_decoder(model: Model, command: str) -> None:
+    """Before any pass: ConfigError for an encoder–decoder (its head reads its decoder's stream, not the text's),
+    ModelError for a model without a next-token head (attncli.models.head's `unembedding` says which)."""
+    if model.family.decoder is not None:
+        raise ConfigError(
+            f"{model.name} is an encoder–decoder ({model.model_type}): attn {command} runs on a decoder-only model"
+        )
+    unembedding(model)
 
 
 def metric_ids(model: Model, target: str, contrast: str | None) -> tuple[int, int | None]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from attncli.pipeline.tokenize import Tokens
 
-from .causal import Trace, metric_ids, metric_record, trace
+from .causal import Trace, check_decoder, metric_ids, metric_record, trace
 from .head import unembedding
 from .hparams import ModelError
 from .model import Model
@@ -107,7 +107,7 @@ def dla_document(
     model: Model, text: str, target: str, contrast: str | None = None, tokens: Tokens | None = None
 ) -> dict:
     """`attn dla -f json`: each part's direct contribution to m, a row {layer, component, head, dla} each."""
-    unembedding(model)  # an encoder, or no head: said before any pass
+    check_decoder(model, "dla")
     tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
     ids = metric_ids(model, target, contrast)
     found = dla(model, tokens.ids, ids)

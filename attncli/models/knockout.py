@@ -20,9 +20,10 @@ from attncli.errors import ConfigError
 from attncli.pipeline.tokenize import Tokens
 
 from .attention import blocking, padding
+from .causal import check_decoder
 from .folder import check_run
 from .forward import forward
-from .head import logits, next_logits, probabilities, unembedding
+from .head import logits, next_logits, probabilities
 from .hparams import ModelError
 from .model import Model
 from .run import _encode
@@ -120,7 +121,7 @@ def knockout_document(model: Model, text: str, span: str, to: int | None = None,
     """`attn knockout -f json`: the edges from position `to` (default the last) to the tokens of `span` blocked in
     every window of `window` layers (default `default_window`), a row {first_layer, last_layer, prob, delta_prob}
     each."""
-    unembedding(model)  # an encoder, or no head: said before any pass
+    check_decoder(model, "knockout")
     tokens = _encode(model, text, None)[0]
     n = len(tokens)
     if to is not None and not -n <= to < n:

@@ -24,9 +24,8 @@ from attncli.errors import ConfigError, DataError
 from attncli.pipeline.budget import max_bytes_from
 
 from .attention import editing, padding
-from .causal import Trace, metric, metric_ids, metric_record, trace
+from .causal import Trace, check_decoder, metric, metric_ids, metric_record, trace
 from .folder import check_run
-from .head import unembedding
 from .hparams import ModelError
 from .model import Model
 from .run import _encode
@@ -149,7 +148,7 @@ def patch_document(
     noising: bool = False,
 ) -> dict:
     """`attn patch -f json`: every patch's normalized score, a row {layer, position|head, score} each."""
-    unembedding(model)  # an encoder, or no head: said before any pass
+    check_decoder(model, "patch")
     a, b = _encode(model, clean, None)[0], _encode(model, corrupt, None)[0]
     if len(a) != len(b):
         raise ConfigError(

@@ -93,6 +93,11 @@ def test_an_encoder_has_no_metric():
     assert r.exit_code == 1 and "is an encoder (bert): it has no next-token head" in r.stderr
 
 
+def test_an_encoder_decoder_is_refused_as_a_command_line_mistake():
+    r = attn("patch", CLEAN, "--corrupt", CORRUPT, "--model", GOLDEN / "t5", "--target", "a")
+    assert r.exit_code == 2 and "t5 is an encoder–decoder (t5): attn patch runs on a decoder-only model" in r.stderr
+
+
 def test_the_api_returns_records_with_json():
     found = attncli.knockout(CLEAN, model=str(GOLDEN / "llama"), span="flies", window=1)
     assert json.loads(found.to_json())["schema"] == "attncli.knockout/1"
