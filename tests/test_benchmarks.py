@@ -36,6 +36,7 @@ TINY = [
     ["bench_corpus.py", "--tiny"],  # a tiny random BERT; transformers too, where torch imports
     ["bench_generate.py", "--tiny"],  # a tiny random Qwen2; transformers' generate too, where torch imports
     ["bench_quants.py", "--tiny"],  # every ggml type, attn's dequantization against gguf.quants
+    ["bench_causal.py", "--tiny"],  # the golden Llama's patching; transformers' hooks too, where torch imports
 ]
 
 

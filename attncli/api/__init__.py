@@ -7,14 +7,14 @@ the command writes. The command line is a thin shell over it (cli/commands/: par
     [1.0, 0.0, 0.0, 0.0, 0.0]
 
 `show`, `steps` and `compute` return an `Attention` (tokens, weights, outputs, the whole result), `view` a
-`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens`, `ablate` and `catalog` `Records`, `rollout` an
-`Output`; each has `to_json()` (what `-f json` prints), `save(path)` (what `-o path` writes), the table in a
-terminal REPL and, in a notebook, the page inline.
+`Page`, `heads`, `corpus`, `tokens`, `compare`, `variants`, `lens`, `ablate`, `patch`, `dla`, `knockout` and
+`catalog` `Records`, `show_lines` its `Lines`, `rollout` an `Output`; each has `to_json()` (what `-f json` prints),
+`save(path)` (what `-o path` writes), the table in a terminal REPL and, in a notebook, the page inline.
 """
 
 from attncli.api.lines import Lines, show_lines
 from attncli.api.outputs import Attention, Output, Page, Records
-from attncli.api.records import ablate, catalog, compare, corpus, heads, lens, tokens, variants
+from attncli.api.records import ablate, catalog, compare, corpus, dla, heads, knockout, lens, patch, tokens, variants
 from attncli.api.runs import compute, rollout, show, steps, view
 
 __all__ = [
@@ -28,8 +28,11 @@ __all__ = [
     "compare",
     "compute",
     "corpus",
+    "dla",
     "heads",
+    "knockout",
     "lens",
+    "patch",
     "rollout",
     "show",
     "show_lines",

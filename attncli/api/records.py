@@ -311,3 +311,58 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
 _COMPARE_DEFAULTS = {  # what compare's run keywords are when not given: several models ignore none of them silently
     k: p.default for k, p in inspect.signature(compare).parameters.items() if p.default is not p.empty
 }
+
+
+@checked
+def patch(
+    text: str,
+    *,
+    corrupt: str,
+    model: str | Model,
+    target: str,
+    contrast: str | None = None,
+    what: str = "resid",
+    noising: bool = False,
+    precision: int | None = None,
+) -> Records:
+    """`attn patch`: activation patching of a decoder between `text` (clean) and `corrupt` (as many tokens): each
+    activation of `what` (resid, heads, attn-out, mlp-out) moved from the clean run into the corrupt one (or the
+    reverse, `noising`), scored by how much of m = logit(target) − logit(contrast) it restores."""
+    from attncli.models.patch import patch_document  # late: start-up (model code only with a model)
+    from attncli.render.causal import patch_view
+
+    doc = patch_document(load(model)[0], text, corrupt, target, contrast, what, noising)
+    return Records(documents.Records("attn patch", partial(patch_view, doc), doc=doc), precision)
+
+
+@checked
+def dla(
+    text: str, *, model: str | Model, target: str, contrast: str | None = None, precision: int | None = None
+) -> Records:
+    """`attn dla`: direct logit attribution, each head's, MLP's and the embeddings' share of m = logit(target) −
+    logit(contrast) at the last position, through the final norm with its scale frozen; the parts sum to m."""
+    from attncli.models.dla import dla_document  # late: start-up (model code only with a model)
+    from attncli.render.causal import dla_view
+
+    doc = dla_document(load(model)[0], text, target, contrast)
+    return Records(documents.Records("attn dla", partial(dla_view, doc), doc=doc), precision)
+
+
+@checked
+def knockout(
+    text: str,
+    *,
+    model: str | Model,
+    span: str,
+    to: int | None = None,
+    window: int | None = None,
+    precision: int | None = None,
+) -> Records:
+    """`attn knockout`: the attention edges from position `to` (default the last) to the tokens of `span`
+    (positions such as "2-4", or a part of the text) blocked in every window of `window` consecutive layers, and
+    the relative change of the model's top next-token probability (Geva et al. 2023)."""
+    from attncli.models.knockout import knockout_document  # late: start-up (model code only with a model)
+    from attncli.render.causal import knockout_view
+
+    doc = knockout_document(load(model)[0], text, span, to, window)
+    return Records(documents.Records("attn knockout", partial(knockout_view, doc), doc=doc), precision)

@@ -105,6 +105,21 @@ def editing(layer: int, edit: Callable) -> Iterator[None]:  # edit(merged [..., 
         _EDIT.reset(token)
 
 
+_BLOCK: contextvars.ContextVar = contextvars.ContextVar("block", default=None)  # layer -> [B, 1, m, n] bool or None
+
+
+@contextlib.contextmanager
+def blocking(cells: Callable) -> Iterator[None]:  # cells(layer) -> [B, 1, m, n] bool (True = blocked) or None
+    """Within it, `attend` of each layer also masks the cells `cells(layer)` marks, as the causal mask does (their
+    scores -inf before the softmax): attention knockout (attncli.models.knockout) blocks chosen query -> key edges in
+    chosen layers, a batch of copies each with its own (inside `padding`)."""
+    token = _BLOCK.set(cells)
+    try:
+        yield
+    finally:
+        _BLOCK.reset(token)
+
+
 _CACHE: contextvars.ContextVar = contextvars.ContextVar("cache", default=None)  # attncli.models.generate.KVCache
 
 
@@ -232,6 +247,8 @@ def attend(
     if pad is not None:
         keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
         cells = keys if cells is None else cells | keys
+    if (block := _BLOCK.get()) is not None and (blocked := block(layer)) is not None:
+        cells = blocked if cells is None else cells | blocked
     dtype = np.result_type(q, k)
     # the mask as an additive 0 / -inf, broadcast like the cells: exp(-inf) is exactly 0, as softmax's own mask
     shut = None if cells is None else np.where(cells, dtype.type(-np.inf), dtype.type(0))

@@ -105,6 +105,10 @@ WRONG = [
     ("show_lines", None, {"lines": "one text"}),
     ("show_lines", None, {"lines": ["a b"], "heads": "2"}),
     ("show_lines", None, {"lines": ["a b"], "on_warning": "print"}),
+    ("patch", "a b", {"model": DECODER, "corrupt": 3, "target": "a"}),
+    ("patch", "a b", {"model": DECODER, "corrupt": "a c", "target": "a", "noising": "yes"}),
+    ("dla", "a b", {"model": DECODER, "target": 5}),
+    ("knockout", "a b", {"model": DECODER, "span": "a", "window": "2"}),
     ("catalog", None, {"path": 7}),
     ("catalog", None, {"path": ["a", 7]}),
     ("corpus", None, {"lines": "one text", "model": DECODER}),
@@ -134,7 +138,15 @@ def test_how_many_wrong_type_cases_per_function():
     assert set(counted) == set(FUNCTIONS) - {"variants"}  # every function with keywords has a case
 
 
-REQUIRED = {"text": "a b", "model": DECODER, "q": [[1.0]], "lines": ["a b"]}  # what a call needs besides the one
+REQUIRED = {
+    "text": "a b",
+    "model": DECODER,
+    "q": [[1.0]],
+    "lines": ["a b"],
+    "corrupt": "a c",
+    "target": "a",
+    "span": "a",
+}
 EVERY = sorted((f, k.name) for k in KEYWORDS for f in k.functions.split())
 
 

@@ -34,6 +34,7 @@ def models(tmp_path_factory):
     }
 
 
+GOLDEN_GPT2 = ROOT / "tests" / "models" / "golden" / "gpt2"
 COMMANDS = {
     "show": ["show", SENTENCE],
     "show --heads 4": ["show", SENTENCE, "--heads", "4"],
@@ -70,6 +71,20 @@ COMMANDS = {
     "steps --model": ["steps", "time flies", "--model", "{gpt2}"],
     "lens --model": ["lens", SENTENCE, "--model", "{gpt2}"],
     "ablate --model": ["ablate", SENTENCE, "--model", "{gpt2}"],
+    "patch --model": [
+        "patch",
+        "time flies like an arrow",
+        "--corrupt",
+        "time fries like an arrow",
+        "--model",
+        GOLDEN_GPT2,
+        "--target",
+        "Ġa",
+        "--contrast",
+        "Ġl",
+    ],
+    "dla --model": ["dla", "time flies like an arrow", "--model", GOLDEN_GPT2, "--target", "Ġa"],
+    "knockout --model": ["knockout", "time flies like an arrow", "--model", GOLDEN_GPT2, "--from", "flies"],
     "show --model --generate": ["show", SENTENCE, "--model", "{gpt2}", "--generate", "4"],
 }
 

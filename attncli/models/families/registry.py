@@ -40,6 +40,9 @@ class Family:
     # the terms a family's scores add up from, for `attn steps` (DeBERTa's content and position terms):
     # (m, layer, q [h, n, d_k], k, the heads they are) -> [(name, what it is, [h, n, n])], summing to the scores
     score_terms: Callable | None = None
+    # (m, layer, o [..., n, d_model]) -> [..., n, d_model]: how the attention's output o (concat_h(A_h V_h) W_O + b_O)
+    # enters the residual stream when not as it is (Gemma 2, OLMo 2: RMSNormed), for attncli.models.dla
+    attention_out: Callable | None = None
 
 
 FAMILIES: dict[str, Family] = {}

@@ -103,10 +103,14 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
         softcap=hp["softcap"],
         rotate=lambda q, k: _rotate(model, l, q, k),
     )
-    out = steps.output
-    if hp["sandwich"]:
-        out = _norm(model, pre + "post_attention_layernorm.weight", out)
-    return x + out, steps
+    return x + attention_out(model, l, steps.output), steps
+
+
+def attention_out(model: Model, l: int, o):  # [..., n, d_model] -> [..., n, d_model]
+    """How the attention's output o enters the residual stream: as it is, or RMSNormed (Gemma 2, OLMo 2)."""
+    if model.hp["sandwich"]:
+        return _norm(model, f"layers.{l}.post_attention_layernorm.weight", o)
+    return o
 
 
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
@@ -137,7 +141,15 @@ def input_note(layer: int) -> str:
     return f"X = RMSNorm(h): layer {layer}'s input_layernorm of the residual stream (pre-norm)"
 
 
-BLOCKS = {"word": WORD, "embed": embed, "attention": attention, "mlp": mlp, "final": final, "input_note": input_note}
+BLOCKS = {
+    "word": WORD,
+    "embed": embed,
+    "attention": attention,
+    "mlp": mlp,
+    "final": final,
+    "input_note": input_note,
+    "attention_out": attention_out,
+}
 
 
 # ---- config ---------------------------------------------------------------------------------------

@@ -1,0 +1,30 @@
+"""`attn dla`: direct logit attribution of a decoder's next-token logit."""
+
+from __future__ import annotations
+
+from attncli.cli.commands.ablate import ModelRequired
+from attncli.cli.commands.patch import Contrast, TargetRequired
+from attncli.cli.options import File, Out, Text, options
+from attncli.cli.output import emit
+from attncli.io.inputs import read_text
+
+
+@options(out=Out, writes=("Records",))
+def dla(
+    model: ModelRequired,
+    target: TargetRequired,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    contrast: Contrast = None,
+) -> None:
+    """Direct logit attribution: each head's and MLP's share of a decoder's next-token logit, summing to it.
+
+    The last position's final stream is the embeddings plus each head's, each attention bias's and each MLP's
+    output; through the final norm with its scale frozen from the full run, then the unembedding, each part's share
+    of m = logit(--target) − logit(--contrast) adds up to m exactly (Elhage et al. 2021). -f json|jsonl|csv: every
+    part."""
+    from attncli import api  # late: start-up (not for --help)
+
+    found = api.dla(read_text(text, file), model=model, target=target, contrast=contrast, precision=out.precision)
+    emit(found.document, out)

@@ -1,0 +1,58 @@
+"""`attn knockout`: block attention edges in windows of layers and see the prediction move."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attncli.cli.commands.ablate import ModelRequired
+from attncli.cli.options import File, Out, Text, options
+from attncli.cli.output import emit
+from attncli.io.inputs import read_text
+
+Span = Annotated[
+    str,
+    typer.Option(
+        "--from",
+        help="The keys to block: token positions (2-4, or 0,5) or a part of the text (France: the tokens covering it).",
+        show_default=False,
+    ),
+]
+To = Annotated[
+    int | None,
+    typer.Option(
+        "--to",
+        help="The query position whose edges are blocked (default the last; negative counts from the end).",
+        show_default=False,
+    ),
+]
+Window = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        help="Consecutive layers blocked at a time (default about a fifth of the layers).",
+        show_default=False,
+    ),
+]
+
+
+@options(out=Out, writes=("Records",))
+def knockout(
+    model: ModelRequired,
+    span: Span,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    to: To = None,
+    window: Window = None,
+) -> None:
+    """Attention knockout: block the edges from a position to a span, a window of layers at a time.
+
+    The scores from the query at --to to the keys of --from are set to −∞ in every window of --window consecutive
+    layers, and the relative change of the probability of the model's own top next token is reported per window
+    (Geva et al. 2023): where it drops, information flows from the span to the position. -f json|jsonl|csv."""
+    from attncli import api  # late: start-up (not for --help)
+
+    found = api.knockout(read_text(text, file), model=model, span=span, to=to, window=window, precision=out.precision)
+    emit(found.document, out)

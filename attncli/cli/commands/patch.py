@@ -1,0 +1,83 @@
+"""`attn patch`: activation patching between a clean and a corrupt text."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attncli.cli.commands.ablate import ModelRequired
+from attncli.cli.options import File, Out, Text, choice, options
+from attncli.cli.output import emit
+from attncli.io.inputs import read_text
+
+Corrupt = Annotated[
+    str,
+    typer.Option("--corrupt", help="The corrupt text: as many tokens as TEXT, the clean one.", show_default=False),
+]
+TargetRequired = Annotated[
+    str,
+    typer.Option(
+        "--target",
+        help="The token A of m = logit(A) − logit(B), as the vocabulary writes it (ĠMary) or a text that is one "
+        "token ( Mary).",
+        show_default=False,
+    ),
+]
+Contrast = Annotated[
+    str | None,
+    typer.Option(
+        "--contrast", help="The token B of m = logit(A) − logit(B); without it m = logit(A).", show_default=False
+    ),
+]
+
+
+# attncli.models.patch.WHAT's keys, written out so that building the command imports no model code (a test checks)
+WHATS = ("resid", "heads", "attn-out", "mlp-out")
+
+What = Annotated[
+    str,
+    choice(
+        "--what",
+        names=lambda: WHATS,
+        help="resid: the residual stream entering each layer, per position; heads: each head's output; attn-out, "
+        "mlp-out: each layer's attention or MLP output, per position.",
+    ),
+]
+Noising = Annotated[
+    bool,
+    typer.Option("--noising", help="Patch the corrupt run's activation into the clean run (default: the reverse)."),
+]
+
+
+@options(out=Out, writes=("Records",))
+def patch(
+    model: ModelRequired,
+    corrupt: Corrupt,
+    target: TargetRequired,
+    out: Out,
+    text: Text = None,
+    file: File = None,
+    contrast: Contrast = None,
+    what: What = "resid",
+    noising: Noising = False,
+) -> None:
+    """Activation patching: which layer, position or head of a clean run restores its answer in a corrupt one.
+
+    TEXT (clean) and --corrupt run once each; then each activation of --what is put from the clean run into the
+    corrupt one (denoising; --noising: the reverse) and the rest of the model rerun from that layer. Each is scored
+    (m_patched − m_corrupt) / (m_clean − m_corrupt), m = logit(--target) − logit(--contrast) at the last position
+    (Meng et al. 2022; Heimersheim & Nanda 2024). -f json|jsonl|csv: every cell."""
+    from attncli import api  # late: start-up (not for --help)
+
+    found = api.patch(
+        read_text(text, file),
+        corrupt=corrupt,
+        model=model,
+        target=target,
+        contrast=contrast,
+        what=what,
+        noising=noising,
+        precision=out.precision,
+    )
+    emit(found.document, out)
