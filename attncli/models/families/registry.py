@@ -40,6 +40,10 @@ class Family:
     # the terms a family's scores add up from, for `attn steps` (DeBERTa's content and position terms):
     # (m, layer, q [h, n, d_k], k, the heads they are) -> [(name, what it is, [h, n, n])], summing to the scores
     score_terms: Callable | None = None
+    # a post-norm block's LayerNorm after the attention and its residual, LN(x + Attn(x)): (m, layer) -> the name
+    # its weight is stored under, without ".weight" (ALTI's linear part of it, attncli.models.contrib); None: the
+    # attention's block adds its output to the stream with no norm after (pre-norm), or a form ALTI does not cover
+    attention_norm: Callable[[Any, int], str] | None = None
 
 
 FAMILIES: dict[str, Family] = {}
