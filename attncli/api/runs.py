@@ -88,6 +88,7 @@ def show(
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
+    contrib: str = "weights",
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
@@ -95,7 +96,10 @@ def show(
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws."""
+    the table draws. `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
+    `model`): the table draws that measure's maps of the layer instead of the weights, and the document adds them
+    under "contributions"."""
+    check_contrib(contrib, model, mean_heads or query is not None or no_weights)
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -131,9 +135,32 @@ def show(
 
         result.attention("--query shows a row of the weights: run without --no-weights")
         find_query(result.tokens.strings, query)
-    extra = {"stats": stats_document(result, precision)} if stats else None
-    doc = documents.Result("attn show", partial(table, result), result=result, extra=extra, view=page)
-    return Attention(doc, result, precision)
+    extra: dict[str, Any] | None = {"stats": stats_document(result, precision)} if stats else None
+    drawn = partial(table, result)
+    contributions = None
+    if contrib != "weights":
+        from attncli.models.contrib import of_result  # late: start-up (model code only with a model)
+        from attncli.render.contrib import contribution_view
+
+        contributions = of_result(result, contrib)
+        extra = (extra or {}) | {"contributions": contributions.document(precision)}
+        drawn = partial(contribution_view, result, contributions)
+    doc = documents.Result("attn show", drawn, result=result, extra=extra, view=page)
+    return Attention(doc, result, precision, contributions)
+
+
+def check_contrib(contrib: str, model: object, weights_only: bool) -> None:
+    """ConfigError unless `contrib` is a measure of CONTRIBUTIONS, of a model's run, drawn as its own maps."""
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with a run)
+
+    if contrib not in CONTRIBUTIONS:
+        raise ConfigError(f"--contrib {contrib!r} is not a measure; the measures are {', '.join(CONTRIBUTIONS)}")
+    if contrib == "weights":
+        return
+    if model is None:
+        raise ConfigError(f"--contrib {contrib} measures a real model's layer: give --model (a text run has weights)")
+    if weights_only:
+        raise ConfigError(f"--contrib {contrib} draws its own maps: drop --mean-heads, --query and --no-weights")
 
 
 def rollout(

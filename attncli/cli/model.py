@@ -58,6 +58,24 @@ Rollout = Annotated[
 ]
 
 
+def _measures():  # -> the measures of attncli.core.measures
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a command taking --contrib is built)
+
+    return CONTRIBUTIONS
+
+
+Contrib = Annotated[
+    str,
+    choice(
+        "--contrib",
+        names=_measures,
+        help="With --model: what the matrices measure: weights (the attention weights), norm (‖α f(x)‖, Kobayashi "
+        "et al. 2020), alti (through the residual and the layer norm, with its rollout; Ferrando et al. 2022) or "
+        'value-zeroing (Mohebbi et al. 2023); -f json adds them under "contributions".',
+    ),
+]
+
+
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
     from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 

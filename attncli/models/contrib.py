@@ -1,5 +1,5 @@
 """A real model's contribution maps (`--contrib norm|alti|value-zeroing`): the measures of
-attncli.core.contrib's `CONTRIBUTIONS` on one layer of an encoder or a decoder.
+attncli.core.measures' `CONTRIBUTIONS` on one layer of an encoder or a decoder.
 
     model = load_model("tests/models/golden/bert")
     c = contributions(model, "time flies", "alti")
@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.contrib import (
-    CONTRIBUTIONS,
     alti_layer,
     cosine_distance,
     head_vectors,
@@ -36,13 +35,18 @@ from attncli.core.contrib import (
     normalize_rows,
     roll,
 )
+from attncli.core.measures import CONTRIBUTIONS
 from attncli.errors import ConfigError
 from attncli.pipeline.budget import max_bytes_from
+from attncli.pipeline.result import AttentionResult
 
 from .attention import LayerSteps, editing_values, padding
-from .forward import Forward
+from .encdec import is_seq2seq
+from .forward import Forward, forward
 from .load import ModelError
 from .model import Model
+from .run import run_pass
+from .source import ModelLayer
 
 #: The share of ATTN_MAX_MEMORY a block of [rows, n, d] float64 vectors may take (the pass's arrays hold the rest).
 SHARE = 4
@@ -73,6 +77,29 @@ class Contributions:
         if self.rollout is not None:
             doc["rollout"] = listed(self.rollout)
         return doc
+
+
+def of_result(result: AttentionResult, measure: str) -> Contributions:
+    """`measure` on the layer of a model's `result` (`attn show --model ... --contrib`), from one more pass of its
+    text through that layer (its sentence pair, or its written tokens with --generate); `heads` those the result
+    holds (every head, or the one --head)."""
+    source = result.source
+    if not isinstance(source, ModelLayer):
+        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    model, layer = source.model, source.layer
+    if is_seq2seq(model):
+        raise ConfigError(
+            f"--contrib {measure}: {model.name} is an encoder–decoder; the contribution maps cover encoders and "
+            "decoders (BERT-like, GPT-like) so far"
+        )
+    if result.tokens.generated is None:
+        run = run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
+    else:
+        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
+    c = contributions(model, run, layer, measure)
+    if c.heads is None or source.head is None:
+        return c
+    return Contributions(c.measure, layer, c.heads[source.head : source.head + 1], c.layer_matrix, c.rollout)
 
 
 def block_budget() -> int:

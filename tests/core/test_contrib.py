@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attncli.core.contrib import (
-    CONTRIBUTIONS,
     alti_layer,
     head_vectors,
     manhattan_shares,
@@ -15,6 +14,7 @@ from attncli.core.contrib import (
     norm_layer,
     roll,
 )
+from attncli.core.measures import CONTRIBUTIONS
 
 
 def _layer(seed: int, h: int = 3, n: int = 5, d_k: int = 2, d: int = 6):

@@ -9,6 +9,7 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Contrib,
     Generate,
     GgufFile,
     Head,
@@ -67,6 +68,7 @@ def show(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    contrib: Contrib = "weights",
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -82,7 +84,7 @@ def show(
     from attncli.cli.hints import limits_for
 
     sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", "contrib", *sampling)
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
@@ -92,6 +94,8 @@ def show(
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
+    if contrib != "weights" and (lines or rollout):
+        raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
     from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
@@ -121,7 +125,7 @@ def show(
         assert model is not None  # check_options: --rollout needs --model
         rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
         return emit(rolled.document, out)
-    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
+    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits, contrib=contrib)
     warn(shown)
     emit(shown.document, out)
 
