@@ -137,10 +137,8 @@ def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model]
             "nor x + Attn(Norm(x)) (a norm on the attention's output alone, or the MLP added in the same block), "
             "which ALTI's decomposition here does not cover; norm and value-zeroing take it"
         )
-    name = model.family.attention_norm(model, l)
-    u = np.asarray(x, np.float64) + s.output  # [n, d_model] what the norm normalizes
-    scale = np.sqrt(u.var(axis=-1) + model.eps)  # LayerNorm's biased variance, as torch's
-    return alti_layer(s.weights, f, x, (scale, model.weights[name + ".weight"], True), budget)
+    gamma = model.weights[model.family.attention_norm(model, l) + ".weight"]
+    return alti_layer(s.weights, f, x, (gamma, True), budget)  # its scale 1/σ_i cancels in each row (core.contrib)
 
 
 def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
