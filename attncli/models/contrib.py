@@ -36,6 +36,7 @@ from attncli.core.contrib import (
     roll,
 )
 from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.parts import PARTS
 from attncli.errors import ConfigError
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.result import AttentionResult
@@ -88,11 +89,14 @@ def of_result(result: AttentionResult, measure: str) -> Contributions:
         raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
     model, layer = source.model, source.layer
     if is_seq2seq(model):
-        raise ConfigError(
-            f"--contrib {measure}: {model.name} is an encoder–decoder; the contribution maps cover encoders and "
-            "decoders (BERT-like, GPT-like) so far"
-        )
-    if result.tokens.generated is None:
+        part = getattr(source, "part", None)
+        if part is None or PARTS[part].needs_source:
+            raise ConfigError(
+                f"--contrib {measure}: the maps of an encoder–decoder's decoder and cross-attention are not "
+                f"covered yet; --part encoder has them ({model.name})"
+            )
+        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)  # the source's
+    elif result.tokens.generated is None:
         run = run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
     else:
         run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
