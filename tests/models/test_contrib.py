@@ -1,9 +1,9 @@
 """attn's contribution maps (norm, ALTI, value zeroing) against transformers' (tools/golden_contrib.py).
 
 tests/models/contrib/ holds, from tools/golden_contrib.py (torch 2.13.0, transformers 5.23.0, float64 with hooks),
-each measure on one sentence of the golden folders bert (post-norm encoder), gpt2 (pre-LayerNorm decoder) and
-llama (pre-RMSNorm decoder, grouped-query), of all-MiniLM-L6-v2 and of SmolLM2-135M-Instruct (Q4_1 GGUF). attn
-runs the same token ids in float32 and computes each measure in float64.
+each measure on one sentence of the golden folders bert (post-norm encoder), bart (its post-LN encoder), gpt2
+(pre-LayerNorm decoder) and llama (pre-RMSNorm decoder, grouped-query), of all-MiniLM-L6-v2 and of
+SmolLM2-135M-Instruct (Q4_1 GGUF). attn runs the same token ids in float32 and computes each measure in float64.
 
 Tolerance, relative to each matrix's largest entry: the issue's 1e-5, or, where a model is deep and wide, the
 float32 pass's typical error: roundings that add as a random walk (Higham 2002, §3.5: a k-term sum is typically
@@ -55,7 +55,7 @@ def tolerance(model) -> float:
     return max(1e-5, 2 * math.sqrt(model.n_layer * k) * U32)
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "minilm", "smollm2"])
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "bart", "minilm", "smollm2"])
 @pytest.mark.parametrize("measure", list(CHECKS))
 def test_contributions_equal_transformers(name, measure):
     model = _model(name)
