@@ -89,6 +89,8 @@ def test_the_api_returns_the_maps():
         (("--model", GOLDEN / "bert", "--contrib", "alti", "--rollout"), "maps one text's layer"),
         (("--model", GOLDEN / "gemma2", "--contrib", "alti"), "--contrib alti: the attention block of"),
         (("--model", GOLDEN / "t5", "--contrib", "norm", "--context", "a source"), "--part encoder has them"),
+        (("--model", GOLDEN / "bert", "--contrib", "norm", "-f", "csv"), "-f csv writes the weights alone"),
+        (("--model", GOLDEN / "bert", "--contrib", "alti", "-o", "page.html"), "-f html writes the weights alone"),
     ],
 )
 def test_a_wrong_contrib_is_one_line_exit_2(args, message):

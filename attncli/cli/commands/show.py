@@ -96,6 +96,8 @@ def show(
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     if contrib != "weights" and (lines or rollout):
         raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
+    if contrib != "weights":
+        contrib_format(contrib, out)
     from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
@@ -128,6 +130,21 @@ def show(
     shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits, contrib=contrib)
     warn(shown)
     emit(shown.document, out)
+
+
+def contrib_format(contrib: str, out: Out) -> None:
+    """ConfigError when --contrib's maps would not be in the output: a data format that writes the weights alone
+    (csv, npz ...) or the interactive page (it draws the weights)."""
+    from attncli.io import documents  # late: start-up (not for --help)
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
+    fmt = FORMATS[resolve_format(out.fmt, out.output, documents.Result.default_format)]
+    if not (fmt.extras or (fmt.picture and not fmt.interactive)):
+        raise ConfigError(
+            f"--contrib {contrib}: -f {fmt.name} writes the weights alone; the table and svg draw the maps, "
+            '-f json and jsonl add them under "contributions"'
+        )
 
 
 def _show_lines(source: Source, out: Out, table, stats: bool, run_one, workers: int) -> None:
