@@ -89,6 +89,7 @@ def show(
     precision: int | None = None,
     limits: Limits | None = None,
     contrib: str = "weights",
+    scale: str = "sqrt",
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
@@ -96,10 +97,12 @@ def show(
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws. `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
+    the table draws, and so does `scale` ("log": the weights' colours on a log scale, the numbers the same).
+    `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
     `model`): the table draws that measure's maps of the layer instead of the weights, and the document adds them
     under "contributions"."""
     check_contrib(contrib, model, mean_heads or query is not None or no_weights)
+    check_scale(scale)
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -112,7 +115,7 @@ def show(
 
     query = None if query is None else str(query)  # an index or a token, as --query reads it
 
-    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale)
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
@@ -147,6 +150,14 @@ def show(
         drawn = partial(contribution_view, result, contributions)
     doc = documents.Result("attn show", drawn, result=result, extra=extra, view=page)
     return Attention(doc, result, precision, contributions)
+
+
+def check_scale(scale: str) -> None:
+    """ConfigError unless `scale` is one of the colour scales (attncli.render.style's SCALES)."""
+    from attncli.render.style import SCALES  # late: start-up (Rich only where a table is drawn)
+
+    if scale not in SCALES:
+        raise ConfigError(f"--scale {scale!r} is not a colour scale; the scales are {', '.join(SCALES)}")
 
 
 def check_contrib(contrib: str, model: object, weights_only: bool) -> None:

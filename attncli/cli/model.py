@@ -76,6 +76,23 @@ Contrib = Annotated[
 ]
 
 
+def _scales():  # -> the colour scales of attncli.render.style
+    from attncli.render.style import SCALES  # late: start-up (only when a command taking --scale is built)
+
+    return SCALES
+
+
+Scale = Annotated[
+    str,
+    choice(
+        "--scale",
+        names=_scales,
+        help="How the weights' colours are placed on the blue scale: sqrt (√w) or log (log10 w from 10⁻⁴: a "
+        "decoder's small weights apart beside its attention sink); the numbers stay the weights. Table and svg only.",
+    ),
+]
+
+
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
     from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 

@@ -69,8 +69,11 @@ def _notes(item: Matrix, width: int) -> list[str]:
     return [] if form is None else item.notes(form)
 
 
-def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:
-    """One Matrix per head shown: every head, the one at index `head`, or (`mean`) their mean."""
+def weight_matrices(
+    result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False, scale: str = "sqrt"
+) -> list:
+    """One Matrix per head shown: every head, the one at index `head`, or (`mean`) their mean; `scale` places their
+    shades (a key of style.SCALES)."""
     weights = result.attention()[1]  # [h, m, n]
     q_tokens, k_tokens = result.tokens.labels(), result.key_tokens.labels()
     divider = result.tokens.second if result.context_tokens is None else None  # a sentence pair's boundary
@@ -91,6 +94,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
                 masked,
                 max_rows=HEATMAP_ABOVE,
                 divider=divider,
+                scale=scale,
             )
         ]
     heads = range(n_head) if head is None else [head]
@@ -105,6 +109,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
             None if result.masked is None else result.masked[h],
             max_rows=HEATMAP_ABOVE,
             divider=divider,
+            scale=scale,
         )
         for h in heads
     ]
@@ -129,12 +134,13 @@ def show(
     head: int | None = None,
     mean: bool = False,
     matrix_only: bool = False,
+    scale: str = "sqrt",
 ) -> RenderableType:
     """`attn show`: the attention matrices (one per head shown), the caption, `below` it (head statistics), then the
-    outputs; `matrix_only`: the matrices alone (a picture for a slide)."""
+    outputs; `matrix_only`: the matrices alone (a picture for a slide); `scale`: how their shades are placed."""
     parts: list[RenderableType] = []
     if result.weights is not None:  # --no-weights: no matrix to show (the caption says so)
-        matrices = weight_matrices(result, precision, head, mean)
+        matrices = weight_matrices(result, precision, head, mean, scale)
         name = result.source.matrix_name
         if name is not None and len(matrices) > 1:  # heads side by side, each titled by its number: say what they are
             parts.append(Text(f"{name}, every head", style="bold"))

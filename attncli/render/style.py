@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.color import Color
 from rich.style import Style
@@ -82,10 +84,53 @@ def _steps_256() -> list[tuple[int, tuple[int, int, int]]]:
     return picks
 
 
-def shade(w: float, system: str | None, bold: bool = False) -> Style:
+#: The smallest weight the log scale tells apart from 0: 10⁻⁴ and below are its lightest shade.
+LOG_FLOOR = 1e-4
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a weight in [0, 1] becomes a position on the one blue scale (`--scale`)."""
+
+    name: str
+    position: Callable[[float], float]  # w in [0, 1] -> [0, 1]
+    words: str  # how a legend names it
+    note: str = ""  # what a table says under itself in this scale ("": nothing, the usual √)
+
+
+def _log_position(w: float) -> float:
+    """log10(w) from LOG_FLOOR (0) to 1 (1): a decoder's 0.001 and 0.01 apart beside its sink's 0.9.
+
+    >>> [round(_log_position(w), 2) for w in (0.0, 1e-4, 1e-2, 1.0)]
+    [0.0, 0.0, 0.5, 1.0]
+    """
+    return (math.log10(max(w, LOG_FLOOR)) - math.log10(LOG_FLOOR)) / -math.log10(LOG_FLOOR)
+
+
+SCALES = {
+    s.name: s
+    for s in (
+        Scale("sqrt", math.sqrt, "√ scale"),
+        Scale(
+            "log",
+            _log_position,
+            f"log scale (≤ {LOG_FLOOR:g} lightest)",
+            f"colour on a log scale (≤ {LOG_FLOOR:g} lightest, 1 darkest); the numbers are the weights",
+        ),
+    )
+}
+DEFAULT_SCALE = "sqrt"
+
+
+def shade(w: float, system: str | None, bold: bool = False, scale: str = "sqrt") -> Style:
     """The style of a cell holding weight `w` in [0, 1] on a console of this colour system
-    ("truecolor", "256", "standard", "windows" or None for no colour)."""
-    t = math.sqrt(min(1.0, max(0.0, float(w)))) if math.isfinite(w) else 0.0
+    ("truecolor", "256", "standard", "windows" or None for no colour), placed on the blue scale by `scale` (a key
+    of SCALES: √w, or log10 w from LOG_FLOOR).
+
+    >>> shade(0.01, "256", scale="log").bgcolor.number == shade(0.25, "256").bgcolor.number  # both halfway
+    True
+    """
+    t = SCALES[scale].position(min(1.0, max(0.0, float(w)))) if math.isfinite(w) else 0.0
     if system is None:
         return Style(bold=True) if bold else Style()
     if system == "truecolor":

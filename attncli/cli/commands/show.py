@@ -19,9 +19,11 @@ from attncli.cli.model import (
     Rollout,
     SampleTopK,
     SampleTopP,
+    Scale,
     Workers,
     check_options,
     generation,
+    given,
     load_model,
     model_path,
     worker_count,
@@ -69,6 +71,7 @@ def show(
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
     contrib: Contrib = "weights",
+    scale: Scale = "sqrt",
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -84,7 +87,7 @@ def show(
     from attncli.cli.hints import limits_for
 
     sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", "contrib", *sampling)
+    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", "contrib", "scale", *sampling)
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
@@ -101,7 +104,10 @@ def show(
     from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
-    table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    shades = any(p.name == "scale" for p in given(ctx))  # --scale, even sqrt, is for a table
+    table_only(
+        out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only, scale=shades
+    )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
@@ -116,7 +122,7 @@ def show(
             chosen["model"] = load_model(model)  # once, for every line
         else:
             run.config(dtype=dtype, weights=not no_weights).resolve()
-        table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+        table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale)
 
         def one(line: str):  # --stats: each line's, in _show_lines
             return api.show(line, **chosen, precision=out.precision, limits=limits).result
@@ -127,7 +133,8 @@ def show(
         assert model is not None  # check_options: --rollout needs --model
         rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
         return emit(rolled.document, out)
-    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits, contrib=contrib)
+    chosen |= {"contrib": contrib, "scale": scale}
+    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
     warn(shown)
     emit(shown.document, out)
 
