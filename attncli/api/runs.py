@@ -90,6 +90,7 @@ def show(
     limits: Limits | None = None,
     contrib: str = "weights",
     scale: str = "sqrt",
+    drop_sink: bool = False,
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
@@ -97,12 +98,17 @@ def show(
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws, and so does `scale` ("log": the weights' colours on a log scale, the numbers the same).
+    the table draws, and so do `scale` ("log": the weights' colours on a log scale, the numbers the same) and
+    `drop_sink` (the weights without key 0, the first token, each row renormalized over the keys left).
     `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
     `model`): the table draws that measure's maps of the layer instead of the weights, and the document adds them
     under "contributions"."""
     check_contrib(contrib, model, mean_heads or query is not None or no_weights)
     check_scale(scale)
+    if drop_sink and (mean_heads or query is not None or no_weights or contrib != "weights"):
+        raise ConfigError(
+            "--drop-sink redraws each head's weights: drop --mean-heads, --query, --no-weights and --contrib"
+        )
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -115,7 +121,9 @@ def show(
 
     query = None if query is None else str(query)  # an index or a token, as --query reads it
 
-    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale)
+    table = partial(
+        show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
+    )
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 

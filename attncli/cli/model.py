@@ -93,6 +93,16 @@ Scale = Annotated[
 ]
 
 
+DropSink = Annotated[
+    bool,
+    typer.Option(
+        "--drop-sink",
+        help="Draw each head's weights without key 0 (the first token, a decoder's attention sink), each row "
+        "renormalized over the keys left (table and svg only; -f json has the weights).",
+    ),
+]
+
+
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
     from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 

@@ -10,6 +10,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Contrib,
+    DropSink,
     Generate,
     GgufFile,
     Head,
@@ -72,6 +73,7 @@ def show(
     top_p: SampleTopP = None,
     contrib: Contrib = "weights",
     scale: Scale = "sqrt",
+    drop_sink: DropSink = False,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -87,7 +89,8 @@ def show(
     from attncli.cli.hints import limits_for
 
     sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", "contrib", "scale", *sampling)
+    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    keep += ("contrib", "scale", "drop_sink")
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
@@ -106,7 +109,13 @@ def show(
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
     shades = any(p.name == "scale" for p in given(ctx))  # --scale, even sqrt, is for a table
     table_only(
-        out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only, scale=shades
+        out,
+        kind.default_format,
+        mean_heads=mean_heads,
+        query=query is not None,
+        matrix_only=matrix_only,
+        scale=shades,
+        drop_sink=drop_sink,
     )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
@@ -122,7 +131,15 @@ def show(
             chosen["model"] = load_model(model)  # once, for every line
         else:
             run.config(dtype=dtype, weights=not no_weights).resolve()
-        table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale)
+        table = partial(
+            show_view,
+            stats=stats,
+            mean=mean_heads,
+            query=query,
+            matrix_only=matrix_only,
+            scale=scale,
+            drop_sink=drop_sink,
+        )
 
         def one(line: str):  # --stats: each line's, in _show_lines
             return api.show(line, **chosen, precision=out.precision, limits=limits).result
@@ -133,7 +150,7 @@ def show(
         assert model is not None  # check_options: --rollout needs --model
         rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
         return emit(rolled.document, out)
-    chosen |= {"contrib": contrib, "scale": scale}
+    chosen |= {"contrib": contrib, "scale": scale, "drop_sink": drop_sink}
     shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
     warn(shown)
     emit(shown.document, out)
