@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from rich.color import Color
 from rich.style import Style
 
+from attncli.core.scales import LOG_FLOOR, log_position, sqrt_position
+
 BLUES = ["f7fbff", "deebf7", "c6dbef", "9ecae1", "6baed6", "4292c6", "2171b5", "08519c", "08306b"]
 SIXTEEN = ["bright_white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
 XTERM_16 = {  # xterm's defaults for the 16 colours used above
@@ -84,42 +86,28 @@ def _steps_256() -> list[tuple[int, tuple[int, int, int]]]:
     return picks
 
 
-#: The smallest weight the log scale tells apart from 0: 10⁻⁴ and below are its lightest shade.
-LOG_FLOOR = 1e-4
-
-
 @dataclass(frozen=True)
 class Scale:
     """How a weight in [0, 1] becomes a position on the one blue scale (`--scale`)."""
 
     name: str
-    position: Callable[[float], float]  # w in [0, 1] -> [0, 1]
+    position: Callable[[float], float]  # w in [0, 1] -> [0, 1] (attncli.core.scales)
     words: str  # how a legend names it
     note: str = ""  # what a table says under itself in this scale ("": nothing, the usual √)
-
-
-def _log_position(w: float) -> float:
-    """log10(w) from LOG_FLOOR (0) to 1 (1): a decoder's 0.001 and 0.01 apart beside its sink's 0.9.
-
-    >>> [round(_log_position(w), 2) for w in (0.0, 1e-4, 1e-2, 1.0)]
-    [0.0, 0.0, 0.5, 1.0]
-    """
-    return (math.log10(max(w, LOG_FLOOR)) - math.log10(LOG_FLOOR)) / -math.log10(LOG_FLOOR)
 
 
 SCALES = {
     s.name: s
     for s in (
-        Scale("sqrt", math.sqrt, "√ scale"),
+        Scale("sqrt", sqrt_position, "√ scale"),
         Scale(
             "log",
-            _log_position,
+            log_position,
             f"log scale (≤ {LOG_FLOOR:g} lightest)",
             f"colour on a log scale (≤ {LOG_FLOOR:g} lightest, 1 darkest); the numbers are the weights",
         ),
     )
 }
-DEFAULT_SCALE = "sqrt"
 
 
 def shade(w: float, system: str | None, bold: bool = False, scale: str = "sqrt") -> Style:
