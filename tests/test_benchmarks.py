@@ -37,6 +37,7 @@ TINY = [
     ["bench_generate.py", "--tiny"],  # a tiny random Qwen2; transformers' generate too, where torch imports
     ["bench_quants.py", "--tiny"],  # every ggml type, attn's dequantization against gguf.quants
     ["bench_causal.py", "--tiny"],  # the golden Llama's patching; transformers' hooks too, where torch imports
+    ["bench_contrib.py", "--tiny"],  # the contribution maps on the golden BERT
 ]
 
 

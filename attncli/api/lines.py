@@ -67,6 +67,7 @@ def show_lines(
     from attncli.render.stats import show_view
 
     drawn = {"mean": options.get("mean_heads", False), "matrix_only": options.get("matrix_only", False)}
+    drawn |= {"scale": options.get("scale", "sqrt"), "drop_sink": options.get("drop_sink", False)}
     query = options.get("query")
     table = partial(show_view, stats=stats, query=None if query is None else str(query), **drawn)
 

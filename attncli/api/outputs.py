@@ -90,9 +90,13 @@ class Attention(Output):
     """The output of `show` and `steps`: one run's tokens, scores, weights and outputs (NumPy arrays, with
     m queries, n keys, h heads), and the whole `result` (attncli.pipeline.result.AttentionResult)."""
 
-    def __init__(self, document: Document, result: AttentionResult, precision: int | None = None):
+    def __init__(
+        self, document: Document, result: AttentionResult, precision: int | None = None, contributions: Any = None
+    ):
         super().__init__(document, precision, result.tokens.warnings)
         self.result = result
+        #: `contrib=`'s maps (attncli.models.contrib.Contributions: measure, heads, layer_matrix, rollout), or None
+        self.contributions = contributions
 
     @property
     def tokens(self) -> list[str]:

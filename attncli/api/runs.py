@@ -90,6 +90,9 @@ def show(
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
+    contrib: str = "weights",
+    scale: str = "sqrt",
+    drop_sink: bool = False,
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
@@ -97,7 +100,17 @@ def show(
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws."""
+    the table draws, and so do `scale` ("log": the weights' colours on a log scale, the numbers the same) and
+    `drop_sink` (the weights without key 0, the first token, each row renormalized over the keys left).
+    `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
+    `model`): the table draws that measure's maps of the layer instead of the weights, and the document adds them
+    under "contributions"."""
+    check_contrib(contrib, model, mean_heads or query is not None or no_weights)
+    check_scale(scale)
+    if drop_sink and (mean_heads or query is not None or no_weights or contrib != "weights"):
+        raise ConfigError(
+            "--drop-sink redraws each head's weights: drop --mean-heads, --query, --no-weights and --contrib"
+        )
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -110,7 +123,9 @@ def show(
 
     query = None if query is None else str(query)  # an index or a token, as --query reads it
 
-    table = partial(show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only)
+    table = partial(
+        show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
+    )
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
@@ -133,9 +148,40 @@ def show(
 
         result.attention("--query shows a row of the weights: run without --no-weights")
         find_query(result.tokens.strings, query)
-    extra = {"stats": stats_document(result, precision)} if stats else None
-    doc = documents.Result("attn show", partial(table, result), result=result, extra=extra, view=page)
-    return Attention(doc, result, precision)
+    extra: dict[str, Any] | None = {"stats": stats_document(result, precision)} if stats else None
+    drawn = partial(table, result)
+    contributions = None
+    if contrib != "weights":
+        from attncli.models.contrib import of_result  # late: start-up (model code only with a model)
+        from attncli.render.contrib import contribution_view
+
+        contributions = of_result(result, contrib)
+        extra = (extra or {}) | {"contributions": contributions.document(precision)}
+        drawn = partial(contribution_view, result, contributions)
+    doc = documents.Result("attn show", drawn, result=result, extra=extra, view=page)
+    return Attention(doc, result, precision, contributions)
+
+
+def check_scale(scale: str) -> None:
+    """ConfigError unless `scale` is one of the colour scales (attncli.render.style's SCALES)."""
+    from attncli.render.style import SCALES  # late: start-up (Rich only where a table is drawn)
+
+    if scale not in SCALES:
+        raise ConfigError(f"--scale {scale!r} is not a colour scale; the scales are {', '.join(SCALES)}")
+
+
+def check_contrib(contrib: str, model: object, weights_only: bool) -> None:
+    """ConfigError unless `contrib` is a measure of CONTRIBUTIONS, of a model's run, drawn as its own maps."""
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with a run)
+
+    if contrib not in CONTRIBUTIONS:
+        raise ConfigError(f"--contrib {contrib!r} is not a measure; the measures are {', '.join(CONTRIBUTIONS)}")
+    if contrib == "weights":
+        return
+    if model is None:
+        raise ConfigError(f"--contrib {contrib} measures a real model's layer: give --model (a text run has weights)")
+    if weights_only:
+        raise ConfigError(f"--contrib {contrib} draws its own maps: drop --mean-heads, --query and --no-weights")
 
 
 @checked

@@ -83,6 +83,51 @@ Rollout = Annotated[
 ]
 
 
+def _measures():  # -> the measures of attncli.core.measures
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a command taking --contrib is built)
+
+    return CONTRIBUTIONS
+
+
+Contrib = Annotated[
+    str,
+    choice(
+        "--contrib",
+        names=_measures,
+        help="With --model: what the matrices measure: weights (the attention weights), norm (‖α f(x)‖, Kobayashi "
+        "et al. 2020), alti (through the residual and the layer norm, with its rollout; Ferrando et al. 2022) or "
+        'value-zeroing (Mohebbi et al. 2023); -f json adds them under "contributions".',
+    ),
+]
+
+
+def _scales():  # -> the colour scales of attncli.render.style
+    from attncli.render.style import SCALES  # late: start-up (only when a command taking --scale is built)
+
+    return SCALES
+
+
+Scale = Annotated[
+    str,
+    choice(
+        "--scale",
+        names=_scales,
+        help="How the weights' colours are placed on the blue scale: sqrt (√w) or log (log10 w from 10⁻⁴: a "
+        "decoder's small weights apart beside its attention sink); the numbers stay the weights. Table and svg only.",
+    ),
+]
+
+
+DropSink = Annotated[
+    bool,
+    typer.Option(
+        "--drop-sink",
+        help="Draw each head's weights without key 0 (the first token, a decoder's attention sink), each row "
+        "renormalized over the keys left (table and svg only; -f json has the weights).",
+    ),
+]
+
+
 def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
     from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
 

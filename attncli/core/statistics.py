@@ -35,6 +35,7 @@ class Statistic:
     detector: bool = False  # a head detector of `attn heads --lines` (a mean weight in [0, 1])
     column: str = ""  # its key in `attn heads -f json` rows, when that is not `name`
     shade_by: str = ""  # the statistic whose value (0..1) shades its cells, when not its own
+    sinks: str | None = None  # `attn heads`' sinks section (one text): what it measures there
 
     @property
     def key(self) -> str:
@@ -141,6 +142,23 @@ STATISTICS = {
             "monotonic alignment (1 for a single target token)",
         ),
         Statistic(
+            "sink",
+            "α_k = mean_{i >= k} a[i, k] for each of the first SINK_POSITIONS keys k; a sink head when α_0 > ε",
+            "",
+            "",
+            sinks="mean weight the queries that may see it put on each of the first positions (Gu et al. 2025, "
+            "'When attention sink emerges in language models', α_k); a sink head when α_0 > ε = 0.3, and the "
+            "model's sink rate Sink^ε the share of its heads that are",
+        ),
+        Statistic(
+            "massive-activation",
+            "‖h_l[i]‖ / median_j ‖h_l[j]‖, h_l the residual stream entering layer l",
+            "",
+            "",
+            sinks="the residual stream's norm at each position over its median across the positions, per layer "
+            "(Sun et al. 2024, 'Massive activations in large language models': a sink token's stream is far longer)",
+        ),
+        Statistic(
             "last-token",
             "a[i, n-1]",
             "last-token/sink",
@@ -155,6 +173,9 @@ SELF = ("entropy", "max", "diagonal", "previous-token", "first-token", "broadnes
 CROSS = ("entropy", "max", "diagonality", "monotonic", "first-token", "last-token", "broadness")
 DETECTED = ("previous-token", "duplicate-token", "induction", "first-token")
 CORPUS = ("entropy", "distance", "diagonal")
+SINKS = ("sink", "massive-activation")  # `attn heads`' sinks section (one text)
+SINK_EPSILON = 0.3  # Gu et al. 2025's threshold ε of Sink^ε
+SINK_POSITIONS = 4  # the first positions whose mean weight `attn heads` reports
 # The masses that label a head (the largest >= PATTERN_MASS wins, ties in this order), then broadness.
 PATTERNS = ("previous-token", "diagonal", "first-token", "broadness")
 CROSS_PATTERNS = ("diagonality", "first-token", "last-token", "broadness")

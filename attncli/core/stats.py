@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attncli.core.statistics import PATTERNS, STATISTICS
+from attncli.core.statistics import PATTERNS, SINK_EPSILON, SINK_POSITIONS, SINKS, STATISTICS
 from attncli.errors import DataError
 
 # ---- one run: a summary per head ------------------------------------------------------------------
@@ -146,6 +146,56 @@ def head_stats(weights, causal: bool = False) -> dict[str, np.ndarray]:  # [L, h
         "previous": previous.mean(axis=-1) if n > 1 else np.zeros(a.shape[:2]),
         "first-token": a[..., :, 0][..., rows].mean(axis=-1),
         "broadness": broad,
+    }
+
+
+def sink_stats(weights, positions: int = SINK_POSITIONS, epsilon: float = SINK_EPSILON) -> dict:
+    # [L, h, n, n] -> {"first": [L, h, k], "sink": [L, h] bool, "sink_rate": float}
+    """Attention sinks as Gu et al. 2025 measure them ('When attention sink emerges in language models', §3):
+    α_k = mean over the queries i >= k of a[i, k], the mean weight on key k of the queries that may see it (all
+    of an encoder's see it too: the mean runs over i >= k either way, as the paper's); a head is a sink head when
+    α_0 > ε; Sink^ε, the sink rate, is the share of the model's heads that are.
+
+    >>> a = np.array([[[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [0.0, 1.0]]]])  # 1 layer, 2 causal heads
+    >>> s = sink_stats(a, positions=2)
+    >>> s["first"].tolist(), s["sink"].tolist(), s["sink_rate"]
+    ([[[0.75, 0.5], [0.5, 1.0]]], [[True, True]], 1.0)
+    """
+    a = np.asarray(weights, dtype=np.float64)
+    n = a.shape[-1]
+    k = min(positions, n)
+    first = np.stack([a[..., j:, j].mean(axis=-1) for j in range(k)], axis=-1)  # [L, h, k]
+    sink = first[..., 0] > epsilon
+    return {"first": first, "sink": sink, "sink_rate": float(sink.mean())}
+
+
+def massive_activations(hidden) -> np.ndarray:  # [L, n, d] -> [L, n]
+    """‖h_l[i]‖ / median_j ‖h_l[j]‖: each position's residual stream norm over the layer's median (Sun et al.
+    2024, 'Massive activations in large language models', §2: a few streams, often the first token's, are
+    hundreds of times the median).
+
+    >>> massive_activations(np.array([[[30.0, 40.0], [3.0, 4.0], [0.0, 5.0]]])).tolist()
+    [[10.0, 1.0, 1.0]]
+    """
+    norms = np.linalg.norm(np.asarray(hidden, dtype=np.float64), axis=-1)  # [L, n]
+    return norms / np.median(norms, axis=-1, keepdims=True)
+
+
+def sinks_section(weights, hidden, tokens: list[str]) -> dict:  # [L, h, n, n], [L, n, d] -> `attn heads`' "sinks"
+    """`attn heads -f json`'s "sinks": per head the mean weight on each of the first positions and whether it is a
+    sink head (`sink_stats`), the model's sink rate, and per layer each position's residual norm over the median
+    (`massive_activations`); with what each measures (statistics.SINKS)."""
+    s, massive = sink_stats(weights), massive_activations(hidden)
+    L, h = s["sink"].shape
+    return {
+        "epsilon": SINK_EPSILON,
+        "positions": tokens[: s["first"].shape[-1]],
+        "stats": {name: STATISTICS[name].sinks for name in SINKS},
+        "first": s["first"].tolist(),
+        "sink": s["sink"].tolist(),
+        "sink_rate": s["sink_rate"],
+        "sink_heads": [[l, k] for l in range(L) for k in range(h) if s["sink"][l, k]],
+        "massive_activation": massive.tolist(),
     }
 
 

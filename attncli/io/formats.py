@@ -56,6 +56,7 @@ class Format:
     export: Callable[[Console, str, str], str] | None = None  # a picture of what the console showed: title, theme
     memory: dict[type[Document], OutputCost] = field(default_factory=dict)  # what writing a document costs
     interactive: bool = False  # a document with a view is written as that View (the page), never to a terminal
+    extras: bool = False  # writes a Result's extra keys (--stats' "stats", --contrib's "contributions")
 
 
 THEMES = ("light", "dark")  # --theme: the pictures' background; light is what a slide or a paper wants
@@ -119,6 +120,7 @@ FORMATS: dict[str, Format] = {
                 View: _lazy("view", "write_json"),
             },
             memory={Steps: JSON_LISTS},
+            extras=True,
         ),
         Format(
             "jsonl",
@@ -132,6 +134,7 @@ FORMATS: dict[str, Format] = {
                 Rollout: _lazy("rollout", "write_jsonl"),
             },
             memory={Steps: JSON_LISTS},
+            extras=True,
         ),
         Format(
             "csv",

@@ -120,6 +120,20 @@ def blocking(cells: Callable) -> Iterator[None]:  # cells(layer) -> [B, 1, m, n]
         _BLOCK.reset(token)
 
 
+_VALUES: contextvars.ContextVar = contextvars.ContextVar("values", default=None)  # (layer, edit) or None
+
+
+@contextlib.contextmanager
+def editing_values(layer: int, edit: Callable) -> Iterator[None]:  # edit(v [..., n_kv_head, n, d_v]) -> None, in place
+    """Within it, `attend` of `layer` hands its value vectors (x W_V + b_V, per key/value head, before the weights
+    mix them) to `edit` (attncli.models.contrib zeroes one token's there: value zeroing, Mohebbi et al. 2023)."""
+    token = _VALUES.set((layer, edit))
+    try:
+        yield
+    finally:
+        _VALUES.reset(token)
+
+
 _CACHE: contextvars.ContextVar = contextvars.ContextVar("cache", default=None)  # attncli.models.generate.KVCache
 
 
@@ -235,6 +249,8 @@ def attend(
     q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
     if rotate is not None:
         q, k = rotate(q, k)
+    if (values := _VALUES.get()) is not None and values[0] == layer:
+        values[1](v)
     if cache is not None and memory is None:
         k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
     if n_kv != n_head:

@@ -31,7 +31,8 @@ def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
         if model.family.head is None and not model.causal:
             raise ConfigError(  # a command that does not fit the model, as --context on a decoder (docs/limits.md)
                 f"{model.name} is an encoder ({model.model_type}): it has no next-token head, which the logit lens, "
-                "ablation, patching, logit attribution, knockout and --generate read; its attention: attn show, attn heads or attn view with --model"
+                "ablation, patching, logit attribution, knockout and --generate read; its attention: attn show, "
+                "attn heads or attn view with --model"
             )
         if model.family.head is None:
             raise ModelError(f"attn does not run the next-token head of {model.model_type} models ({model.name})")

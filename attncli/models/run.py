@@ -18,6 +18,7 @@ from typing import cast
 import numpy as np
 
 from attncli.core.attention import Projections
+from attncli.core.stats import sinks_section
 from attncli.errors import ConfigError
 from attncli.models import (
     HEAD_STATS,
@@ -241,6 +242,7 @@ def heads_document(model: Model, text: str, pair: str | None = None, generate: G
         heads_rows(model, text, tokens, weights, model.causal)
         | ({} if pair is None else {"pair": pair})
         | ({} if generation is None else {"generated": generation})
+        | {"sinks": sinks_section(weights, np.stack(run.hidden), list(tokens.strings))}
     )
 
 

@@ -29,6 +29,27 @@ def mean_of_heads(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | Non
     return result.attention()[1].mean(axis=0), masked
 
 
+def without_sink(result: AttentionResult) -> tuple[np.ndarray, np.ndarray]:
+    # [h, m, n] weights -> [h, m, n - 1] weights, [h, m, n - 1] bool masked
+    """The weights without key 0 (the first token: a decoder's attention sink), each row renormalized over the
+    keys left: what `--drop-sink` shows. A row that had weight on key 0 alone (a causal model's first query) has
+    nothing left to share: its cells are masked.
+
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(attention=lambda: (None, np.array([[[1.0, 0.0], [0.6, 0.4]]])), masked=None)
+    >>> w, masked = without_sink(r)
+    >>> w.tolist(), masked.tolist()
+    ([[[0.0], [1.0]]], [[[True], [False]]])
+    """
+    w = result.attention()[1][..., 1:]
+    total = w.sum(axis=-1, keepdims=True)
+    kept = np.divide(w, total, out=np.zeros(w.shape), where=total > 0)
+    masked = np.broadcast_to(total <= 0, w.shape)
+    if result.masked is not None:
+        masked = masked | result.masked[..., 1:]
+    return kept, np.ascontiguousarray(masked)
+
+
 def summaries(result: AttentionResult) -> list[dict]:  # [h, m, n] weights -> one dict per head
     """`head_summaries` of the result's heads; a masked key is never among a query's top keys."""
     return head_summaries(result.attention()[1], result.context is None, masked=result.masked)

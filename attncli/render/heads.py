@@ -136,7 +136,32 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
         group = doc["n_head"] // doc["n_kv_head"]
         shares = ", ".join(f"H{g * group}–H{g * group + group - 1} key/value head {g}" for g in range(doc["n_kv_head"]))
         notes.append(f"grouped-query, heads sharing keys and values: {shares}")
-    return Group(HeadsGrid(doc, stat, precision), patterns(doc, precision), Units("\n".join(notes), style="dim"))
+    below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["tokens"], precision)]
+    return Group(
+        HeadsGrid(doc, stat, precision), patterns(doc, precision), *below, Units("\n".join(notes), style="dim")
+    )
+
+
+def sinks_lines(sinks: dict, tokens: list[str], precision: int = 2) -> Units:
+    """The sinks section: the sink rate and its heads, the largest residual norm over the median, and their
+    meanings (every number computed in attncli.core.stats.sinks_section)."""
+    heads = sinks["sink_heads"]
+    named = ", ".join(f"L{l}H{h}" for l, h in heads[:24]) + (f" and {len(heads) - 24} more" if len(heads) > 24 else "")
+    total = len(sinks["sink"]) * len(sinks["sink"][0])
+    lines = [
+        f"sink rate Sink^ε (ε = {sinks['epsilon']}): {sinks['sink_rate']:.{precision}f}, {len(heads)} of {total} "
+        f"heads put a mean weight > ε on position 0 ({escape_token(tokens[0])})" + (f": {named}" if heads else "")
+    ]
+    massive = sinks["massive_activation"]
+    layer, where = max(
+        ((l, i) for l in range(len(massive)) for i in range(len(massive[l]))), key=lambda li: massive[li[0]][li[1]]
+    )
+    lines.append(
+        f"largest residual norm: {massive[layer][where]:.{precision}f} × the median, at position {where} "
+        f"({escape_token(tokens[where])}) entering layer {layer}"
+    )
+    lines += [f"{name}: {meaning}" for name, meaning in sinks["stats"].items()]
+    return Units("\n".join(lines))
 
 
 def rollout_view(r, precision: int = 2, width: int = 100) -> RenderableType:

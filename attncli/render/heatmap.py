@@ -13,7 +13,6 @@ The exact numbers stay available through `-f json|csv|npy`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,7 +21,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from attncli.render.style import shade, system_of
+from attncli.render.style import SCALES, shade, system_of
 from attncli.render.units import Units
 
 SHADES = " ░▒▓█"
@@ -49,8 +48,10 @@ class Heatmap:
         title: str,
         max_lines: int = 32,
         tokens: tuple[Sequence[str], Sequence[str]] | None = None,
+        scale: str = "sqrt",
     ):
         self.weights = weights  # [m, n]
+        self.scale = scale  # a key of style.SCALES
         self.title = title
         self.max_lines = max_lines
         self.tokens = tokens  # (queries, keys), escaped: keyed under the map when each row or column is one token
@@ -80,11 +81,11 @@ class Heatmap:
                 a = grid[i, j] / top
                 if colour:
                     b = grid[i + 1, j] / top if i + 1 < rows else None
-                    upper = shade(a, system).bgcolor
-                    lower = shade(b, system).bgcolor if b is not None else None
+                    upper = shade(a, system, scale=self.scale).bgcolor
+                    lower = shade(b, system, scale=self.scale).bgcolor if b is not None else None
                     yield Segment("▀", Style(color=upper, bgcolor=lower))
                 else:
-                    yield Segment(SHADES[min(len(SHADES) - 1, int(math.sqrt(a) * len(SHADES)))])
+                    yield Segment(SHADES[min(len(SHADES) - 1, int(SCALES[self.scale].position(a) * len(SHADES)))])
             yield Segment.line()
         legend = (
             (
@@ -92,7 +93,7 @@ class Heatmap:
                 if pooled
                 else "rows: queries; columns: keys, left to right. Shade: the weight"
             )
-            + f" on a √ scale, darkest = {top:.3g}"
+            + f" on a {SCALES[self.scale].words}, darkest = {top:.3g}"
             + ("" if colour else f"; shades '{SHADES}' low→high")
             + ". Exact numbers: -f json, csv or npy."
         )

@@ -39,7 +39,7 @@ from rich.text import Text
 from attncli.io.escape import escape_token
 from attncli.pipeline.tokenize import SECOND_MARK
 from attncli.render.heatmap import Heatmap
-from attncli.render.style import shade, system_of
+from attncli.render.style import SCALES, shade, system_of
 from attncli.render.units import Units
 
 MARK = "▸"  # before the row maximum
@@ -118,8 +118,10 @@ class Matrix:
         max_rows: int = 24,
         names: tuple[str, str] = ("queries", "keys"),
         divider: int | None = None,
+        scale: str = "sqrt",
     ):
         self.array = array  # [rows, cols]
+        self.scale = scale  # how a weight's shade is placed on the blue scale: a key of style.SCALES
         self.rows = [escape_token(t) for t in rows]
         self.cols = None if cols is None else [escape_token(t) for t in cols]
         self.title, self.precision, self.kind = title, precision, kind
@@ -245,7 +247,8 @@ class Matrix:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         form = self.choose(options.max_width)
         if form is None:
-            yield Heatmap(self.array, self.title or "attention weights", tokens=(self.rows, self.cols or []))
+            tokens = (self.rows, self.cols or [])
+            yield Heatmap(self.array, self.title or "attention weights", tokens=tokens, scale=self.scale)
             return
         if self.title:
             yield Units(self.title, style="bold")
@@ -285,7 +288,7 @@ class Matrix:
         if text == "·" or not math.isfinite(v):
             return Text(text, style="dim")
         if self.kind == "weights":
-            return Text(text, style=shade(v, system, bold=top))
+            return Text(text, style=shade(v, system, bold=top, scale=self.scale))
         return Text(text, style="bold" if top else "")
 
     def notes(self, form: Form) -> list[str]:
@@ -293,6 +296,8 @@ class Matrix:
         out = []
         if form.compact and (self.kind == "weights" or (np.abs(self.array[np.isfinite(self.array)]) < 1).any()):
             out.append("weights in % (28 = 0.28)" if self.kind == "weights" else "leading 0 dropped (.08 = 0.08)")
+        if self.kind == "weights" and SCALES[self.scale].note:
+            out.append(SCALES[self.scale].note)
         rows_elided = None in self.shown_rows
         same = self.cols == self.rows  # self-attention: one key serves both axes
         if form.labels == "numbers":

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_lines, escape_token  # noqa: F401  (escape_token: re-exported)
-from attncli.pipeline.heads import mean_of_heads
+from attncli.pipeline.heads import mean_of_heads, without_sink
 from attncli.pipeline.result import AttentionResult
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix
 from attncli.render.units import Units
@@ -69,13 +69,27 @@ def _notes(item: Matrix, width: int) -> list[str]:
     return [] if form is None else item.notes(form)
 
 
-def weight_matrices(result: AttentionResult, precision: int = 2, head: int | None = None, mean: bool = False) -> list:
-    """One Matrix per head shown: every head, the one at index `head`, or (`mean`) their mean."""
+def weight_matrices(
+    result: AttentionResult,
+    precision: int = 2,
+    head: int | None = None,
+    mean: bool = False,
+    scale: str = "sqrt",
+    drop_sink: bool = False,
+) -> list:
+    """One Matrix per head shown: every head, the one at index `head`, or (`mean`) their mean; `scale` places their
+    shades (a key of style.SCALES); `drop_sink`: the weights without key 0, rows renormalized (`without_sink`)."""
     weights = result.attention()[1]  # [h, m, n]
+    masks = result.masked
     q_tokens, k_tokens = result.tokens.labels(), result.key_tokens.labels()
     divider = result.tokens.second if result.context_tokens is None else None  # a sentence pair's boundary
     n_head, name = weights.shape[0], result.source.matrix_name
     single = "Attention weights A = softmax(S)" if name is None else f"{name}, A = softmax(S)"
+    if drop_sink:
+        weights, masks = without_sink(result)  # [h, m, n - 1]
+        single += f", without key 0 ({k_tokens[0]}), rows renormalized"
+        k_tokens = k_tokens[1:]
+        divider = None if divider is None else divider - 1
     if mean:
         title = single if n_head == 1 else f"mean of the {n_head} heads' weights"
         title = title if name is None or n_head == 1 else f"{name}, mean of the {n_head} heads"
@@ -91,6 +105,7 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
                 masked,
                 max_rows=HEATMAP_ABOVE,
                 divider=divider,
+                scale=scale,
             )
         ]
     heads = range(n_head) if head is None else [head]
@@ -99,12 +114,13 @@ def weight_matrices(result: AttentionResult, precision: int = 2, head: int | Non
             weights[h],
             q_tokens,
             k_tokens,
-            single if n_head == 1 else f"head {result.head_index(h)}",
+            single if n_head == 1 else f"head {result.head_index(h)}" + (", without key 0" if drop_sink else ""),
             precision,
             "weights",
-            None if result.masked is None else result.masked[h],
+            None if masks is None else masks[h],
             max_rows=HEATMAP_ABOVE,
             divider=divider,
+            scale=scale,
         )
         for h in heads
     ]
@@ -129,12 +145,14 @@ def show(
     head: int | None = None,
     mean: bool = False,
     matrix_only: bool = False,
+    scale: str = "sqrt",
+    drop_sink: bool = False,
 ) -> RenderableType:
     """`attn show`: the attention matrices (one per head shown), the caption, `below` it (head statistics), then the
-    outputs; `matrix_only`: the matrices alone (a picture for a slide)."""
+    outputs; `matrix_only`: the matrices alone (a picture for a slide); `scale`: how their shades are placed."""
     parts: list[RenderableType] = []
     if result.weights is not None:  # --no-weights: no matrix to show (the caption says so)
-        matrices = weight_matrices(result, precision, head, mean)
+        matrices = weight_matrices(result, precision, head, mean, scale, drop_sink)
         name = result.source.matrix_name
         if name is not None and len(matrices) > 1:  # heads side by side, each titled by its number: say what they are
             parts.append(Text(f"{name}, every head", style="bold"))

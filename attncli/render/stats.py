@@ -121,10 +121,13 @@ def show_view(
     mean: bool = False,
     query: str | None = None,
     matrix_only: bool = False,
+    scale: str = "sqrt",
+    drop_sink: bool = False,
 ) -> RenderableType:
     """`attn show`'s table: the matrices and outputs, with the head statistics as tables when asked (`stats`), or
     in a line per head for a text of at most SHORT tokens when the source keeps its panels few; `query`: one
-    query's row as bars instead."""
+    query's row as bars instead; `scale`: how the weights' shades are placed (a key of style.SCALES); `drop_sink`:
+    the weights without key 0, rows renormalized."""
     if query is not None:
         return Group(*query_bars(result, query, precision, head, mean), caption(result))
     short = result.weights is not None and max(result.weights.shape[1:]) <= SHORT
@@ -135,4 +138,4 @@ def show_view(
         if short and result.source.stats_unasked(result)
         else None
     )
-    return show(result, precision, width, below, head, mean, matrix_only)
+    return show(result, precision, width, below, head, mean, matrix_only, scale, drop_sink)

@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.color import Color
 from rich.style import Style
+
+from attncli.core.scales import LOG_FLOOR, log_position, sqrt_position
 
 BLUES = ["f7fbff", "deebf7", "c6dbef", "9ecae1", "6baed6", "4292c6", "2171b5", "08519c", "08306b"]
 SIXTEEN = ["bright_white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
@@ -82,10 +86,39 @@ def _steps_256() -> list[tuple[int, tuple[int, int, int]]]:
     return picks
 
 
-def shade(w: float, system: str | None, bold: bool = False) -> Style:
+@dataclass(frozen=True)
+class Scale:
+    """How a weight in [0, 1] becomes a position on the one blue scale (`--scale`)."""
+
+    name: str
+    position: Callable[[float], float]  # w in [0, 1] -> [0, 1] (attncli.core.scales)
+    words: str  # how a legend names it
+    note: str = ""  # what a table says under itself in this scale ("": nothing, the usual √)
+
+
+SCALES = {
+    s.name: s
+    for s in (
+        Scale("sqrt", sqrt_position, "√ scale"),
+        Scale(
+            "log",
+            log_position,
+            f"log scale (≤ {LOG_FLOOR:g} lightest)",
+            f"colour on a log scale (≤ {LOG_FLOOR:g} lightest, 1 darkest); the numbers are the weights",
+        ),
+    )
+}
+
+
+def shade(w: float, system: str | None, bold: bool = False, scale: str = "sqrt") -> Style:
     """The style of a cell holding weight `w` in [0, 1] on a console of this colour system
-    ("truecolor", "256", "standard", "windows" or None for no colour)."""
-    t = math.sqrt(min(1.0, max(0.0, float(w)))) if math.isfinite(w) else 0.0
+    ("truecolor", "256", "standard", "windows" or None for no colour), placed on the blue scale by `scale` (a key
+    of SCALES: √w, or log10 w from LOG_FLOOR).
+
+    >>> shade(0.01, "256", scale="log").bgcolor.number == shade(0.25, "256").bgcolor.number  # both halfway
+    True
+    """
+    t = SCALES[scale].position(min(1.0, max(0.0, float(w)))) if math.isfinite(w) else 0.0
     if system is None:
         return Style(bold=True) if bold else Style()
     if system == "truecolor":

@@ -8,6 +8,8 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Contrib,
+    DropSink,
     Generate,
     GgufFile,
     Head,
@@ -17,9 +19,11 @@ from attncli.cli.model import (
     Rollout,
     SampleTopK,
     SampleTopP,
+    Scale,
     Workers,
     check_options,
     generation,
+    given,
     model_path,
     worker_count,
 )
@@ -65,6 +69,9 @@ def show(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    contrib: Contrib = "weights",
+    scale: Scale = "sqrt",
+    drop_sink: DropSink = False,
 ) -> None:
     """Show the attention matrix and the output vectors of TEXT.
 
@@ -82,6 +89,7 @@ def show(
 
     sampling = SAMPLING if generate is not None else ()
     keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    keep += ("contrib", "scale", "drop_sink")
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
@@ -91,16 +99,30 @@ def show(
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
+    if contrib != "weights" and (lines or rollout):
+        raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
+    if contrib != "weights":
+        contrib_format(contrib, out)
     from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
-    table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    shades = any(p.name == "scale" for p in given(ctx))  # --scale, even sqrt, is for a table
+    table_only(
+        out,
+        kind.default_format,
+        mean_heads=mean_heads,
+        query=query is not None,
+        matrix_only=matrix_only,
+        scale=shades,
+        drop_sink=drop_sink,
+    )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
+    chosen |= {"scale": scale, "drop_sink": drop_sink}
     if lines:
         if model is not None:
             chosen["model"] = model
@@ -122,6 +144,21 @@ def show(
         assert model is not None  # check_options: --rollout needs --model
         rolled = api.rollout(text, model=model, layer=layer, context=context, part=part, precision=out.precision)
         return emit(rolled.document, out)
-    shown = api.show(text, **chosen, model=model, stats=stats, precision=out.precision, limits=limits)
+    shown = api.show(text, **chosen, contrib=contrib, model=model, stats=stats, precision=out.precision, limits=limits)
     warn(shown)
     emit(shown.document, out)
+
+
+def contrib_format(contrib: str, out: Out) -> None:
+    """ConfigError when --contrib's maps would not be in the output: a data format that writes the weights alone
+    (csv, npz ...) or the interactive page (it draws the weights)."""
+    from attncli.io import documents  # late: start-up (not for --help)
+    from attncli.io.formats import FORMATS
+    from attncli.io.output import resolve_format
+
+    fmt = FORMATS[resolve_format(out.fmt, out.output, documents.Result.default_format)]
+    if not (fmt.extras or (fmt.picture and not fmt.interactive)):
+        raise ConfigError(
+            f"--contrib {contrib}: -f {fmt.name} writes the weights alone; the table and svg draw the maps, "
+            '-f json and jsonl add them under "contributions"'
+        )

@@ -47,6 +47,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return norm(w, pre + "LayerNorm", steps.output + x, model.eps), steps
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The LayerNorm after the attention and its residual (AlbertAttention's), for ALTI."""
+    return group(model, l) + "attention.LayerNorm"
+
+
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """ffn_output(act(ffn(x))), residual, full_layer_layer_norm (AlbertLayer)."""
     w, pre, act = model.weights, group(model, l), ACTIVATION_FNS[model.activation]
@@ -68,6 +73,7 @@ def input_note(layer: int) -> str:
     architectures={"Albert": "albert"},
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=bert.final,
     input_note=input_note,

@@ -94,6 +94,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return _attention(model, f"encoder.layers.{l}.self_attn", l, x, False)
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The encoder's LayerNorm after the attention and its residual (post-LN: BART, Marian), for ALTI."""
+    return f"encoder.layers.{l}.self_attn_layer_norm"
+
+
 def _mlp(model: Model, pre: str, x):  # [n, d_model] -> [n, d_model]
     w, act, ln = model.weights, ACTIVATION_FNS[model.activation], pre + "final_layer_norm"
     h = _norm(model, ln, x) if model.hp["pre_ln"] else x
@@ -178,6 +183,7 @@ BLOCKS = dict(
     word="shared.weight",
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=final,
     input_note=input_note,

@@ -46,6 +46,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return norm(w, pre + "output.LayerNorm", steps.output + x, model.eps), steps
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The LayerNorm after the attention and its residual (BertSelfOutput's), for ALTI."""
+    return f"encoder.layer.{l}.attention.output.LayerNorm"
+
+
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """Intermediate dense + activation, output dense, residual, LayerNorm (BertIntermediate, BertOutput)."""
     w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
@@ -72,6 +77,7 @@ def input_note(layer: int) -> str:
     architectures={"Bert": "bert"},
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=final,
     input_note=input_note,

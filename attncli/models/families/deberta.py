@@ -118,6 +118,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return norm(w, pre + "output.LayerNorm", steps.output + x, model.eps), steps
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The LayerNorm after the attention and its residual (DebertaV2SelfOutput's), for ALTI."""
+    return f"encoder.layer.{l}.attention.output.LayerNorm"
+
+
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     w, pre, act = model.weights, f"encoder.layer.{l}.", ACTIVATION_FNS[model.activation]
     h = linear(w, pre + "output.dense", act(linear(w, pre + "intermediate.dense", x)))  # [n, d_ff] -> [n, d_model]
@@ -153,6 +158,7 @@ def score_terms(model: Model, layer: int, q, k, heads: list[int]) -> list[tuple[
     architectures={"DebertaV2": "deberta-v2"},
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=final,
     input_note=input_note,

@@ -37,6 +37,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return norm(w, pre + "sa_layer_norm", steps.output + x, model.eps), steps
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The LayerNorm after the attention and its residual (sa_layer_norm), for ALTI."""
+    return f"transformer.layer.{l}.sa_layer_norm"
+
+
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """lin2(act(lin1(x))), residual, output_layer_norm (TransformerBlock, second half)."""
     w, pre, act = model.weights, f"transformer.layer.{l}.", ACTIVATION_FNS[model.activation]
@@ -63,6 +68,7 @@ def input_note(layer: int) -> str:
     architectures={"DistilBert": "distilbert"},
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=final,
     input_note=input_note,

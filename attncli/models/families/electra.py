@@ -44,6 +44,7 @@ def input_note(layer: int) -> str:
     architectures={"Electra": "electra"},
     embed=embed,
     attention=bert.attention,
+    attention_norm=bert.attention_norm,
     mlp=bert.mlp,
     final=bert.final,
     input_note=input_note,

@@ -53,6 +53,11 @@ def attention(model: Model, l: int, x) -> tuple:  # [n, d_model] -> [n, d_model]
     return norm(w, pre + "LayerNorm", steps.output + x, model.eps), steps
 
 
+def attention_norm(model: Model, l: int) -> str:
+    """The LayerNorm after the attention and its residual (MPNetAttention's), for ALTI."""
+    return f"encoder.layer.{l}.attention.LayerNorm"
+
+
 def input_note(layer: int) -> str:
     if layer == 0:
         return "X = LayerNorm(word + position (from padding_idx + 1) embeddings): the input of layer 0"
@@ -67,6 +72,7 @@ def input_note(layer: int) -> str:
     architectures={"MPNet": "mpnet"},
     embed=embed,
     attention=attention,
+    attention_norm=attention_norm,
     mlp=mlp,
     final=final,
     input_note=input_note,

@@ -43,6 +43,10 @@ class Family:
     # (m, layer, o [..., n, d_model]) -> [..., n, d_model]: how the attention's output o (concat_h(A_h V_h) W_O + b_O)
     # enters the residual stream when not as it is (Gemma 2, OLMo 2: RMSNormed), for attncli.models.dla
     attention_out: Callable | None = None
+    # a post-norm block's LayerNorm after the attention and its residual, LN(x + Attn(x)): (m, layer) -> the name
+    # its weight is stored under, without ".weight" (ALTI's linear part of it, attncli.models.contrib); None: the
+    # attention's block adds its output to the stream with no norm after (pre-norm), or a form ALTI does not cover
+    attention_norm: Callable[[Any, int], str] | None = None
 
 
 FAMILIES: dict[str, Family] = {}

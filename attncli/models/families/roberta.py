@@ -51,6 +51,7 @@ def input_note(layer: int) -> str:
     architectures={"Roberta": "roberta", "XLMRoberta": "xlm-roberta", "Camembert": "camembert"},
     embed=embed,
     attention=bert.attention,
+    attention_norm=bert.attention_norm,
     mlp=bert.mlp,
     final=bert.final,
     input_note=input_note,

@@ -1,0 +1,42 @@
+"""`attn show --contrib`: a model layer's contribution maps as Rich renderables, each titled by its measure.
+
+Per head where the measure has them (norm), then the whole layer's matrix, then (ALTI) its rollout; the caption
+says what was run and the line under it the measure's formula and paper. The numbers are the model's
+(attncli.models.contrib computes them); nothing here computes one.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from attncli.core.measures import CONTRIBUTIONS
+from attncli.pipeline.result import AttentionResult
+from attncli.render.matrix import HEATMAP_ABOVE, Matrix
+from attncli.render.show import Multiples, caption
+from attncli.render.units import Units
+
+
+def contribution_view(result: AttentionResult, contributions, precision: int = 2, width: int = 100) -> RenderableType:
+    # contributions: attncli.models.contrib.Contributions (heads [h, n, n] or None, layer_matrix, rollout [n, n])
+    """The measure's matrices: every head's (where defined), the layer's, the rollout's (ALTI)."""
+    m = CONTRIBUTIONS[contributions.measure]
+    rows, cols = result.tokens.labels(), result.key_tokens.labels()
+    masked = None if result.masked is None else result.masked[0]
+    unit = "shares of each output, rows sum to 1" if m.normalized else "lengths in the model's units"
+
+    def matrix(a, title: str) -> Matrix:
+        return Matrix(a, rows, cols, title, precision, "scores", masked, row_sum=m.normalized, max_rows=HEATMAP_ABOVE)
+
+    layer = contributions.layer
+    parts: list[RenderableType] = []
+    if contributions.heads is not None:
+        parts.append(Text(f"{m.title}, layer {layer}, per head", style="bold"))
+        parts.append(Multiples([matrix(a, f"head {result.head_index(h)}") for h, a in enumerate(contributions.heads)]))
+    whole = f"{m.title}, layer {layer}" + (", all heads together" if m.per_head else "")
+    parts.append(matrix(contributions.layer_matrix, whole))
+    if contributions.rollout is not None:
+        parts.append(matrix(contributions.rollout, f"{m.title} rolled out through layers 0..{layer}"))
+    parts.append(caption(result))
+    parts.append(Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim"))
+    return Group(*parts)
