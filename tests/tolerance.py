@@ -1,4 +1,4 @@
-"""Float32 tolerances from error analysis, never from what one machine printed.
+"""Float32 (and, with u = U64, float64) tolerances from error analysis, never from what one machine printed.
 
 How far a float32 result may be from the exact one depends on the computation, not on the CPU. The standard
 bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002, §2.2, §3.1):
