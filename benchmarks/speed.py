@@ -125,6 +125,12 @@ Row = tuple[str, str, Times | None, Times | None, float, str]  # figure, floor, 
 def startup_rows(python: str, reps: int) -> list[Row]:
     """Fresh processes of --attn-python, each as the `attn` script runs it, against the imports they cannot avoid."""
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
+        # as attn itself does before NumPy loads (attncli/cli/app.py): else the floor alone starts OpenBLAS's pool of
+        # cores - 1 threads, whose start and busy-wait cost what the machine's cores and load make them (the floor
+        # of `attn show` took 215 ms with them, 190 without, medians on 2 cores at a load of 10): the ratio measured
+        # the machine's thread pool, not attn
+        env["OPENBLAS_NUM_THREADS"] = "1"
     commands = {
         "import typer": ["-c", "import typer"],
         "import numpy, typer, rich.console, rich.table": ["-c", "import numpy, typer, rich.console, rich.table"],

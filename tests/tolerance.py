@@ -1,4 +1,4 @@
-"""Float32 tolerances from error analysis, never from what one machine printed.
+"""Float32 (and, with u = U64, float64) tolerances from error analysis, never from what one machine printed.
 
 How far a float32 result may be from the exact one depends on the computation, not on the CPU. The standard
 bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002, §2.2, §3.1):
@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 U32 = 2.0**-24  # float32's unit roundoff
+U64 = 2.0**-53  # float64's: every bound below takes u, and a float64 computation passes u=U64
 
 
 def gamma(k: int, u: float = U32) -> float:
@@ -53,8 +54,56 @@ def softmax_sum_bound(n: int, u: float = U32) -> float:
 
     >>> 2e-6 < softmax_sum_bound(16) < 3e-6  # more than the 1e-6 that a 16-token row often, not always, meets
     True
+    >>> 4e-15 < softmax_sum_bound(16, U64) < 5e-15  # float64: ten orders tighter than np.allclose's 1e-5
+    True
     """
     return gamma(n, u) + 5 * u + gamma(n, u) * (1 + gamma(n, u) + 5 * u)
+
+
+def assert_rows_sum_to_one(weights, u: float = U32, what: str = "rows") -> None:  # [..., n]
+    """Every softmax row of `weights` sums to 1 within softmax_sum_bound(n, u): u=U32 for float32 weights
+    (also when a JSON document carries them as float64), U64 for weights computed in float64.
+
+    >>> assert_rows_sum_to_one(np.full((2, 3), 1 / 3), U64)
+    >>> assert_rows_sum_to_one(np.full((2, 3), 0.334), U64)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    AssertionError: rows: |Δ| 0.002 ...
+    """
+    w = np.asarray(weights, np.float64)
+    assert_within(w.sum(-1), 1.0, softmax_sum_bound(w.shape[-1], u), what)
+
+
+def rollout_sum_bound(n: int, layers: int, u: float = U64) -> float:
+    """|Σⱼ Rᵢⱼ - 1| for a row of an attention rollout of `layers` layers over n tokens, summed by the test.
+
+    Each layer's Â = (mean of heads + I) / its row sums is renormalised in float64 (an n-term sum and a division:
+    its rows sum to 1 within 2 γₙ₊₁ whatever the weights' own float32 sums); Â R is an n-term product of
+    non-negative numbers (γₙ more), and the test's own sum of the row γₙ:
+
+    >>> rollout_sum_bound(7, 1) == (1 + 3 * gamma(8, U64)) * (1 + gamma(7, U64)) - 1
+    True
+    """
+    return (1 + 3 * gamma(n + 1, u)) ** layers * (1 + gamma(n, u)) - 1
+
+
+def moments_bound(count: int, squares, mean, u: float = U64):  # [...], [...] -> mean's [...], std's [...]
+    """What the mean and standard deviation of a Moments (count, Σv², Σv/count) of one set of values may differ
+    by between two orders of summing them (one pass, or parts merged): each sum is within γ(count) of exact.
+
+    Σ|vᵢ| <= √(count Σvᵢ²) (Cauchy–Schwarz), so each mean within γ(count+1) √(Σv²/count); the variance
+    Σv²/count - mean² within γ(count+5)(Σv²/count + mean²) (squares, sum, division, the mean's square, the
+    subtraction); |√a - √b| <= |a - b| / √b, and the square root one rounding more:
+
+    >>> mean_b, std_b = moments_bound(4, np.float64(4.0), np.float64(1.0))  # four values of 1
+    >>> bool(mean_b == 2 * gamma(5, U64)) and bool(std_b == np.sqrt(4 * gamma(9, U64)))  # std 0: √(var_b)
+    True
+    """
+    squares, mean = np.asarray(squares, np.float64), np.asarray(mean, np.float64)
+    mean_b = 2 * gamma(count + 1, u) * np.sqrt(squares / count)
+    var_b = 2 * gamma(count + 5, u) * (squares / count + mean * mean)
+    std = np.sqrt(np.maximum(squares / count - mean * mean, 0.0))
+    std_b = np.minimum(np.sqrt(var_b), var_b / np.maximum(std, np.finfo(np.float64).tiny)) + 2 * u * std
+    return mean_b, std_b
 
 
 def weights_bound(magnitude: float, terms: int, depth: int = 1, u: float = U32) -> float:

@@ -9,7 +9,6 @@ frame, so several pages on one notebook never clash, and the frame's sandbox giv
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -109,6 +108,8 @@ def inline(page: str, height: int = FRAME_HEIGHT) -> str:
     >>> frame.startswith('<iframe srcdoc="&lt;p title=&quot;a&amp;b&quot;&gt;x&lt;/p&gt;"'), 'height:300px' in frame
     (True, True)
     """
+    import html  # late: start-up (~10 ms: it loads html.entities, 2,231 names; a notebook's frame only)
+
     return (
         f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" title="attn view" '
         f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>'

@@ -16,6 +16,7 @@ from attncli.pipeline.given import compute
 from attncli.pipeline.matrices import parse_json
 from tests.conftest import ROOT
 from tests.conftest import attn as invoke
+from tests.tolerance import U64, assert_rows_sum_to_one, assert_within, gamma
 
 
 def attn(*args, input=None):
@@ -141,7 +142,8 @@ def test_seeded_parameters_are_reproducible_and_given_ones_win():
     a, b, c = compute(g, "gated", seed=1), compute(g, "gated", seed=1), compute(g, "gated", seed=2)
     assert a.weights.tobytes() == b.weights.tobytes() and a.weights.tobytes() != c.weights.tobytes()
     given = parse_json(json.dumps(dict(QKV, params={"W_g": [0, 0, 0, 0]})), "t")
-    assert np.allclose(compute(given, "gated", seed=1).scores[0], 0.5 * np.array([[1, 1], [0, 1]]))
+    # exact: σ(0) = ½ times integer qᵀk
+    assert np.array_equal(compute(given, "gated", seed=1).scores[0], 0.5 * np.array([[1, 1], [0, 1]]))
 
 
 def test_npy_files_give_the_same_numbers_as_json(tmp_path):
@@ -189,7 +191,9 @@ def test_every_format_works(fmt, tmp_path):
         rows = list(csv.DictReader(io.StringIO(out.read_text())))
         assert [(row["query"], row["key"]) for row in rows] == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
     elif fmt == "npy":
-        assert np.allclose(np.load(out), [[[0.5, 0.5], [sigmoid(-1), sigmoid(1)]]])
+        expected = np.array([[[0.5, 0.5], [sigmoid(-1), sigmoid(1)]]])
+        # float64 softmax of scores 0 and 1 (γ₂ + 5u, and u for the spread of 1) against σ's exp, + and ÷ (7u)
+        assert_within(np.load(out), expected, (gamma(2, U64) + 13 * U64) * expected)
     else:
         with np.load(out) as z:
             assert np.array_equal(z["q"][0], QKV["q"]) and np.array_equal(z["output"], z["head_outputs"][0])
@@ -210,7 +214,8 @@ def test_the_readme_pipe_works():
         )
     else:
         weights = json.loads(p.stdout)["heads"][0]["weights"]
-    assert np.array(weights).shape == (3, 4) and np.allclose(np.sum(weights, axis=1), 1)
+    assert np.array(weights).shape == (3, 4)
+    assert_rows_sum_to_one(weights, U64)  # attn compute's float64 weights
 
 
 BAD_JSON = [

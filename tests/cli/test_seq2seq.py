@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import attn, refused
+from tests.tolerance import assert_within, rollout_sum_bound
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 SOURCE, TARGET = "the cat sat on the mat", "le chat est assis sur le tapis"
@@ -102,7 +103,9 @@ def test_cross_rollout_as_json_and_csv():
     args = ("show", TARGET, "--model", GOLDEN / "bart", "--context", SOURCE, "--rollout")
     doc = json.loads(attn(*args, "-f", "json").output)
     matrix = np.array(doc["rollout"])
-    assert matrix.shape == (len(doc["tokens"]), len(doc["context_tokens"])) and np.allclose(matrix.sum(-1), 1)
+    assert matrix.shape == (len(doc["tokens"]), len(doc["context_tokens"]))
+    # the source's flows renormalised in float64: one layer's renormalisation of rollout_sum_bound
+    assert_within(matrix.sum(-1), 1, rollout_sum_bound(matrix.shape[1], 1))
     assert doc["context"] == SOURCE and "Chefer" in doc["config"]["method"]
     rows = attn(*args, "-f", "csv").output.splitlines()
     assert rows[0] == "query_index,query,key_index,key,weight" and rows[1].startswith("0,</s>,0,<s>,")

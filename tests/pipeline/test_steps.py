@@ -21,6 +21,7 @@ from attncli.render import compare as render_compare
 from attncli.render import steps as render_steps
 from attncli.render.matrix import Matrix
 from attncli.render.steps import CHECKS, Words, show_steps
+from tests.tolerance import U64, assert_within, gamma, matmul_bound, softmax_bound
 
 
 def _plain(renderable, width=100) -> str:
@@ -76,15 +77,19 @@ def test_each_stage_follows_from_the_one_before():
     r = run("time flies like an arrow", RunConfig(positional="sinusoidal", mask=("causal",), heads=2), trace=True)
     s = {step.name: step.array for step in steps(r)}
     assert np.array_equal(s["e"], embed(r.tokens.strings, 16, 0))
-    assert np.allclose(s["pe"], sinusoidal(5, 16)) and np.allclose(s["x"], s["e"] + s["pe"])
+    # the step PE is X - E of X = E + PE: two float64 roundings, each within u of |X| or |PE|
+    pe_bound = gamma(2, U64) * (np.abs(s["x"]) + np.abs(s["pe"]))
+    assert_within(s["pe"], sinusoidal(5, 16), pe_bound)
+    assert_within(s["x"], s["e"] + s["pe"], pe_bound)
     p = r.projections
-    assert np.allclose(s["q"][1], (s["x"] @ p.w_q)[:, 8:])  # head 1 is the second block of columns
-    assert np.allclose(s["scores"], s["trace:qk"] / math.sqrt(8))
+    # head 1 is the second block of columns; two products of 16 terms in any order: twice γ₁₆ |x| |W_Q|
+    assert_within(s["q"][1], (s["x"] @ p.w_q)[:, 8:], 2 * matmul_bound(s["x"], p.w_q, U64)[:, 8:])
+    assert_within(s["scores"], s["trace:qk"] / math.sqrt(8), 2 * gamma(2, U64) * np.abs(s["scores"]))  # √8, ÷
     assert np.isneginf(s["masked_scores"][:, 0, 1:]).all() and np.isfinite(s["masked_scores"][:, 4]).all()
-    assert np.allclose(s["weights"], softmax(s["scores"], r.masked))
-    assert np.allclose(s["head_outputs"], s["weights"] @ s["v"])
-    assert np.allclose(s["concat"][:, 8:], s["head_outputs"][1])
-    assert np.allclose(s["output"], s["concat"] @ p.w_o)
+    assert_within(s["weights"], softmax(s["scores"], r.masked), 2 * softmax_bound(s["weights"], s["scores"], U64))
+    assert_within(s["head_outputs"], s["weights"] @ s["v"], 2 * matmul_bound(s["weights"], s["v"], U64))
+    assert np.array_equal(s["concat"][:, 8:], s["head_outputs"][1])  # a reshape: the same floats
+    assert_within(s["output"], s["concat"] @ p.w_o, 2 * matmul_bound(s["concat"], p.w_o, U64))
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
