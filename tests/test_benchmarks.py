@@ -35,6 +35,7 @@ TINY = [
     ["bench_decoder.py", *DECODER, "--gguf"],  # the same model as a Q4_0 GGUF
     ["bench_corpus.py", "--tiny"],  # a tiny random BERT; transformers too, where torch imports
     ["bench_generate.py", "--tiny"],  # a tiny random Qwen2; transformers' generate too, where torch imports
+    ["bench_big.py", "--tiny"],  # tools/make_big_gguf.py's tiny Llama-shaped Q4_K file: show, lens, generate
 ]
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .folder import why
+from .tensorfile import fresh
 from .hparams import ModelError
 
 MAGIC = b"GGUF"
@@ -37,6 +38,7 @@ SCALARS = {  # GGUF value type -> struct format
     0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"
 }  # fmt: skip
 STRING, ARRAY = 8, 9
+DEQUANTIZE_ROWS_BYTES = 16 * 2**20  # float32 output of one call of the dequantizer (`GGUFTensors.get_tensor`)
 
 
 class _Cursor:
@@ -141,7 +143,16 @@ class GGUFTensors:
         return self._data[begin : begin + size].reshape(rows, size // max(rows, 1))
 
     def get_tensor(self, name: str) -> np.ndarray:  # -> shape(name), float32
-        return _dequantized(self._raw(name), self._table[name][0]).reshape(self.shape(name))
+        """The whole tensor, dequantized DEQUANTIZE_ROWS_BYTES of output at a time into its one array (a block's
+        values depend on its bytes alone, so the chunks give the bits of one call), so that the dequantizer's own
+        arrays stay small beside a 235 MB matrix of an 8B model."""
+        raw, kind = self._raw(name), self._table[name][0]
+        shape = self.shape(name)
+        out = fresh((len(raw), math.prod(shape) // max(len(raw), 1)), np.float32)
+        step = max(1, DEQUANTIZE_ROWS_BYTES // max(4 * out.shape[1], 1))
+        for a in range(0, len(raw), step):
+            out[a : a + step] = _dequantized(raw[a : a + step], kind)
+        return out.reshape(shape)
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [k] -> [k, cols]
         """Rows `ids` of a 2-D tensor: only their blocks are read and dequantized."""
