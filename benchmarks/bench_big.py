@@ -1,6 +1,7 @@
 """The models people run, at their sizes: Llama-3.2-1B- and Llama-3.1-8B-shaped Q4_K GGUF files, side by side.
 
-    python tools/make_big_gguf.py 1b /work/big/llama-1b-q4k.gguf && python tools/make_big_gguf.py 8b /work/big/llama-8b-q4k.gguf
+    python tools/make_big_gguf.py 1b /work/big/llama-1b-q4k.gguf     # else the benchmark writes them there
+    python tools/make_big_gguf.py 8b /work/big/llama-8b-q4k.gguf
     python benchmarks/bench_big.py --dir /work/big [--torch-python /work/tvenv/bin/python] [--runs 1]
     python benchmarks/bench_big.py --tiny       # tools/make_big_gguf.py's tiny shape, one run a row (CI)
 

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .folder import why
-from .tensorfile import fresh
 from .hparams import ModelError
+from .tensorfile import fresh
 
 MAGIC = b"GGUF"
 MAX_COUNT = 1 << 20  # tensors and metadata keys: a real file has hundreds of tensors and a few dozen keys

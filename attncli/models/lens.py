@@ -75,7 +75,7 @@ def top_tokens(
     rows = max(1, CHUNK_BYTES // (28 * vocab))
     k = min(k, vocab)
     ids, probs = np.empty((len(streams), n, k), np.int64), np.empty((len(streams), n, k))
-    for l, x in enumerate(streams):
+    for l in range(len(streams)):
         for a in range(0, n, rows):
             z = read(l, slice(a, a + rows))
             _check_finite(model, "the lens", z)

@@ -5,6 +5,7 @@ contained child (tokenize.py) and a model's folder (models/folder.py) read it as
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import NamedTuple
@@ -53,20 +54,23 @@ def machine_bytes() -> Machine | None:
     is smaller; None where neither can be read. A budget above it would end in a MemoryError, so a run that needs
     more is refused first (models/folder.py's `check_run`)."""
     found = []
-    try:
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # no sysconf names: not a POSIX system
         found.append(Machine(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "its physical memory"))
-    except (ValueError, OSError, AttributeError):
-        pass
-    try:
-        import resource  # late: start-up (a model's run only)
-
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    except (ImportError, OSError, ValueError):
-        soft = -1
-    if soft != -1 and soft != getattr(resource, "RLIM_INFINITY", -1):
+    limit = _inherited_limit()
+    if limit is not None:
         used = address_space() or 0
-        found.append(Machine(max(0, soft - used), "the address-space limit, ulimit -v, less what is mapped"))
+        found.append(Machine(max(0, limit - used), "the address-space limit, ulimit -v, less what is mapped"))
     return min(found, key=lambda m: m.bytes) if found else None
+
+
+def _inherited_limit() -> int | None:
+    """The soft RLIMIT_AS this process runs under, in bytes; None when unlimited or not a Unix."""
+    try:
+        import resource  # late: start-up (a model's run only; not on Windows)
+    except ImportError:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else soft
 
 
 def address_space() -> int | None:

@@ -171,12 +171,16 @@ def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_MAX_MEMORY", str(untied.weights.nbytes + arrays - 1))  # a byte short of all of it
     streamed = load_model(path)
     encode(streamed, "time flies like an arrow")  # the run priced: the untied head no longer fits whole
-    assert not streamed.weights.whole(streamed.unembed) and load_model(tmp_path / "tied.gguf").weights.whole(tied.unembed)
+    assert not streamed.weights.whole(streamed.unembed) and load_model(tmp_path / "tied.gguf").weights.whole(
+        tied.unembed
+    )
     monkeypatch.setattr(model_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)  # three rows a chunk
     monkeypatch.setattr(head_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)
     np.testing.assert_allclose(logits(streamed, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
     monkeypatch.setenv("ATTN_MAX_MEMORY", str(streamed.weights.least() // 2))
-    with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY .* even a layer at a time"):
+    with pytest.raises(
+        ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY .* even a layer at a time"
+    ):
         load_model(path)
 
 
