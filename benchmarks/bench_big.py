@@ -130,26 +130,25 @@ def flops(path: Path, n: int) -> float:
     return 2.0 * layer * n + model.n_layer * 2 * n * n * model.n_head * model.d_k
 
 
-def rows(path: Path, runs: int, env: dict) -> list[tuple[str, dict]]:
-    out = []
-    for name, args in COMMANDS.items():
-        best = None
-        for _ in range(runs):
-            m = measured([sys.executable, "-m", "attncli", *args, "--model", str(path)], env)
-            if m["code"]:
-                raise SystemExit(f"{name} on {path} failed ({m['code']}): {m['err']}")
-            best = m if best is None or m["cpu"] < best["cpu"] else best
-        out.append((name, best))
-    return out
+def row(path: Path, args: list[str], runs: int, env: dict) -> dict:
+    """The run of `args` on `path` with the least CPU time of `runs`."""
+    best = None
+    for _ in range(runs):
+        m = measured([sys.executable, "-m", "attncli", *args, "--model", str(path)], env)
+        if m["code"]:
+            raise SystemExit(f"{' '.join(args[:1])} on {path} failed ({m['code']}): {m['err']}")
+        best = m if best is None or m["cpu"] < best["cpu"] else best
+    assert best is not None
+    return best
 
 
-def table(label: str, path: Path, runs: int, torch_python: str | None, floor_8b: bool) -> None:
+def table(label: str, path: Path, runs: int, torch_python: str | None, floor_8b: bool, only: list[str]) -> None:
     env = _env()
     ids = ids_of(path)
     print(f"\n{label}: {path.name} ({path.stat().st_size / 2**30:.2f} GiB), {len(ids)} tokens, one BLAS thread")
     print("| command | wall s | CPU s | peak anon | peak RSS (with the file's pages) | floor |")
-    print("|---|---:|---:|---:|---:|---|")
-    floor = ""
+    print("|---|---:|---:|---:|---:|---|", flush=True)
+    floor, floor_cpu = "", None
     if torch_python:
         t = measured([torch_python, "-c", TRANSFORMERS, str(path), ",".join(map(str, ids))], env)
         floor = (
@@ -167,13 +166,15 @@ def table(label: str, path: Path, runs: int, torch_python: str | None, floor_8b:
             f"dequantize once {dq['cpu']:.1f} s CPU + {f / 1e9:.0f} GFLOP at {gemm / 1e9:.0f} GFLOP/s = "
             f"{floor_cpu:.1f} s"
         )
-    for name, m in rows(path, runs, env):
+    for name, args in COMMANDS.items():
+        if only and name not in only:
+            continue
+        m = row(path, args, runs, env)
         ratio = ""
-        if name == "show --layer -1" and (torch_python or floor_8b) and floor_cpu:
+        if name == "show --layer -1" and floor_cpu:
             ratio = f"{m['cpu'] / floor_cpu:.2f}x: {floor}"
-        print(f"| {name} | {m['wall']:.1f} | {m['cpu']:.1f} | {_gib(m['anon'])} | {_gib(m['hwm'])} | {ratio} |")
-    if floor and not floor_8b and not torch_python:
-        print(floor)
+        cells = f"{m['wall']:.1f} | {m['cpu']:.1f} | {_gib(m['anon'])} | {_gib(m['hwm'])}"
+        print(f"| {name} | {cells} | {ratio} |", flush=True)
 
 
 def main() -> None:
@@ -183,6 +184,8 @@ def main() -> None:
     ap.add_argument("--torch-python", default=None, help="an interpreter with torch and transformers (the 1B floor)")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--tiny", action="store_true", help="the tiny shape, written to a temporary folder (CI)")
+    ap.add_argument("--only", default="", help="commands to run, comma-separated (default: all of COMMANDS)")
+    ap.add_argument("--no-floor", action="store_true", help="skip the floors (transformers, the 8B's dequantization)")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tools"))
     import make_big_gguf
@@ -190,13 +193,15 @@ def main() -> None:
     if a.tiny:
         with tempfile.TemporaryDirectory() as tmp:
             path = make_big_gguf.write(Path(tmp) / "tiny.gguf", "tiny")
-            table("tiny", path, 1, None, floor_8b=True)
+            table("tiny", path, 1, None, floor_8b=True, only=[])
         return
     for shape in a.shapes.split(","):
         path = a.dir / f"llama-{shape}-q4k.gguf"
         if not path.exists():
             make_big_gguf.write(path, shape)
-        table(shape, path, a.runs, a.torch_python if shape == "1b" else None, floor_8b=shape == "8b")
+        torch_python = None if a.no_floor or shape != "1b" else a.torch_python
+        only = [c for c in a.only.split(",") if c]
+        table(shape, path, a.runs, torch_python, floor_8b=shape == "8b" and not a.no_floor, only=only)
 
 
 if __name__ == "__main__":

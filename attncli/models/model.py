@@ -48,11 +48,13 @@ class Weights:
         self._passing_made: dict[tuple, Any] = {}
         self._passing_layer: int | None = None
         self._kept = ALL  # layers below this are kept (all, until a run is priced: `fit`)
+        self.reads_ahead = True  # whether the room holds a layer read ahead beside the streamed one (`fit`)
         self._lock = threading.Lock()  # over the four below, shared with the read-ahead's thread
         self._claimed: dict[str, None] = {}  # every name read from its file or being read, and not dropped since
         self._log: list[str] = []  # every claim, in order (readahead.py learns a layer's reads from it)
         self._ahead: dict[str, threading.Event] = {}  # names `read_ahead` claimed and __getitem__ has not taken
         self._landed: dict[str, Any] = {}  # what those readings gave: the tensor or the exception
+        self.first_reads: dict[str, list[str]] = {}  # layer 0's reads per block, learnt by readahead.py
 
     # ---- what a pass holds, priced ----
 
@@ -69,21 +71,24 @@ class Weights:
 
     def least(self, upto: int | None = None) -> int:
         """The bytes of weights a pass through layer `upto` (default: all) holds at least: the tensors of no layer,
-        then its layers kept if they fit in that, else the largest streamed (two with a read-ahead, which reads
-        the next layer while one runs), and a chunk of each table (`TABLE_CHUNK`)."""
-        layers = self.layer_bytes()
-        read = [size for layer, size in layers.items() if upto is None or layer <= upto]
-        streamed = max(read, default=0) * (2 if self.overlaps else 1)
-        return self._fixed() + min(sum(read), streamed) + sum(min(self._sizes[t], TABLE_CHUNK) for t in self.tables)
+        then its layers (the largest, streamed, if that is less), and a chunk of each table (`TABLE_CHUNK`)."""
+        read = [size for layer, size in self.layer_bytes().items() if upto is None or layer <= upto]
+        chunks = sum(min(self._sizes[t], TABLE_CHUNK) for t in self.tables)
+        return self._fixed() + min(sum(read), max(read, default=0)) + chunks
 
     def fit(self, room: int | None) -> None:
         """Keep no more than `room` bytes (None: no limit): as many first layers as fit beside a streamed one (or
         every layer and the tables whole when all fit); what no longer fits is dropped, to be read again."""
         layers = self.layer_bytes()
         whole = self._fixed() + sum(layers.values()) + sum(self._sizes[t] for t in self.tables)
-        kept = ALL
+        kept, self.reads_ahead = ALL, True
         if room is not None and whole > room:
-            left, kept = room - self.least(), 0  # beside the tensors of no layer, the streamed layer(s), the chunks
+            left, kept = room - self.least(), 0  # beside the tensors of no layer, the streamed layer, the chunks
+            # a layer read ahead (readahead.py) while the streamed one runs, when there is room for it: first, as
+            # it hides the reading of every streamed layer, where a kept one spares one
+            biggest = max(layers.values(), default=0)
+            self.reads_ahead = self.overlaps and left >= biggest
+            left -= biggest if self.reads_ahead else 0
             while kept in layers and layers[kept] <= left:
                 left -= layers[kept]
                 kept += 1
@@ -109,8 +114,9 @@ class Weights:
         for key in [key for key in made if which(key)]:
             del made[key]
         with self._lock:
-            for name in gone:
-                self._claimed.pop(name, None)
+            for name in gone:  # a joined array's parts were read from the file under their own names
+                for part in name.removeprefix("joined ").split(" + ") if name.startswith("joined ") else [name]:
+                    self._claimed.pop(part, None)
 
     def _holder(self, layer: int | None) -> tuple[dict, dict]:  # -> where a tensor (and what is made) of it goes
         if layer is None or layer < self._kept:
@@ -172,6 +178,11 @@ class Weights:
         """Whether reading a tensor leaves the GIL to other threads, so that reading ahead on one overlaps the pass
         on another: safetensors files (NumPy's copy, shift and reductions), not GGUF files (see GGUFHandle)."""
         return all(handle.overlaps for handle, _ in self._sources.values())
+
+    def is_claimed(self, name: str) -> bool:
+        """Whether `name` is held (or being read): read from its file and not dropped since."""
+        with self._lock:
+            return name in self._claimed
 
     def claimed(self) -> list[str]:
         """Every tensor read (or being read) from its file so far, in the order of the asking (a streamed tensor
