@@ -38,6 +38,7 @@ TINY = [
     ["bench_quants.py", "--tiny"],  # every ggml type, attn's dequantization against gguf.quants
     ["bench_causal.py", "--tiny"],  # the golden Llama's patching; transformers' hooks too, where torch imports
     ["bench_contrib.py", "--tiny"],  # the contribution maps on the golden BERT
+    ["bench_big.py", "--tiny"],  # tools/make_big_gguf.py's tiny Llama-shaped Q4_K file: show, lens, generate
 ]
 
 

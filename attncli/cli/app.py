@@ -117,6 +117,13 @@ class AttnGroup(LazyGroup):
             if e.errno not in WRITE_ERRORS:
                 raise
             fail(DataError(f"cannot write the output: {e.strerror}"))  # stdout on a full disk, say
+        except MemoryError:  # the budget's estimates (pipeline/budget.py) missed what the machine could give
+            fail(
+                DataError(
+                    "out of memory: the machine could not give this run what it asked for (a shorter text, or a "
+                    "lower ATTN_MAX_MEMORY, under which a model's layers are streamed)"
+                )
+            )
         except Exception as e:
             if type(e).__module__.startswith(("typer", "click")):  # Click's own control flow
                 raise

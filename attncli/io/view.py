@@ -66,7 +66,7 @@ def check_page(model: Model, n: int, drawn: int | None = None) -> None:
 
     drawn = model.n_layer * model.n_head if drawn is None else drawn
     page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
-    check_run(model.weights.nbytes + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
+    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
 
 
 @dataclass(frozen=True)

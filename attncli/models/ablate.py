@@ -75,7 +75,10 @@ def ablate(
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     copies = max((sum(1 for l, _ in heads if l == layer) for layer, _ in heads), default=0)
     # priced as `copies` layers of one pass: the copies of one layer run together, a layer at a time
-    check_run(model.weights.nbytes, copies, model.n_head, model.d_model, len(ids), f"{model.name} with heads off")
+    room = check_run(
+        model.weights.least(), copies, model.n_head, model.d_model, len(ids), f"{model.name} with heads off"
+    )
+    model.weights.fit(room)
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     clean = logits(model, run.final[-1])  # [vocab]

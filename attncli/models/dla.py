@@ -77,8 +77,8 @@ def dla(model: Model, ids, metric: tuple[int, int | None]) -> dict:
     run = trace(model, ids)
     last = run.hidden[-1][-1]  # [d_model] the final stream
     a, b = metric
-    w = unembedding(model)
-    u = w[a].astype(np.float64) - (0.0 if b is None else w[b].astype(np.float64))  # [d_model]
+    w = model.weights.rows(unembedding(model), np.array([a] if b is None else [a, b]))  # [1 or 2, d_model]
+    u = w[0].astype(np.float64) - (0.0 if b is None else w[1].astype(np.float64))  # [d_model]
     frozen, bias = frozen_final(model, last)
     m = float(model.family.final(model, last[None])[0].astype(np.float64) @ u)  # the model's m, before any cap
     found = parts(model, run)

@@ -27,7 +27,7 @@ import numpy as np
 
 from attncli.models.hparams import ModelError
 from attncli.models.tensorfile import TensorFileError, header_bytes
-from attncli.pipeline.budget import ENV, max_bytes_from
+from attncli.pipeline.budget import ENV, machine_bytes, max_bytes_from
 from attncli.pipeline.contain import contained
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, human_bytes, json_depth, read_bounded
 from attncli.pipeline.tokenize import MAX_TOKENIZER_BYTES
@@ -246,28 +246,43 @@ def check_declared(config: dict, tensors: Header, source: str) -> None:
                 )
 
 
-def check_budget(tensors: Header, names: list[str], what: str) -> int:
-    """The bytes of the tensors `names` as float32, checked against ATTN_MAX_MEMORY; the bytes."""
-    need = sum(4 * math.prod(tensors[n][2]) for n in names if n in tensors)
+def float32_bytes(tensors: Header, names: list[str]) -> int:
+    """The bytes of the tensors `names` as float32 (the whole model, kept whole)."""
+    return sum(4 * math.prod(tensors[n][2]) for n in names if n in tensors)
+
+
+def check_budget(least: int, what: str) -> None:
+    """The weights a pass holds at least (`Weights.least`: the tensors of no layer, the largest layer streamed, a
+    chunk of the word table and the head) against ATTN_MAX_MEMORY: a file that declares a layer larger than the
+    budget is refused here, before anything of that size exists."""
     budget = max_bytes_from(os.environ)
-    if budget is not None and need > budget:
+    if budget is not None and least > budget:
         raise ModelError(
-            f"{what} needs {human_bytes(need)} for its weights as float32, more than {ENV} "
-            f"({human_bytes(budget)}): raise {ENV} if the machine has the memory"
+            f"{what} needs {human_bytes(least)} for its weights as float32, more than {ENV} ({human_bytes(budget)}) "
+            f"even a layer at a time: raise {ENV} if the machine has the memory"
         )
-    return need
 
 
-def check_run(weights_bytes: int, n_layer: int, n_head: int, d_model: int, n: int, what: str) -> None:
-    """A forward pass over `n` tokens against ATTN_MAX_MEMORY: the weights, and per layer the scores, the
-    weights and the masked scores of every head ([n_head, n, n] float32 each) and a few [n, 4 d_model] arrays."""
-    need = weights_bytes + n_layer * (3 * n_head * n * n + 8 * n * d_model) * 4
-    budget = max_bytes_from(os.environ)
+def check_run(weights_bytes: int, n_layer: int, n_head: int, d_model: int, n: int, what: str) -> int | None:
+    """A forward pass over `n` tokens against ATTN_MAX_MEMORY and what the machine can give (budget.py's
+    `machine_bytes`: its memory, `ulimit -v`): the weights it holds at least (`Weights.least`), and per layer the
+    scores, the weights and the masked scores of every head ([n_head, n, n] float32 each) and a few [n, 4 d_model]
+    arrays (the stream, the MLP's, the KV cache). -> the bytes left for weights (`Weights.fit`; None: no limit)."""
+    arrays = n_layer * (3 * n_head * n * n + 8 * n * d_model) * 4
+    need = weights_bytes + arrays
+    budget, machine = max_bytes_from(os.environ), machine_bytes()
     if budget is not None and need > budget:
         raise ModelError(
             f"{what} on {n:,} tokens needs about {human_bytes(need)}, more than {ENV} ({human_bytes(budget)}): "
             f"a shorter text, or raise {ENV}"
         )
+    if machine is not None and need > machine.bytes:
+        raise ModelError(
+            f"{what} on {n:,} tokens needs about {human_bytes(need)}, more than this machine can give "
+            f"({human_bytes(machine.bytes)}: {machine.what}): a shorter text, or a smaller model"
+        )
+    limits = [b for b in (budget, None if machine is None else machine.bytes) if b is not None]
+    return min(limits) - arrays if limits else None
 
 
 def finite(array: np.ndarray, name: str, where: str) -> np.ndarray:

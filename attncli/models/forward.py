@@ -50,12 +50,14 @@ def forward(
     work = ids.size * model.d_model * 4 * model.d_model  # about a layer's largest product (MLP, d_ff ≈ 4 d_model)
     n = threads_for(work, ceiling=threads)
     with blas_threads(n), parallel.threads(n):  # BLAS for the products, `parallel` for the passes between
-        return _forward(model, ids, upto_layer, steps_layer, types, ahead=n == 1 and model.weights.overlaps)
+        ahead = n == 1 and model.weights.overlaps and model.weights.reads_ahead
+        return _forward(model, ids, upto_layer, steps_layer, types, ahead=ahead)
 
 
 def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None, types, ahead: bool) -> Forward:
     # ahead: whether a second thread reads the tensors of the next layer while this one computes (readahead.py):
-    # not when BLAS has both cores already, nor for files whose reading holds the GIL (`Weights.overlaps`)
+    # not when BLAS has both cores already, nor for files whose reading holds the GIL (`Weights.overlaps`), nor when
+    # the memory budget has no room for a layer read ahead of a streamed one (`Weights.reads_ahead`)
     if ids.size == 0:
         raise ModelError("no token ids to run")
     if ids.size > model.max_positions:

@@ -248,7 +248,8 @@ def continued(model: Model, t: ModelTokens, how: Generation, end: int) -> ModelT
     if t.second is not None:
         raise ModelError("--generate continues one text: drop --context")
     check_room(model, len(t), how.new)
-    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, len(t) + how.new, model.name)
+    room = check_run(model.weights.least(), model.n_layer, model.n_head, model.d_model, len(t) + how.new, model.name)
+    model.weights.fit(room)
     new = decode(model, t.ids, how.new, how=how)
     return ModelTokens(
         t.strings + tuple(model.tokenizer.id_to_token(i) or "" for i in new),

@@ -36,6 +36,7 @@ from attncli.pipeline.read import human_bytes
 from .folder import why
 from .hparams import ModelError
 from .quants import QuantType, dequantize, quant_type
+from .tensorfile import fresh
 
 MAGIC = b"GGUF"
 MAX_COUNT = 1 << 20  # tensors and metadata keys: a real file has hundreds of tensors and a few dozen keys
@@ -44,6 +45,7 @@ SCALARS = {  # GGUF value type -> struct format
     0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"
 }  # fmt: skip
 STRING, ARRAY = 8, 9
+DEQUANTIZE_ROWS_BYTES = 16 * 2**20  # float32 output of one call of the dequantizer (`GGUFTensors.get_tensor`)
 MAX_ITEMS = 1 << 22  # items of one metadata array: the largest vocabularies (and merges) are ~260,000
 LISTED = 1024  # a number array up to this long is a list (a value per layer); longer, a read-only NumPy view
 STRING_BYTES = 80  # one string of an array as Python holds it beside its characters: its object and list slot
@@ -164,7 +166,16 @@ class GGUFTensors:
         return self._data[begin : begin + size].reshape(rows, size // max(rows, 1))
 
     def get_tensor(self, name: str) -> np.ndarray:  # -> shape(name), float32
-        return dequantize(self._raw(name), self._table[name][0]).reshape(self.shape(name))
+        """The whole tensor, dequantized DEQUANTIZE_ROWS_BYTES of output at a time into its one array (a block's
+        values depend on its bytes alone, so the chunks give the bits of one call), so that the dequantizer's own
+        arrays stay small beside a 235 MB matrix of an 8B model."""
+        raw, kind = self._raw(name), self._table[name][0]
+        shape = self.shape(name)
+        out = fresh((len(raw), math.prod(shape) // max(len(raw), 1)), np.float32)
+        step = max(1, DEQUANTIZE_ROWS_BYTES // max(4 * out.shape[1], 1))
+        for a in range(0, len(raw), step):
+            out[a : a + step] = dequantize(raw[a : a + step], kind)
+        return out.reshape(shape)
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:  # [k] -> [k, cols]
         """Rows `ids` of a 2-D tensor: only their blocks are read and dequantized."""

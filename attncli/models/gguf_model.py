@@ -1,5 +1,6 @@
 """A GGUF file as the parts `load.py` builds a `Model` from: config, family, tensors (with their names as the
-family asks for them) and tokenizer, every declared size checked and priced before anything is allocated.
+family asks for them) and tokenizer, every declared size checked before anything is allocated (and priced by
+load.py, once the tables are known).
 
     parts = gguf_parts(Path("SmolLM2-135M-Instruct.Q4_1.gguf"))
     parts.config["model_type"]                                 # "llama"
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .families import Family, family_of
-from .folder import Header, check_budget, check_declared
+from .folder import Header, check_declared, float32_bytes
 from .gguf import GGUFTensors, open_gguf
 from .gguf_arch import Names, architecture, config_of
 from .gguf_tokenizer import tokenizer_from
@@ -89,7 +90,7 @@ class GGUFParts:
     config: dict  # as config.json would say it
     family: Family
     sources: dict[str, tuple[GGUFHandle, str]]  # the family's tensor name -> (handle, GGUF name); its head's too
-    nbytes: int  # the wanted tensors as float32, priced against ATTN_MAX_MEMORY
+    nbytes: int  # the wanted tensors as float32
     hp: dict
     tokenizer: Callable[[], Any]  # builds the tokenizers.Tokenizer
 
@@ -133,7 +134,7 @@ def gguf_parts(path: Path) -> GGUFParts:
                 f"output.weight in {source} has shape {list(got)}, its metadata implies [*, {hp['d_model']}]"
             )
         sources[family.head[0]] = (handle, "output.weight")
-    nbytes = check_budget(stored, [s for _, s in sources.values()], source)  # the untied head too
+    nbytes = float32_bytes(stored, [s for _, s in sources.values()])  # the untied head too (priced by load.py)
 
     def build() -> Any:
         return tokenizer_from(meta, source)

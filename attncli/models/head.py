@@ -15,13 +15,13 @@ from attncli.errors import ConfigError
 
 from .blocks import dense
 from .hparams import ModelError
-from .model import Model
+from .model import TABLE_CHUNK, Model
 
 
-def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
-    """A decoder-only model's output matrix, or ModelError when it has none (an untied head not saved);
-    ConfigError for an encoder (no head: a command that does not fit it) and for an encoder–decoder, whose head
-    reads its decoder's stream (`Decoder.logits`), not the text's (`attn ablate`)."""
+def unembedding(model: Model) -> str:  # -> the name in model.weights of its [vocab, d_model] output matrix
+    """A decoder-only model's output matrix (its name: `logits` reads it whole or a chunk at a time), or ModelError
+    when it has none (an untied head not saved); ConfigError for an encoder (no head: a command that does not fit
+    it) and for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the text's."""
     if model.family.decoder is not None:
         raise ConfigError(
             f"{model.name} is an encoder–decoder ({model.model_type}): attn ablate switches off a decoder-only "
@@ -40,12 +40,23 @@ def unembedding(model: Model) -> np.ndarray:  # -> [vocab, d_model] float32
             f"{model.name} has no next-token head: tie_word_embeddings is false and the checkpoint lacks "
             f"{model.family.head[0]} (a base model saved without its head)"
         )
-    return model.weights[model.unembed]
+    return model.unembed
 
 
 def logits(model: Model, normed) -> np.ndarray:  # [..., d_model] after the final norm -> [..., vocab] float32
-    """The next-token logits of rows already through the final norm (the family's `final`)."""
-    out = dense(np.asarray(normed, dtype=np.float32), unembedding(model).T)
+    """The next-token logits of rows already through the final norm (the family's `final`): the output matrix
+    whole when the weights keep it (`Weights.whole`), else TABLE_CHUNK bytes of its rows at a time, read (a GGUF's
+    dequantized) for this call and dropped (a 128,256 x 4,096 head is 2 GiB as float32), each chunk's columns of
+    the logits one product. Every row of a call shares each chunk's reading: give it all the rows at once."""
+    x, name, w = np.asarray(normed, dtype=np.float32), unembedding(model), model.weights
+    if w.whole(name):
+        out = dense(x, w[name].T)
+    else:
+        vocab, d = w.shape(name)
+        out = np.empty((*x.shape[:-1], vocab), np.float32)
+        step = max(1, TABLE_CHUNK // (4 * d))
+        for a in range(0, vocab, step):
+            out[..., a : a + step] = dense(x, w.rows(name, np.arange(a, min(a + step, vocab))).T)
     cap = model.hp.get("logit_softcap")
     if cap is not None:
         out *= np.float32(1 / cap)

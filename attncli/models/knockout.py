@@ -83,7 +83,10 @@ def knockout(model: Model, ids, keys: list[int], query: int, window: int) -> dic
     if len(set(keys)) == query + 1:
         raise ConfigError(f"--from blocks every key of position {query}: its attention would have nothing to read")
     starts = np.arange(layers - window + 1)  # [B]: each copy's first blocked layer
-    check_run(model.weights.nbytes, len(starts) + 1, model.n_head, model.d_model, n, f"{model.name} knocked out")
+    room = check_run(
+        model.weights.least(), len(starts) + 1, model.n_head, model.d_model, n, f"{model.name} knocked out"
+    )
+    model.weights.fit(room)
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     probs = probabilities(logits(model, run.final[query]))  # [vocab]: the next token after the query's position

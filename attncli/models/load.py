@@ -15,7 +15,7 @@ from attncli.errors import ConfigError
 
 from .blocks import ACTIVATION_FNS
 from .families import Family, architecture_type, family_of, model_types, out_of_scope
-from .folder import ContainedTokenizer, check_declared, checkpoint, json_object
+from .folder import ContainedTokenizer, check_budget, check_declared, checkpoint, json_object
 from .folder_tokenizer import load_tokenizer
 from .hparams import ModelError
 from .hub import resolve_model
@@ -72,7 +72,7 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     # word table when tied, else none (a base model saved without its head)
     head = None if family.head is None else family.head[0]
     optional = ({head: (None, hp["d_model"])} if head else {}) | (family.decoder.optional if family.decoder else {})
-    weights = open_weights(folder, tensors, wanted, family.word, optional)
+    weights = open_weights(folder, tensors, wanted, family.word, optional, tables=(family.word, head))
     tokenizer = load_tokenizer(folder, family.vocab_files, config)
     tied = family.head is not None and config.get("tie_word_embeddings", family.head[1])
     unembed = head if head in weights else family.word if tied else None
@@ -88,7 +88,8 @@ def _load_gguf(path: Path, given: str) -> Model:
     sources, unembed = parts.sources, None
     if parts.family.head is not None:  # llama.cpp's rule: the file's output.weight, else the token embeddings (tied)
         unembed = parts.family.head[0] if parts.family.head[0] in sources else parts.family.word
-    weights = Weights(sources, parts.nbytes)
+    weights = Weights(sources, parts.nbytes, tables=(parts.family.word, unembed))
+    check_budget(weights.least(), str(path))  # before the tokenizer is built
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
     name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
     return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed)

@@ -101,12 +101,12 @@ def batch_size(model: Model, n: int, copies: int) -> int:
     pass: the copies as so many layers, and the two traced runs), at most `copies`; ModelError when not even one
     fits."""
     what = f"{model.name} patched"
-    check_run(model.weights.nbytes, 1 + 2, model.n_head, model.d_model, n, what)
+    model.weights.fit(check_run(model.weights.least(), 1 + 2, model.n_head, model.d_model, n, what))
     budget = max_bytes_from(os.environ)
     if budget is None:
         return copies
     layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # check_run's price of one layer
-    return int(max(1, min(copies, (budget - model.weights.nbytes) // layer - 2)))
+    return int(max(1, min(copies, (budget - model.weights.least()) // layer - 2)))  # the weights streamed at least
 
 
 def patch(model: Model, clean, corrupt, ids: tuple[int, int | None], what: str = "resid", noising: bool = False):

@@ -5,12 +5,13 @@ and checks it finite. A cold forward pass alternates that reading with its produ
 second core read the next layer's tensors while the current layer computes (NumPy releases the GIL in the copy, the
 shift and the reductions of a read). Which tensors a layer reads is learnt from layer 0, which reads its own as
 before: layer l's are the same names with l in place of the first `0` (`model.layers.0.mlp.up_proj.weight` ->
-`model.layers.7.mlp.up_proj.weight`), kept where the model has them. The reader stays at most one layer ahead of
-the pass (so the peak memory grows by a layer at most) and leaves the layer the pass is in to the pass: what it has
-not read of it yet the pass reads itself, while the reader goes on to the next one, so that with a short text both
-cores read. It reads only the layers the pass will run (not the MLP of a last layer whose attention is all it
-needs), and stops when the pass leaves, whether it finished or raised; a tensor it is still reading is waited for,
-and an error it met is raised by the pass that asks for the tensor.
+`model.layers.7.mlp.up_proj.weight`), kept where the model has them (a pass whose layer 0 is kept while later layers
+are streamed, model.py's `Weights.fit`, reuses what layer 0 read when it was read). The reader stays at most one
+layer ahead of the pass (so the peak memory grows by a layer at most) and leaves the layer the pass is in to the
+pass: what it has not read of it yet the pass reads itself, while the reader goes on to the next one, so that with a
+short text both cores read. It reads only the layers the pass will run (not the MLP of a last layer whose attention
+is all it needs), and stops when the pass leaves, whether it finished or raised; a tensor it is still reading is
+waited for, and an error it met is raised by the pass that asks for the tensor.
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ class ReadAhead:
         before = len(self.weights.claimed()) if layer == 0 else 0
         yield
         if layer == 0:
-            self._first[part] = self.weights.claimed()[before:]
+            read = self.weights.claimed()[before:]
+            if read:  # kept for the passes whose layer 0 is kept while later layers are streamed (model.py)
+                self.weights.first_reads[part] = read
+            self._first[part] = self.weights.first_reads.get(part, [])
             plan = self._plan() if part == "mlp" and self._thread is None else []
             if plan:  # nothing when layer 0 read nothing (a warm model) or the pass stops at layer 0
                 self._thread = threading.Thread(target=self._read, args=(plan,), daemon=True)
@@ -81,7 +85,7 @@ class ReadAhead:
             names = self._first["attention"] + (self._first["mlp"] if layer < self.last or self.last_mlp else [])
             named = (renamed(name, layer) for name in names)
             plan += [(layer, n) for n in named if n is not None and n in self.weights]
-        return plan
+        return [(layer, name) for layer, name in plan if not self.weights.is_claimed(name)]  # a kept one: not again
 
     def _read(self, plan: list[tuple[int, str]]) -> None:  # on the reader's thread
         for layer, name in plan:

@@ -87,14 +87,15 @@ def written_target(model: Model, text: str, source: str, how: Generation) -> Tok
     keep = len(given) - next((i for i, s in enumerate(reversed(given.special[1:])) if not s), len(given) - 1)
     strings, ids, offsets, special = given.strings[:keep], given.ids[:keep], given.offsets[:keep], given.special[:keep]
     check_room(model, len(ids), how.new)
-    check_run(
-        model.weights.nbytes,
+    room = check_run(
+        model.weights.least(),
         model.hp["n_dec_layer"],
         model.hp["n_dec_head"],
         model.d_model,
         len(ids) + how.new,
         model.name,
     )
+    model.weights.fit(room)
     new = decode_target(model, src.ids, ids, how.new, how)
     unk = getattr(model.tokenizer.model, "unk_token", None)
     return Tokens(

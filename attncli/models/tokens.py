@@ -78,7 +78,7 @@ def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text"
         second = enc["second"]
         if second is None:
             raise ModelError(f"the context gives no tokens for {model.name}")
-    check_run(model.weights.nbytes, model.n_layer, model.n_head, model.d_model, n, model.name)
+    model.weights.fit(check_run(model.weights.least(), model.n_layer, model.n_head, model.d_model, n, model.name))
     return ModelTokens(
         tuple(enc["tokens"]),
         tuple(enc["ids"]),

@@ -8,21 +8,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .folder import Header, check_budget, why
+from .folder import Header, check_budget, float32_bytes, why
 from .hparams import ModelError
 from .model import Weights
 from .tensorfile import TensorFile, TensorFileError
 
 
 def open_weights(
-    folder: Path, tensors: Header, wanted: dict[str, tuple[int | None, ...]], anchor: str, optional: dict | None = None
+    folder: Path,
+    tensors: Header,
+    wanted: dict[str, tuple[int | None, ...]],
+    anchor: str,
+    optional: dict | None = None,
+    tables: tuple[str | None, ...] = (),
 ) -> Weights:
     """Open the checkpoint and check that every wanted tensor is there with the wanted shape; the `optional` ones
     (a decoder's untied output head) are opened, checked, when the file has them, by their names outside the prefix.
 
     Names are matched after removing the prefix found in front of `anchor` (`bert.`,
     `transformer.`, or none); everything else in the file (pooler, heads, int64 position_ids,
-    GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size.
+    GPT-2's attn.bias masks) is never read. `None` in a wanted shape accepts any size. `tables` (the word table, the
+    head) are read by rows or chunks of rows (`Weights`), and priced so (`check_budget`).
     """
     files = {name: path for name, (path, _, _) in tensors.items()}
     prefixes = [name[: -len(anchor)] for name in files if name.endswith(anchor)]
@@ -54,4 +60,6 @@ def open_weights(
             want = "[" + ", ".join("*" if w is None else str(w) for w in shape) + "]"
             raise ModelError(f"{prefix + name} has shape {list(got)}, config.json implies {want}")
         sources[name] = (handles[path], names[name])
-    return Weights(sources, check_budget(tensors, [names[n] for n in wanted], str(folder)))
+    weights = Weights(sources, float32_bytes(tensors, [names[n] for n in wanted]), tables)
+    check_budget(weights.least(), str(folder))
+    return weights

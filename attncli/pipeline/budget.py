@@ -5,7 +5,10 @@ contained child (tokenize.py) and a model's folder (models/folder.py) read it as
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from typing import NamedTuple
 
 from attncli.errors import ConfigError
 
@@ -38,3 +41,42 @@ def max_bytes_from(environ) -> int | None:
     """ATTN_MAX_MEMORY from the environment, or the default MAX_MEMORY."""
     value = environ.get(ENV)
     return MAX_MEMORY if value is None or not value.strip() else parse_size(value)
+
+
+class Machine(NamedTuple):
+    bytes: int  # the most memory this process can have
+    what: str  # what sets it, for a message
+
+
+def machine_bytes() -> Machine | None:
+    """What the machine can give a run: its physical memory, or the address-space limit this process inherited
+    (`ulimit -v`, RLIMIT_AS) less what is mapped already (the interpreter, its libraries, a model's file), whichever
+    is smaller; None where neither can be read. A budget above it would end in a MemoryError, so a run that needs
+    more is refused first (models/folder.py's `check_run`)."""
+    found = []
+    with contextlib.suppress(ValueError, OSError, AttributeError):  # no sysconf names: not a POSIX system
+        found.append(Machine(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "its physical memory"))
+    limit = _inherited_limit()
+    if limit is not None:
+        used = address_space() or 0
+        found.append(Machine(max(0, limit - used), "the address-space limit, ulimit -v, less what is mapped"))
+    return min(found, key=lambda m: m.bytes) if found else None
+
+
+def _inherited_limit() -> int | None:
+    """The soft RLIMIT_AS this process runs under, in bytes; None when unlimited or not a Unix."""
+    try:
+        import resource  # late: start-up (a model's run only; not on Windows)
+    except ImportError:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else soft
+
+
+def address_space() -> int | None:
+    """This process's virtual size in bytes (Linux), or None where /proc does not tell."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None

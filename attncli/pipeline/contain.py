@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attncli.errors import AttnError, ConfigError, DataError
+from attncli.pipeline.budget import address_space
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 SECONDS = 20.0  # a tokenizer that takes longer on one text is stopped (ATTN_TOKENIZER_SECONDS)
@@ -52,15 +53,6 @@ def seconds_from(environ) -> float:
     if not 0 < seconds <= 86400:
         raise ConfigError(f"{SECONDS_ENV} must be a number of seconds from 0 to 86400, got {value[:40]!r}")
     return seconds
-
-
-def _address_space() -> int | None:
-    """This process's virtual size in bytes (Linux), or None where /proc does not tell."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def die_with_parent(parent: int | None = None) -> None:
@@ -91,11 +83,14 @@ def _child(write: int, parent: int, fn: Callable[..., Any], args: tuple, memory:
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one text, one thread: no pool forked mid-use
-        size = _address_space()
+        size = address_space()
         if memory is not None and size is not None:
             import resource  # late: start-up (only in the child, only under a memory limit)
 
-            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+            # never above an inherited limit (`ulimit -v`): a process may lower its hard limit, not raise it
+            hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+            limit = size + memory if hard == resource.RLIM_INFINITY else min(size + memory, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         try:
             answer: dict = {"value": fn(*args)}
         except BaseException as e:  # a pyo3 PanicException is a BaseException

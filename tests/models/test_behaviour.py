@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward, load_model
+from attncli.models import head as head_module
+from attncli.models import model as model_module
 from attncli.models.ablate import ablate, ablate_document
 from attncli.models.generate import Generation, decode
 from attncli.models.head import logits, probabilities
@@ -146,7 +148,9 @@ def test_a_converted_gguf_predicts_as_its_safetensors(name, tmp_path):
 
 def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
     """A GGUF with its own output.weight predicts through it (not the token embeddings), and its bytes count
-    against ATTN_MAX_MEMORY with the rest of the weights: a budget that holds the tied file refuses the untied one."""
+    against ATTN_MAX_MEMORY with the rest of the weights: a budget that holds the tied file whole, not the untied
+    one, has the untied head read a chunk at a time (the same logits, to the products' bound); a budget below a
+    chunk of it and a layer refuses the file."""
     from tests.models.gguf_files import from_folder
     from tests.models.test_gguf import CONVERTED, _windowless
 
@@ -162,9 +166,21 @@ def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
     x = np.ones((1, untied.d_model), np.float32)
     np.testing.assert_allclose(logits(untied, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
     assert not np.array_equal(lens_arrays(untied, ids), lens_arrays(tied, ids))
-    monkeypatch.setenv("ATTN_MAX_MEMORY", str(tied.weights.nbytes + 2 * head.size))
-    load_model(tmp_path / "tied.gguf")
-    with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY"):
+    n, m = len(ids), untied
+    arrays = m.n_layer * (3 * m.n_head * n * n + 8 * n * m.d_model) * 4  # folder.check_run's price of the run
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(untied.weights.nbytes + arrays - 1))  # a byte short of all of it
+    streamed = load_model(path)
+    encode(streamed, "time flies like an arrow")  # the run priced: the untied head no longer fits whole
+    assert not streamed.weights.whole(streamed.unembed) and load_model(tmp_path / "tied.gguf").weights.whole(
+        tied.unembed
+    )
+    monkeypatch.setattr(model_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)  # three rows a chunk
+    monkeypatch.setattr(head_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)
+    np.testing.assert_allclose(logits(streamed, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(streamed.weights.least() - 1))  # (the vocabulary itself still fits)
+    with pytest.raises(
+        ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY .* even a layer at a time"
+    ):
         load_model(path)
 
 

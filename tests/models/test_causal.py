@@ -134,7 +134,7 @@ def test_patch_batches_within_the_memory_budget_give_the_same_scores(monkeypatch
     whole = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
     n = len(whole["tokens"])
     layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
-    monkeypatch.setenv("ATTN_MAX_MEMORY", str(model.weights.nbytes + 4 * layer))
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(model.weights.least() + 4 * layer))
     assert batch_size(model, n, model.n_head) == 2
     split = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
     for a, b in zip(whole["rows"], split["rows"], strict=True):

@@ -30,7 +30,7 @@ def test_the_lens_a_row_at_a_time_is_the_lens_of_the_whole_array(family, monkeyp
     run = forward(model, ids)
     assert run.final is not None
     whole = probabilities(lens_arrays(model, ids))  # [L + 1, n, vocab]
-    w = unembedding(model)
+    w = model.weights[unembedding(model)]
     normed = np.stack([model.family.final(model, x) for x in run.hidden] + [run.final])  # [L + 1, n, d]
     delta = 2 * matmul_bound(normed, w.T).max()  # |Δ logit| of two kernels (Gemma 2's soft-cap only shrinks it)
     rtol = np.expm1(2 * delta) + 1e-12

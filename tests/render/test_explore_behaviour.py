@@ -235,8 +235,8 @@ def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_none(key, tmp_p
     text = Explorer(TEXT, RunConfig())
     text.compute()
     why = {
-        id(bert): "is an encoder (bert): it has no next-token head, which the logit lens, the ablation and --generate "
-        "read; its attention: attn show, attn heads or attn view with --model",
+        id(bert): "is an encoder (bert): it has no next-token head, which the logit lens, ablation, patching, logit "
+        "attribution, knockout and --generate read; its attention: attn show, attn heads or attn view with --model",
         id(text): "a text run predicts no token: --model DIR of a decoder has the lens",
     }
     for e in (bert, text):
