@@ -143,9 +143,9 @@ def test_x_ablates_every_head_once_per_text_and_shows_attn_ablate_s_numbers(llam
         assert f"the next token after position {doc['position']}" in shown
         assert (
             f"L{top['layer']}.H{top['head']} switched off: Δ logit {top['delta_logit']:+.2f}, "
-            f"Δ log-prob {top['delta_logprob']:+.2f}, rank 1 of {len(doc['rows'])}"
+            f"Δ log-prob {top['delta_logprob']:+.2f}, rank 1 of {len(doc['rows'])} by |Δ log-prob|"
         ) in shown
-        assert f"{top['delta_logit']:+.2f} #1" in shown  # in the grid, its rank beside it
+        assert f"{top['delta_logprob']:+.2f} #1" in shown  # in the grid, the ranking's column, its rank beside it
         cached = app.e.cache["ablate"]
         await pilot.press("escape", "x")  # again: from the cache, not computed again
         await finished(pilot, app)

@@ -874,20 +874,22 @@ def test_the_ablation_view_ranks_the_heads_and_draws_every_one_in_a_grid(browser
     _open(browser, "ablation")
     a = doc["ablation"]
     ranked = a["rows"][:10]
-    assert _values(browser, ".arank") == [r["delta_logit"] for r in ranked]
+    key = a["ranked_by"]["column"]  # Δ log-prob by default: the bars and the grid are of what ranks
+    assert key == "delta_logprob" and _values(browser, ".arank") == [r[key] for r in ranked]
     for shown, r in zip(_texts(browser, ".arank"), ranked, strict=True):
         logit, _, logprob = shown.removeprefix("Δ logit ").partition(" · Δ log-prob ")
         assert _to(logit, r["delta_logit"], 3) and _to(logprob, r["delta_logprob"], 3)
     by_cell = {(r["layer"], r["head"]): r for r in a["rows"]}
     grid = [(l, h) for l in range(a["n_layer"]) for h in range(a["n_head"])]
-    assert _values(browser, ".avalue") == [by_cell[c]["delta_logit"] for c in grid]
-    assert all(_to(t, by_cell[c]["delta_logit"], 2) for t, c in zip(_texts(browser, ".avalue"), grid, strict=True))
+    assert _values(browser, ".avalue") == [by_cell[c][key] for c in grid]
+    assert all(_to(t, by_cell[c][key], 2) for t, c in zip(_texts(browser, ".avalue"), grid, strict=True))
+    assert "Δ log-prob of every head: layers down, heads across" in browser.find_element("tag name", "body").text
     top = a["rows"][0]
     hover(browser, browser.find_element("css selector", f'.acell[data-l="{top["layer"]}"][data-h="{top["head"]}"]'))
     said = browser.find_element("id", "readout").text
     assert said.startswith(f"layer {top['layer']}, head {top['head']} switched off: Δ logit ")
-    assert said.endswith(f" of {a['target']['token']} (rank 1 of {len(a['rows'])} by |Δ logit|)")
-    logit, _, logprob = said.split("Δ logit ")[1].partition(", Δ log-probability ")
+    assert said.endswith(f" of {a['target']['token']} (rank 1 of {len(a['rows'])} by |Δ log-prob|)")
+    logit, _, logprob = said.split("Δ logit ")[1].partition(" · Δ log-prob ")
     assert _to(logit, top["delta_logit"], 4) and _to(logprob.split(" ")[0], top["delta_logprob"], 4)
     assert browser.get_log("browser") == []
 

@@ -171,13 +171,14 @@ class Lens:
 
 
 class Ablation:
-    """`attn ablate` of the text: layers × heads, each cell the change of the next token's logit with that head
-    switched off (#rank on the 10 that move it most); the head in focus and the ranking under the grid."""
+    """`attn ablate` of the text: layers × heads, each cell the change that ranks the heads (the document's
+    "ranked_by": Δ log-probability of the next token) with that head switched off (#rank on the 10 that move it
+    most); the head in focus and the ranking under the grid."""
 
     what, key = "ablate", "x"
     heading = (
-        "heads switched off one at a time: Δ logit of the model's next token after the text (layers down, heads "
-        "across; #n: its rank by |Δ logit|). Esc or x: back"
+        "heads switched off one at a time: how each moves the model's next token after the text (layers down, heads "
+        "across; each cell the change that ranks them, named under the grid; #n: its rank). Esc or x: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int):
@@ -209,13 +210,14 @@ class Ablation:
         """The grid; the cursor starts on the head that moves the logit most."""
         self.doc = doc
         self.cells = {(r["layer"], r["head"]): (rank, r) for rank, r in enumerate(doc["rows"], 1)}
+        column = doc["ranked_by"]["column"]
         n_layer, n_head = 1 + max(l for l, _ in self.cells), 1 + max(h for _, h in self.cells)
         table.add_columns(*(f"H{h}" for h in range(n_head)))
         for l in range(n_layer):
             row = []
             for h in range(n_head):
                 rank, r = self.cells[(l, h)]
-                text = Text(f"{r['delta_logit']:+.{self.precision}f}")
+                text = Text(f"{r[column]:+.{self.precision}f}")
                 if rank <= RANKED:
                     text.append(f" #{rank}", style="bold")
                 row.append(text)
@@ -228,6 +230,6 @@ class Ablation:
         focus = Text(f"L{row}.H{column} switched off: ", style="bold")
         focus.append(
             f"Δ logit {r['delta_logit']:+.{self.precision}f}, Δ log-prob {r['delta_logprob']:+.{self.precision}f}, "
-            f"rank {rank} of {len(self.doc['rows'])}"
+            f"rank {rank} of {len(self.doc['rows'])} by |{self.doc['ranked_by']['label']}|"
         )
         return Group(focus, Text(""), ablate_view(self.doc, self.precision, most=RANKED))

@@ -834,38 +834,45 @@
   // ---- ablation view (--ablate): every head switched off alone, ranked and as a layers × heads grid ----------
   function drawAblation(width) {
     var A = D.ablation, nl = A.n_layer, nh = A.n_head, rows = A.rows, px = 11, cells = {}, scale = 0;
-    rows.forEach(function (r, k) { cells[r.layer + ":" + r.head] = [r, k]; scale = Math.max(scale, Math.abs(r.delta_logit)); });
+    var R = A.ranked_by, key = R.column, label = R.label;  // what ranks the heads (the document says; default Δ log-prob)
+    rows.forEach(function (r, k) { cells[r.layer + ":" + r.head] = [r, k]; scale = Math.max(scale, Math.abs(r[key])); });
     var target = shown(A.target.token), shownRanked = Math.min(10, rows.length);
-    var lines = ["every head switched off alone (" + A.means + "):", "the change in the logit of " + target +
-      (A.target.given === null ? " (the model's own next token)" : " (--target)") + " after position " + A.position + " " + tokName("q", A.position),
-      "clean: logit " + A.clean_logit.toFixed(3) + ", log-probability " + A.clean_logprob.toFixed(3) + "; Δ = switched off − clean; " +
-      "blue: up, red: down, stronger: larger |Δ|",
-      "the " + shownRanked + " largest |Δ logit| of " + rows.length + " heads" + (shownRanked < rows.length ? " (every head is in the grid below)" : "") + ":"];
+    function numbers(r, digits) {  // every column of a row, each with its name
+      return "Δ logit " + r.delta_logit.toFixed(digits) + " · Δ log-prob " + r.delta_logprob.toFixed(digits) +
+        (A.contrast ? " · Δ logit diff " + r.delta_logit_diff.toFixed(digits) : "");
+    }
+    var lines = ["every head switched off alone (" + A.means + "):", "the change in " + target +
+      (A.target.given === null ? " (the model's own next token)" : " (--target)") +
+      (A.contrast ? " against " + shown(A.contrast.token) + " (--contrast)" : "") + " after position " + A.position + " " + tokName("q", A.position),
+      "clean: logit " + A.clean_logit.toFixed(3) + ", log-probability " + A.clean_logprob.toFixed(3) +
+      (A.contrast ? ", logit difference " + A.clean_logit_diff.toFixed(3) : "") + "; Δ = switched off − clean; " +
+      "blue: up, red: down, stronger: larger |" + label + "|",
+      "ranked by |" + label + "| (" + R.means + "): the " + shownRanked + " largest of " + rows.length + " heads" +
+        (shownRanked < rows.length ? " (every head is in the grid below)" : "") + ":"];
     var y = 18 * lines.length + 12, barW = 180, nameW = textWidth(shownRanked + ". L" + (nl - 1) + ".H" + (nh - 1), 12, 600) + 14;
     var c = Math.max(46, monoWidth("-00.00", 10) + 8), ch = 20, x0 = 8 + textWidth("L" + (nl - 1), 11) + 10;
     var gridTop = y + shownRanked * 20 + 40;
-    var w = Math.max(x0 + nh * c + 20, nameW + 2 * barW + 300, titleWidth(lines));
+    var w = Math.max(x0 + nh * c + 20, nameW + 2 * barW + 420, titleWidth(lines));
     var svg = newSvg(w, gridTop + nl * ch + 16, "ablation view: each head's effect on the next token");
     lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
     var mid = nameW + barW;
     rows.slice(0, shownRanked).forEach(function (r, k) {
-      var yy = y + k * 20, len = scale ? barW * Math.abs(r.delta_logit) / scale : 0;
+      var yy = y + k * 20, len = scale ? barW * Math.abs(r[key]) / scale : 0;
       var g = el("g", { "class": "ablate-rank", "data-l": r.layer, "data-h": r.head }, svg);
       el("text", { x: 4, y: yy + 14, "font-weight": 600 }, g, (k + 1) + ". L" + r.layer + ".H" + r.head);
-      el("rect", { x: r.delta_logit < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14,
-        fill: diverging(r.delta_logit, scale) }, g);
-      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono arank", "data-value": r.delta_logit }, g,
-        "Δ logit " + r.delta_logit.toFixed(3) + " · Δ log-prob " + r.delta_logprob.toFixed(3));
+      el("rect", { x: r[key] < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14,
+        fill: diverging(r[key], scale) }, g);
+      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono arank", "data-value": r[key] }, g, numbers(r, 3));
     });
     el("line", { x1: mid, x2: mid, y1: y, y2: y + shownRanked * 20, stroke: C.muted }, svg);
-    el("text", { x: 4, y: gridTop - 24, "font-weight": 600 }, svg, "Δ logit of every head: layers down, heads across");
+    el("text", { x: 4, y: gridTop - 24, "font-weight": 600 }, svg, label + " of every head: layers down, heads across");
     for (var h = 0; h < nh; h++) el("text", { x: x0 + h * c + c / 2, y: gridTop - 6, "text-anchor": "middle", fill: C.muted, "font-size": 11 }, svg, "H" + h);
     for (var l = 0; l < nl; l++) el("text", { x: 4, y: gridTop + l * ch + 14, fill: C.muted, "font-size": 11 }, svg, "L" + l);
     var g = el("g", { "class": "ablation", tabindex: 0, role: "grid", "aria-label": "ablation: arrow keys move, the readout gives a head's numbers" }, svg);
     for (l = 0; l < nl; l++) for (h = 0; h < nh; h++) {
       var at = cells[l + ":" + h], x = x0 + h * c, yy = gridTop + l * ch;
       if (!at) { el("rect", { x: x, y: yy, width: c, height: ch, fill: C.panel, stroke: C.bg }, g); continue; }
-      var d = at[0].delta_logit, ink = scale && Math.abs(d) / scale > 0.5 ? C.bg : C.fg;
+      var d = at[0][key], ink = scale && Math.abs(d) / scale > 0.5 ? C.bg : C.fg;
       el("rect", { x: x, y: yy, width: c, height: ch, fill: diverging(d, scale), stroke: C.bg, "class": "acell", "data-l": l, "data-h": h }, g);
       el("text", { x: x + c / 2, y: yy + 14, "text-anchor": "middle", "class": "mono avalue", "font-size": 10, "data-value": d,
         "pointer-events": "none", style: "fill:" + ink }, g, d.toFixed(2));
@@ -873,8 +880,8 @@
     gridEvents(g, x0, gridTop, c, ch, nl, nh, function (l, h) {
       var at = cells[l + ":" + h];
       if (!at) return "layer " + l + ", head " + h + ": not switched off";
-      return "layer " + l + ", head " + h + " switched off: Δ logit " + at[0].delta_logit.toFixed(4) + ", Δ log-probability " +
-        at[0].delta_logprob.toFixed(4) + " of " + target + " (rank " + (at[1] + 1) + " of " + rows.length + " by |Δ logit|)";
+      return "layer " + l + ", head " + h + " switched off: " + numbers(at[0], 4) + " of " + target +
+        " (rank " + (at[1] + 1) + " of " + rows.length + " by |" + label + "|)";
     });
     return svg;
   }
