@@ -85,6 +85,7 @@ def show(
     mean_heads: bool = False,
     query: int | str | None = None,
     matrix_only: bool = False,
+    raw_tokens: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -94,8 +95,9 @@ def show(
     decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`); an
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
-    `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws."""
+    `mean_heads`, `query` (one query's row as bars: its index, or its token as text or as the vocabulary writes
+    it), `matrix_only` and `raw_tokens` (the labels as the vocabulary writes them) change only what the table
+    draws; an ambiguous `query` (a repeated token) is one of the output's `warnings`."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -126,14 +128,17 @@ def show(
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
         page = None if no_weights else page_of(result, "attn show", precision)
+    if raw_tokens:  # the labels as the vocabulary writes them (the page built from `result` too)
+        result = result.raw_tokens()
+    note = None
     if query is not None:  # a query the table cannot draw fails here, not when the table is shown
-        from attncli.render.bars import find_query  # late: start-up (Rich only where a table is drawn)
-
         result.attention("--query shows a row of the weights: run without --no-weights")
-        find_query(result.tokens.strings, query)
+        note = result.tokens.resolve(query)[1]
     extra = {"stats": stats_document(result, precision)} if stats else None
     doc = documents.Result("attn show", partial(table, result), result=result, extra=extra, view=page)
-    return Attention(doc, result, precision)
+    shown = Attention(doc, result, precision)
+    shown.warnings += () if note is None else (note,)
+    return shown
 
 
 def rollout(

@@ -168,6 +168,13 @@ QueryRow = Annotated[
         show_default=False,
     ),
 ]
+RawTokens = Annotated[
+    bool,
+    typer.Option(
+        "--raw-tokens",
+        help="Label the tokens as the vocabulary writes them (ĠParis, ▁Paris, ##s), not as their text (␣Paris).",
+    ),
+]
 MatrixOnly = Annotated[
     bool, typer.Option("--matrix-only", help="Only the attention matrix: a picture for a slide or a paper.")
 ]

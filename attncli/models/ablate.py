@@ -257,6 +257,7 @@ def ablate_document(
         "schema": ABLATE_SCHEMA,
         "text": text,
         "tokens": list(tokens.strings),
+        "texts": list(tokens.text_of()),
         "model": model.name,
         "summary": describe(model),
         **found,

@@ -251,11 +251,17 @@ class PartLayer(ModelLayer):
         x = m.family.input_note(self.layer) if self.part == "encoder" else note(self.layer, self.part)
         split = f", split into heads ({self._heads_phrase()})"
         src = "X_context" if cross else "X"
-        out = [Step("x", x, result.x, ("query", "dim"))]
+        out = [Step("x", x, result.x, ("query", "dim"), stage="layer input")]
         if cross:
             assert result.x_context is not None
             out.append(
-                Step("x_context", "X_context: the encoder's output over the source", result.x_context, ("key", "dim"))
+                Step(
+                    "x_context",
+                    "X_context: the encoder's output over the source",
+                    result.x_context,
+                    ("key", "dim"),
+                    stage="layer input",
+                )
             )
         out += [
             Step(

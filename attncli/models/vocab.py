@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attncli.errors import ConfigError
+from attncli.pipeline.tokentext import REPLACEMENT
 
 from .hparams import ModelError
 from .model import Model
@@ -30,8 +31,10 @@ class VocabToken:
 
 
 def token_text(model: Model, token: int) -> str:
-    """The text a token id decodes to alone (`ĠParis` -> ' Paris', `Ċ` -> '\\n')."""
-    return model.tokenizer.decode([token], skip_special_tokens=False)
+    """The text a token id decodes to alone (`ĠParis` -> ' Paris', `Ċ` -> '\\n'); empty for a token that only
+    begins a UTF-8 character (its decoder writes U+FFFD: attncli.pipeline.tokentext draws its bytes)."""
+    text = model.tokenizer.decode([token], skip_special_tokens=False)
+    return "" if text.endswith(REPLACEMENT) else text
 
 
 def _one_token(model: Model, text: str) -> int | None:

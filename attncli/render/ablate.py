@@ -9,15 +9,21 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_token
+from attncli.pipeline.tokentext import labels
 from attncli.render.fit import Fitted
 
 MOST = 20  # heads in the table (-f json has them all)
 
 
+def drawn(token: dict) -> str:
+    """A token of the ablation (its "token" and "text") as every table draws it: `␣Paris`."""
+    return escape_token(labels([token["token"]], [token["text"]], [False])[0])
+
+
 def ablate_view(doc: dict, precision: int = 2, width: int = 100, most: int = MOST) -> RenderableType:
     """The `most` heads that move the ranking column most, what was switched off, and what the numbers are."""
     rows = doc["rows"]
-    target = escape_token(doc["target"]["token"])
+    target = drawn(doc["target"])
     ranked = doc["ranked_by"]
     columns = [("delta_logit", "Δ logit"), ("delta_logprob", "Δ log-prob")]
     if doc["contrast"] is not None:
@@ -29,7 +35,7 @@ def ablate_view(doc: dict, precision: int = 2, width: int = 100, most: int = MOS
         table.add_column(name + (" ▼" if key == ranked["column"] else ""), justify="right", no_wrap=True)
     for rank, r in enumerate(rows[:most], 1):
         table.add_row(str(rank), f"L{r['layer']}.H{r['head']}", *(f"{r[key]:+.{precision}f}" for key, _ in columns))
-    watched = target if doc["contrast"] is None else f"{target} − {escape_token(doc['contrast']['token'])}"
+    watched = target if doc["contrast"] is None else f"{target} − {drawn(doc['contrast'])}"
     title = Text(
         f"heads switched off one at a time, ranked by |{ranked['label']}| of {watched} after the last token",
         style="bold",
@@ -43,7 +49,7 @@ def ablate_view(doc: dict, precision: int = 2, width: int = 100, most: int = MOS
     ]
     if doc["contrast"] is not None:
         notes.append(
-            f"contrast: {escape_token(doc['contrast']['token'])} (id {doc['contrast']['id']}): logit difference "
+            f"contrast: {drawn(doc['contrast'])} (id {doc['contrast']['id']}): logit difference "
             f"target − contrast {doc['clean_logit_diff']:.{precision}f} with every head on"
         )
     notes.append(

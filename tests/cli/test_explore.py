@@ -23,7 +23,7 @@ TEXT = "time flies like an arrow"
     [
         ([TEXT, "--heads", "2", "--head", "2"], 2, "--head 2 is out of range: the run has 2 heads, 0..1"),
         ([TEXT, "--layer", "1"], 2, "--layer needs --model DIR"),
-        ([TEXT, "--query", "bananas"], 2, "--query bananas: no such token"),
+        ([TEXT, "--query", "bananas"], 2, "--query 'bananas': no such token"),
         ([""], 1, "Error: empty text"),
         ([TEXT, "-v", "nope"], 2, "nope"),
         ([TEXT], 2, "attn explore is a full-screen app: it needs a terminal"),  # CliRunner's stdout is no terminal

@@ -33,6 +33,7 @@ from attncli.cli.options import (
     NoWeights,
     Out,
     QueryRow,
+    RawTokens,
     Run,
     Source,
     Stats,
@@ -62,6 +63,7 @@ def show(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
+    raw_tokens: RawTokens = False,
     workers: Workers = None,
     part: Part = None,
     generate: Generate = None,
@@ -82,7 +84,7 @@ def show(
     from attncli.cli.hints import limits_for
 
     sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    keep = ("stats", "mean_heads", "query", "matrix_only", "raw_tokens", "context", "lines", *sampling)
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
@@ -95,10 +97,18 @@ def show(
     from attncli.io import documents  # late: start-up (not for --help)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
-    table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
+    table_only(
+        out,
+        kind.default_format,
+        mean_heads=mean_heads,
+        query=query is not None,
+        matrix_only=matrix_only,
+        raw_tokens=raw_tokens,
+    )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
+    chosen |= {"raw_tokens": raw_tokens}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)

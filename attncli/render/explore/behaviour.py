@@ -20,8 +20,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from attncli.errors import AttnError
-from attncli.io.escape import escape_token
-from attncli.render.ablate import ablate_view
+from attncli.render.ablate import ablate_view, drawn
 from attncli.render.explore.state import Explorer
 from attncli.render.explore.widgets import Once, Pane
 from attncli.render.lens import FORMS, LensGrid
@@ -157,13 +156,13 @@ class Lens:
         return doc["layers"] + ("; › = written by the model" if "generated" in doc else "")
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
-        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus, or,
-        stepping through the written tokens, at the position before the one in focus (where it was predicted)."""
+        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus
+        (stepping through the written tokens, the row that chose the one in focus: where it was predicted)."""
         self.grid = grid = LensGrid(doc, self.precision)
         table.add_columns(*grid.header)
         for l in range(grid.n_rows):
             table.add_row(*(grid.cell(l, i, FORMS[0], self.system) for i in range(grid.n_pos)), label=str(l))
-        return grid.n_rows - 1, min(self.e.query - (self.e.step is not None), grid.n_pos - 1)
+        return grid.n_rows - 1, min(self.e.query, grid.n_pos - 1)  # stepping: the row that chose the token
 
     def below(self, row: int, column: int) -> RenderableType:
         assert self.grid is not None
@@ -202,8 +201,8 @@ class Ablation:
 
     def done_line(self, doc: dict) -> str:
         return (
-            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
-            f"{escape_token(doc['target']['token'])}"
+            f"the next token after position {doc['position']} "
+            f"'{drawn({'token': doc['tokens'][-1], 'text': doc['texts'][-1]})}': {drawn(doc['target'])}"
         )
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
