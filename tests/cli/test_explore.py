@@ -128,7 +128,8 @@ def test_a_decoder_s_written_tokens_lens_and_ablation_in_tmux():
         _tmux(server, "send-keys", "-t", server, "clear; " + command, "Enter")
         _wait(server, "n b step")
         _tmux(server, "send-keys", "-t", server, "n")
-        assert "at position 18, probability" in _wait(server, "written token 1 of 3")
+        screen = _wait(server, "(written token 1 of")  # the row that chose it, the one before: 17 of 18
+        assert "row 17 '" in screen and "' wrote '" in screen and ", probability" in screen
         _tmux(server, "send-keys", "-t", server, "l")
         _wait(server, "its top 5 next tokens")
         _tmux(server, "send-keys", "-t", server, "Escape")  # alone: Esc and a key at once read as Alt+key
