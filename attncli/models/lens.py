@@ -144,7 +144,7 @@ def _chosen(model: Model, rows: np.ndarray, chosen, read: Callable[[np.ndarray],
 
 def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
     # [L + 1, n, k] ids, [L + 1, n, k] probabilities -> the rows of `attn lens -f json`
-    """{layer, position, top_ids, top_tokens, top_texts, top_probs}, layer by layer, each layer's positions in
+    """{layer, position, top_ids, top_tokens, top_probs, top_texts}, layer by layer, each layer's positions in
     order; a token's text is what it decodes to alone (`ĠParis`: ` Paris`)."""
     decode = model.tokenizer.id_to_token
     texts = {int(t): token_text(model, int(t)) for t in np.unique(best)}
@@ -154,8 +154,8 @@ def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
             "position": i,
             "top_ids": best[l, i].tolist(),
             "top_tokens": [decode(int(t)) for t in best[l, i]],
-            "top_texts": [texts[int(t)] for t in best[l, i]],
             "top_probs": picked[l, i].tolist(),
+            "top_texts": [texts[int(t)] for t in best[l, i]],  # last: the columns before keep their places
         }
         for l in range(best.shape[0])
         for i in range(best.shape[1])
