@@ -177,7 +177,7 @@ def steps(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    query: int = 0,
+    query: int | str = 0,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -188,7 +188,8 @@ def steps(
     limits: Limits | None = None,
 ) -> Attention:
     """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
-    per-pair term shows); with `model=` the stages of one layer's attention (`layer`, `head`, `part`)."""
+    per-pair term shows, its index or its token as `show`'s); with `model=` the stages of one layer's attention
+    (`layer`, `head`, `part`)."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -196,7 +197,6 @@ def steps(
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, head=head, part=part)
     from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
-    from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
     if model is not None:
@@ -211,9 +211,11 @@ def steps(
         config = run_config(**run)
         result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
         page = page_of(result, "attn steps", precision)
-    check_query(result, query)
-    doc = documents.Steps("attn steps", partial(show_steps, result, query=query), result=result, view=page)
-    return Attention(doc, result, precision)
+    row, note = result.tokens.resolve(str(query))
+    doc = documents.Steps("attn steps", partial(show_steps, result, query=row), result=result, view=page)
+    stepped = Attention(doc, result, precision)
+    stepped.warnings += () if note is None else (note,)
+    return stepped
 
 
 def view(

@@ -242,9 +242,11 @@ Stats = Annotated[
     ),
 ]
 Query = Annotated[
-    int,
+    str,
     typer.Option(
-        "--query", help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b)."
+        "--query",
+        help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b): its index or "
+        "its token (as text, with or without its space, or as the vocabulary writes it).",
     ),
 ]
 Tokenizers = Annotated[

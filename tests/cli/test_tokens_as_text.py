@@ -51,3 +51,11 @@ def test_the_page_labels_are_text():
     page = ok("view", TEXT, "--model", str(GOLDEN / "albert"), "--layer", "0", "-f", "json")
     doc = json.loads(page)
     assert "␣flies" in doc["labels"] and "▁flies" in doc["tokens"] and len(doc["texts"]) == len(doc["tokens"])
+
+
+def test_steps_query_names_a_token_as_show_s_does():
+    """One resolver for every option that names a token of the text: `attn steps --query` takes the word too."""
+    by_index = ok("steps", TEXT, "-v", "additive", "--query", "1")
+    assert ok("steps", TEXT, "-v", "additive", "--query", "flies") == by_index
+    r = attn("steps", TEXT, "--query", "banana")
+    assert r.exit_code == 2 and "--query 'banana': no such token; the tokens are 0:time 1:flies" in r.stderr
