@@ -475,8 +475,9 @@ def test_absurd_option_values_are_usage_errors(option, values):
         ["--seed", "0x10"],
         ["--precision", ""],
         ["--dim", "9" * 5000],
-        ["--query", "-1"],
+        ["--query", "-3"],  # -1 is the last token, as show's --query reads it; -3 is before the first of two
         ["--query", "2"],
+        ["--query", "banana"],
     ],
 )
 def test_non_numeric_or_out_of_range_values_exit_2(args):
