@@ -273,15 +273,22 @@ def ablate(
     heads: Sequence[tuple[int, int]] | None = None,
     target: str | None = None,
     mode: str = "zero",
+    contrast: str | None = None,
+    rank_by: str | None = None,
     precision: int | None = None,
 ) -> Records:
     """`attn ablate`: each of `heads` ((layer, head) pairs; default every head) of a decoder switched off alone
-    (`mode` zero or mean), ranked by how much it moves the logit of the next token (or `target`)."""
+    (`mode` zero or mean), ranked by how much it moves the next token (or `target`): `rank_by` logprob (default),
+    logit, or logit-diff (target − `contrast`, the default with a contrast). The result's `warnings` are the
+    notes on the tokens named (an ambiguous one; a target that is another spelling of the next token)."""
     from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
     from attncli.render.ablate import ablate_view
 
-    doc = ablate_document(load(model)[0], text, None if heads is None else list(heads), target, mode)
-    return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)
+    doc = ablate_document(
+        load(model)[0], text, None if heads is None else list(heads), target, mode, contrast=contrast, rank_by=rank_by
+    )
+    view = documents.Records("attn ablate", partial(ablate_view, doc), doc=doc)
+    return Records(view, precision, tuple(doc["notes"]))
 
 
 @checked

@@ -87,6 +87,7 @@ def show(
     mean_heads: bool = False,
     query: int | str | None = None,
     matrix_only: bool = False,
+    raw_tokens: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -99,12 +100,13 @@ def show(
     decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`); an
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
-    `mean_heads`, `query` (one query's row as bars: its index or its token) and `matrix_only` change only what
-    the table draws, and so do `scale` ("log": the weights' colours on a log scale, the numbers the same) and
-    `drop_sink` (the weights without key 0, the first token, each row renormalized over the keys left).
-    `contrib` (a measure of attncli.core.measures' CONTRIBUTIONS other than "weights", with a
-    `model`): the table draws that measure's maps of the layer instead of the weights, and the document adds them
-    under "contributions"."""
+    `mean_heads`, `query` (one query's row as bars: its index, or its token as text or as the vocabulary writes
+    it), `matrix_only` and `raw_tokens` (the labels as the vocabulary writes them) change only what the table
+    draws, and so do `scale` ("log": the weights' colours on a log scale, the numbers the same) and `drop_sink`
+    (the weights without key 0, the first token, each row renormalized over the keys left); an ambiguous `query`
+    (a repeated token) is one of the output's `warnings`. `contrib` (a measure of attncli.core.measures'
+    CONTRIBUTIONS other than "weights", with a `model`): the table draws that measure's maps of the layer instead
+    of the weights, and the document adds them under "contributions"."""
     check_contrib(contrib, model, mean_heads or query is not None or no_weights)
     check_scale(scale)
     if drop_sink and (mean_heads or query is not None or no_weights or contrib != "weights"):
@@ -143,11 +145,12 @@ def show(
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
         page = None if no_weights else page_of(result, "attn show", precision)
+    if raw_tokens:  # the labels as the vocabulary writes them (the page built from `result` too)
+        result = result.raw_tokens()
+    note = None
     if query is not None:  # a query the table cannot draw fails here, not when the table is shown
-        from attncli.render.bars import find_query  # late: start-up (Rich only where a table is drawn)
-
         result.attention("--query shows a row of the weights: run without --no-weights")
-        find_query(result.tokens.strings, query)
+        note = result.tokens.resolve(query)[1]
     extra: dict[str, Any] | None = {"stats": stats_document(result, precision)} if stats else None
     drawn = partial(table, result)
     contributions = None
@@ -159,7 +162,9 @@ def show(
         extra = (extra or {}) | {"contributions": contributions.document(precision)}
         drawn = partial(contribution_view, result, contributions)
     doc = documents.Result("attn show", drawn, result=result, extra=extra, view=page)
-    return Attention(doc, result, precision, contributions)
+    shown = Attention(doc, result, precision, contributions)
+    shown.warnings += () if note is None else (note,)
+    return shown
 
 
 def check_scale(scale: str) -> None:
@@ -222,7 +227,7 @@ def steps(
     temperature: float = 1.0,
     rank: int | None = None,
     features: int | None = None,
-    query: int = 0,
+    query: int | str = 0,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -233,7 +238,8 @@ def steps(
     limits: Limits | None = None,
 ) -> Attention:
     """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
-    per-pair term shows); with `model=` the stages of one layer's attention (`layer`, `head`, `part`)."""
+    per-pair term shows, its index or its token as `show`'s); with `model=` the stages of one layer's attention
+    (`layer`, `head`, `part`)."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -241,7 +247,6 @@ def steps(
     run |= dict(rank=rank, features=features)
     check_model_options(model, run, layer=layer, head=head, part=part)
     from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
-    from attncli.pipeline.steps import check_query
     from attncli.render.steps import show_steps
 
     if model is not None:
@@ -256,9 +261,11 @@ def steps(
         config = run_config(**run)
         result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
         page = page_of(result, "attn steps", precision)
-    check_query(result, query)
-    doc = documents.Steps("attn steps", partial(show_steps, result, query=query), result=result, view=page)
-    return Attention(doc, result, precision)
+    row, note = result.tokens.resolve(str(query))
+    doc = documents.Steps("attn steps", partial(show_steps, result, query=row), result=result, view=page)
+    stepped = Attention(doc, result, precision)
+    stepped.warnings += () if note is None else (note,)
+    return stepped
 
 
 @checked

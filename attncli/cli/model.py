@@ -188,9 +188,28 @@ Target = Annotated[
     str | None,
     typer.Option(
         "--target",
-        help="The token whose logit is watched, as the vocabulary writes it (ĠParis) or a text that is one token "
-        "( Paris); default the model's own next token.",
+        help="The token watched: its text, with or without its leading space (' Paris', Paris), or as the "
+        "vocabulary writes it (ĠParis); default the model's own next token.",
         show_default=False,
+    ),
+]
+Contrast = Annotated[
+    str | None,
+    typer.Option(
+        "--contrast",
+        help="A second token, named as --target is: the logit difference target − contrast is reported (and ranks, "
+        "unless --rank-by says otherwise).",
+        show_default=False,
+    ),
+]
+RANK_BY = ("logprob", "logit", "logit-diff")  # attncli.models.ablate's RANKINGS (a test checks they agree)
+RankBy = Annotated[
+    str | None,
+    choice(
+        "--rank-by",
+        names=lambda: RANK_BY,
+        help="What ranks the heads: the change in the target's log-probability (default), its logit, or the logit "
+        "difference target − contrast (default with --contrast).",
     ),
 ]
 Mode = Annotated[

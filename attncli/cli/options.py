@@ -176,6 +176,13 @@ QueryRow = Annotated[
         show_default=False,
     ),
 ]
+RawTokens = Annotated[
+    bool,
+    typer.Option(
+        "--raw-tokens",
+        help="Label the tokens as the vocabulary writes them (ĠParis, ▁Paris, ##s), not as their text (␣Paris).",
+    ),
+]
 MatrixOnly = Annotated[
     bool, typer.Option("--matrix-only", help="Only the attention matrix: a picture for a slide or a paper.")
 ]
@@ -243,9 +250,11 @@ Stats = Annotated[
     ),
 ]
 Query = Annotated[
-    int,
+    str,
     typer.Option(
-        "--query", help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b)."
+        "--query",
+        help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b): its index or "
+        "its token (as text, with or without its space, or as the vocabulary writes it).",
     ),
 ]
 Tokenizers = Annotated[

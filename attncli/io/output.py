@@ -26,6 +26,7 @@ from attncli.io.formats import FORMATS, Format, format_for_path, formats_for
 from attncli.io.write import Visible, check_target, open_output, write_output
 
 Pictures = Sequence[tuple[Format, str | None]]  # (svg or html, path or None for stdout)
+RASTERS = ("png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff")  # bitmaps: attn writes SVG, and says how
 
 
 def resolve_format(fmt: str | None, output: str | None, default: str = "table") -> str:
@@ -34,6 +35,12 @@ def resolve_format(fmt: str | None, output: str | None, default: str = "table") 
     if output is None:
         return default
     guessed = format_for_path(output)
+    stem, dot, ext = output.rpartition(".")
+    if guessed is None and dot and ext.lower() in RASTERS:
+        raise ConfigError(
+            f"attn draws pictures as SVG, not {ext.upper()}: write -o {stem}.svg and convert it (rsvg-convert "
+            f"{stem}.svg -o {stem}.{ext}, from librsvg; or cairosvg), or open -o {stem}.html in a browser"
+        )
     if guessed is None:
         raise ConfigError(f"cannot tell the format of {output} from its extension: give -f ({', '.join(FORMATS)})")
     return guessed

@@ -126,6 +126,7 @@ def write_json(
         "text": result.text,
         "context": result.context,
         "tokens": list(result.tokens.strings),
+        "texts": list(result.tokens.text_of()),
         **token_marks(result.tokens),
         "context_tokens": ctx,
         "config": result.source.config_record(result),

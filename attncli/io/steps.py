@@ -25,8 +25,8 @@ def _nested(a: np.ndarray, precision: int | None):
 
 def _token_list(tokens) -> list[dict]:
     return [
-        {"token": s, "id": int(i), "start": int(a), "end": int(b)}
-        for s, i, (a, b) in zip(tokens.strings, tokens.ids, tokens.offsets)
+        {"token": s, "text": t, "id": int(i), "start": int(a), "end": int(b)}
+        for s, t, i, (a, b) in zip(tokens.strings, tokens.text_of(), tokens.ids, tokens.offsets)
     ]
 
 

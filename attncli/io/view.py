@@ -34,6 +34,7 @@ from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
+from attncli.pipeline.tokentext import labels as token_labels
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
@@ -158,6 +159,8 @@ def _document(result: AttentionResult, command: str, **more) -> dict:
         "text": result.text,
         "context": result.context,
         "tokens": list(result.tokens.strings),
+        "texts": list(result.tokens.text_of()),
+        "labels": result.tokens.labels(),
         "context_tokens": _strings(result.context_tokens),
         "config": result.source.config_record(result),
         "caption": result.source.caption(result),
@@ -271,10 +274,18 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
     ids, start = list(tokens.ids), tokens.generated
     out: dict = {"lens": None, "ablation": None}
     if behaviour.lens:
-        out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
+        rows = [
+            r | {"top_labels": list(token_labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"])))}
+            for r in lens_rows(model, run, LENS_K)
+        ]
+        out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": rows}
     if behaviour.ablate:
         out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
         out["ablation"] |= ablate_record(model, tokens.prompt().ids, None, behaviour.target, behaviour.mode)
+        for field in ("target", "contrast"):
+            named = out["ablation"][field]
+            if named is not None:
+                named["label"] = token_labels([named["token"]], [named["text"]], [False])[0]
     if start is not None:
         probs = written_probabilities(model, ids, start, run=run)
         out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}

@@ -3,7 +3,13 @@
 A head is switched off by setting its slice of the output projection's input (its A_h V_h, the columns
 h·d_k .. (h+1)·d_k of concat_h(A_h V_h)) to zero, or to its mean over the text's positions ("mean"), then
 running the rest of the model. Reported for each head: the change in the logit and in the log-probability of
-one token at the last position (the model's own next token, or a target), ablated minus clean.
+one token at the last position (the model's own next token, or a target), ablated minus clean, and with a
+contrast token the change in the logit difference target − contrast (Wang et al. 2022, "Interpretability in
+the Wild", §3: the metric of the circuit literature).
+
+`RANKINGS` is the registry of what ranks the heads. A logit alone also moves with every shift shared by all
+tokens (a head that scales the residual stream moves every logit alike and no probability): Δ log-probability
+(default) and Δ logit difference are free of such shifts, Δ logit is not.
 
 One forward pass keeps the residual stream entering every layer; the heads of a layer are then run together,
 as one batch of copies of that stream (attncli.models.attention's `padding`, nothing padded), from that layer
@@ -14,6 +20,7 @@ not 270 full ones.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,12 +36,43 @@ from .load import check_head, check_layer
 from .model import Model
 from .run import _encode
 from .source import describe
-from .tokens import encode
+from .vocab import check_token, spellings, token_text, vocab_token
 
 MODES = {
     "zero": "the head's output set to zero",
     "mean": "the head's output set to its mean over the text's positions",
 }
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What ranks the heads of an ablation: the row's column, its label, what it measures, whether it needs
+    --contrast."""
+
+    column: str
+    label: str
+    means: str
+    contrast: bool = False
+
+
+RANKINGS = {
+    "logprob": Ranking("delta_logprob", "Δ log-prob", "the change in the target's log-probability"),
+    "logit": Ranking("delta_logit", "Δ logit", "the change in the target's logit (shifts shared by every token too)"),
+    "logit-diff": Ranking(
+        "delta_logit_diff", "Δ logit diff", "the change in the logit difference target − contrast", contrast=True
+    ),
+}
+
+
+def ranking_of(rank_by: str | None, contrast: bool) -> str:
+    """The ranking asked for, checked: default `logit-diff` with a contrast, `logprob` without; ConfigError for
+    an unknown one or `logit-diff` without a contrast."""
+    name = rank_by or ("logit-diff" if contrast else "logprob")
+    if name not in RANKINGS:
+        raise ConfigError(f"--rank-by must be one of {', '.join(RANKINGS)}, not {name!r}")
+    if RANKINGS[name].contrast and not contrast:
+        raise ConfigError(f"--rank-by {name} compares the target with another token: add --contrast TOKEN")
+    return name
 
 
 def _switch_off(heads: list[int], d_k: int, mode: str):  # -> edit(merged [B, m, n_head · d_k]) in place
@@ -46,9 +84,12 @@ def _switch_off(heads: list[int], d_k: int, mode: str):  # -> edit(merged [B, m,
     return edit
 
 
-def layer_deltas(model: Model, x, layer: int, heads: list[int], target: int, mode: str) -> np.ndarray:
-    # x [n, d_model] entering `layer` -> [len(heads), 2]: Δ logit, Δ log-probability of `target` (not yet minus clean)
-    """The logit and log-probability of `target` at the last position with each of `heads` of `layer` off."""
+def layer_deltas(
+    model: Model, x, layer: int, heads: list[int], target: int, mode: str, contrast: int | None = None
+) -> np.ndarray:
+    # x [n, d_model] entering `layer` -> [len(heads), 3]: logit, log-probability of `target`, logit − contrast's
+    """The logit and log-probability of `target` at the last position with each of `heads` of `layer` off, and
+    its logit minus `contrast`'s (0 without a contrast); not yet minus the clean values."""
     f = model.family
     batch = np.repeat(x[None], len(heads), axis=0)  # [B, n, d_model]: one copy per head
     with padding(np.zeros(batch.shape[:2], dtype=bool)), editing(layer, _switch_off(heads, model.d_k, mode)):
@@ -56,7 +97,8 @@ def layer_deltas(model: Model, x, layer: int, heads: list[int], target: int, mod
             batch, _ = f.attention(model, l, batch)
             batch = f.mlp(model, l, batch)
     last = next_logits(model, batch[:, -1])  # [B, vocab]
-    return np.stack([last[:, target], np.log(probabilities(last)[:, target])], axis=-1)
+    other = last[:, target if contrast is None else contrast]  # [B]
+    return np.stack([last[:, target], np.log(probabilities(last)[:, target]), last[:, target] - other], axis=-1)
 
 
 def ablate(
@@ -66,13 +108,18 @@ def ablate(
     target: int | None = None,
     mode: str = "zero",
     progress: Callable[[int, int], None] | None = None,
+    contrast: int | None = None,
+    rank_by: str | None = None,
 ) -> dict:
-    # [n] ids, (layer, head) pairs -> {"target": id, "clean_logit", "clean_logprob", "rows": [...]} (rows ranked)
+    # [n] ids, (layer, head) pairs -> {"target": id, "top", "clean_logit", "clean_logprob", "rows": [...]} (ranked)
     """Each head of `heads` switched off alone: Δ logit and Δ log-probability of `target` (default: the model's
-    own next token after `ids`) at the last position, ranked by |Δ logit|, largest first. `progress(done,
-    total)` is told after each layer's heads (`attn explore` says how far it is)."""
+    own next token after `ids`) at the last position, and Δ logit difference target − `contrast` when one is
+    given, ranked by |Δ| of `rank_by` (a `RANKINGS` name; default `ranking_of`'s), largest first. `progress(done,
+    total)` is told after each layer's heads (`attn explore` says how far it is). "top" is the model's own next
+    token, "clean_logit_diff" the clean difference (with a contrast)."""
     if mode not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    column = RANKINGS[ranking_of(rank_by, contrast is not None)].column
     copies = max((sum(1 for l, _ in heads if l == layer) for layer, _ in heads), default=0)
     # priced as `copies` layers of one pass: the copies of one layer run together, a layer at a time
     room = check_run(
@@ -82,64 +129,49 @@ def ablate(
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     clean = logits(model, run.final[-1])  # [vocab]
-    token = int(np.argmax(clean)) if target is None else target
+    top = int(np.argmax(clean))
+    token = top if target is None else target
     clean_logprob = float(np.log(probabilities(clean)[token]))
+    clean_diff = float(clean[token] - clean[token if contrast is None else contrast])
     rows = []
     layers = sorted({l for l, _ in heads})
     for done, layer in enumerate(layers, 1):
         chosen = sorted(h for l, h in heads if l == layer)
-        deltas = layer_deltas(model, run.hidden[layer], layer, chosen, token, mode)
+        deltas = layer_deltas(model, run.hidden[layer], layer, chosen, token, mode, contrast)
         if not np.isfinite(deltas).all():
             raise ModelError(f"the logits of {model.name} with a head of layer {layer} off are not finite")
-        for h, (logit, logprob) in zip(chosen, deltas):
-            rows.append(
-                {
-                    "layer": layer,
-                    "head": h,
-                    "delta_logit": float(logit - clean[token]),
-                    "delta_logprob": float(logprob - clean_logprob),
-                }
-            )
+        for h, (logit, logprob, diff) in zip(chosen, deltas):
+            row = {
+                "layer": layer,
+                "head": h,
+                "delta_logit": float(logit - clean[token]),
+                "delta_logprob": float(logprob - clean_logprob),
+            }
+            if contrast is not None:
+                row["delta_logit_diff"] = float(diff - clean_diff)
+            rows.append(row)
         if progress is not None:
             progress(done, len(layers))
-    rows.sort(key=lambda r: (-abs(r["delta_logit"]), r["layer"], r["head"]))
-    return {"target": token, "clean_logit": float(clean[token]), "clean_logprob": clean_logprob, "rows": rows}
+    rows.sort(key=lambda r: (-abs(r[column]), r["layer"], r["head"]))
+    found = {"target": token, "top": top, "clean_logit": float(clean[token]), "clean_logprob": clean_logprob}
+    if contrast is not None:
+        found["clean_logit_diff"] = clean_diff
+    return found | {"rows": rows}
 
 
 ABLATE_SCHEMA = "attncli.ablate/1"
 
 
-MAX_TARGET_CHARS = 256  # --target is one token: the longest of a real vocabulary is a few dozen characters
-
-
-def check_target(token: str) -> None:
-    """--target as one token can be, before any text is read: ConfigError when it is empty or longer than a token
-    (a target that is not one token of the model is refused by `target_id`, exit 2 too)."""
-    if not token:
-        raise ConfigError("--target is empty: give one token, as the vocabulary writes it (attn tokens shows them)")
-    if len(token) > MAX_TARGET_CHARS:
-        raise ConfigError(
-            f"--target is {len(token):,} characters long, and one token is at most {MAX_TARGET_CHARS}: give one "
-            "token, as the vocabulary writes it (attn tokens shows them)"
-        )
-
-
-def target_id(model: Model, token: str) -> int:
-    """--target: a token as the vocabulary writes it ("ĠParis"), else a text that is one token (" Paris"); else
-    ConfigError (a token the model does not have, as a head it does not have: the command line's mistake)."""
-    check_target(token)
-    found = model.tokenizer.token_to_id(token)
-    if found is not None and found < model.vocab_size:
-        return int(found)
-    t = encode(model, token, what="target")
-    cut = [(i, s) for i, s, special in zip(t.ids, t.strings, t.special) if not special]
-    if len(cut) != 1:
-        shown = " ".join(s for _, s in cut)
-        raise ConfigError(
-            f"--target {token!r} is {len(cut)} tokens for {model.name} ({shown}): give one token, as the vocabulary "
-            "writes it (attn tokens shows them)"
-        )
-    return cut[0][0]
+def another_spelling(model: Model, target: int, top: int, given: str) -> str | None:
+    """One line when the target watched is not the model's own next token but a spelling of it is
+    (`--target Paris` watches `Paris`, p 0.0005, where the model writes ` Paris`, p 0.77); else None."""
+    if target == top or top not in spellings(model, target):
+        return None
+    return (
+        f"--target {given!r} watches the token {token_text(model, target)!r} (id {target}), but the model's own "
+        f"next token is {token_text(model, top)!r} (id {top}), another spelling of it: --target "
+        f"{token_text(model, top)!r} watches that one"
+    )
 
 
 def ablate_record(
@@ -149,27 +181,61 @@ def ablate_record(
     target: str | None = None,
     mode: str = "zero",
     progress: Callable[[int, int], None] | None = None,
+    contrast: str | None = None,
+    rank_by: str | None = None,
 ) -> dict:
     # [n] ids -> the fields of `attn ablate -f json` that describe the ablation (mode ... rows)
     """Every head (or `heads`, (layer, head) pairs) switched off alone after `ids`, ranked: the mode, the position
-    watched (the last), the target token (`target`, default the model's own next token), its clean logit and
-    log-probability, and a row {layer, head, delta_logit, delta_logprob} per head; `progress` as `ablate`'s."""
+    watched (the last), the target token (`target`, default the model's own next token; a token's text or its
+    vocabulary form, `vocab_token`), the `contrast` token, the ranking, the clean logit, log-probability (and
+    logit difference), a row {layer, head, delta_logit, delta_logprob(, delta_logit_diff)} per head, and
+    "notes": the lines a user must be told (what an ambiguous token was taken as; a target that is another
+    spelling of the model's next token). `progress` as `ablate`'s."""
     unembedding(model)  # an encoder, or no head: said before any pass
+    ranked = ranking_of(rank_by, contrast is not None)
     chosen = (
         [(l, h) for l in range(model.n_layer) for h in range(model.n_head)]
         if heads is None
         else sorted({(check_layer(model, l), check_head(model, h)) for l, h in heads})
     )
-    found = ablate(model, ids, chosen, None if target is None else target_id(model, target), mode, progress)
-    return {
+    named = {
+        option: None if given is None else vocab_token(model, given, option)
+        for option, given in (("--target", target), ("--contrast", contrast))
+    }
+    watched, against = named["--target"], named["--contrast"]
+    found = ablate(
+        model,
+        ids,
+        chosen,
+        None if watched is None else watched.id,
+        mode,
+        progress,
+        None if against is None else against.id,
+        ranked,
+    )
+    spelt = None if target is None else another_spelling(model, found["target"], found["top"], target)
+    notes = [t.note for t in named.values() if t is not None and t.note is not None and spelt is None] + (
+        [] if spelt is None else [spelt]
+    )
+    entry = RANKINGS[ranked]
+    out = {
         "mode": mode,
         "means": MODES[mode],
         "position": len(ids) - 1,
-        "target": {"id": found["target"], "token": model.tokenizer.id_to_token(found["target"]), "given": target},
+        "target": _token_field(model, found["target"], target),
+        "contrast": None if against is None else _token_field(model, against.id, contrast),
+        "ranked_by": {"name": ranked, "column": entry.column, "label": entry.label, "means": entry.means},
         "clean_logit": found["clean_logit"],
         "clean_logprob": found["clean_logprob"],
-        "rows": found["rows"],
     }
+    if against is not None:
+        out["clean_logit_diff"] = found["clean_logit_diff"]
+    return out | {"notes": notes, "rows": found["rows"]}
+
+
+def _token_field(model: Model, token: int, given: str | None) -> dict:
+    """A token of the ablation in JSON: its id, its vocabulary form, its text, and the words that named it."""
+    return {"id": token, "token": model.tokenizer.id_to_token(token), "text": token_text(model, token), "given": given}
 
 
 def ablate_document(
@@ -180,19 +246,23 @@ def ablate_document(
     mode: str = "zero",
     tokens: Tokens | None = None,
     progress: Callable[[int, int], None] | None = None,
+    contrast: str | None = None,
+    rank_by: str | None = None,
 ) -> dict:
     """`attn ablate -f json`: every head (or `heads`, (layer, head) pairs) switched off alone, ranked. `tokens`:
     those of a run of `text` already made, instead of the text cut again (of a generation's, the text's own,
-    before the first written token: its next token is the first the model wrote); `progress` as `ablate`'s."""
+    before the first written token: its next token is the first the model wrote); `progress`, `contrast` and
+    `rank_by` as `ablate_record`'s."""
     if target is not None:
-        check_target(target)  # the command line's mistake before the text's
+        check_token(target)  # the command line's mistake before the text's
     tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
     unembedding(model)  # an encoder, or no head: said before the text is run
-    found = ablate_record(model, tokens.ids, heads, target, mode, progress)
+    found = ablate_record(model, tokens.ids, heads, target, mode, progress, contrast, rank_by)
     return {
         "schema": ABLATE_SCHEMA,
         "text": text,
         "tokens": list(tokens.strings),
+        "texts": list(tokens.text_of()),
         "model": model.name,
         "summary": describe(model),
         **found,

@@ -18,9 +18,9 @@ import numpy as np
 
 from attncli.errors import ConfigError
 
-from .ablate import target_id
 from .head import next_logits, unembedding
 from .model import Model
+from .vocab import vocab_token
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,10 @@ def check_decoder(model: Model, command: str) -> None:
 
 
 def metric_ids(model: Model, target: str, contrast: str | None) -> tuple[int, int | None]:
-    """--target A and --contrast B as token ids (each a token as the vocabulary writes it, or a text that is one
-    token: attncli.models.ablate's `target_id`); the one place the causal commands read them."""
-    a = target_id(model, target)
-    b = None if contrast is None else target_id(model, contrast)
+    """--target A and --contrast B as token ids (each a token's text, ' Paris', or as the vocabulary writes it,
+    'ĠParis': attncli.models.vocab's `vocab_token`); the one place the causal commands read them."""
+    a = vocab_token(model, target, "--target").id
+    b = None if contrast is None else vocab_token(model, contrast, "--contrast").id
     if a == b:
         raise ConfigError(f"--target and --contrast are the same token ({target!r}): m would be 0 on every text")
     return a, b

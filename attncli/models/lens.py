@@ -27,6 +27,7 @@ from .model import Model
 from .run import _check_finite, _encode
 from .seq2seq import decoder_tokens, source_tokens
 from .source import describe
+from .vocab import token_text
 
 LENS_SCHEMA = "attncli.lens/1"
 LAYERS = "layer 0 = the embeddings, layer l = the output of block l - 1 (transformers' hidden_states[l])"
@@ -168,8 +169,10 @@ def _chosen(model: Model, rows: np.ndarray, chosen, read: Callable[[np.ndarray],
 
 def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
     # [L + 1, n, k] ids, [L + 1, n, k] probabilities -> the rows of `attn lens -f json`
-    """{layer, position, top_ids, top_tokens, top_probs}, layer by layer, each layer's positions in order."""
+    """{layer, position, top_ids, top_tokens, top_probs, top_texts}, layer by layer, each layer's positions in
+    order; a token's text is what it decodes to alone (`ĠParis`: ` Paris`)."""
     decode = model.tokenizer.id_to_token
+    texts = {int(t): token_text(model, int(t)) for t in np.unique(best)}
     return [
         {
             "layer": l,
@@ -177,6 +180,7 @@ def rows_of(model: Model, best: np.ndarray, picked: np.ndarray) -> list[dict]:
             "top_ids": best[l, i].tolist(),
             "top_tokens": [decode(int(t)) for t in best[l, i]],
             "top_probs": picked[l, i].tolist(),
+            "top_texts": [texts[int(t)] for t in best[l, i]],  # last: the columns before keep their places
         }
         for l in range(best.shape[0])
         for i in range(best.shape[1])
@@ -226,6 +230,7 @@ def lens_document(
             "schema": LENS_SCHEMA,
             "text": text,
             "tokens": list(tokens.strings),
+            "texts": list(tokens.text_of()),
             "special": list(tokens.special),
             "model": model.name,
             "summary": describe(model),

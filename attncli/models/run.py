@@ -43,6 +43,7 @@ from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.run import _check_text
 from attncli.pipeline.tokenize import Tokens
+from attncli.pipeline.tokentext import texts
 
 ROLLOUT_SCHEMA = "attncli.rollout/1"
 HEADS_SCHEMA = "attncli.heads/1"
@@ -88,6 +89,7 @@ def _encode(
         if generate is not None
         else "",
         generated_by="" if generate is None else generate.describe(),
+        texts=texts(t.ids, t.special, lambda ids: model.tokenizer.decode(ids, skip_special_tokens=False)),
     )
     return tokens, t
 

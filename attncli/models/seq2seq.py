@@ -27,6 +27,7 @@ from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.run import _check_text
 from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import Tokens
+from attncli.pipeline.tokentext import texts
 
 from .attention import LayerSteps
 from .encdec import decode_target, decoder_input, generation_start, seq2seq_forward
@@ -43,7 +44,21 @@ from .tokens import ModelTokens, encode
 def _tokens(model: Model, strings, ids, offsets, special) -> Tokens:
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
-    return Tokens(tuple(strings), tuple(ids), tuple(offsets), model.name, size, unk_token=unk, special=tuple(special))
+    return Tokens(
+        tuple(strings),
+        tuple(ids),
+        tuple(offsets),
+        model.name,
+        size,
+        unk_token=unk,
+        special=tuple(special),
+        texts=_texts(model, ids, special),
+    )
+
+
+def _texts(model: Model, ids, special) -> tuple[str, ...]:  # [n] ids, [n] special -> [n] texts
+    """Each token's text, as its tokenizer decodes it (attncli.pipeline.tokentext)."""
+    return texts(list(ids), list(special), lambda kept: model.tokenizer.decode(kept, skip_special_tokens=False))
 
 
 def source_tokens(model: Model, source: str) -> Tokens:
@@ -109,6 +124,7 @@ def written_target(model: Model, text: str, source: str, how: Generation) -> Tok
         generated=len(ids),
         generated_text=model.tokenizer.decode(new, skip_special_tokens=False),
         generated_by=how.describe(),
+        texts=_texts(model, ids + tuple(new), special + (False,) * len(new)),
     )
 
 
@@ -253,11 +269,17 @@ class PartLayer(ModelLayer):
         x = m.family.input_note(self.layer) if self.part == "encoder" else note(self.layer, self.part)
         split = f", split into heads ({self._heads_phrase()})"
         src = "X_context" if cross else "X"
-        out = [Step("x", x, result.x, ("query", "dim"))]
+        out = [Step("x", x, result.x, ("query", "dim"), stage="layer input")]
         if cross:
             assert result.x_context is not None
             out.append(
-                Step("x_context", "X_context: the encoder's output over the source", result.x_context, ("key", "dim"))
+                Step(
+                    "x_context",
+                    "X_context: the encoder's output over the source",
+                    result.x_context,
+                    ("key", "dim"),
+                    stage="layer input",
+                )
             )
         out += [
             Step(

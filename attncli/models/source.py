@@ -15,6 +15,7 @@ from attncli.models.model import Model
 from attncli.pipeline.result import AttentionResult, Step, config_record
 from attncli.pipeline.steps import mask_softmax_mix, shown
 from attncli.pipeline.tokenize import GENERATED_MARK, SECOND_MARK, SPECIAL_MARK, Tokens
+from attncli.pipeline.tokentext import legend, shown_text
 
 
 def sliding_window(model: Model, layer: int) -> int | None:
@@ -31,6 +32,9 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
     """The caption's key to the token labels: which special tokens the tokenizer added (to `tokens` or the
     `others`, a cross-attention's source), where a pair splits."""
     lines = []
+    said = legend([label for k in (tokens, *others) for label in k.drawn()])
+    if said is not None:
+        lines.append(said)
     added = list(dict.fromkeys(t for k in (tokens, *others) for t, special in zip(k.strings, k.special) if special))
     if added:
         lines.append(f"{SPECIAL_MARK} = added by the tokenizer, not cut from the text: {' '.join(added)}")
@@ -40,6 +44,7 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
             f"{tokens.generated_by}, one pass per token with a key/value cache; the weights are one pass over the "
             "whole sequence, each row what the model saw when it wrote the next token"
         )
+        lines.append(f"the model wrote: {shown_text(''.join(tokens.text_of()[tokens.generated :]))}")
     if tokens.second is not None:
         lines.append(
             f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
@@ -87,7 +92,7 @@ class ModelLayer:
 
     def _heads_phrase(self) -> str:
         n = self.model.n_head
-        return f"head {self.head} of {n}" if self.head is not None else f"all {n} heads"
+        return f"head {self.head} of {n}" if self.head is not None else f"{n} heads"  # not "all": explore shows one
 
     def _projection(self, name: str) -> str:
         """`X W_Q + b_Q`; for rotary families `RoPE(...)` on Q and K (Qwen 3: of the RMSNormed heads)."""
@@ -144,7 +149,9 @@ class ModelLayer:
         if (kv := self._kv_phrase()) is not None:
             lines.append(kv)
         lines.append("rows: queries, columns: keys; each row sums to 1; ▸ = row maximum")
-        lines.append(f"output: the layer's attention output, all {m.n_head} heads: concat(A_h V_h) W_O + b_O")
+        lines.append(
+            f"output: the layer's attention output, of its {m.n_head} heads together: concat(A_h V_h) W_O + b_O"
+        )
         return lines
 
     def config_record(self, result: AttentionResult) -> dict:
@@ -167,7 +174,7 @@ class ModelLayer:
         shared = ", each query head's key/value head" if m.n_kv_head != m.n_head else ""
         scores = shown(result)[0]
         out = [
-            Step("x", x, result.x, ("query", "dim")),
+            Step("x", x, result.x, ("query", "dim"), stage="layer input"),
             Step("q", f"Q = {self._projection('Q')}{split}", result.q, ("head", "query", "dim")),
             Step("k", f"K = {self._projection('K')}{split}{shared}", result.k, ("head", "key", "dim")),
             Step("v", f"V = {self._projection('V')}{split}{shared}", result.v, ("head", "key", "dim")),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from attncli.core.variants import VARIANTS
 from attncli.pipeline.result import AttentionResult
+from attncli.pipeline.tokentext import legend
 
 
 def caption_lines(result: AttentionResult, what: list[str], rows: str) -> list[str]:
@@ -25,6 +26,10 @@ def caption_lines(result: AttentionResult, what: list[str], rows: str) -> list[s
     if c.mask:
         lines.append(f"mask: {', '.join(c.mask)}" + (" (· = masked, weight 0)" if result.weights is not None else ""))
     lines += long_caption(result)
+    drawn = [*result.tokens.drawn(), *(result.key_tokens.drawn() if result.context is not None else ())]
+    said = legend(drawn)
+    if said is not None:
+        lines.append(said)
     if result.weights is not None:
         lines.append(rows + "; each row sums to 1; ▸ = row maximum")
     return lines

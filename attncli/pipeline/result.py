@@ -46,6 +46,7 @@ class Step:
     array: np.ndarray
     axes: tuple[str, ...]  # one of "head", "query", "key", "dim" per axis
     note: str = ""
+    stage: str | None = None  # the rule above it in `attn steps` when not its name's (a model layer's input)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -135,6 +136,16 @@ class AttentionResult:
     @property
     def key_tokens(self) -> Tokens:
         return self.context_tokens if self.context_tokens is not None else self.tokens
+
+    def raw_tokens(self) -> AttentionResult:
+        """This result with its tokens labelled as the vocabulary writes them (--raw-tokens: `ĠParis`, not
+        `␣Paris`); every number the same."""
+        ctx = self.context_tokens
+        return replace(
+            self,
+            tokens=replace(self.tokens, raw=True),
+            context_tokens=None if ctx is None else replace(ctx, raw=True),
+        )
 
     def head_index(self, h: int) -> int:
         """The name of head h of this result: h, or the model's own head H when `--head H` chose one."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from attncli.core.variants import VARIANTS
-from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL, embed
 from attncli.pipeline.result import TRACE, AttentionResult, Step
 
@@ -113,14 +112,6 @@ def params(result: AttentionResult) -> dict[str, np.ndarray]:
 def shown(result: AttentionResult) -> tuple[np.ndarray, np.ndarray]:  # -> scores [h, m, n], weights [h, m, n]
     """The scores and weights the steps show: a result without them (--no-weights) has no steps to show."""
     return result.attention("attn steps shows the n × n weights: run without --no-weights")
-
-
-def check_query(result: AttentionResult, query: int) -> None:
-    """`--query I` must name one of the text's tokens."""
-    if not 0 <= query < len(result.tokens):
-        raise ConfigError(
-            f"--query {query} is out of range: the text has {len(result.tokens)} tokens (0 to {len(result.tokens) - 1})"
-        )
 
 
 def score_step(result: AttentionResult) -> Step:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from attncli.errors import ConfigError, DataError
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.read import MAX_JSON_DEPTH, decode, json_depth, read_bounded
+from attncli.pipeline.tokentext import labels as text_labels
+from attncli.pipeline.tokentext import texts as decoded_texts
 
 WORD_RE = re.compile(r"\w+|[^\w\s]+")
 
@@ -37,7 +39,11 @@ GENERATED_MARK = "›"  # before the label of a token a model wrote (--generate)
 
 @dataclass(frozen=True)
 class Tokens:
-    """A tokenized text: parallel tuples of strings, ids and (start, end) offsets."""
+    """A tokenized text: parallel tuples of strings, ids and (start, end) offsets, and each token's text.
+
+    `strings` are the vocabulary's (`ĠParis`); `texts` what each token adds to the decoded text (` Paris`;
+    attncli.pipeline.tokentext: joined, they are the decoded text); a screen draws `drawn()`, the texts with
+    their whitespace visible (`␣Paris`), or the vocabulary strings when `raw` (--raw-tokens)."""
 
     strings: tuple[str, ...]
     ids: tuple[int, ...]
@@ -51,6 +57,24 @@ class Tokens:
     generated: int | None = None  # a model's --generate: the index of the first token it wrote (the rest are too)
     generated_text: str = ""  # the tokens it wrote, decoded by its tokenizer
     generated_by: str = ""  # how it chose them: greedy, or sampled (and how)
+    texts: tuple[str, ...] = ()  # each token's text (empty: the strings are the texts, as char's and word's)
+    raw: bool = False  # draw the vocabulary strings, not the texts (--raw-tokens)
+
+    def text_of(self) -> tuple[str, ...]:
+        """Each token's text: `texts`, or the strings for a tokenizer whose strings are their text."""
+        return self.texts or self.strings
+
+    def drawn(self) -> tuple[str, ...]:
+        """Each token as every screen draws it: its text with visible whitespace (`␣Paris`, `↵`, `‹e2 80›`),
+        a special token as its vocabulary string; the vocabulary strings themselves when `raw`.
+
+        >>> t = Tokens(("ĠParis", "Ċ"), (0, 1), ((0, 6), (6, 7)), "t", texts=(" Paris", "\\n"))
+        >>> t.drawn(), dataclasses.replace(t, raw=True).drawn()
+        (('␣Paris', '↵'), ('ĠParis', 'Ċ'))
+        """
+        if self.raw:
+            return self.strings
+        return text_labels(self.strings, self.text_of(), self.special or (False,) * len(self.strings))
 
     def generation(self) -> dict | None:
         """`{"ids": [...], "text": "...", "decoding": "..."}` of the tokens a model wrote, or None."""
@@ -76,14 +100,63 @@ class Tokens:
             ids=self.ids[:n],
             offsets=self.offsets[:n],
             special=self.special[:n],
+            texts=self.texts[:n],
             generated=None,
             generated_text="",
             generated_by="",
         )
 
+    def resolve(self, spec: str, option: str = "--query") -> tuple[int, str | None]:
+        """The index an option naming one of these tokens means, and a note when the name was ambiguous: an
+        index (negative counts from the end), else a token by its vocabulary string (`ĠFrance`), its text
+        (` France`) or its text without the whitespace around it (`France`), the first way that matches
+        anything; of several equal tokens, the first, and the note names the others. ConfigError when none.
+
+        >>> t = Tokens(("The", "ĠFrance", "Ġis", "ĠFrance"), (0, 1, 2, 1), ((0, 3),) * 4, "t",
+        ...            texts=("The", " France", " is", " France"))
+        >>> t.resolve("France"), t.resolve("ĠFrance")[0], t.resolve(" is"), t.resolve("-1")
+        ((1, "--query 'France' is token 1 (␣France); so is token 3"), 1, (2, None), (3, None))
+        """
+        n = len(self)
+        try:
+            i = int(spec)
+        except ValueError:
+            pass
+        else:
+            if not -n <= i < n:
+                raise ConfigError(f"{option} {i} is out of range: the text has {n} tokens, 0..{n - 1}")
+            return i % n, None
+        texts = self.text_of()
+        for same in (
+            lambda k: self.strings[k] == spec,
+            lambda k: texts[k] == spec,
+            lambda k: bool(spec.strip()) and texts[k].strip() == spec.strip(),
+        ):
+            found = [k for k in range(n) if same(k)]
+            if found:
+                others = found[1:]
+                note = None
+                if others:
+                    more = ", ".join(map(str, others[:5])) + (" …" if len(others) > 5 else "")
+                    note = (
+                        f"{option} {spec!r} is token {found[0]} ({self.drawn()[found[0]]}); so is token"
+                        f"{'s' if len(others) > 1 else ''} {more}"
+                    )
+                return found[0], note
+        drawn = self.drawn()
+        raise ConfigError(
+            f"{option} {spec!r}: no such token; the tokens are "
+            + " ".join(f"{j}:{t}" for j, t in enumerate(drawn[:20]))
+            + (" …" if n > 20 else "")
+        )
+
+    def find(self, spec: str, option: str = "--query") -> int:
+        """`resolve`'s index alone."""
+        return self.resolve(spec, option)[0]
+
     def labels(self) -> list[str]:
-        """The strings as a table labels them: ◇ before a special token, ‖ where a pair's second segment starts,
-        › before each token a model wrote (--generate).
+        """The tokens as a table labels them (`drawn()`): ◇ before a special token, ‖ where a pair's second
+        segment starts, › before each token a model wrote (--generate).
 
         >>> marks = dict(special=(True, False, True, False), second=3)
         >>> Tokens(("[CLS]", "a", "[SEP]", "b"), (0, 1, 2, 3), ((0, 0),) * 4, "t", **marks).labels()
@@ -98,7 +171,7 @@ class Tokens:
             + (GENERATED_MARK if i >= wrote else "")
             + (SPECIAL_MARK if s else "")
             + t
-            for i, (t, s) in enumerate(zip(self.strings, special))
+            for i, (t, s) in enumerate(zip(self.drawn(), special))
         ]
 
 
@@ -182,6 +255,7 @@ def _encode(tok, label: str, text: str) -> Tokens:
     if enc.overflowing:
         dropped = sum(len(o.ids) for o in enc.overflowing)
         warnings = (f"tokenizer {label} truncates its input: kept {len(enc.ids)} tokens, dropped {dropped}",)
+    special = tuple(bool(m) for m in enc.special_tokens_mask)
     return Tokens(
         strings=tuple(enc.tokens),
         ids=tuple(enc.ids),
@@ -190,6 +264,7 @@ def _encode(tok, label: str, text: str) -> Tokens:
         vocab_size=tok.get_vocab_size(with_added_tokens=True),
         warnings=warnings,
         unk_token=getattr(tok.model, "unk_token", None),
+        texts=decoded_texts(enc.ids, special, tok.decode),
     )
 
 
@@ -207,6 +282,7 @@ def _from_record(record: dict) -> Tokens:
         vocab_size=record["vocab_size"],
         warnings=tuple(record["warnings"]),
         unk_token=record["unk_token"],
+        texts=tuple(record["texts"]),
     )
 
 

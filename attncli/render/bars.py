@@ -18,7 +18,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attncli.errors import ConfigError
 from attncli.io.escape import escape_token
 from attncli.pipeline.heads import mean_of_heads
 from attncli.pipeline.result import AttentionResult
@@ -32,28 +31,6 @@ def bar(fraction: float, width: int) -> str:
     eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
     full, rest = divmod(eighths, 8)
     return "█" * full + (EIGHTHS[rest] if rest else "")
-
-
-def find_query(tokens: Sequence[str], spec: str) -> int:
-    """The index a `--query` names: an index (negative counts from the end) or a token (its first occurrence).
-
-    >>> find_query(["time", "flies", "like"], "flies"), find_query(["time", "flies"], "-1")
-    (1, 1)
-    """
-    n = len(tokens)
-    try:
-        i = int(spec)
-    except ValueError:
-        if spec in tokens:
-            return list(tokens).index(spec)
-        raise ConfigError(
-            f"--query {escape_token(spec)!s}: no such token; the queries are "
-            + " ".join(f"{j}:{escape_token(t)}" for j, t in enumerate(tokens[:20]))
-            + (" …" if n > 20 else "")
-        ) from None
-    if not -n <= i < n:
-        raise ConfigError(f"--query {i} is out of range: the text has {n} queries, 0..{n - 1}")
-    return i % n
 
 
 class Bars:
@@ -114,16 +91,15 @@ def query_bars(
 ) -> list[RenderableType]:
     """The bars of the query `spec` names: one chart per head shown (every head, `head`, or their `mean`)."""
     scores, weights = result.attention("--query shows a row of the weights: run without --no-weights")
-    q_tokens = result.tokens.strings
-    i = find_query(q_tokens, spec)
-    token = escape_token(q_tokens[i])
+    i = result.tokens.find(spec)
+    token = escape_token(result.tokens.drawn()[i])
     n_head = weights.shape[0]
     masked = None if result.masked is None else result.masked[:, i]  # [h, n]
     if mean:
         return [
             Bars(
                 f"query {i} '{token}': the mean of the {n_head} heads' weights",
-                result.key_tokens.strings,
+                result.key_tokens.drawn(),
                 mean_of_heads(result)[0][i],
                 None,  # the mean of the heads' scores is no score
                 None if masked is None else masked.all(axis=0),
@@ -136,7 +112,7 @@ def query_bars(
             f"query {i} '{token}' → every key"
             + (f" · head {result.head_index(h)}" if n_head > 1 else "")
             + ": A = softmax(S) of its row",
-            result.key_tokens.strings,
+            result.key_tokens.drawn(),
             weights[h, i],
             scores[h, i],
             None if masked is None else masked[h],

@@ -170,8 +170,8 @@ def heatmap(result: AttentionResult, label: str, precision: int) -> Matrix:
     masked = None if result.masked is None else result.masked[0]
     return Matrix(
         weights[0],
-        result.tokens.strings,
-        result.key_tokens.strings,
+        result.tokens.drawn(),
+        result.key_tokens.drawn(),
         title,
         precision,
         "weights",

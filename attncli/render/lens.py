@@ -15,6 +15,7 @@ from rich.text import Text
 
 from attncli.io.escape import escape_token
 from attncli.pipeline.tokenize import GENERATED_MARK
+from attncli.pipeline.tokentext import labels, legend
 from attncli.render.matrix import columns_shown
 from attncli.render.style import shade, system_of
 
@@ -30,13 +31,19 @@ class LensGrid:
         self.cells = {(r["layer"], r["position"]): r for r in doc["rows"]}
         self.label = max(len("layer"), len(str(self.n_rows - 1)))
         wrote = len(doc["tokens"]) - len(doc["generated"]["ids"]) if "generated" in doc else self.n_pos
-        self.header = [f"{i} {GENERATED_MARK * (i >= wrote)}{escape_token(t)}" for i, t in enumerate(doc["tokens"])]
+        drawn = labels(doc["tokens"], doc["texts"], doc["special"] or [False] * self.n_pos)
+        self.header = [f"{i} {GENERATED_MARK * (i >= wrote)}{escape_token(t)}" for i, t in enumerate(drawn)]
 
     def _prob(self, r: dict) -> str:
         return f"{r['top_probs'][0]:.{self.precision}f}"
 
+    @staticmethod
+    def top_label(r: dict) -> str:
+        """A cell's top token as text (`␣Paris`)."""
+        return labels(r["top_tokens"][:1], r["top_texts"][:1], [False])[0]
+
     def _token(self, r: dict) -> str:
-        return escape_token(r["top_tokens"][0])
+        return escape_token(self.top_label(r))
 
     def column(self, i: int, form: str) -> int:  # the width of position i's column in `form`
         cells = [self.cells[(l, i)] for l in range(self.n_rows)]
@@ -59,7 +66,8 @@ class LensGrid:
         that wraps."""
         r = self.cells[(l, i)]
         out = Text(f"layer {l}, position {self.header[i]}: its top {len(r['top_ids'])} next tokens  ", style="bold")
-        for rank, (t, token, p) in enumerate(zip(r["top_ids"], r["top_tokens"], r["top_probs"]), 1):
+        drawn = labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"]))
+        for rank, (t, token, p) in enumerate(zip(r["top_ids"], drawn, r["top_probs"]), 1):
             out.append(f"{rank}. ", style="dim")
             out.append(f"{escape_token(token)} {p:.{self.precision}f}", style="bold")
             out.append(f" (id {t})  ", style="dim")
@@ -128,4 +136,8 @@ def lens_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType
         notes.append(f"{GENERATED_MARK} = written by the model after the text, {doc['generated']['decoding']}")
     if any(doc["special"]):
         notes.append("the tokenizer added: " + " ".join(t for t, s in zip(doc["tokens"], doc["special"]) if s))
-    return Group(LensGrid(doc, precision), Text("\n".join(notes), style="dim"))
+    grid = LensGrid(doc, precision)
+    said = legend([*grid.header, *(grid.top_label(r) for r in doc["rows"])])
+    if said is not None:
+        notes.append(said)
+    return Group(grid, Text("\n".join(notes), style="dim"))

@@ -25,7 +25,7 @@ def _f(x: float | None, precision: int) -> str:
 
 def summary_lines(result: AttentionResult, precision: int = 2) -> Text:
     """The head statistics in one line per head (what a short `attn show` adds by itself)."""
-    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    q_tokens, k_tokens = result.tokens.drawn(), result.key_tokens.drawn()
     out = Units(style="dim")
     for n, s in enumerate(summaries(result)):
         i, j = s["largest_at"]
@@ -44,7 +44,7 @@ def summary_lines(result: AttentionResult, precision: int = 2) -> Text:
 def stats_table(result: AttentionResult, precision: int = 2) -> Table:
     """One row per head: entropy, largest weight, diagonal mass, mean attended distance."""
     stats = summaries(result)
-    q_tokens, k_tokens = result.tokens.strings, result.key_tokens.strings
+    q_tokens, k_tokens = result.tokens.drawn(), result.key_tokens.drawn()
     table = Table(
         title="Head statistics", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
     )
@@ -69,7 +69,7 @@ def stats_table(result: AttentionResult, precision: int = 2) -> Table:
 def top_table(result: AttentionResult, precision: int = 2) -> Table:
     """The three keys each query attends to most, per head, largest first."""
     stats = summaries(result)
-    k_tokens = result.key_tokens.strings
+    k_tokens = result.key_tokens.drawn()
     repeated = {t: k_tokens.count(t) > 1 for t in k_tokens}
     table = Table(
         title="Top 3 keys of each query", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", title_style="bold"
@@ -82,7 +82,7 @@ def top_table(result: AttentionResult, precision: int = 2) -> Table:
         if i is None:
             table.add_row(*(Text("⋮", style="dim") for _ in range(len(stats) + 1)))
             continue
-        q = result.tokens.strings[i]
+        q = result.tokens.drawn()[i]
         cells = []
         for s in stats:
             cell = Text()

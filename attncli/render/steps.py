@@ -140,7 +140,7 @@ def step_tables(result: AttentionResult, step: Step, precision: int, width: int,
     heads = range(array.shape[0]) if axes[0] == "head" else [None]
     title = f"{step.formula}  {_shape(step)}"
     several = len(heads) > 1
-    slice_of = f"query {query} {_quoted(result.tokens.strings[query])} (rows: keys)"  # of a [query, key, dim] term
+    slice_of = f"query {query} {_quoted(result.tokens.drawn()[query])} (rows: keys)"  # of a [query, key, dim] term
     if several and len(axes) == 4:
         title = f"{title} · {slice_of}"
     matrices = []
@@ -231,7 +231,7 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     p, c = precision + 1, result.config
     scores, weights = result.attention("attn steps shows the n × n weights: run without --no-weights")
     assert c.d_k is not None  # a resolved config has its widths
-    q_tok, k_tok = _quoted(result.tokens.strings[i]), _quoted(result.key_tokens.strings[0])
+    q_tok, k_tok = _quoted(result.tokens.drawn()[i]), _quoted(result.key_tokens.drawn()[0])
     t = f" / T({c.temperature:g})" if c.temperature != 1 else ""
     worked = Words(f"[{q_tok}, {k_tok}]", q_tok, k_tok, t, lambda x: fmt(x, p))
     cell = Cell(result.q[0, i], result.k[0, 0], float(scores[0, i, 0]), c.d_k, result.trace, result.params, i)
@@ -285,7 +285,7 @@ def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, qu
     stage, number = "tokenize", 1
     all_steps = steps(result)
     for step in all_steps:
-        name = STAGES.get(step.name, "score")
+        name = step.stage or STAGES.get(step.name, "score")
         if name != stage:
             if name == "softmax" and result.masked is None:
                 number += 1

@@ -79,6 +79,11 @@ def test_stdin_and_file(tmp_path):
         (["show", "a b", "--heads", "3"], 2, "Error: --dim 16 is not divisible by --heads 3"),
         (["show", "a b", "-t", "nope"], 2, "Error: unknown tokenizer 'nope'"),
         (["show", "a b", "-t", "missing/tokenizer.json"], 1, "Error: tokenizer file not found"),
+        (
+            ["show", "a b", "-o", "fig.png"],
+            2,
+            "Error: attn draws pictures as SVG, not PNG: write -o fig.svg and convert",
+        ),
         (["show", "a b", "-o", "out.weird"], 2, "Error: cannot tell the format"),
         (
             ["show", "a b", "-o", "out.weird"],

@@ -23,7 +23,7 @@ TEXT = "time flies like an arrow"
     [
         ([TEXT, "--heads", "2", "--head", "2"], 2, "--head 2 is out of range: the run has 2 heads, 0..1"),
         ([TEXT, "--layer", "1"], 2, "--layer needs --model DIR"),
-        ([TEXT, "--query", "bananas"], 2, "--query bananas: no such token"),
+        ([TEXT, "--query", "bananas"], 2, "--query 'bananas': no such token"),
         ([""], 1, "Error: empty text"),
         ([TEXT, "-v", "nope"], 2, "nope"),
         ([TEXT], 2, "attn explore is a full-screen app: it needs a terminal"),  # CliRunner's stdout is no terminal
@@ -128,7 +128,8 @@ def test_a_decoder_s_written_tokens_lens_and_ablation_in_tmux():
         _tmux(server, "send-keys", "-t", server, "clear; " + command, "Enter")
         _wait(server, "n b step")
         _tmux(server, "send-keys", "-t", server, "n")
-        assert "at position 18, probability" in _wait(server, "written token 1 of 3")
+        screen = _wait(server, "(written token 1 of")  # the row that chose it, the one before: 17 of 18
+        assert "row 17 '" in screen and "' wrote '" in screen and ", probability" in screen
         _tmux(server, "send-keys", "-t", server, "l")
         _wait(server, "its top 5 next tokens")
         _tmux(server, "send-keys", "-t", server, "Escape")  # alone: Esc and a key at once read as Alt+key

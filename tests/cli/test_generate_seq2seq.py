@@ -79,9 +79,20 @@ def test_steps_heads_and_the_page_carry_the_written_target():
     page = json.loads(ok("view", *common, "-f", "json"))
     assert steps["generated"]["ids"] == heads["generated"]["ids"] == page["generated"]["ids"] == case["new"][:4]
     assert len(heads["tokens"]) == len(case["decoder_ids"]) + 4
-    assert page["parts"]["cross"]["labels"][-4:] == ["›" + t for t in page["parts"]["cross"]["tokens"][-4:]]
+    assert _as_text(page["parts"]["cross"]["labels"][-4:]) == _bare(page["parts"]["cross"]["tokens"][-4:])
     assert len(page["parts"]["decoder"]["tokens"]) == len(case["decoder_ids"]) + 4
     assert "--generate 4" in page["exact"]["command"]
+
+
+def _as_text(labels: list[str]) -> list[str]:
+    """Written tokens' labels (each marked ›) as their words: without the mark and the ␣ of a leading space."""
+    assert all(label.startswith("›") for label in labels)
+    return [label.removeprefix("›").removeprefix("␣") for label in labels]
+
+
+def _bare(tokens: list[str]) -> list[str]:
+    """SentencePiece's strings without the ▁ of a leading space."""
+    return [t.removeprefix("▁") for t in tokens]
 
 
 @pytest.mark.parametrize("text", ["", "case"])
@@ -96,7 +107,7 @@ def test_a_page_opened_at_the_encoder_still_carries_the_written_target(text):
     assert at_encoder["generated"] == at_cross["generated"]
     for part in ("cross", "decoder"):
         assert at_encoder["parts"][part]["tokens"] == at_cross["parts"][part]["tokens"]
-        assert at_encoder["parts"][part]["labels"][-4:] == ["›" + t for t in at_cross["parts"][part]["tokens"][-4:]]
+        assert _as_text(at_encoder["parts"][part]["labels"][-4:]) == _bare(at_cross["parts"][part]["tokens"][-4:])
     assert at_encoder["part"] == "encoder" and "--generate 4" in at_encoder["exact"]["command"]
 
 

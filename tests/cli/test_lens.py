@@ -57,7 +57,7 @@ def test_narrow_table_elides_positions_and_says_which():
 
 def test_csv_and_jsonl_rows():
     rows = list(csv.DictReader(io.StringIO(ok("lens", TEXT, "--model", GOLDEN / "gpt2", "-f", "csv"))))
-    assert list(rows[0]) == ["layer", "position", "top_ids", "top_tokens", "top_probs"]
+    assert list(rows[0]) == ["layer", "position", "top_ids", "top_tokens", "top_probs", "top_texts"]
     assert len(json.loads(rows[0]["top_ids"])) == 5
     lines = ok("lens", TEXT, "--model", GOLDEN / "gpt2", "-f", "jsonl").splitlines()
     assert len(lines) == len(rows)

@@ -98,7 +98,7 @@ def test_show_table_caption_names_model_layer_head_and_weights(bert):
         assert words in out, words
     assert "not trained" not in out and "random (seeded)" not in out
     panels = ok("show", TEXT, "--model", bert, "--color", "never")
-    assert all(f"head {h}" in panels for h in range(4)) and "all 4 heads" in panels
+    assert all(f"head {h}" in panels for h in range(4)) and " · 4 heads · d_k" in panels
 
 
 def test_show_other_formats_with_model(bert, tmp_path):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward, load_model
+from attncli.pipeline.tokentext import shown
 from tests.conftest import attn
 from tests.models.test_golden import GOLDEN
 
@@ -33,7 +34,7 @@ def test_special_tokens_are_marked_in_the_table_and_the_json():
     assert doc["tokens"][0] == "<s>" and doc["tokens"][-1] == "</s>"
     assert doc["special"] == [True] + [False] * (len(doc["tokens"]) - 2) + [True]
     screen = ok("show", TEXT, "--model", folder, "--head", "0", "--color", "never", "--width", "120")
-    assert "◇<s>" in screen and "◇</s>" in screen and "Ġflies" in screen and "◇Ġflies" not in screen
+    assert "◇<s>" in screen and "◇</s>" in screen and "␣flies" in screen and "◇␣flies" not in screen
     assert "◇ = added by the tokenizer, not cut from the text: <s> </s>" in screen
 
 
@@ -52,7 +53,7 @@ def test_context_makes_a_sentence_pair_with_its_boundary_shown(family):
     screen = ok("show", TEXT, "--context", PAIR, "--model", folder, "--head", "0", "--color", "never", "--width", "60")
     assert f"‖{second}" in screen  # the narrow form's index headers keep the divider
     wide = ok("show", TEXT, "--context", PAIR, "--model", folder, "--head", "0", "--color", "never", "--width", "200")
-    assert f"‖{doc['tokens'][second]}" in wide
+    assert f"‖{shown(doc['texts'][second])}" in wide  # the token as its text: ‖␣fruit
     assert f"sentence pair: ‖ = the second text (--context) starts at token {second}" in " ".join(wide.split())
 
 
@@ -64,7 +65,7 @@ def test_context_with_steps_and_rollout():
     rolled = json.loads(ok("show", TEXT, "--context", PAIR, "--model", folder, "--rollout", "-f", "json"))
     assert rolled["config"]["pair"] == PAIR and rolled["tokens"][rolled["second_segment"]] == "fruit"
     screen = ok("show", TEXT, "--context", PAIR, "--model", folder, "--rollout", "--color", "never", "--width", "200")
-    assert "‖fruit" in screen
+    assert "‖␣fruit" in screen
 
 
 def test_a_decoder_refuses_context_in_one_line(tmp_path):

@@ -42,7 +42,7 @@ def test_query_names_a_token_or_an_index():
     by_index = attn("show", "time flies like", "--query", "1", "--color", "never").stdout
     assert by_token == by_index and "query 1 'flies'" in by_token
     bad = attn("show", "time flies like", "--query", "banana")
-    assert bad.exit_code == 2 and "--query banana: no such token; the queries are 0:time 1:flies 2:like" in bad.stderr
+    assert bad.exit_code == 2 and "--query 'banana': no such token; the tokens are 0:time 1:flies 2:like" in bad.stderr
     assert "--query 7 is out of range" in attn("show", "time flies", "--query", "7").stderr
 
 

@@ -20,6 +20,7 @@ from attncli.models.head import logits, probabilities
 from attncli.models.hparams import ModelError
 from attncli.models.lens import lens_document, lens_rows
 from attncli.models.tokens import encode
+from attncli.pipeline.tokentext import labels
 from tests.conftest import attn
 from tests.io.test_view import embedded
 
@@ -33,13 +34,24 @@ def test_the_pages_lens_and_ablation_are_those_of_attn_lens_and_attn_ablate(fami
     doc = api.view(TEXT, model=model, lens=True, ablate=True).doc
     lens, ablation = lens_document(model, TEXT, doc["lens"]["k"]), ablate_document(model, TEXT)
     assert doc["schema"] == "attncli.view/3" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
-    assert doc["lens"]["rows"] == lens["rows"]
+    assert _unlabelled(doc["lens"]["rows"]) == lens["rows"]  # the page adds each token as drawn
+    assert all(
+        r["top_labels"] == list(labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"])))
+        for r in doc["lens"]["rows"]
+    )
     assert doc["lens"]["n_layer"] == lens["n_layer"] == model.n_layer and doc["lens"]["layers"] == lens["layers"]
-    assert {k: v for k, v in doc["ablation"].items() if k not in ("n_layer", "n_head")} == {
-        k: ablation[k] for k in ("mode", "means", "position", "target", "clean_logit", "clean_logprob", "rows")
-    }
+    mine = {k: v for k, v in doc["ablation"].items() if k not in ("n_layer", "n_head")}
+    target = mine.pop("target")
+    assert target.pop("label") == labels([target["token"]], [target["text"]], [False])[0]
+    fields = ("mode", "means", "position", "target", "contrast", "ranked_by", "clean_logit", "clean_logprob")
+    assert mine | {"target": target} == {k: ablation[k] for k in (*fields, "notes", "rows")}
     assert len(doc["ablation"]["rows"]) == doc["ablation"]["n_layer"] * doc["ablation"]["n_head"]
     assert "generated" not in doc
+
+
+def _unlabelled(rows: list[dict]) -> list[dict]:
+    """The page's lens rows without what it adds for drawing (each token as drawn: `␣Paris`)."""
+    return [{k: v for k, v in r.items() if k != "top_labels"} for r in rows]
 
 
 def test_the_lens_last_layer_is_the_models_own_logits():
@@ -65,9 +77,11 @@ def test_a_generated_page_steps_from_the_first_written_token_with_its_probabilit
     probs = probabilities(logits(model, run.final[start - 1 : -1]))  # what each step chose from
     assert written["probs"] == probs[np.arange(3), written["ids"]].tolist()
     assert written["ids"] == probs.argmax(-1).tolist()  # greedy: the most probable each time
-    assert doc["lens"]["rows"] == lens_rows(model, run, doc["lens"]["k"])  # over the whole sequence
+    assert _unlabelled(doc["lens"]["rows"]) == lens_rows(model, run, doc["lens"]["k"])  # over the whole sequence
     # the ablation watches the text before the written tokens: its next token is the first one written
-    assert doc["ablation"] == {"n_layer": 2, "n_head": 4} | ablate_record(model, ids[:start])
+    target = dict(doc["ablation"]["target"])
+    del target["label"]
+    assert doc["ablation"] | {"target": target} == {"n_layer": 2, "n_head": 4} | ablate_record(model, ids[:start])
     assert doc["ablation"]["target"]["id"] == written["ids"][0] and doc["ablation"]["position"] == start - 1
 
 

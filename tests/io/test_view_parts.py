@@ -184,7 +184,7 @@ def test_an_encoder_decoders_page_is_priced_with_its_run(monkeypatch):
     model = load_model(GOLDEN / "bart")
     shown = api.show(TARGET, model=model, context=SOURCE)
     n = max(len(shown.result.tokens), len(shown.result.context_tokens))
-    run_bytes = model.weights.nbytes + model.n_layer * (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
+    run_bytes = model.weights.least() + model.n_layer * (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
     drawn = model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"]
     page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
     monkeypatch.setenv("ATTN_MAX_MEMORY", str(run_bytes + page // 2))

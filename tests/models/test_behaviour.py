@@ -127,8 +127,8 @@ def test_ablation_deltas_equal_transformers_with_a_pre_hook(name, mode):
         m = mine[(r["layer"], r["head"])]
         assert abs(m["delta_logit"] - r["delta_logit"]) <= DELTAS, (r, m)
         assert abs(m["delta_logprob"] - r["delta_logprob"]) <= DELTAS, (r, m)
-    assert [abs(r["delta_logit"]) for r in got["rows"]] == sorted(
-        (abs(r["delta_logit"]) for r in got["rows"]), reverse=True
+    assert [abs(r["delta_logprob"]) for r in got["rows"]] == sorted(  # ranked by Δ log-prob by default
+        (abs(r["delta_logprob"]) for r in got["rows"]), reverse=True
     )
 
 

@@ -97,7 +97,7 @@ def test_the_cached_pass_equals_the_teacher_forced_pass_of_the_whole_target():
     r = route.result(model, case["text"], context=case["source"], part="cross", generate=Generation(6))
     run = seq2seq_forward(model, case["source_ids"], r.tokens.ids)
     np.testing.assert_array_equal(r.weights, run.cross[-1].weights)
-    assert r.tokens.labels()[r.tokens.generated :] == ["›" + s for s in r.tokens.strings[r.tokens.generated :]]
+    assert r.tokens.labels()[r.tokens.generated :] == ["›" + s for s in r.tokens.drawn()[r.tokens.generated :]]
 
 
 def test_start_token_is_transformers_decoder_start_or_bos():

@@ -141,7 +141,7 @@ def test_json_is_strict_exact_and_complete():
     write_json(r, buf)
     doc = _strict(buf.getvalue())
     assert doc["schema"] == "attncli.steps/1"
-    assert doc["tokens"][1] == {"token": "flies", "id": 1, "start": 5, "end": 10}
+    assert doc["tokens"][1] == {"token": "flies", "text": "flies", "id": 1, "start": 5, "end": 10}
     by_name = {s["name"]: s for s in doc["steps"]}
     for step in steps(r):
         got = by_name[step.name]

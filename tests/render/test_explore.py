@@ -199,6 +199,21 @@ def test_help_and_escape():
     explore(test, text_run())
 
 
+def test_the_help_scrolls_to_its_last_key_at_80_by_24():
+    """At 80 × 24 the list of keys is longer than the screen: the box scrolls, it is not cut."""
+    from textual.containers import VerticalScroll
+
+    async def test(pilot, app):
+        await pilot.press("question_mark")
+        box = app.screen.query_one("#help", VerticalScroll)
+        assert box.max_scroll_y > 0 and box.scroll_y == 0  # longer than the box
+        await pilot.press("end")
+        await pilot.pause()
+        assert box.scroll_y == box.max_scroll_y
+
+    explore(test, text_run(), size=(80, 24))
+
+
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory):
     return make_bert(tmp_path_factory.mktemp("m") / "bert-tiny")

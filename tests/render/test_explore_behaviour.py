@@ -16,6 +16,7 @@ from attncli.models.generate import Generation
 from attncli.models.lens import lens_document, written_probabilities
 from attncli.models.seq2seq import source_tokens
 from attncli.pipeline.config import RunConfig
+from attncli.pipeline.tokentext import labels
 from attncli.render.explore.app import DEBOUNCE
 from attncli.render.explore.state import Explorer
 from attncli.render.matrix import fmt
@@ -55,23 +56,23 @@ def test_n_and_b_step_through_the_written_tokens_and_w_goes_back(llama):
     async def test(pilot, app):
         assert "n b step" in said(app) and "written token" not in said(app)
         await pilot.press("n")
-        assert (app.e.step, app.e.query) == (0, start)
-        shown = said(app)
-        assert f"written token 1 of 3: '{tokens.strings[start]}' at position {start}, probability" in shown
-        assert f"probability {fmt(float(probs[0]), 2)} (the model's, from the {start} tokens" in shown
-        assert max(bars(app)) == start  # its row over the tokens before it and itself, no later key
+        assert (app.e.step, app.e.query) == (0, start - 1)  # the row that chose the first written token
+        shown, drawn = said(app), tokens.drawn()
+        assert f"row {start - 1} '{drawn[start - 1]}' wrote '{drawn[start]}', probability" in shown
+        assert f"probability {fmt(float(probs[0]), 2)} (written token 1 of 3, at position {start}" in shown
+        assert max(bars(app)) == start - 1  # the choosing row over the tokens before the written one, no later key
         for _ in range(4):  # past the last: it stays on the last
             await pilot.press("n")
         assert app.e.step == 2 and f"probability {fmt(float(probs[2]), 2)}" in said(app)
         await pilot.press("b", "up")  # ↑ steps back too
-        assert (app.e.step, app.e.query) == (0, start) and max(bars(app)) == start
-        await pilot.press("right", "right")  # the key stays within what the token saw
-        assert app.e.key <= start
+        assert (app.e.step, app.e.query) == (0, start - 1) and max(bars(app)) == start - 1
+        await pilot.press("right", "right")  # the key stays within what the choosing row saw
+        assert app.e.key <= start - 1
         await pilot.press("w")
         assert app.e.step is None and "written token" not in said(app)
         assert max(bars(app)) == len(tokens) - 1  # the whole row again
         await pilot.press("b")  # from the whole matrix, b starts at the last written token
-        assert app.e.step == 2 and app.e.query == len(tokens) - 1
+        assert app.e.step == 2 and app.e.query == len(tokens) - 2
 
     explore(test, e, size=SIZE)
 
@@ -81,12 +82,12 @@ def test_stepping_follows_the_layer_and_an_edit(llama):
 
     async def test(pilot, app):
         await pilot.press("n", "n", "left_curly_bracket")  # layer 0: the same step
-        assert (app.e.layer, app.e.step) == (0, 1) and "written token 2 of 3" in said(app)
+        assert (app.e.layer, app.e.step) == (0, 1) and "(written token 2 of 3" in said(app)
         await pilot.press("e", "ctrl+u", *"a cat")
         await pilot.pause(DEBOUNCE * 4)
         await pilot.press("enter")
         start = app.e.result.tokens.generated
-        assert app.e.text == "a cat" and (app.e.step, app.e.query) == (1, start + 1)
+        assert app.e.text == "a cat" and (app.e.step, app.e.query) == (1, start)
         assert f"probability {fmt(float(written_probabilities(llama, app.e.result.tokens.ids, start)[1]), 2)}" in said(
             app
         )
@@ -104,13 +105,14 @@ def test_l_opens_the_lens_of_the_whole_sequence_and_the_cursor_shows_a_cell_s_to
         await finished(pilot, app)
         assert "logit lens" in said(app) and "› = written by the model" in said(app)
         assert app.e.lens() == doc
-        start = (llama.n_layer, app.e.query - 1)  # the model's own prediction of the written token in focus
-        assert cells[start]["top_ids"][0] == app.e.result.tokens.ids[app.e.query]  # greedy: it is the top 1
-        for l, i in (start, (llama.n_layer - 1, app.e.query - 2)):
+        start = (llama.n_layer, app.e.query)  # the model's own prediction of the written token in focus
+        assert cells[start]["top_ids"][0] == app.e.result.tokens.ids[app.e.query + 1]  # greedy: it is the top 1
+        for l, i in (start, (llama.n_layer - 1, app.e.query - 1)):
             r = cells[(l, i)]
             shown = said(app)
             assert f"layer {l}, position {i} " in shown
-            for rank, (token, p) in enumerate(zip(r["top_tokens"], r["top_probs"]), 1):
+            drawn = labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"]))  # as text: ␣Paris
+            for rank, (token, p) in enumerate(zip(drawn, r["top_probs"]), 1):
                 assert f"{rank}. {token} {p:.2f} (id {r['top_ids'][rank - 1]})" in shown
             await pilot.press("up", "left")
         await pilot.press("right_square_bracket", "n", "left_curly_bracket", "e")  # the main screen's: nothing
@@ -143,9 +145,9 @@ def test_x_ablates_every_head_once_per_text_and_shows_attn_ablate_s_numbers(llam
         assert f"the next token after position {doc['position']}" in shown
         assert (
             f"L{top['layer']}.H{top['head']} switched off: Δ logit {top['delta_logit']:+.2f}, "
-            f"Δ log-prob {top['delta_logprob']:+.2f}, rank 1 of {len(doc['rows'])}"
+            f"Δ log-prob {top['delta_logprob']:+.2f}, rank 1 of {len(doc['rows'])} by |Δ log-prob|"
         ) in shown
-        assert f"{top['delta_logit']:+.2f} #1" in shown  # in the grid, its rank beside it
+        assert f"{top['delta_logprob']:+.2f} #1" in shown  # in the grid, the ranking's column, its rank beside it
         cached = app.e.cache["ablate"]
         await pilot.press("escape", "x")  # again: from the cache, not computed again
         await finished(pilot, app)
@@ -277,13 +279,16 @@ def test_an_encoder_decoder_steps_through_its_written_target_and_has_its_decoder
     async def test(pilot, app):
         await pilot.press("n")
         shown = said(app)
-        assert f"written token 1 of {e.written()}: '{tokens.strings[start]}' at position {start}" in shown
+        assert f"'{tokens.drawn()[start]}', probability" in shown
+        assert f"(written token 1 of {e.written()}, at position {start}" in shown
         assert f"probability {fmt(float(probs[0]), 2)}" in shown
         await pilot.press("w", "l")
         await finished(pilot, app)
         assert len(app.screen_stack) == 2
         top = lens["rows"][-1]
-        assert f"{top['top_tokens'][0]} {fmt(top['top_probs'][0], 2)}" in said(app)
+        assert f"{labels(top['top_tokens'], top['top_texts'], [False] * 5)[0]} {fmt(top['top_probs'][0], 2)}" in said(
+            app
+        )
         await pilot.press("escape", "x")
         assert len(app.screen_stack) == 1 and "attn ablate switches off a decoder-only model's heads" in said(app)
         while app.e.part != "encoder":

@@ -52,15 +52,16 @@ def test_it_opens_at_the_alignment_and_marks_each_target_tokens_strongest_source
         assert app.e.weights.tolist() == [h["weights"] for h in doc["heads"]]
         weights = np.array(doc["heads"][0]["weights"])
         drawn = matrix_rows(app)
+        label = app.e.result.tokens.labels()  # each row labelled by its token as text (␣chat)
         for token in ("chat", "tapis"):  # a row of the target: ▸ on its strongest source token
             i = doc["tokens"].index(token)
-            marked = [j for j, cell in enumerate(drawn[token]) if cell.startswith("▸")]
+            marked = [j for j, cell in enumerate(drawn[label[i]]) if cell.startswith("▸")]
             assert marked == [int(np.argmax(weights[i]))]
-            assert [c.lstrip("▸") for c in drawn[token]] == [fmt(w, 2) for w in weights[i]]
+            assert [c.lstrip("▸") for c in drawn[label[i]]] == [fmt(w, 2) for w in weights[i]]
         await pilot.press("a")  # the mean over the heads: the alignment a course draws
         mean = np.mean([h["weights"] for h in doc["heads"]], axis=0)
         assert "mean of the 4 heads" in said(app)
-        row = matrix_rows(app)[doc["tokens"][2]]
+        row = matrix_rows(app)[label[2]]
         assert [j for j, cell in enumerate(row) if cell.startswith("▸")] == [int(np.argmax(mean[2]))]
 
     explore(test, pair(t5), size=(120, 40))

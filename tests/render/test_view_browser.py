@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from attncli.core.statistics import HINTS
+from attncli.io.escape import escape_token
 from attncli.io.view import weights_of
+from attncli.pipeline.tokentext import labels
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
 
@@ -697,6 +699,13 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, pa
     assert (np.abs(np.array(mix, dtype=float) - exact["head_outputs"][0, query]) <= tol_o).all()
 
 
+def test_the_steps_view_opens_on_the_last_query_which_sees_every_token(browser, pages):
+    path, doc = pages["model"]
+    load(browser, path)
+    key(browser, "4")
+    assert browser.find_element("id", "query").get_attribute("value") == str(len(doc["tokens"]) - 1)
+
+
 def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pages):
     path, doc = pages["ties"]
     drawn = np.rint(weights_of(doc)[0, 0] * 255)
@@ -790,31 +799,23 @@ def test_n_and_p_step_through_the_written_tokens_and_w_shows_the_whole_sequence(
     written, drawn = doc["generated"], weights_of(doc)  # [L, h, n, n] to 1/255, as drawn
     start, layer = written["from"], [l["layer"] for l in doc["layers"]].index(doc["layer"])
     head = doc["head"]
-    # n from the whole sequence: step 1; the last step stays the last; p before step 1: the text's last token,
-    # whose row chose the first token written
-    for press, step in [("n", 0), ("n", 1), ("n", 2), ("n", 2), ("p", 1), ("p", 0), ("p", -1), ("p", -1)]:
+    # n from the whole sequence: step 1; the last step stays the last, the first the first. Each step is the
+    # row that chose its token, the one before it (step 1's: the text's last token), never the token's own row
+    for press, step in [("n", 0), ("n", 1), ("n", 2), ("n", 2), ("p", 1), ("p", 0), ("p", 0)]:
         key(browser, press)
         assert _view(browser) == "written"
         label, lines = browser.find_element("id", "step").text, _texts(browser, ".written-title")
-        token = doc["labels"][start + step]  # its label, marked › as written
-        if step >= 0:
-            assert label == f"step {step + 1} of 3: {token} (p {written['probs'][step]:.3f})"
-            assert lines[0].startswith(
-                f"step {step + 1} of 3: the model wrote {token} (position {start + step}), "
-                f"probability {written['probs'][step]:.3f}"
-            )
-        else:
-            assert label == f"before step 1: {token} (the text's last token)"
-        if step + 1 < 3:  # what its row chose next, with the probability the model gave it
-            nxt = start + step + 1
-            after = f"{doc['labels'][nxt]} (position {nxt}), probability {written['probs'][step + 1]:.3f}"
-            assert any(line.startswith(f"from this row the model then wrote {after}") for line in lines)
-        else:
-            assert "the last token written: --generate 3 wrote nothing after it" in lines
-        # its row over every token before it (and itself), each weight with its number
-        row = drawn[layer, head, start + step, : start + step + 1]
+        at = start + step - 1  # the row that chose the token
+        chooser, token = doc["labels"][at], doc["labels"][start + step]  # their labels, the token's marked ›
+        assert label == f"step {step + 1} of 3: {chooser} wrote {token} (p {written['probs'][step]:.3f})"
+        assert lines[0].startswith(
+            f"step {step + 1} of 3: the row of {chooser} (position {at}) wrote {token} (position {start + step}), "
+            f"probability {written['probs'][step]:.3f}"
+        )
+        # the choosing row over every token up to it, each weight with its number: no key of the written token
+        row = drawn[layer, head, at, : at + 1]
         assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
-        assert len(_texts(browser, ".wkey")) == start + step + 1
+        assert len(_texts(browser, ".wkey")) == at + 1
     key(browser, "w")
     assert _view(browser) == "head" and count(browser, '.tok[data-side="q"]') == len(doc["tokens"])
     assert browser.find_element("id", "step").text == "whole sequence (3 written)"
@@ -852,19 +853,25 @@ def test_the_lens_view_draws_every_layer_and_position_with_its_top_token_and_pro
     assert count(browser, ".lens-cell") == (lens["n_layer"] + 1) * n == len(rows)
     assert _values(browser, ".lprob") == [r["top_probs"][0] for r in rows]
     assert all(_to(t, r["top_probs"][0], 2) for t, r in zip(_texts(browser, ".lprob"), rows, strict=True))
-    assert _texts(browser, ".ltok") == [r["top_tokens"][0] for r in rows]  # the golden's tokens need no escaping
+    # each token as its text, whitespace visible as the terminal draws it (␣f, never the vocabulary's Ġf)
+    assert _texts(browser, ".ltok") == [escape_token(r["top_labels"][0]) for r in rows]
+    assert [r["top_labels"][0] for r in rows] == [labels(r["top_tokens"], r["top_texts"], [False] * 5)[0] for r in rows]
+    assert any("␣" in t for t in _texts(browser, ".ltok")) and not any("Ġ" in t for t in _texts(browser, ".ltok"))
     grid = browser.find_element("css selector", "g.lens")
     browser.execute_script("arguments[0].focus()", grid)
     grid.send_keys(Keys.ARROW_DOWN, Keys.ARROW_RIGHT)  # layer 1, position 1
     cell = next(r for r in rows if r["layer"] == 1 and r["position"] == 1)
     readout = browser.find_element("id", "readout").text
     assert readout.startswith("layer 1, position 1 ")
-    for k, (t, p, i) in enumerate(zip(cell["top_tokens"], cell["top_probs"], cell["top_ids"], strict=True)):
-        assert f"{k + 1}. {t} {p:.4f} (id {i})" in readout
+    for k, (t, p, i) in enumerate(zip(cell["top_labels"], cell["top_probs"], cell["top_ids"], strict=True)):
+        assert f"{k + 1}. {escape_token(t)} {p:.4f} (id {i})" in readout
     last = next(r for r in rows if r["layer"] == lens["n_layer"] and r["position"] == 0)
     hover(browser, browser.find_element("css selector", f'.lens-cell[data-l="{lens["n_layer"]}"][data-i="0"] rect'))
     assert browser.find_element("id", "readout").text.startswith(f"layer {lens['n_layer']} (the output), position 0")
-    assert f"1. {last['top_tokens'][0]} {last['top_probs'][0]:.4f}" in browser.find_element("id", "readout").text
+    assert (
+        f"1. {escape_token(last['top_labels'][0])} {last['top_probs'][0]:.4f}"
+        in browser.find_element("id", "readout").text
+    )
     assert browser.get_log("browser") == []
 
 
@@ -874,20 +881,22 @@ def test_the_ablation_view_ranks_the_heads_and_draws_every_one_in_a_grid(browser
     _open(browser, "ablation")
     a = doc["ablation"]
     ranked = a["rows"][:10]
-    assert _values(browser, ".arank") == [r["delta_logit"] for r in ranked]
-    for shown, r in zip(_texts(browser, ".arank"), ranked, strict=True):
-        logit, _, logprob = shown.removeprefix("Δ logit ").partition(" · Δ log-prob ")
+    key = a["ranked_by"]["column"]  # Δ log-prob by default: the bars and the grid are of what ranks
+    assert key == "delta_logprob" and _values(browser, ".arank") == [r[key] for r in ranked]
+    for numbers, r in zip(_texts(browser, ".arank"), ranked, strict=True):
+        logit, _, logprob = numbers.removeprefix("Δ logit ").partition(" · Δ log-prob ")
         assert _to(logit, r["delta_logit"], 3) and _to(logprob, r["delta_logprob"], 3)
     by_cell = {(r["layer"], r["head"]): r for r in a["rows"]}
     grid = [(l, h) for l in range(a["n_layer"]) for h in range(a["n_head"])]
-    assert _values(browser, ".avalue") == [by_cell[c]["delta_logit"] for c in grid]
-    assert all(_to(t, by_cell[c]["delta_logit"], 2) for t, c in zip(_texts(browser, ".avalue"), grid, strict=True))
+    assert _values(browser, ".avalue") == [by_cell[c][key] for c in grid]
+    assert all(_to(t, by_cell[c][key], 2) for t, c in zip(_texts(browser, ".avalue"), grid, strict=True))
+    assert "Δ log-prob of every head: layers down, heads across" in browser.find_element("tag name", "body").text
     top = a["rows"][0]
     hover(browser, browser.find_element("css selector", f'.acell[data-l="{top["layer"]}"][data-h="{top["head"]}"]'))
     said = browser.find_element("id", "readout").text
     assert said.startswith(f"layer {top['layer']}, head {top['head']} switched off: Δ logit ")
-    assert said.endswith(f" of {a['target']['token']} (rank 1 of {len(a['rows'])} by |Δ logit|)")
-    logit, _, logprob = said.split("Δ logit ")[1].partition(", Δ log-probability ")
+    assert said.endswith(f" of {escape_token(a['target']['label'])} (rank 1 of {len(a['rows'])} by |Δ log-prob|)")
+    logit, _, logprob = said.split("Δ logit ")[1].partition(" · Δ log-prob ")
     assert _to(logit, top["delta_logit"], 4) and _to(logprob.split(" ")[0], top["delta_logprob"], 4)
     assert browser.get_log("browser") == []
 
@@ -918,11 +927,11 @@ def test_an_encoder_decoders_written_target_steps_through_its_cross_and_decoder_
         P = doc["parts"][part]
         drawn = weights_of(P)  # [L, h, m, n]
         layer = [l["layer"] for l in P["layers"]].index(doc["layer"])
-        keys = len(P["context_tokens"] or []) or start + 1  # the cross row: every source token; else up to itself
-        row = drawn[layer, doc["head"], start, :keys]
+        keys = len(P["context_tokens"] or []) or start  # the cross row: every source token; else up to itself
+        row = drawn[layer, doc["head"], start - 1, :keys]  # the row that chose the first written token
         assert _values(browser, ".written-head .wweight") == pytest.approx(row, abs=1e-12)
         label = browser.find_element("id", "step").text
-        assert label.startswith(f"step 1 of 3: {P['labels'][start]}")  # (and #1: "pendant" is written twice)
+        assert label.startswith(f"step 1 of 3: {P['labels'][start - 1]}")  # (and #1: "pendant" is written twice)
         assert label.endswith(f" (p {written['probs'][0]:.3f})")
         key(browser, "c")  # the next part, the step kept
     assert browser.execute_script("return document.body.dataset.part") == "encoder"

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Mode, Target, model_value
+from attncli.cli.model import Contrast, Mode, RankBy, Target, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.cli.text import file_hint
+from attncli.cli.text import file_hint, warn
 from attncli.errors import ConfigError
 from attncli.io.inputs import read_text
 
@@ -56,17 +56,28 @@ def ablate(
     heads: HeadList = None,
     target: Target = None,
     mode: Mode = "zero",
+    contrast: Contrast = None,
+    rank_by: RankBy = None,
 ) -> None:
     """Switch a decoder's heads off one at a time: how each moves the logit of the next token.
 
     Each head's slice of its output projection's input is set to zero (or its mean over the text), the rest of
     the model runs, and the change in the logit and log-probability of the model's own next token after the last
-    position (or --target) is reported, the heads ranked by it. -f json|jsonl|csv: every head."""
+    position (or --target) is reported, the heads ranked by |Δ log-probability| (--rank-by; with --contrast the
+    logit difference target − contrast). -f json|jsonl|csv: every head."""
     from attncli import api  # late: start-up (not for --help)
 
     chosen = None if heads is None else parse_heads(heads)
     file_hint(text, file)
     found = api.ablate(
-        read_text(text, file), model=model, heads=chosen, target=target, mode=mode, precision=out.precision
+        read_text(text, file),
+        model=model,
+        heads=chosen,
+        target=target,
+        mode=mode,
+        contrast=contrast,
+        rank_by=rank_by,
+        precision=out.precision,
     )
+    warn(found)
     emit(found.document, out)

@@ -21,7 +21,7 @@ from attncli.cli.model import (
     load_model,
 )
 from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
-from attncli.cli.text import context_of, text_of, warn
+from attncli.cli.text import context_of, say, text_of, warn
 from attncli.errors import ConfigError
 
 
@@ -53,7 +53,6 @@ def explore(
     after it, or an encoder–decoder's target written from --context SOURCE).
     """
     from attncli.cli.hints import limits_for  # late: start-up (not for --help)
-    from attncli.render.bars import find_query
     from attncli.render.explore.state import Explorer
 
     sampling = SAMPLING if generate is not None else ()
@@ -73,8 +72,11 @@ def explore(
         generate=how,
     )
     explorer.compute()  # a bad option or text fails here, before the screen is taken
-    explorer.pick(head, None if query is None else find_query(explorer.result.tokens.strings, query))
+    chosen = None if query is None else explorer.result.tokens.resolve(query)
+    explorer.pick(head, None if chosen is None else chosen[0])
     warn(explorer.result.tokens)
+    if chosen is not None and chosen[1] is not None:
+        say(chosen[1])
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ConfigError(
             "attn explore is a full-screen app: it needs a terminal on stdin and stdout (attn show prints the tables)"

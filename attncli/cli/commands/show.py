@@ -35,6 +35,7 @@ from attncli.cli.options import (
     NoWeights,
     Out,
     QueryRow,
+    RawTokens,
     Run,
     Source,
     Stats,
@@ -64,6 +65,7 @@ def show(
     mean_heads: MeanHeads = False,
     query: QueryRow = None,
     matrix_only: MatrixOnly = False,
+    raw_tokens: RawTokens = False,
     workers: Workers = None,
     part: Part = None,
     generate: Generate = None,
@@ -88,7 +90,7 @@ def show(
     from attncli.io.progress import line_progress
 
     sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "context", "lines", *sampling)
+    keep = ("stats", "mean_heads", "query", "matrix_only", "raw_tokens", "context", "lines", *sampling)
     keep += ("contrib", "scale", "drop_sink")
     check_options(ctx, model, keep=keep, both=("head",))
     if generate is not None and (lines or rollout):
@@ -115,10 +117,12 @@ def show(
         matrix_only=matrix_only,
         scale=shades,
         drop_sink=drop_sink,
+        raw_tokens=raw_tokens,
     )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
+    chosen |= {"raw_tokens": raw_tokens}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)

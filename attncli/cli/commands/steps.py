@@ -31,7 +31,7 @@ def steps(
     source: Source,
     run: Run,
     out: Out,
-    query: Query = 0,
+    query: Query = "0",
     model: ModelDir = None,
     gguf_file: GgufFile = None,
     layer: Layer = None,

@@ -14,7 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container
+from textual.containers import Container, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
@@ -75,19 +75,24 @@ MOVES = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 
 
 class HelpScreen(Once, ModalScreen[None]):
-    """Every key and what it does; any of Esc, q, ? closes it."""
+    """Every key and what it does, in a box that scrolls (↑ ↓, PgUp PgDn) where the terminal is shorter than the
+    list (80 × 24); any of Esc, q, ? closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "close")]
-    DEFAULT_CSS = "HelpScreen { align: center middle; } #help { width: auto; max-width: 90%; height: auto; "
+    DEFAULT_CSS = "HelpScreen { align: center middle; } #help { width: 90%; max-width: 100; height: auto; "
     DEFAULT_CSS += "max-height: 90%; border: round $accent; background: $surface; padding: 0 1; }"
 
     def compose(self) -> ComposeResult:
-        text = Text("attn explore: the keys\n\n", style="bold")
+        text = Text("attn explore: the keys (↑ ↓ PgUp PgDn scroll; Esc, q or ? closes this help)\n\n", style="bold")
         for name, _, what, _ in KEYS:
             text.append(f"{name:>5}  ", style="bold")
             text.append(what + "\n")
         text.append("\nEsc, q or ? closes this help", style="dim")
-        yield Static(text, id="help")
+        with VerticalScroll(id="help"):
+            yield Static(text)
+
+    def on_mount(self) -> None:
+        self.query_one("#help", VerticalScroll).focus()  # its keys scroll it
 
 
 class PromptScreen(Once, ModalScreen[str | None]):

@@ -20,8 +20,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from attncli.errors import AttnError
-from attncli.io.escape import escape_token
-from attncli.render.ablate import ablate_view
+from attncli.render.ablate import ablate_view, drawn
 from attncli.render.explore.state import Explorer
 from attncli.render.explore.widgets import Once, Pane
 from attncli.render.lens import FORMS, LensGrid
@@ -157,13 +156,13 @@ class Lens:
         return doc["layers"] + ("; › = written by the model" if "generated" in doc else "")
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
-        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus, or,
-        stepping through the written tokens, at the position before the one in focus (where it was predicted)."""
+        """The grid; the cursor starts on the model's own prediction (the last layer) at the query in focus
+        (stepping through the written tokens, the row that chose the one in focus: where it was predicted)."""
         self.grid = grid = LensGrid(doc, self.precision)
         table.add_columns(*grid.header)
         for l in range(grid.n_rows):
             table.add_row(*(grid.cell(l, i, FORMS[0], self.system) for i in range(grid.n_pos)), label=str(l))
-        return grid.n_rows - 1, min(self.e.query - (self.e.step is not None), grid.n_pos - 1)
+        return grid.n_rows - 1, min(self.e.query, grid.n_pos - 1)  # stepping: the row that chose the token
 
     def below(self, row: int, column: int) -> RenderableType:
         assert self.grid is not None
@@ -171,13 +170,14 @@ class Lens:
 
 
 class Ablation:
-    """`attn ablate` of the text: layers × heads, each cell the change of the next token's logit with that head
-    switched off (#rank on the 10 that move it most); the head in focus and the ranking under the grid."""
+    """`attn ablate` of the text: layers × heads, each cell the change that ranks the heads (the document's
+    "ranked_by": Δ log-probability of the next token) with that head switched off (#rank on the 10 that move it
+    most); the head in focus and the ranking under the grid."""
 
     what, key = "ablate", "x"
     heading = (
-        "heads switched off one at a time: Δ logit of the model's next token after the text (layers down, heads "
-        "across; #n: its rank by |Δ logit|). Esc or x: back"
+        "heads switched off one at a time: how each moves the model's next token after the text (layers down, heads "
+        "across; each cell the change that ranks them, named under the grid; #n: its rank). Esc or x: back"
     )
 
     def __init__(self, explorer: Explorer, precision: int):
@@ -201,21 +201,22 @@ class Ablation:
 
     def done_line(self, doc: dict) -> str:
         return (
-            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
-            f"{escape_token(doc['target']['token'])}"
+            f"the next token after position {doc['position']} "
+            f"'{drawn({'token': doc['tokens'][-1], 'text': doc['texts'][-1]})}': {drawn(doc['target'])}"
         )
 
     def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
         """The grid; the cursor starts on the head that moves the logit most."""
         self.doc = doc
         self.cells = {(r["layer"], r["head"]): (rank, r) for rank, r in enumerate(doc["rows"], 1)}
+        column = doc["ranked_by"]["column"]
         n_layer, n_head = 1 + max(l for l, _ in self.cells), 1 + max(h for _, h in self.cells)
         table.add_columns(*(f"H{h}" for h in range(n_head)))
         for l in range(n_layer):
             row = []
             for h in range(n_head):
                 rank, r = self.cells[(l, h)]
-                text = Text(f"{r['delta_logit']:+.{self.precision}f}")
+                text = Text(f"{r[column]:+.{self.precision}f}")
                 if rank <= RANKED:
                     text.append(f" #{rank}", style="bold")
                 row.append(text)
@@ -228,6 +229,6 @@ class Ablation:
         focus = Text(f"L{row}.H{column} switched off: ", style="bold")
         focus.append(
             f"Δ logit {r['delta_logit']:+.{self.precision}f}, Δ log-prob {r['delta_logprob']:+.{self.precision}f}, "
-            f"rank {rank} of {len(self.doc['rows'])}"
+            f"rank {rank} of {len(self.doc['rows'])} by |{self.doc['ranked_by']['label']}|"
         )
         return Group(focus, Text(""), ablate_view(self.doc, self.precision, most=RANKED))

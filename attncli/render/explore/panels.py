@@ -75,7 +75,7 @@ def weight_formula(e: Explorer, precision: int) -> Text:
     """The focused weight from its row's scores: the score, the row maximum, the sum, and the quotient."""
     weights, scores, masked = e.row()
     i, j = e.query, e.key
-    q_token, k_token = escape_token(e.result.tokens.strings[i]), escape_token(e.result.key_tokens.strings[j])
+    q_token, k_token = escape_token(e.result.tokens.drawn()[i]), escape_token(e.result.key_tokens.drawn()[j])
     out = Text(f"A[{i},{j}]: '{q_token}' → '{k_token}'\n", style="bold")
     if masked is not None and masked[j]:
         out.append(f"key {j} is masked: A[{i},{j}] = 0, and it is left out of the row's max and Σ")
@@ -92,7 +92,8 @@ def weight_formula(e: Explorer, precision: int) -> Text:
     out.append(f"max    = {f(top)}")
     out.append(f" (row {i})\n", style="dim")
     out.append(f"Σ      = {f(total)}")
-    out.append(f" ({len(scores) if masked is None else int((~masked).sum())} keys)\n", style="dim")
+    keys = len(scores) if masked is None else int((~masked).sum())
+    out.append(f" ({keys} key{'' if keys == 1 else 's'})\n", style="dim")
     out.append(f"A[{i},{j}] = exp({f(s)} − {f(top)}) / {f(total)}\n       = ")
     out.append(f(float(exps[j]) / total), style="bold")
     return out
@@ -102,9 +103,9 @@ def row_panel(e: Explorer, precision: int) -> RenderableType:
     """The focused query's row as bars with its scores and weights, then the focused weight's formula."""
     weights, scores, masked = e.row()
     i = e.query
-    title = f"query {i} '{escape_token(e.result.tokens.strings[i])}' → every key"
+    title = f"query {i} '{escape_token(e.result.tokens.drawn()[i])}' → every key"
     return Group(
-        Bars(title, e.result.key_tokens.strings[: len(weights)], weights, scores, masked, precision),
+        Bars(title, e.result.key_tokens.drawn()[: len(weights)], weights, scores, masked, precision),
         Text(""),
         weight_formula(e, precision),
     )
@@ -115,13 +116,14 @@ def step_line(e: Explorer, precision: int) -> Text:
     nothing for the whole matrix."""
     if e.step is None:
         return Text("")
-    i, token = e.query, escape_token(e.result.tokens.strings[e.query])
-    out = Text(f"written token {e.step + 1} of {e.written()}: ", style="bold")
-    out.append(f"'{token}'", style="bold reverse")
-    out.append(f" at position {i}, probability {fmt(e.written_probability(), precision)}", style="bold")
+    i, drawn = e.written_at(), e.result.tokens.drawn()
+    out = Text(f"row {i - 1} '{escape_token(drawn[i - 1])}' wrote ", style="bold")
+    out.append(f"'{escape_token(drawn[i])}'", style="bold reverse")
+    out.append(f", probability {fmt(e.written_probability(), precision)}", style="bold")
     out.append(
-        f" (the model's, from the {i} tokens before it: row {i - 1} chose it; its own row, the last, is its "
-        "attention over them) · n b: next / previous, w: whole matrix",
+        f" (written token {e.step + 1} of {e.written()}, at position {i}: the model's, from the {i} tokens "
+        f"before it; in focus, row {i - 1}, the one that chose it, over them) · n b: next / previous, w: whole "
+        "matrix",
         style="dim",
     )
     return out

@@ -278,13 +278,19 @@ class Explorer:
         return 0 if start is None else len(self.result.tokens) - start
 
     def seen(self) -> int:
-        """The keys in view: stepping through the written tokens, those the token in focus saw (itself and the
-        tokens before it); else all."""
+        """The keys in view: stepping through the written tokens, those the row in focus saw (the row that chose
+        the written token: the tokens before it); else all."""
         return self.weights.shape[2] if self.step is None else self.query + 1
+
+    def written_at(self) -> int:
+        """Stepping through the written tokens: the position of the one in focus (the query in focus, the row
+        that chose it, is the one before)."""
+        assert self.step is not None
+        return len(self.result.tokens) - self.written() + self.step
 
     def _to_step(self) -> None:
         if self.step is not None:
-            self.query = len(self.result.tokens) - self.written() + self.step
+            self.query = self.written_at() - 1  # the row that chose the token: its output predicted it
             self.key = min(self.key, self.query)
 
     def step_through(self, step: int) -> str | None:

@@ -35,6 +35,7 @@
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, pair: "all", step: null };
   usePart(D.part);
+  S.query = Q.length - 1;  // the steps view opens on the last query, the one that sees every token
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
@@ -133,11 +134,16 @@
   function labelWidth(labels, px) {
     return Math.min(LABEL_MAX, Math.max.apply(null, labels.map(function (t) { return monoWidth(t, px); }).concat([0])));
   }
-  function shown(tok) {  // a token as drawn: controls and blanks visible, never acting
-    return String(tok).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
-      var code = c.charCodeAt(0);
-      return code < 256 ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
-    }).replace(/^ | $/g, "\u2423") || "\u2205";
+  var MARKS = { " ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d" };  // attncli.pipeline.tokentext's
+  function shownText(text) {  // a text as drawn: newlines, tabs (↵ ⇥ ␍) and other controls visible, never acting
+    return String(text).replace(/[\n\t\r]/g, function (c) { return MARKS[c]; })
+      .replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, function (c) {
+        var code = c.charCodeAt(0);
+        return code < 256 ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
+      });
+  }
+  function shown(tok) {  // a token's text as drawn: every space ␣ too (the labels come so from attncli already)
+    return shownText(tok).replace(/ /g, MARKS[" "]) || "\u2205";
   }
   function layerOf() { return D.layers[S.layer]; }
   function headOf(i) { return S.mean && i === undefined ? meanHead() : layerOf().heads[i === undefined ? S.heads[0] : i]; }
@@ -697,25 +703,24 @@
   }
 
   // ---- written view (--generate): the generation one step at a time -----------------------------------
-  // Step s (1..N) shows the row of the token written at that step (position from + s − 1) over every token before
-  // it, for the chosen layer and heads, and says which token was written and the probability the model gave it
-  // (D.generated.probs), then which token its own row chose next. Before step 1 (p from step 1) is the text's
-  // last token, whose row chose the first written one. The weights are those of the pass over the whole
-  // sequence, which are what each step saw (causal).
+  // Step s (1..N) writes the token at position from + s − 1; the row that chose it is the one before it (its output
+  // predicted the token): step s shows that row over every token up to it, for the chosen layer and heads, and
+  // says "the row of is wrote ␣Paris" with the probability the model gave it (D.generated.probs). Step 1's row is
+  // the text's last token. The weights are those of the pass over the whole sequence, which are what each step
+  // saw (causal).
   function written() { return D.generated && D.generated.from !== undefined && D.generated.from !== null ? D.generated : null; }
   function stepText() {
     var G = written();
     if (!G) return "";
     if (S.view !== "written" || S.step === null) return "whole sequence (" + G.ids.length + " written)";
     var t = G.from + S.step;
-    if (S.step < 0) return "before step 1: " + tokName("q", t) + " (the text's last token)";
-    return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t) +
+    return "step " + (S.step + 1) + " of " + G.ids.length + ": " + tokName("q", t - 1) + " wrote " + tokName("q", t) +
       (G.probs ? " (p " + prob(G.probs[S.step]) + ")" : "");
   }
   function topHere(position) {  // the lens' last layer (the model's own logits) at a position: "tok 0.771 · ..."
     if (!D.lens) return null;
     var r = D.lens.rows.filter(function (x) { return x.layer === D.lens.n_layer && x.position === position; })[0];
-    return r ? r.top_tokens.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(" · ") : null;
+    return r ? r.top_labels.map(function (t, k) { return shown(t) + " " + r.top_probs[k].toFixed(3); }).join(" · ") : null;
   }
   function titleWidth(lines) {  // a view's lines of words above it: the first bold
     return Math.max.apply(null, lines.map(function (x, k) { return textWidth(x, 12, k ? 400 : 600) + 16; }));
@@ -733,25 +738,23 @@
         "(or choose the attention above) for the cross-attention or the decoder's, whose rows are the target the model wrote.");
       return note;
     }
-    S.step = Math.max(-1, Math.min(n - 1, S.step === null ? 0 : S.step));
-    var s = S.step, t = G.from + s, px = 12, rowH = 20, barW = 150, colW = barW + 86;
+    S.step = Math.max(0, Math.min(n - 1, S.step === null ? 0 : S.step));
+    var s = S.step, t = G.from + s - 1, px = 12, rowH = 20, barW = 150, colW = barW + 86;  // t: the row that chose step s's token
     var keys = CROSS ? K.length : t + 1, kn = [];  // a cross-attention's row: every source token; else those up to t
     for (var j = 0; j < keys; j++) kn.push(tokName("k", j) + (!CROSS && j === t ? " (itself)" : ""));
     var lw = labelWidth(kn, px) + 16, hs = shownHeads();
-    var lines = [s < 0 ? "before step 1: " + tokName("q", t) + " (position " + t + "), the text's last token" :
-      "step " + (s + 1) + " of " + n + ": the model wrote " + wroteLine(G, s) + ", after the " + (t === 1 ? "token" : t + " tokens") + " before it",
+    var lines = ["step " + (s + 1) + " of " + n + ": the row of " + tokName("q", t) + " (position " + t + ") wrote " +
+      wroteLine(G, s) + (s === 0 ? ", the first token after the text" : ""),
       "the row of " + tokName("q", t) + (CROSS ? " over the source (" + S.part + ")" : " over the tokens up to it" +
         (D.parts ? " (" + S.part + ")" : "")) + (D.model ? ", layer " + layerOf().layer : "") +
       ": a bar and its number per key, ● the largest",
-      "(the weights of the pass over the whole sequence: causal, so what this step saw)",
-      s + 1 < n ? "from this row the model then wrote " + wroteLine(G, s + 1) + (s < 0 ? "" : " (step " + (s + 2) + ")") :
-        "the last token written: --generate " + n + " wrote nothing after it"];
-    var top = s + 1 < n ? topHere(t) : null;
+      "(the weights of the pass over the whole sequence: causal, so what this step saw)"];
+    var top = topHere(t);
     if (top) lines.push("the model's " + D.lens.k + " most probable tokens there: " + top);
     if (G.probs) lines.push("probability: the model's softmax before any sampling (" + G.decoding + ")");
     var y0 = 24 + lines.length * 18 + 24, h = y0 + keys * rowH + 12;
     var w = Math.max(lw + hs.length * colW + 20, titleWidth(lines));
-    var svg = newSvg(w, h, "written view: " + (s < 0 ? "before step 1" : "step " + (s + 1) + " of " + n));
+    var svg = newSvg(w, h, "written view: step " + (s + 1) + " of " + n);
     lines.forEach(function (x, k) { el("text", { x: 4, y: 18 + k * 18, "font-weight": k ? 400 : 600, "class": "written-title" }, svg, x); });
     hs.forEach(function (hi, c) {
       var head = headAt(hi), x = lw + c * colW, color = HEAD_COLORS[Math.max(0, hi) % HEAD_COLORS.length];
@@ -788,7 +791,7 @@
     var n = written().ids.length;
     if (D.parts && D.parts[S.part].queries !== "target") setPart("cross");  // the encoder's rows are the source's
     if (S.view !== "written" || S.step === null) S.step = by > 0 ? 0 : n - 1;
-    else S.step = Math.max(-1, Math.min(n - 1, S.step + by));  // -1: the text's last token, before step 1
+    else S.step = Math.max(0, Math.min(n - 1, S.step + by));
     setView("written");
   }
   function wholeSequence() { S.step = null; setView("head"); }
@@ -798,7 +801,7 @@
     var L = D.lens, nl = L.n_layer + 1, n = Q.length, px = 11, cells = {};
     L.rows.forEach(function (r) { cells[r.layer + ":" + r.position] = r; });
     var c = 48;
-    L.rows.forEach(function (r) { c = Math.max(c, Math.min(LABEL_MAX, monoWidth(shown(r.top_tokens[0]), px)) + 10); });
+    L.rows.forEach(function (r) { c = Math.max(c, Math.min(LABEL_MAX, monoWidth(shown(r.top_labels[0]), px)) + 10); });
     var qn = Q.map(function (_, i) { return tokName("q", i); }), ch = 32;
     var lines = ["the logit lens: what the model would write next if it stopped after each layer (the final norm and the " +
       "unembedding on the residual stream)", L.layers + "; the last layer is the model's own output",
@@ -817,14 +820,14 @@
       var cell = el("g", { "class": "lens-cell", "data-l": l, "data-i": i }, g);
       el("rect", { x: x, y: y, width: c, height: ch, fill: css(ramp(p)), stroke: C.bg }, cell);
       labelText(cell, { x: x + c / 2, y: y + 13, "text-anchor": "middle", "class": "mono ltok", "font-size": px, fill: ink,
-        "pointer-events": "none" }, shown(r.top_tokens[0]), px).setAttribute("style", "fill:" + ink);
+        "pointer-events": "none" }, shown(r.top_labels[0]), px).setAttribute("style", "fill:" + ink);
       el("text", { x: x + c / 2, y: y + 26, "text-anchor": "middle", "class": "mono lprob", "font-size": 10, "data-value": p,
         "pointer-events": "none", style: "fill:" + ink }, cell, p.toFixed(2));
     }
     gridEvents(g, x0, y0, c, ch, nl, n, function (l, i) {
       var r = cells[l + ":" + i];
       return "layer " + l + (l === nl - 1 ? " (the output)" : "") + ", position " + i + " " + tokName("q", i) + " → next: " +
-        r.top_tokens.map(function (t, k) {  // no break inside an entry: a token stays with its number
+        r.top_labels.map(function (t, k) {  // no break inside an entry: a token stays with its number
           return (k + 1) + ".\u00a0" + shown(t) + "\u00a0" + r.top_probs[k].toFixed(4) + "\u00a0(id\u00a0" + r.top_ids[k] + ")";
         }).join(" · ");
     });
@@ -834,38 +837,45 @@
   // ---- ablation view (--ablate): every head switched off alone, ranked and as a layers × heads grid ----------
   function drawAblation(width) {
     var A = D.ablation, nl = A.n_layer, nh = A.n_head, rows = A.rows, px = 11, cells = {}, scale = 0;
-    rows.forEach(function (r, k) { cells[r.layer + ":" + r.head] = [r, k]; scale = Math.max(scale, Math.abs(r.delta_logit)); });
-    var target = shown(A.target.token), shownRanked = Math.min(10, rows.length);
-    var lines = ["every head switched off alone (" + A.means + "):", "the change in the logit of " + target +
-      (A.target.given === null ? " (the model's own next token)" : " (--target)") + " after position " + A.position + " " + tokName("q", A.position),
-      "clean: logit " + A.clean_logit.toFixed(3) + ", log-probability " + A.clean_logprob.toFixed(3) + "; Δ = switched off − clean; " +
-      "blue: up, red: down, stronger: larger |Δ|",
-      "the " + shownRanked + " largest |Δ logit| of " + rows.length + " heads" + (shownRanked < rows.length ? " (every head is in the grid below)" : "") + ":"];
+    var R = A.ranked_by, key = R.column, label = R.label;  // what ranks the heads (the document says; default Δ log-prob)
+    rows.forEach(function (r, k) { cells[r.layer + ":" + r.head] = [r, k]; scale = Math.max(scale, Math.abs(r[key])); });
+    var target = shown(A.target.label), shownRanked = Math.min(10, rows.length);
+    function numbers(r, digits) {  // every column of a row, each with its name
+      return "Δ logit " + r.delta_logit.toFixed(digits) + " · Δ log-prob " + r.delta_logprob.toFixed(digits) +
+        (A.contrast ? " · Δ logit diff " + r.delta_logit_diff.toFixed(digits) : "");
+    }
+    var lines = ["every head switched off alone (" + A.means + "):", "the change in " + target +
+      (A.target.given === null ? " (the model's own next token)" : " (--target)") +
+      (A.contrast ? " against " + shown(A.contrast.label) + " (--contrast)" : "") + " after position " + A.position + " " + tokName("q", A.position),
+      "clean: logit " + A.clean_logit.toFixed(3) + ", log-probability " + A.clean_logprob.toFixed(3) +
+      (A.contrast ? ", logit difference " + A.clean_logit_diff.toFixed(3) : "") + "; Δ = switched off − clean; " +
+      "blue: up, red: down, stronger: larger |" + label + "|",
+      "ranked by |" + label + "| (" + R.means + "): the " + shownRanked + " largest of " + rows.length + " heads" +
+        (shownRanked < rows.length ? " (every head is in the grid below)" : "") + ":"];
     var y = 18 * lines.length + 12, barW = 180, nameW = textWidth(shownRanked + ". L" + (nl - 1) + ".H" + (nh - 1), 12, 600) + 14;
     var c = Math.max(46, monoWidth("-00.00", 10) + 8), ch = 20, x0 = 8 + textWidth("L" + (nl - 1), 11) + 10;
     var gridTop = y + shownRanked * 20 + 40;
-    var w = Math.max(x0 + nh * c + 20, nameW + 2 * barW + 300, titleWidth(lines));
+    var w = Math.max(x0 + nh * c + 20, nameW + 2 * barW + 420, titleWidth(lines));
     var svg = newSvg(w, gridTop + nl * ch + 16, "ablation view: each head's effect on the next token");
     lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
     var mid = nameW + barW;
     rows.slice(0, shownRanked).forEach(function (r, k) {
-      var yy = y + k * 20, len = scale ? barW * Math.abs(r.delta_logit) / scale : 0;
+      var yy = y + k * 20, len = scale ? barW * Math.abs(r[key]) / scale : 0;
       var g = el("g", { "class": "ablate-rank", "data-l": r.layer, "data-h": r.head }, svg);
       el("text", { x: 4, y: yy + 14, "font-weight": 600 }, g, (k + 1) + ". L" + r.layer + ".H" + r.head);
-      el("rect", { x: r.delta_logit < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14,
-        fill: diverging(r.delta_logit, scale) }, g);
-      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono arank", "data-value": r.delta_logit }, g,
-        "Δ logit " + r.delta_logit.toFixed(3) + " · Δ log-prob " + r.delta_logprob.toFixed(3));
+      el("rect", { x: r[key] < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14,
+        fill: diverging(r[key], scale) }, g);
+      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono arank", "data-value": r[key] }, g, numbers(r, 3));
     });
     el("line", { x1: mid, x2: mid, y1: y, y2: y + shownRanked * 20, stroke: C.muted }, svg);
-    el("text", { x: 4, y: gridTop - 24, "font-weight": 600 }, svg, "Δ logit of every head: layers down, heads across");
+    el("text", { x: 4, y: gridTop - 24, "font-weight": 600 }, svg, label + " of every head: layers down, heads across");
     for (var h = 0; h < nh; h++) el("text", { x: x0 + h * c + c / 2, y: gridTop - 6, "text-anchor": "middle", fill: C.muted, "font-size": 11 }, svg, "H" + h);
     for (var l = 0; l < nl; l++) el("text", { x: 4, y: gridTop + l * ch + 14, fill: C.muted, "font-size": 11 }, svg, "L" + l);
     var g = el("g", { "class": "ablation", tabindex: 0, role: "grid", "aria-label": "ablation: arrow keys move, the readout gives a head's numbers" }, svg);
     for (l = 0; l < nl; l++) for (h = 0; h < nh; h++) {
       var at = cells[l + ":" + h], x = x0 + h * c, yy = gridTop + l * ch;
       if (!at) { el("rect", { x: x, y: yy, width: c, height: ch, fill: C.panel, stroke: C.bg }, g); continue; }
-      var d = at[0].delta_logit, ink = scale && Math.abs(d) / scale > 0.5 ? C.bg : C.fg;
+      var d = at[0][key], ink = scale && Math.abs(d) / scale > 0.5 ? C.bg : C.fg;
       el("rect", { x: x, y: yy, width: c, height: ch, fill: diverging(d, scale), stroke: C.bg, "class": "acell", "data-l": l, "data-h": h }, g);
       el("text", { x: x + c / 2, y: yy + 14, "text-anchor": "middle", "class": "mono avalue", "font-size": 10, "data-value": d,
         "pointer-events": "none", style: "fill:" + ink }, g, d.toFixed(2));
@@ -873,8 +883,8 @@
     gridEvents(g, x0, gridTop, c, ch, nl, nh, function (l, h) {
       var at = cells[l + ":" + h];
       if (!at) return "layer " + l + ", head " + h + ": not switched off";
-      return "layer " + l + ", head " + h + " switched off: Δ logit " + at[0].delta_logit.toFixed(4) + ", Δ log-probability " +
-        at[0].delta_logprob.toFixed(4) + " of " + target + " (rank " + (at[1] + 1) + " of " + rows.length + " by |Δ logit|)";
+      return "layer " + l + ", head " + h + " switched off: " + numbers(at[0], 4) + " of " + target +
+        " (rank " + (at[1] + 1) + " of " + rows.length + " by |" + label + "|)";
     });
     return svg;
   }
@@ -965,7 +975,7 @@
     html("p", { "class": "text" }, header, (D.parts && D.context !== null ? "target: " : pair ? "text 1: " : "") + (D.text || ""));
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
-    if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shown(D.generated.text));
+    if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shownText(D.generated.text));
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
@@ -978,7 +988,7 @@
     if (D.lens) html("li", {}, ul, "lens: the " + D.lens.k + " most probable next tokens of every layer and position (" +
       D.lens.layers + "), computed by attn as attn lens does");
     if (D.ablation) html("li", {}, ul, "ablation: every head switched off alone (" + D.ablation.means + "), watching " +
-      shown(D.ablation.target.token) + " after position " + D.ablation.position + ", as attn ablate does");
+      shown(D.ablation.target.label) + " after position " + D.ablation.position + ", as attn ablate does");
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
