@@ -61,6 +61,13 @@ CASES = [
     (["view", "x", "--model", "BERT", "--lens", "-o", "OUT/p.html"], 2, "it has no next-token head"),
     (["view", "x", "--model", "BERT", "--ablate", "-o", "OUT/p.html"], 2, "it has no next-token head"),
     (["show", "x", "--model", "BERT", "--generate", "2"], 2, "it has no next-token head"),
+    (
+        ["patch", "a b", "--corrupt", "a b c", "--model", "GPT2", "--target", "a"],
+        2,
+        "CLEAN is 2 tokens and --corrupt 3",
+    ),
+    (["knockout", "a b", "--model", "GPT2", "--from", "9"], 2, "the text has positions 0..1"),
+    (["dla", "a b", "--model", "GPT2", "--target", "a b c"], 2, "is 3 tokens for"),
     # an empty shell variable before another option, a mistyped file, a mistyped choice
     (["show", "x", "--model", "--layer", "1"], 2, "--model got '--layer': is the variable you meant empty?"),
     (["heads", "--model", "", "x"], 2, "--model got '': is the variable you meant empty?"),
