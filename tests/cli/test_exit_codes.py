@@ -67,7 +67,7 @@ CASES = [
         "CLEAN is 2 tokens and --corrupt 3",
     ),
     (["knockout", "a b", "--model", "GPT2", "--from", "9"], 2, "the text has positions 0..1"),
-    (["dla", "a b", "--model", "GPT2", "--target", "a b c"], 2, "is 3 tokens for"),
+    (["dla", "a b", "--model", "GPT2", "--target", "a b c"], 2, "give one token"),
     # an empty shell variable before another option, a mistyped file, a mistyped choice
     (["show", "x", "--model", "--layer", "1"], 2, "--model got '--layer': is the variable you meant empty?"),
     (["heads", "--model", "", "x"], 2, "--model got '': is the variable you meant empty?"),
