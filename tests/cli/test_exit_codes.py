@@ -64,7 +64,7 @@ CASES = [
     (
         ["patch", "a b", "--corrupt", "a b c", "--model", "GPT2", "--target", "a"],
         2,
-        "CLEAN is 2 tokens and --corrupt 3",
+        "patching needs the same number",
     ),
     (["knockout", "a b", "--model", "GPT2", "--from", "9"], 2, "the text has positions 0..1"),
     (["dla", "a b", "--model", "GPT2", "--target", "a b c"], 2, "give one token"),
