@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .chat import ChatTemplate, gguf_template
 from .families import Family, family_of
 from .folder import Header, check_budget, check_declared
 from .gguf import GGUFTensors, open_gguf
@@ -92,6 +93,7 @@ class GGUFParts:
     nbytes: int  # the wanted tensors as float32, priced against ATTN_MAX_MEMORY
     hp: dict
     tokenizer: Callable[[], Any]  # builds the tokenizers.Tokenizer
+    chat_template: ChatTemplate | None  # tokenizer.chat_template, if the file has one
 
 
 def gguf_parts(path: Path) -> GGUFParts:
@@ -138,4 +140,4 @@ def gguf_parts(path: Path) -> GGUFParts:
     def build() -> Any:
         return tokenizer_from(meta, source)
 
-    return GGUFParts(config, family, sources, nbytes, hp, build)
+    return GGUFParts(config, family, sources, nbytes, hp, build, gguf_template(meta, source))

@@ -37,6 +37,7 @@ from attncli.models import (
 from attncli.models.attention import LayerSteps, attention_mask
 from attncli.models.generate import Generation, continued
 from attncli.models.source import ModelLayer, describe, kv_head, sliding_window
+from attncli.models.tokens import encode_chat
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult
@@ -67,12 +68,17 @@ def _encode(
                 f"--context makes a sentence pair, which only an encoder (BERT-like) model takes; "
                 f"{model.name} is a decoder ({model.model_type})"
             )
-    t = encode(model, text, pair)
+    if model.chat is None:
+        t, read = encode(model, text, pair), text
+    elif pair is not None:
+        raise ConfigError("--chat reads TEXT as the user's message of a chat: drop --context")
+    else:
+        t, read = encode_chat(model, text, model.chat)  # `read`: the rendered chat the offsets point into
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
     prompt = len(t)
     if generate is not None:
-        t = continued(model, t, generate, len(text))
+        t = continued(model, t, generate, len(read))
     tokens = Tokens(
         t.strings,
         t.ids,
@@ -82,6 +88,8 @@ def _encode(
         unk_token=unk,
         special=t.special,
         second=t.second,
+        segments=t.segments,
+        chat_text="" if model.chat is None else read,
         generated=None if generate is None else prompt,
         generated_text=model.tokenizer.decode(list(t.ids[prompt:]), skip_special_tokens=False)
         if generate is not None

@@ -40,12 +40,29 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
             f"{tokens.generated_by}, one pass per token with a key/value cache; the weights are one pass over the "
             "whole sequence, each row what the model saw when it wrote the next token"
         )
+    if tokens.segments:
+        lines.append(f"--chat, the text as the model's chat template writes it: {segment_runs(tokens.segments)}")
     if tokens.second is not None:
         lines.append(
             f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
             "the model sees both as one sequence, segment 2 with token type 1 where it has token types"
         )
     return lines
+
+
+def segment_runs(segments: tuple[str, ...]) -> str:
+    """A chat's segments (Tokens.segments) as runs of token indices, for a caption.
+
+    >>> segment_runs(("template", "template", "user", "template", "assistant", "assistant"))
+    'tokens 0–1 template, 2 user, 3 template, 4–5 assistant'
+    """
+    runs: list[list] = []
+    for i, s in enumerate(segments):
+        if runs and runs[-1][0] == s:
+            runs[-1][2] = i
+        else:
+            runs.append([s, i, i])
+    return "tokens " + ", ".join(f"{a}{'' if a == b else f'–{b}'} {s}" for s, a, b in runs)
 
 
 def score_formula(result: AttentionResult) -> str:

@@ -259,7 +259,8 @@ def compare_runs(
 
 
 def tokens_document(text: str, tokens: Tokens) -> dict:
-    """`attn tokens -f json`: schema attncli.tokens/1, one row per token under "rows"."""
+    """`attn tokens -f json`: schema attncli.tokens/1, one row per token under "rows"; with --chat, `text` is the
+    chat as the template wrote it and "segments" each token's part of it (system, user, assistant, template)."""
     ok, why = coverage(text, tokens)
     return {
         "schema": "attncli.tokens/1",
@@ -270,6 +271,7 @@ def tokens_document(text: str, tokens: Tokens) -> dict:
         "reconstructs": ok,
         "reconstructs_why": why,
         "rows": token_rows(text, tokens),
+        **({"segments": list(tokens.segments)} if tokens.segments else {}),
     }
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Mode, Target, model_value
+from attncli.cli.model import Chat, Mode, System, Target, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.cli.text import file_hint
@@ -56,6 +56,8 @@ def ablate(
     heads: HeadList = None,
     target: Target = None,
     mode: Mode = "zero",
+    chat: Chat = False,
+    system: System = None,
 ) -> None:
     """Switch a decoder's heads off one at a time: how each moves the logit of the next token.
 
@@ -67,6 +69,13 @@ def ablate(
     chosen = None if heads is None else parse_heads(heads)
     file_hint(text, file)
     found = api.ablate(
-        read_text(text, file), model=model, heads=chosen, target=target, mode=mode, precision=out.precision
+        read_text(text, file),
+        model=model,
+        heads=chosen,
+        target=target,
+        mode=mode,
+        chat=chat,
+        system=system,
+        precision=out.precision,
     )
     emit(found.document, out)

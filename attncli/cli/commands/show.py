@@ -8,6 +8,7 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Chat,
     Generate,
     GgufFile,
     Head,
@@ -17,6 +18,7 @@ from attncli.cli.model import (
     Rollout,
     SampleTopK,
     SampleTopP,
+    System,
     Workers,
     check_options,
     generation,
@@ -51,6 +53,8 @@ def show(
     stats: Stats = False,
     model: ModelDir = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
     layer: Layer = None,
     head: Head = None,
     rollout: Rollout = False,
@@ -89,6 +93,8 @@ def show(
     model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
+    if rollout and (chat or system is not None):
+        raise ConfigError("--rollout reads the text as it is: drop --chat and --system")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     from attncli.io import documents  # late: start-up (not for --help)
@@ -97,6 +103,7 @@ def show(
     table_only(out, kind.default_format, mean_heads=mean_heads, query=query is not None, matrix_only=matrix_only)
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
+    chosen |= {"chat": chat, "system": system}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
