@@ -49,9 +49,9 @@ def load(model: str | Model, chat: bool = False, system: str | None = None) -> t
     else:
         loaded, name = model, str(model.path)
     if chat:
-        from attncli.models.chat import Chat  # late: start-up (model code only with a model)
+        from attncli.models.tokens import with_chat  # late: start-up (model code only with a model)
 
-        loaded = replace(loaded, chat=Chat(system))
+        loaded = with_chat(loaded, system)
     return loaded, name
 
 

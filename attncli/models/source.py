@@ -65,6 +65,14 @@ def segment_runs(segments: tuple[str, ...]) -> str:
     return "tokens " + ", ".join(f"{a}{'' if a == b else f'–{b}'} {s}" for s, a, b in runs)
 
 
+def chat_fields(tokens: Tokens) -> dict:
+    """A --chat run's JSON fields: "chat" (the chat as the template wrote it), "segments" (each token's part of
+    it) and "chat_segments" (those as runs of token indices, as the caption says them); {} without --chat."""
+    if not tokens.segments:
+        return {}
+    return {"chat": tokens.chat_text, "segments": list(tokens.segments), "chat_segments": segment_runs(tokens.segments)}
+
+
 def score_formula(result: AttentionResult) -> str:
     """`S = qᵀk / √d_k`, with the temperature when the model divides by more, and Gemma 2's soft-cap."""
     c = result.config

@@ -89,7 +89,8 @@ def test_chat_options_are_refused_where_they_mean_nothing(qwen2_chat):
     refused(attn("show", "hi", "--chat"), "--chat", code=2)  # no model
     refused(attn("show", "hi", "--model", qwen2_chat, "--system", "x"), "--system", "--chat", code=2)
     no_template = GOLDEN / "qwen2"
-    refused(attn("show", "hi", "--model", no_template, "--chat"), "no chat template")
+    refused(attn("show", "hi", "--model", no_template, "--chat"), "no chat template", code=2)
+    refused(attn("lens", "le chat", "--model", GOLDEN / "t5", "--chat"), "encoder–decoder", code=2)
 
 
 def test_a_failing_template_is_one_line():
