@@ -78,7 +78,8 @@ def coverage(text: str, tokens: Tokens) -> tuple[bool, str]:
 
 def token_rows(text: str, tokens: Tokens) -> list[dict]:
     """One flat record per token: index, token, id, start, end, the text span, and what kind it is
-    (`special` when the tokenizer added it, as a model's does [CLS] and <s>).
+    (`special` when the tokenizer added it, as a model's does [CLS] and <s>); with --chat, its `segment` of the
+    chat (system, user, assistant, or template: what the chat template wrote).
 
     >>> [r["kind"] for r in token_rows("a b", Tokens(("[CLS]", "a", "b"), (0, 5, 6), ((0, 0), (0, 1), (2, 3)), "x",
     ...                                                 special=(True, False, False)))]
@@ -99,6 +100,7 @@ def token_rows(text: str, tokens: Tokens) -> list[dict]:
                 "end": int(end),
                 "span": text[start:end],
                 "kind": kind,
+                **({"segment": tokens.segments[i]} if tokens.segments else {}),
             }
         )
     return rows

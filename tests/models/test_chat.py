@@ -82,7 +82,11 @@ def test_chat_on_the_command_line_is_captioned_and_in_json(qwen2_chat):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["text"].startswith("<|im_start|>system\nYou are a helpful assistant.")
+    assert [r["segment"] for r in doc["rows"]] == doc["segments"]
     assert doc["segments"][0] == "template" and "user" in doc["segments"]
+    r = attn("tokens", "What is a cat?", "--model", qwen2_chat, "--chat")
+    header = r.output.splitlines()[1].split()
+    assert header[-1] == "chat" and "user" in r.output
 
 
 def test_chat_options_are_refused_where_they_mean_nothing(qwen2_chat):
