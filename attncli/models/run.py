@@ -36,7 +36,7 @@ from attncli.models import (
 )
 from attncli.models.attention import LayerSteps, attention_mask
 from attncli.models.generate import Generation, continued
-from attncli.models.source import ModelLayer, describe, kv_head, sliding_window
+from attncli.models.source import ModelLayer, chat_fields, describe, kv_head, sliding_window
 from attncli.models.tokens import encode_chat
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
@@ -249,6 +249,7 @@ def heads_document(model: Model, text: str, pair: str | None = None, generate: G
         heads_rows(model, text, tokens, weights, model.causal)
         | ({} if pair is None else {"pair": pair})
         | ({} if generation is None else {"generated": generation})
+        | chat_fields(tokens)
     )
 
 

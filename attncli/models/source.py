@@ -41,7 +41,7 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
             "whole sequence, each row what the model saw when it wrote the next token"
         )
     if tokens.segments:
-        lines.append(f"--chat, the text as the model's chat template writes it: {segment_runs(tokens.segments)}")
+        lines.append(chat_line(tokens.segments))
     if tokens.second is not None:
         lines.append(
             f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
@@ -50,11 +50,11 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
     return lines
 
 
-def segment_runs(segments: tuple[str, ...]) -> str:
-    """A chat's segments (Tokens.segments) as runs of token indices, for a caption.
+def chat_line(segments: tuple[str, ...]) -> str:
+    """The caption's line for a chat's segments (Tokens.segments), as runs of token indices.
 
-    >>> segment_runs(("template", "template", "user", "template", "assistant", "assistant"))
-    'tokens 0–1 template, 2 user, 3 template, 4–5 assistant'
+    >>> chat_line(("template", "template", "user", "template", "assistant", "assistant"))
+    "--chat, the text as the model's chat template writes it: tokens 0–1 template, 2 user, 3 template, 4–5 assistant"
     """
     runs: list[list] = []
     for i, s in enumerate(segments):
@@ -62,15 +62,16 @@ def segment_runs(segments: tuple[str, ...]) -> str:
             runs[-1][2] = i
         else:
             runs.append([s, i, i])
-    return "tokens " + ", ".join(f"{a}{'' if a == b else f'–{b}'} {s}" for s, a, b in runs)
+    spans = ", ".join(f"{a}{'' if a == b else f'–{b}'} {s}" for s, a, b in runs)
+    return f"--chat, the text as the model's chat template writes it: tokens {spans}"
 
 
 def chat_fields(tokens: Tokens) -> dict:
     """A --chat run's JSON fields: "chat" (the chat as the template wrote it), "segments" (each token's part of
-    it) and "chat_segments" (those as runs of token indices, as the caption says them); {} without --chat."""
+    it) and "chat_caption" (the caption's line: those as runs of token indices); {} without --chat."""
     if not tokens.segments:
         return {}
-    return {"chat": tokens.chat_text, "segments": list(tokens.segments), "chat_segments": segment_runs(tokens.segments)}
+    return {"chat": tokens.chat_text, "segments": list(tokens.segments), "chat_caption": chat_line(tokens.segments)}
 
 
 def score_formula(result: AttentionResult) -> str:

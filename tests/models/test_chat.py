@@ -89,6 +89,21 @@ def test_chat_on_the_command_line_is_captioned_and_in_json(qwen2_chat):
     assert header[-1] == "chat" and "user" in r.output
 
 
+@pytest.mark.parametrize("command", ["steps", "heads", "lens", "view"])
+def test_every_command_of_a_text_takes_the_chat(qwen2_chat, command, tmp_path):
+    out = ["-o", tmp_path / "page.html"] if command == "view" else []
+    r = attn(command, "What is a cat?", "--model", qwen2_chat, "--chat", *out)
+    assert r.exit_code == 0, r.output
+    shown = (tmp_path / "page.html").read_text(encoding="utf-8") if out else " ".join(r.output.split())
+    assert "--chat, the text as the model's chat template writes it: tokens 0–34 template, 35–42 user" in shown
+
+
+def test_ablate_watches_the_chats_last_token(qwen2_chat):
+    r = attn("ablate", "What is a cat?", "--model", qwen2_chat, "--chat", "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["position"] == len(EXPECTED["qwen2"][0]["ids"]) - 1
+
+
 def test_chat_options_are_refused_where_they_mean_nothing(qwen2_chat):
     refused(attn("show", "hi", "--chat"), "--chat", code=2)  # no model
     refused(attn("show", "hi", "--model", qwen2_chat, "--system", "x"), "--system", "--chat", code=2)
