@@ -21,9 +21,11 @@ special tokens, role names, and its own default system prompt when it has one, a
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.contain import contained
 from attncli.pipeline.tokenize import CHAT_TEMPLATE_SEGMENT
 
@@ -122,8 +124,9 @@ def gguf_template(meta: dict, source: str) -> ChatTemplate | None:
 def render(template: ChatTemplate, messages: list[dict[str, str]]) -> str:
     """The chat `messages` as `template` writes them, ending where the assistant's answer begins; rendered
     contained (bounded in time and memory), one DataError line when the template fails."""
-    what = f"the chat template ({template.where})"
-    return contained(_render, template.source, messages, template.bos, template.eos, what=what, errors=(ModelError,))
+    what, memory = f"the chat template ({template.where})", max_bytes_from(os.environ)
+    args = (template.source, messages, template.bos, template.eos)
+    return contained(_render, *args, what=what, memory=memory, errors=(ModelError,))
 
 
 def _render(source: str, messages: list[dict[str, str]], bos: str, eos: str) -> str:  # in the contained child

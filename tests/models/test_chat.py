@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from attncli.errors import DataError
-from attncli.models.chat import MAX_RENDERED_CHARS, MAX_TEMPLATE_CHARS, Chat, ChatTemplate, folder_template, render
+from attncli.models.chat import (
+    MAX_RENDERED_CHARS,
+    MAX_TEMPLATE_CHARS,
+    Chat,
+    ChatTemplate,
+    folder_template,
+    gguf_template,
+    render,
+)
 from attncli.models.folder_tokenizer import load_tokenizer
 from attncli.models.hparams import ModelError
 from tests.conftest import attn, refused
@@ -129,6 +137,21 @@ def test_a_huge_template_and_a_huge_rendering_are_stopped():
 
     with pytest.raises(ModelError, match="not read"):
         template_text("x" * (MAX_TEMPLATE_CHARS + 1), "a test template")
+
+
+def test_a_gguf_template_is_read_with_its_ends_and_checked():
+    meta = {
+        "tokenizer.chat_template": "{{ bos_token }}{{ messages[0]['content'] }}{{ eos_token }}",
+        "tokenizer.ggml.tokens": ["<s>", "</s>", "a"],
+        "tokenizer.ggml.bos_token_id": 0,
+        "tokenizer.ggml.eos_token_id": 7,  # not a token: no string
+    }
+    template = gguf_template(meta, "x.gguf")
+    assert template is not None and (template.bos, template.eos) == ("<s>", "")
+    assert render(template, Chat().messages("hi")) == "<s>hi"
+    assert gguf_template({}, "x.gguf") is None
+    with pytest.raises(ModelError, match=r"tokenizer\.chat_template of x\.gguf is not a string"):
+        gguf_template({"tokenizer.chat_template": 3}, "x.gguf")
 
 
 def test_a_looping_template_is_stopped_in_bounded_time(monkeypatch):
