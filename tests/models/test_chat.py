@@ -104,6 +104,8 @@ def test_every_command_of_a_text_takes_the_chat(qwen2_chat, command, tmp_path):
     assert r.exit_code == 0, r.output
     shown = (tmp_path / "page.html").read_text(encoding="utf-8") if out else " ".join(r.output.split())
     assert "--chat, the text as the model's chat template writes it: tokens 0–34 template, 35–42 user" in shown
+    if out:  # the page's exact command runs the same chat
+        assert "--chat --layer {layer}" in shown
 
 
 def test_ablate_watches_the_chats_last_token(qwen2_chat):
