@@ -116,6 +116,13 @@ def check_model_options(model: object, run: dict[str, Any], **model_only: Any) -
         raise ConfigError(f"model= uses the model's own tokenizer, embeddings and weights: drop {'=, '.join(clash)}=")
 
 
+def check_chat(chat: bool, system: str | None) -> None:
+    """`system=` is the system message of a chat: ConfigError without `chat=True` (a model= without chat= is
+    check_model_options')."""
+    if system is not None and not chat:
+        raise ConfigError("--system is the system message of --chat: add --chat")
+
+
 def check_show(stats: bool, no_weights: bool, head: int | None, mean_heads: bool) -> None:
     """`attn show`'s options that exclude each other: ConfigError naming them."""
     if stats and no_weights:

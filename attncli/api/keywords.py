@@ -201,6 +201,8 @@ KEYWORDS: tuple[Keyword, ...] = (
     Keyword("head", INT, RUNS),
     Keyword("part", STR, "show steps view heads rollout"),
     Keyword("generate", GENERATE, "show steps view heads"),
+    Keyword("chat", BOOL, "show steps view tokens heads lens ablate"),
+    Keyword("system", STR, "show steps view tokens heads lens ablate"),
     Keyword("stats", BOOL, "show show_lines"),
     Keyword("no_weights", BOOL, "show compute"),
     Keyword("dtype", STR, "show compute"),

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Records
 from attncli.api.page import model_page
@@ -40,6 +40,8 @@ def heads(
     context: str | None = None,
     part: str | None = None,
     generate: Generation | int | None = None,
+    chat: bool = False,
+    system: str | None = None,
     precision: int | None = None,
 ) -> Records:
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
@@ -51,7 +53,8 @@ def heads(
     from attncli.models import route
     from attncli.render.heads import heads_view
 
-    loaded, name = load(model)
+    check_chat(chat, system)
+    loaded, name = load(model, chat, system)
     how = generation_of(generate)
     doc = route.heads(loaded, text, context, part, how)
     column = stat_named(stat)
@@ -126,7 +129,13 @@ def corpus(
 
 @checked
 def tokens(
-    text: str, *, tokenizer: str = "word", model: str | Model | None = None, max_tokens: int = MAX_TOKENS
+    text: str,
+    *,
+    tokenizer: str = "word",
+    model: str | Model | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    max_tokens: int = MAX_TOKENS,
 ) -> Records:
     """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
     from attncli.pipeline.compare import tokens_document  # late: start-up (not for import attncli or --help)
@@ -136,15 +145,18 @@ def tokens(
     if not text:
         raise DataError("empty text: nothing to tokenize")
     limits_of(None, max_tokens)  # checks max_tokens itself
+    check_model_options(model, {}, chat=chat or None)
+    check_chat(chat, system)
     try:
         if model is None:
             toks = tokenize(text, tokenizer, max_tokens)
         else:
             from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
 
-            toks = model_tokens(load(model)[0], text)
+            toks = model_tokens(load(model, chat, system)[0], text)
     except TooManyTokens as e:
         raise DataError(f"{e}: attn tokens lists every one; give a shorter text, or raise --max-tokens") from None
+    text = toks.chat_text or text  # --chat: the offsets point into the chat the template wrote
     doc = documents.Records("attn tokens", partial(tokens_view, text, toks), doc=tokens_document(text, toks))
     return Records(doc, warnings=toks.warnings)
 
@@ -254,14 +266,22 @@ def _tokenizers(text: str, models: list, tokenizers: str | None, max_tokens: int
 
 @checked
 def lens(
-    text: str, *, model: str | Model, top_k: int = 5, context: str | None = None, precision: int | None = None
+    text: str,
+    *,
+    model: str | Model,
+    top_k: int = 5,
+    context: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    precision: int | None = None,
 ) -> Records:
     """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position (an
     encoder–decoder's: its decoder's over the target `text`, reading the source `context`)."""
     from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
-    doc = lens_document(load(model)[0], text, top_k, context=context)
+    check_chat(chat, system)
+    doc = lens_document(load(model, chat, system)[0], text, top_k, context=context)
     return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
 
 
@@ -275,6 +295,8 @@ def ablate(
     mode: str = "zero",
     contrast: str | None = None,
     rank_by: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
     precision: int | None = None,
 ) -> Records:
     """`attn ablate`: each of `heads` ((layer, head) pairs; default every head) of a decoder switched off alone
@@ -284,8 +306,15 @@ def ablate(
     from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
     from attncli.render.ablate import ablate_view
 
+    check_chat(chat, system)
     doc = ablate_document(
-        load(model)[0], text, None if heads is None else list(heads), target, mode, contrast=contrast, rank_by=rank_by
+        load(model, chat, system)[0],
+        text,
+        None if heads is None else list(heads),
+        target,
+        mode,
+        contrast=contrast,
+        rank_by=rank_by,
     )
     view = documents.Records("attn ablate", partial(ablate_view, doc), doc=doc)
     return Records(view, precision, tuple(doc["notes"]))

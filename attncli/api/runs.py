@@ -25,7 +25,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_model_options, check_show, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, check_show, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import behaviour_of, model_page, page_of
@@ -39,13 +39,20 @@ if TYPE_CHECKING:  # annotations only: the model code loads with a model run
     from attncli.models.model import Model
 
 
-def load(model: str | Model) -> tuple[Model, str]:
-    """(the loaded model, the name its page's commands use): `model` loaded if it is a path or a name."""
+def load(model: str | Model, chat: bool = False, system: str | None = None) -> tuple[Model, str]:
+    """(the loaded model, the name its page's commands use): `model` loaded if it is a path or a name; `chat`:
+    each text it is given is read as the user's message in its chat template (`system` the system message)."""
     if isinstance(model, str):
         from attncli.models import load_model  # late: start-up (the model code loads only for a model run)
 
-        return load_model(model), model
-    return model, str(model.path)
+        loaded, name = load_model(model), model
+    else:
+        loaded, name = model, str(model.path)
+    if chat:
+        from attncli.models.tokens import with_chat  # late: start-up (model code only with a model)
+
+        loaded = with_chat(loaded, system)
+    return loaded, name
 
 
 def generation_of(generate: Generation | int | None) -> Generation | None:
@@ -81,6 +88,8 @@ def show(
     head: int | None = None,
     part: str | None = None,
     generate: Generation | int | None = None,
+    chat: bool = False,
+    system: str | None = None,
     stats: bool = False,
     no_weights: bool = False,
     dtype: str = "float64",
@@ -118,7 +127,10 @@ def show(
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
-    check_model_options(model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part)
+    check_model_options(
+        model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part, chat=chat or None
+    )
+    check_chat(chat, system)
     check_show(stats, no_weights, head, mean_heads)
     from attncli.pipeline.heads import stats_document  # late: start-up (not at import)
     from attncli.render.stats import show_view
@@ -131,7 +143,7 @@ def show(
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
-        loaded, name = load(model)
+        loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         page: Callable[[], documents.View] | None = model_page(
             lambda: result, "attn show", precision, loaded, name, text, context
@@ -233,6 +245,8 @@ def steps(
     head: int | None = None,
     part: str | None = None,
     generate: Generation | int | None = None,
+    chat: bool = False,
+    system: str | None = None,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -245,14 +259,15 @@ def steps(
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, head=head, part=part)
+    check_model_options(model, run, layer=layer, head=head, part=part, chat=chat or None)
+    check_chat(chat, system)
     from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
     from attncli.render.steps import show_steps
 
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
-        loaded, name = load(model)
+        loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         page = model_page(lambda: result, "attn steps", precision, loaded, name, text, context)
     else:
@@ -292,6 +307,8 @@ def view(
     head: int | None = None,
     part: str | None = None,
     generate: Generation | int | None = None,
+    chat: bool = False,
+    system: str | None = None,
     lens: bool = False,
     ablate: bool = False,
     target: str | None = None,
@@ -310,13 +327,15 @@ def view(
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, part=part, lens=lens or None, ablate=ablate or None)
+    check_model_options(model, run, layer=layer, part=part, lens=lens or None, ablate=ablate or None, chat=chat or None)
+    check_chat(chat, system)
     if (target is not None or mode != "zero") and not ablate:
         raise ConfigError("target= and mode= choose what ablate= watches and does: add ablate=True")
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
-        loaded, name = load(model)  # --context: an encoder–decoder's source, or an encoder's sentence pair
+        # --context: an encoder–decoder's source, or an encoder's sentence pair
+        loaded, name = load(model, chat, system)
         asked = behaviour_of(loaded, lens, ablate, target, mode)
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)

@@ -51,6 +51,24 @@ ModelDirs = Annotated[
         callback=model_value,
     ),
 ]
+Chat = Annotated[
+    bool,
+    typer.Option(
+        "--chat",
+        help="With --model: TEXT as the user's message of a chat in the model's own chat template (GGUF "
+        "tokenizer.chat_template, tokenizer_config.json or chat_template.jinja), ending where the assistant answers "
+        "(--generate continues as the assistant); its tokens marked system, user, assistant or template.",
+    ),
+]
+System = Annotated[
+    str | None,
+    typer.Option(
+        "--system",
+        help="With --chat: the system message before TEXT (default: none, or the template's own when it writes "
+        "one, as SmolLM2's does).",
+        show_default=False,
+    ),
+]
 GgufFile = Annotated[
     str | None,
     typer.Option(
@@ -250,6 +268,8 @@ MODEL_ONLY = (
     "top_p",
     "lens",
     "ablate",
+    "chat",
+    "system",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",

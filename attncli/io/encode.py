@@ -50,10 +50,13 @@ def csv_field(value: str) -> str:
 def token_marks(tokens) -> dict:
     """The JSON fields a model's tokens add: "special" (one boolean per token: added by the tokenizer) and,
     for a sentence pair, "second_segment" (the index of the second text's first token); for --generate,
-    "generated" (the ids the model wrote after the text, and their text); {} for a text run."""
+    "generated" (the ids the model wrote after the text, and their text); for --chat, "segments" (each token's
+    part of the chat: system, user, assistant or template) and "chat" (the chat as the template wrote it); {} for a
+    text run."""
     generation = tokens.generation()
     return {
         **({"special": list(tokens.special)} if tokens.special else {}),
         **({} if tokens.second is None else {"second_segment": tokens.second}),
+        **({"segments": list(tokens.segments), "chat": tokens.chat_text} if tokens.segments else {}),
         **({} if generation is None else {"generated": generation}),
     }

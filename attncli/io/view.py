@@ -230,6 +230,8 @@ def model_view(
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
     wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
+    if model.chat is not None:  # the text as the user's message of the model's chat template
+        wrote += " --chat" + ("" if model.chat.system is None else f" --system {_word(model.chat.system)}")
     exact = _exact(f"attn show {texts} --model {_braced(model_arg)}{wrote} --layer {{layer}}")
     config = {k: v for k, v in record.items() if k not in ("layer", "head")} | {"heads": n_head}
     doc = _document(

@@ -314,10 +314,12 @@ class ContainedTokenizer:
         contained(_vocab_size, build, what=what, memory=max_bytes_from(os.environ), errors=(ModelError,))
         self.tokenizer = build()
 
-    def encode(self, texts: list[str | tuple[str, str]]) -> list[dict | str]:
+    def encode(self, texts: list[str | tuple[str, str]], ends: bool = True) -> list[dict | str]:
         """Each text's (or `(text, pair)`'s) `{"ids", "tokens", "offsets", "types", "special", "second"}`, or the
-        one line of why the tokenizer could not encode it."""
-        return contained(_encode_all, self.tokenizer, texts, what=self.what, memory=max_bytes_from(os.environ))
+        one line of why the tokenizer could not encode it; `ends`: with the special tokens the tokenizer adds
+        around a text (BOS, [CLS] ... [SEP]), not for a chat its template wrote whole (chat.py)."""
+        memory = max_bytes_from(os.environ)
+        return contained(_encode_all, self.tokenizer, texts, ends, what=self.what, memory=memory)
 
     def __getattr__(self, name: str) -> Any:  # vocabulary, special tokens, the model: the tokenizer's own
         return getattr(self.__dict__["tokenizer"], name)
@@ -327,11 +329,12 @@ def _vocab_size(build: Callable[[], Any]) -> int:  # in the child
     return build().get_vocab_size(with_added_tokens=True)
 
 
-def _encode_all(tok: Any, texts: list[str | tuple[str, str]]) -> list[dict | str]:  # in the child
+def _encode_all(tok: Any, texts: list[str | tuple[str, str]], ends: bool) -> list[dict | str]:  # in the child
     out: list[dict | str] = []
     for text in texts:
         try:
-            enc = tok.encode(text) if isinstance(text, str) else tok.encode(*text)
+            pair = (text,) if isinstance(text, str) else text
+            enc = tok.encode(*pair, add_special_tokens=ends)
         except Exception as e:  # a model without [UNK] meets an unknown character, and the like
             out.append(why(e))
             continue

@@ -257,4 +257,5 @@ def continued(model: Model, t: ModelTokens, how: Generation, end: int) -> ModelT
         t.offsets + ((end, end),) * len(new),
         t.types + (0,) * len(new),
         t.special + (False,) * len(new),
+        segments=t.segments + ("assistant",) * len(new) if t.segments else (),  # a chat: the assistant answers
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .chat import ChatTemplate, gguf_template
 from .families import Family, family_of
 from .folder import Header, check_declared, float32_bytes
 from .gguf import GGUFTensors, open_gguf
@@ -93,6 +94,7 @@ class GGUFParts:
     nbytes: int  # the wanted tensors as float32
     hp: dict
     tokenizer: Callable[[], Any]  # builds the tokenizers.Tokenizer
+    chat_template: ChatTemplate | None  # tokenizer.chat_template, if the file has one
 
 
 def gguf_parts(path: Path) -> GGUFParts:
@@ -139,4 +141,4 @@ def gguf_parts(path: Path) -> GGUFParts:
     def build() -> Any:
         return tokenizer_from(meta, source)
 
-    return GGUFParts(config, family, sources, nbytes, hp, build)
+    return GGUFParts(config, family, sources, nbytes, hp, build, gguf_template(meta, source))

@@ -26,7 +26,7 @@ from .hparams import ModelError
 from .model import Model
 from .run import _check_finite, _encode
 from .seq2seq import decoder_tokens, source_tokens
-from .source import describe
+from .source import chat_fields, describe
 from .vocab import token_text
 
 LENS_SCHEMA = "attncli.lens/1"
@@ -241,4 +241,5 @@ def lens_document(
         }
         | ({} if context is None else {"source": context})
         | ({} if generation is None else {"generated": generation})
+        | chat_fields(tokens)
     )

@@ -14,6 +14,7 @@ from typing import Any
 from attncli.errors import ConfigError
 
 from .blocks import ACTIVATION_FNS
+from .chat import ChatTemplate, folder_template
 from .families import Family, architecture_type, family_of, model_types, out_of_scope
 from .folder import ContainedTokenizer, check_budget, check_declared, checkpoint, json_object
 from .folder_tokenizer import load_tokenizer
@@ -76,7 +77,8 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     tokenizer = load_tokenizer(folder, family.vocab_files, config)
     tied = family.head is not None and config.get("tie_word_embeddings", family.head[1])
     unembed = head if head in weights else family.word if tied else None
-    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed)
+    chat = folder_template(folder)
+    return _model(folder, _display_name(folder), config, family, hp, weights, tokenizer, unembed, chat)
 
 
 def _load_gguf(path: Path, given: str) -> Model:
@@ -92,7 +94,7 @@ def _load_gguf(path: Path, given: str) -> Model:
     check_budget(weights.least(), str(path))  # before the tokenizer is built
     tokenizer = ContainedTokenizer(parts.tokenizer, f"the tokenizer of {path}")
     name = given if not Path(given).expanduser().exists() else path.name  # an Ollama name as the user wrote it
-    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed)
+    return _model(path, name, parts.config, parts.family, parts.hp, weights, tokenizer, unembed, parts.chat_template)
 
 
 def _check_hp(hp: dict) -> None:
@@ -107,7 +109,15 @@ def _check_hp(hp: dict) -> None:
 
 
 def _model(
-    path: Path, name: str, config: dict, family: Family, hp: dict, weights: Weights, tokenizer: Any, unembed: str | None
+    path: Path,
+    name: str,
+    config: dict,
+    family: Family,
+    hp: dict,
+    weights: Weights,
+    tokenizer: Any,
+    unembed: str | None,
+    chat_template: ChatTemplate | None,
 ) -> Model:
     start, vocab = hp.get("decoder_start"), weights.shape(family.word)[0]
     if start is not None and start >= vocab:
@@ -135,6 +145,7 @@ def _model(
         tokenizer=tokenizer,
         vocab_size=vocab,
         unembed=unembed,
+        chat_template=chat_template,
     )
 
 

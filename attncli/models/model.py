@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .chat import Chat, ChatTemplate
 from .families.registry import Family
 from .folder import finite
 
@@ -316,6 +317,8 @@ class Model:
     # a decoder's output matrix [vocab, d_model] in `weights`: the word table if tied, else its own head; None: an
     # encoder, or an untied decoder saved without its head (a base model's checkpoint)
     unembed: str | None = None
+    chat_template: ChatTemplate | None = field(default=None, repr=False)  # its files' chat template, if any
+    chat: Chat | None = None  # --chat: each text is read as the user's message in `chat_template` (chat.py)
 
     @property
     def weights_said(self) -> str:

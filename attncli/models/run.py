@@ -37,7 +37,8 @@ from attncli.models import (
 )
 from attncli.models.attention import LayerSteps, attention_mask
 from attncli.models.generate import Generation, continued
-from attncli.models.source import ModelLayer, describe, kv_head, sliding_window
+from attncli.models.source import ModelLayer, chat_fields, describe, kv_head, sliding_window
+from attncli.models.tokens import encode_chat
 from attncli.pipeline.compare import compare_document
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.result import AttentionResult
@@ -69,12 +70,17 @@ def _encode(
                 f"--context makes a sentence pair, which only an encoder (BERT-like) model takes; "
                 f"{model.name} is a decoder ({model.model_type})"
             )
-    t = encode(model, text, pair)
+    if model.chat is None:
+        t, read = encode(model, text, pair), text
+    elif pair is not None:
+        raise ConfigError("--chat reads TEXT as the user's message of a chat: drop --context")
+    else:
+        t, read = encode_chat(model, text, model.chat)  # `read`: the rendered chat the offsets point into
     unk = getattr(model.tokenizer.model, "unk_token", None)
     size = model.tokenizer.get_vocab_size(with_added_tokens=True)
     prompt = len(t)
     if generate is not None:
-        t = continued(model, t, generate, len(text))
+        t = continued(model, t, generate, len(read))
     tokens = Tokens(
         t.strings,
         t.ids,
@@ -84,6 +90,8 @@ def _encode(
         unk_token=unk,
         special=t.special,
         second=t.second,
+        segments=t.segments,
+        chat_text="" if model.chat is None else read,
         generated=None if generate is None else prompt,
         generated_text=model.tokenizer.decode(list(t.ids[prompt:]), skip_special_tokens=False)
         if generate is not None
@@ -245,6 +253,7 @@ def heads_document(model: Model, text: str, pair: str | None = None, generate: G
         | ({} if pair is None else {"pair": pair})
         | ({} if generation is None else {"generated": generation})
         | {"sinks": sinks_section(weights, np.stack(run.hidden), list(tokens.strings))}
+        | chat_fields(tokens)
     )
 
 

@@ -45,12 +45,38 @@ def token_marks(tokens: Tokens, *others: Tokens) -> list[str]:
             "whole sequence, each row what the model saw when it wrote the next token"
         )
         lines.append(f"the model wrote: {shown_text(''.join(tokens.text_of()[tokens.generated :]))}")
+    if tokens.segments:
+        lines.append(chat_line(tokens.segments))
     if tokens.second is not None:
         lines.append(
             f"sentence pair: {SECOND_MARK} = the second text (--context) starts at token {tokens.second}; "
             "the model sees both as one sequence, segment 2 with token type 1 where it has token types"
         )
     return lines
+
+
+def chat_line(segments: tuple[str, ...]) -> str:
+    """The caption's line for a chat's segments (Tokens.segments), as runs of token indices.
+
+    >>> chat_line(("template", "template", "user", "template", "assistant", "assistant"))
+    "--chat, the text as the model's chat template writes it: tokens 0–1 template, 2 user, 3 template, 4–5 assistant"
+    """
+    runs: list[list] = []
+    for i, s in enumerate(segments):
+        if runs and runs[-1][0] == s:
+            runs[-1][2] = i
+        else:
+            runs.append([s, i, i])
+    spans = ", ".join(f"{a}{'' if a == b else f'–{b}'} {s}" for s, a, b in runs)
+    return f"--chat, the text as the model's chat template writes it: tokens {spans}"
+
+
+def chat_fields(tokens: Tokens) -> dict:
+    """A --chat run's JSON fields: "chat" (the chat as the template wrote it), "segments" (each token's part of
+    it) and "chat_caption" (the caption's line: those as runs of token indices); {} without --chat."""
+    if not tokens.segments:
+        return {}
+    return {"chat": tokens.chat_text, "segments": list(tokens.segments), "chat_caption": chat_line(tokens.segments)}
 
 
 def score_formula(result: AttentionResult) -> str:

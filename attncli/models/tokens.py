@@ -5,8 +5,12 @@ run priced against the memory budget (folder.py's `check_run`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from attncli.errors import ConfigError
+
+from .chat import Chat, ChatTemplate, render, segments
 from .folder import check_run
 from .hparams import ModelError
 from .model import Model
@@ -22,6 +26,7 @@ class ModelTokens:
     types: tuple[int, ...]  # token type ids: 0, and 1 for a pair's second segment where the model has types
     special: tuple[bool, ...]  # added by the tokenizer ([CLS], [SEP], <s>, BOS), not cut from the text
     second: int | None = None  # a pair: the index of the second segment's first token
+    segments: tuple[str, ...] = ()  # --chat: each token's part of the chat (chat.py's SEGMENTS); () without
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -113,3 +118,38 @@ def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError
         except ModelError as e:
             out.append(e)
     return out
+
+
+def _template(model: Model) -> ChatTemplate:
+    """The model's chat template; ConfigError (exit 2: an option the model cannot take) when it has none."""
+    if model.chat_template is None:
+        raise ConfigError(
+            f"{model.name} has no chat template (GGUF tokenizer.chat_template, tokenizer_config.json chat_template "
+            "or chat_template.jinja): drop --chat"
+        )
+    return model.chat_template
+
+
+def with_chat(model: Model, system: str | None) -> Model:
+    """`model` reading each text as the user's message of a chat in its template (`system`: the system
+    message), checked first: a model with no template, or an encoder–decoder (whose TEXT is a target, not a
+    prompt), is a ConfigError."""
+    if model.family.decoder is not None:
+        raise ConfigError(
+            f"--chat writes a prompt for a decoder; {model.name} is an encoder–decoder, whose TEXT is its target: "
+            "drop --chat"
+        )
+    _template(model)
+    return dataclasses.replace(model, chat=Chat(system))
+
+
+def encode_chat(model: Model, text: str, chat: Chat) -> tuple[ModelTokens, str]:
+    """`text` as the user's message of a chat in the model's own template (chat.py), ending where the assistant's
+    answer begins: its tokens, each with its segment, and the rendered chat their offsets point into. The special
+    tokens the template writes are encoded as such; the tokenizer adds none around it (as transformers'
+    apply_chat_template(tokenize=True))."""
+    messages = chat.messages(text)
+    rendered = render(_template(model), messages)
+    _counted(model, rendered, "chat")
+    t = _tokens(model, _answer(model, model.tokenizer.encode([rendered], ends=False)[0]), what="chat")
+    return dataclasses.replace(t, segments=segments(rendered, messages, t.offsets)), rendered

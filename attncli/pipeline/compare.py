@@ -78,7 +78,8 @@ def coverage(text: str, tokens: Tokens) -> tuple[bool, str]:
 
 def token_rows(text: str, tokens: Tokens) -> list[dict]:
     """One flat record per token: index, token, id, start, end, the text span, and what kind it is
-    (`special` when the tokenizer added it, as a model's does [CLS] and <s>).
+    (`special` when the tokenizer added it, as a model's does [CLS] and <s>); with --chat, its `segment` of the
+    chat (system, user, assistant, or template: what the chat template wrote).
 
     >>> [r["kind"] for r in token_rows("a b", Tokens(("[CLS]", "a", "b"), (0, 5, 6), ((0, 0), (0, 1), (2, 3)), "x",
     ...                                                 special=(True, False, False)))]
@@ -99,6 +100,7 @@ def token_rows(text: str, tokens: Tokens) -> list[dict]:
                 "end": int(end),
                 "span": text[start:end],
                 "kind": kind,
+                **({"segment": tokens.segments[i]} if tokens.segments else {}),
             }
         )
     return rows
@@ -259,7 +261,8 @@ def compare_runs(
 
 
 def tokens_document(text: str, tokens: Tokens) -> dict:
-    """`attn tokens -f json`: schema attncli.tokens/1, one row per token under "rows"."""
+    """`attn tokens -f json`: schema attncli.tokens/1, one row per token under "rows"; with --chat, `text` is the
+    chat as the template wrote it and "segments" each token's part of it (system, user, assistant, template)."""
     ok, why = coverage(text, tokens)
     return {
         "schema": "attncli.tokens/1",
@@ -270,6 +273,7 @@ def tokens_document(text: str, tokens: Tokens) -> dict:
         "reconstructs": ok,
         "reconstructs_why": why,
         "rows": token_rows(text, tokens),
+        **({"segments": list(tokens.segments)} if tokens.segments else {}),
     }
 
 

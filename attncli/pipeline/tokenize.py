@@ -35,6 +35,7 @@ WORD_RE = re.compile(r"\w+|[^\w\s]+")
 SPECIAL_MARK = "◇"  # before a special token's label in a table ([CLS], <s>): added by the tokenizer
 SECOND_MARK = "‖"  # before the label of a sentence pair's second segment's first token: the pair's boundary
 GENERATED_MARK = "›"  # before the label of a token a model wrote (--generate), not cut from the text
+CHAT_TEMPLATE_SEGMENT = "template"  # --chat: a token the chat template wrote (not a message's text)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class Tokens:
     generated: int | None = None  # a model's --generate: the index of the first token it wrote (the rest are too)
     generated_text: str = ""  # the tokens it wrote, decoded by its tokenizer
     generated_by: str = ""  # how it chose them: greedy, or sampled (and how)
+    # --chat: per token, the part of the chat it belongs to: a message's role (system, user, assistant) or
+    # CHAT_TEMPLATE_SEGMENT (what the model's chat template wrote around them); () without --chat
+    segments: tuple[str, ...] = ()
+    chat_text: str = ""  # --chat: the chat as the template wrote it, the text the offsets point into
     texts: tuple[str, ...] = ()  # each token's text (empty: the strings are the texts, as char's and word's)
     raw: bool = False  # draw the vocabulary strings, not the texts (--raw-tokens)
 
@@ -101,6 +106,7 @@ class Tokens:
             offsets=self.offsets[:n],
             special=self.special[:n],
             texts=self.texts[:n],
+            segments=self.segments[:n],
             generated=None,
             generated_text="",
             generated_by="",

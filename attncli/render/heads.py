@@ -119,6 +119,8 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
             f"the last {len(wrote)} tokens the model wrote after the text (--generate, {how}): "
             + " ".join(escape_token(t) for t in doc["tokens"][len(doc["tokens"]) - len(wrote) :])
         )
+    if "chat_caption" in doc:
+        notes.append(doc["chat_caption"])
     notes += [
         f"{stat}: {doc['stats'][stat]}; the mean over the query rows; darker = larger"
         + (

@@ -134,6 +134,8 @@ def lens_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType
     ]
     if "generated" in doc:
         notes.append(f"{GENERATED_MARK} = written by the model after the text, {doc['generated']['decoding']}")
+    if "chat_caption" in doc:
+        notes.append(doc["chat_caption"])
     if any(doc["special"]):
         notes.append("the tokenizer added: " + " ".join(t for t, s in zip(doc["tokens"], doc["special"]) if s))
     grid = LensGrid(doc, precision)

@@ -60,7 +60,8 @@ def _quoted(token: str) -> str:
 
 
 def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10**9) -> Table:
-    """index, token, id, start, end, the text at the offsets, and what kind of token it is."""
+    """index, token, id, start, end, the text at the offsets, what kind of token it is, and (--chat) its part
+    of the chat."""
     rows = token_rows(text, tokens)
     table = Table(
         title=None if title is None else Text(title),
@@ -78,12 +79,14 @@ def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10
         ("text", "left"),  # text[start:end]: what the offsets select
         ("", "left"),
     ]
+    if tokens.segments:  # --chat: which part of the chat each token is
+        columns.append(("chat", "left"))
     for name, justify in columns:
         table.add_column(Text(name), justify=justify, overflow="fold")  # wraps when short, never cut
     shown = columns_shown(len(rows), max_rows)
     for i in shown:
         if i is None:
-            table.add_row(*(Text("⋮", style="dim") for _ in range(7)))
+            table.add_row(*(Text("⋮", style="dim") for _ in columns))
             continue
         r = rows[i]
         table.add_row(
@@ -94,6 +97,7 @@ def tokens_table(text: str, tokens, title: str | None = None, max_rows: int = 10
             str(r["end"]),
             _label(r["span"]),
             Text(r["kind"], style="dim"),
+            *([Text(r["segment"])] if "segment" in r else []),
         )
     return table
 

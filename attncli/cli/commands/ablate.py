@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import Contrast, Mode, RankBy, Target, model_value
+from attncli.cli.model import Chat, Contrast, Mode, RankBy, System, Target, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.cli.text import file_hint, warn
@@ -58,6 +58,8 @@ def ablate(
     mode: Mode = "zero",
     contrast: Contrast = None,
     rank_by: RankBy = None,
+    chat: Chat = False,
+    system: System = None,
 ) -> None:
     """Switch a decoder's heads off one at a time: how each moves the logit of the next token.
 
@@ -77,6 +79,8 @@ def ablate(
         mode=mode,
         contrast=contrast,
         rank_by=rank_by,
+        chat=chat,
+        system=system,
         precision=out.precision,
     )
     warn(found)

@@ -8,9 +8,11 @@ from typing import Annotated
 import typer
 
 from attncli.cli.model import (
+    Chat,
     Generate,
     GgufFile,
     Part,
+    System,
     Workers,
     generation,
     model_path,
@@ -102,6 +104,8 @@ def heads(
     part: Part = None,
     context: HeadsContext = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
     generate: Generate = None,
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
@@ -111,9 +115,10 @@ def heads(
     TEXT and the N tokens a decoder writes after it (an encoder–decoder's target, written from --context)."""
     model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
     if lines:
-        if part is not None or context is not None or generate is not None:
+        if part is not None or context is not None or generate is not None or chat or system is not None:
             raise ConfigError(
-                "--lines runs a model's own attention over a corpus: drop --part, --context and --generate"
+                "--lines runs a model's own attention over a corpus: drop --part, --context, --generate, --chat "
+                "and --system"
             )
         return _corpus(model, out, text, file, max_lines, workers, dask)
     if max_lines is not None or workers is not None or dask is not None:
@@ -124,7 +129,10 @@ def heads(
     file_hint(text, file)
     words = read_text(text, file)
     how = generation(ctx, generate)
-    found = api.heads(words, model=model, stat=stat, context=context, part=part, generate=how, precision=out.precision)
+    found = api.heads(
+        words, model=model, stat=stat, context=context, part=part, generate=how, chat=chat, system=system,
+        precision=out.precision,
+    )  # fmt: skip
     emit(found.document, out)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from attncli.cli.model import model_value
+from attncli.cli.model import Chat, System, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, file_hint
@@ -43,6 +43,8 @@ def lens(
     file: File = None,
     top_k: TopK = 5,
     context: LensContext = None,
+    chat: Chat = False,
+    system: System = None,
 ) -> None:
     """The logit lens: what a decoder would predict next after each layer, layers × positions.
 
@@ -54,5 +56,13 @@ def lens(
 
     source = context_of(context, "strict")
     file_hint(text, file)
-    doc = api.lens(read_text(text, file), model=model, top_k=top_k, context=source, precision=out.precision)
+    doc = api.lens(
+        read_text(text, file),
+        model=model,
+        top_k=top_k,
+        context=source,
+        chat=chat,
+        system=system,
+        precision=out.precision,
+    )
     emit(doc.document, out)

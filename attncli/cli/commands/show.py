@@ -8,6 +8,7 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Chat,
     Contrib,
     DropSink,
     Generate,
@@ -20,6 +21,7 @@ from attncli.cli.model import (
     SampleTopK,
     SampleTopP,
     Scale,
+    System,
     Workers,
     check_options,
     generation,
@@ -56,6 +58,8 @@ def show(
     stats: Stats = False,
     model: ModelDir = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
     layer: Layer = None,
     head: Head = None,
     rollout: Rollout = False,
@@ -99,6 +103,8 @@ def show(
     model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
+    if rollout and (chat or system is not None):
+        raise ConfigError("--rollout reads the text as it is: drop --chat and --system")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     if contrib != "weights" and (lines or rollout):
@@ -121,6 +127,7 @@ def show(
     )
     context = context_of(run.context, source.errors)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
+    chosen |= {"chat": chat, "system": system}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     chosen |= {"raw_tokens": raw_tokens}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's

@@ -8,6 +8,7 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Chat,
     Generate,
     GgufFile,
     Head,
@@ -16,6 +17,7 @@ from attncli.cli.model import (
     Part,
     SampleTopK,
     SampleTopP,
+    System,
     check_options,
     generation,
     model_path,
@@ -34,6 +36,8 @@ def steps(
     query: Query = "0",
     model: ModelDir = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -64,6 +68,6 @@ def steps(
     chosen = {**asdict(run), "context": context, "query": query, "layer": layer, "head": head, "part": part}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
-    stepped = api.steps(text, **chosen, model=model, precision=out.precision, limits=limits)
+    stepped = api.steps(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)
     warn(stepped)
     emit(stepped.document, out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import GgufFile, ModelDir, check_options, model_path
+from attncli.cli.model import Chat, GgufFile, ModelDir, System, check_options, model_path
 from attncli.cli.options import Out, Source, Tokenizer, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -18,6 +18,8 @@ def tokens(
     tokenizer: Tokenizer = "word",
     model: ModelDir = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
 ) -> None:
     """List the tokens, ids and character offsets.
 
@@ -28,6 +30,8 @@ def tokens(
 
     check_options(ctx, model)
     model = model_path(model, gguf_file)
-    listed = api.tokens(text_of(source), tokenizer=tokenizer, model=model, max_tokens=source.max_tokens)
+    listed = api.tokens(
+        text_of(source), tokenizer=tokenizer, model=model, chat=chat, system=system, max_tokens=source.max_tokens
+    )
     warn(listed)
     emit(listed.document, out)

@@ -9,6 +9,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Ablate,
+    Chat,
     Generate,
     GgufFile,
     Head,
@@ -19,6 +20,7 @@ from attncli.cli.model import (
     Part,
     SampleTopK,
     SampleTopP,
+    System,
     Target,
     check_options,
     generation,
@@ -38,6 +40,8 @@ def view(
     out: Out,
     model: ModelDir = None,
     gguf_file: GgufFile = None,
+    chat: Chat = False,
+    system: System = None,
     layer: Layer = None,
     head: Head = None,
     part: Part = None,
@@ -78,6 +82,6 @@ def view(
     chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
-    page = api.view(text, **chosen, model=model, precision=out.precision, limits=limits)
+    page = api.view(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)
     warn(page)
     emit(page.document, out)
