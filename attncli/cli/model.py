@@ -186,6 +186,9 @@ MODEL_ONLY = (
     "top_p",
     "lens",
     "ablate",
+    "patch",
+    "dla",
+    "knockout",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",
