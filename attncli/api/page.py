@@ -144,6 +144,26 @@ def model_page(
     return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
 
 
+def causal_page(
+    command: str, precision: int | None, loaded, model: str, text: str, doc: dict, **asked: Any
+) -> Callable[[], documents.View]:
+    """`() -> View`: the page of `attn patch`, `attn dla` or `attn knockout` (`command`) on `text`, every layer and
+    head of `loaded`, opening on the command's view with its document `doc` (not computed again); `asked`: the
+    command's options as attncli.io.view.Behaviour's fields (patch=True, corrupt=..., ...)."""
+    view = command.removeprefix("attn ")
+
+    def build() -> documents.View:
+        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
+        from attncli.models import route
+
+        flags: dict[str, Any] = {view: True}
+        behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
+        result = route.result(loaded, text, None, None, None, None, None)
+        return page_of(result, command, precision, loaded, model, pair=(text, None), behaviour=behaviour)()
+
+    return build
+
+
 def inline(page: str, height: int = FRAME_HEIGHT) -> str:
     """The page as one `<iframe>` for a notebook's output: the whole page in `srcdoc` (escaped, so no token of it
     can end the attribute), sandboxed to run its own script only, `height` pixels tall.

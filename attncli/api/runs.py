@@ -271,7 +271,7 @@ def view(
     run |= dict(rank=rank, features=features)
     views = dict(lens=lens, ablate=ablate, patch=patch, dla=dla, knockout=knockout)
     check_model_options(model, run, layer=layer, part=part, **{k: v or None for k, v in views.items()})
-    causal = dict(patch=patch, corrupt=corrupt, contrast=contrast, what=what, noising=noising, dla=dla)
+    causal: dict[str, Any] = dict(patch=patch, corrupt=corrupt, contrast=contrast, what=what, noising=noising, dla=dla)
     causal |= dict(knockout=knockout, span=span, to=to, window=window)
     check_behaviour({**views, **causal, "target": target, "mode": mode}, lambda k: f"{k}=")
     if model is not None:

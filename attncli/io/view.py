@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -77,7 +77,8 @@ class Behaviour:
     the causal answers of `attn patch`, `attn dla` and `attn knockout`: activation patching from the text into
     `corrupt` (`patch`, each activation of `what`, the reverse if `noising`) and the direct logit attribution
     (`dla`), both of m = logit(target) − logit(contrast); the edges from position `to` to the tokens of `span`
-    blocked a window of `window` layers at a time (`knockout`)."""
+    blocked a window of `window` layers at a time (`knockout`). The page opens on `opens`; `known` holds the
+    documents the command behind the page has computed already (`attn patch`'s own), used as they are."""
 
     lens: bool = False
     ablate: bool = False
@@ -93,6 +94,8 @@ class Behaviour:
     span: str | None = None
     to: int | None = None
     window: int | None = None
+    opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
+    known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -267,6 +270,7 @@ def model_view(
         **token_marks(tokens),
         **behaviour_view(model, run, tokens, behaviour),
         **causal_view(model, result.text or "", tokens, behaviour),
+        "opens": behaviour.opens,
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,
@@ -319,15 +323,15 @@ def causal_view(model: Model, text: str, tokens, behaviour: Behaviour) -> dict:
     out: dict = {"patch": None, "dla": None, "knockout": None}
     if b.patch:
         assert b.corrupt is not None and b.target is not None  # api.page.check_behaviour asked for both
-        doc = patch_document(model, text, b.corrupt, b.target, b.contrast, b.what, b.noising)
+        doc = b.known.get("patch") or patch_document(model, text, b.corrupt, b.target, b.contrast, b.what, b.noising)
         out["patch"] = {**doc, "strongest": ranked([r["score"] for r in doc["rows"]])[:PATCH_NAMED]}
     if b.dla:
         assert b.target is not None  # api.page.check_behaviour asked for it
-        doc = dla_document(model, text, b.target, b.contrast, tokens)
+        doc = b.known.get("dla") or dla_document(model, text, b.target, b.contrast, tokens)
         out["dla"] = {**doc, "ranked": ranked([r["dla"] for r in doc["rows"]])}
     if b.knockout:
         assert b.span is not None  # api.page.check_behaviour asked for it
-        out["knockout"] = knockout_document(model, text, b.span, b.to, b.window)
+        out["knockout"] = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
     return out
 
 

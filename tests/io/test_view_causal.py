@@ -82,3 +82,33 @@ def test_the_api_takes_the_views_as_keywords():
 )
 def test_the_causal_views_are_refused_without_what_they_need(args, code, message):
     refused(attn("view", CLEAN, *args, "-f", "json"), message, code=code)
+
+
+def test_the_commands_results_show_the_page_opening_on_their_view_with_their_own_document():
+    from attncli.api.page import inline
+
+    model = str(GOLDEN / "llama")
+    found = {
+        "patch": api.patch(CLEAN, corrupt=CORRUPT, model=model, target="ow", what="mlp-out"),
+        "dla": api.dla(CLEAN, model=model, target="ow", contrast="X"),
+        "knockout": api.knockout(CLEAN, model=model, span="flies", window=1),
+    }
+    for name, records in found.items():
+        view = records.view
+        assert view is not None
+        doc = view.doc
+        assert doc["opens"] == name and doc["tokens"] == records.doc["tokens"]
+        assert {k: v for k, v in doc[name].items() if k not in ("strongest", "ranked")} == records.doc
+        assert [doc[other] for other in found if other != name] == [None, None]
+        assert records._repr_html_() == inline(view.page(doc))
+    assert api.view(CLEAN, model=model).doc["opens"] is None
+
+
+def test_the_commands_write_their_page_as_html(tmp_path):
+    out = attn("dla", CLEAN, "--model", GOLDEN / "llama", "--target", "ow", "-o", tmp_path / "dla.html")
+    assert out.exit_code == 0, out.output
+    doc = embedded((tmp_path / "dla.html").read_text())
+    assert (
+        doc["opens"] == "dla"
+        and doc["dla"]["rows"] == _json("dla", CLEAN, "--model", GOLDEN / "llama", "--target", "ow")["rows"]
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import attn
-from tests.render.test_view_browser import _browser, _open, _texts, _to, _values, count, hover, load
+from tests.render.test_view_browser import _browser, _open, _texts, _to, _values, _view, count, hover, load
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 CLEAN, CORRUPT = "time flies like an arrow", "time fries like an arrow"
@@ -109,4 +109,20 @@ def test_the_knockout_view_draws_a_bar_per_window(browser, pages):
     last = k["rows"][-1]
     said = browser.find_element("id", "readout").text
     assert said.startswith(f"layers {last['first_layer']}–{last['last_layer']} blocked: probability of ")
+    assert browser.get_log("browser") == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["patch", CLEAN, "--corrupt", CORRUPT, "--target", "ow"],
+        ["dla", CLEAN, *M],
+        ["knockout", CLEAN, "--from", "0-2"],
+    ],
+)
+def test_a_causal_commands_page_opens_on_its_view(browser, tmp_path, args):
+    path = tmp_path / "page.html"
+    assert attn(*args, "--model", GOLDEN / "llama", "-o", path).exit_code == 0
+    load(browser, path)
+    assert _view(browser) == args[0]
     assert browser.get_log("browser") == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -116,7 +116,14 @@ def view(
     from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
-    causal = {"patch": patch, "corrupt": corrupt, "contrast": contrast, "what": what, "noising": noising, "dla": dla}
+    causal: dict[str, Any] = {
+        "patch": patch,
+        "corrupt": corrupt,
+        "contrast": contrast,
+        "what": what,
+        "noising": noising,
+        "dla": dla,
+    }
     causal |= {"knockout": knockout, "span": span, "to": to, "window": window}
     keep = ("context", "target", "mode", *causal, *(SAMPLING if generate is not None else ()))
     check_options(ctx, model, keep=keep, both=("head",))

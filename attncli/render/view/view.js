@@ -41,6 +41,7 @@
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
+  VIEWS.forEach(function (v) { if (D.opens === v[0]) S.view = v[0]; });  // a causal command's page: on its view
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
   var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
