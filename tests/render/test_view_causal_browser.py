@@ -126,3 +126,21 @@ def test_a_causal_commands_page_opens_on_its_view(browser, tmp_path, args):
     load(browser, path)
     assert _view(browser) == args[0]
     assert browser.get_log("browser") == []
+
+
+def test_every_view_at_once_numbers_the_first_nine_and_reaches_the_tenth_by_the_arrows(browser, tmp_path):
+    from selenium.webdriver.common.keys import Keys
+
+    path = tmp_path / "every.html"
+    args = ["--generate", "2", "--lens", "--ablate", "--patch", "--corrupt", CORRUPT, "--dla", *M]
+    assert (
+        attn("view", CLEAN, "--model", GOLDEN / "llama", *args, "--knockout", "--from", "0", "-o", path).exit_code == 0
+    )
+    load(browser, path)
+    tabs = [b.text for b in browser.find_elements("css selector", "nav button")]
+    assert tabs[8:] == ["9 DLA", "Knockout"] and len(tabs) == 10
+    browser.find_element("tag name", "body").send_keys("9")
+    assert _view(browser) == "dla"
+    browser.find_element("id", "tab-dla").send_keys(Keys.ARROW_RIGHT)
+    assert _view(browser) == "knockout"
+    assert browser.get_log("browser") == []

@@ -1115,7 +1115,9 @@
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
-      var b = html("button", { role: "tab", id: "tab-" + v[0], title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
+      var keyed = i < 9;  // keys 1–9; a 10th view (every option at once) is reached by the arrows in the tab bar
+      var b = html("button", { role: "tab", id: "tab-" + v[0], title: keyed ? "key " + (i + 1) : "← → in the tabs" }, nav,
+        (keyed ? (i + 1) + " " : "") + v[1]);
       b.addEventListener("click", function () { setView(v[0]); });
       tabs[v[0]] = b;
     });
