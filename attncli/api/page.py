@@ -76,8 +76,9 @@ def check_behaviour(given: dict[str, Any], word: Callable[[str], str]) -> None:
     attncli.errors.ConfigError: --patch needs --corrupt (the corrupt text)
     """
 
-    def set_(name: str) -> bool:
-        return given.get(name) not in (None, False, DEFAULTS.get(name, False))
+    def set_(name: str) -> bool:  # given, and not its default (by identity: --to 0 is given)
+        value = given.get(name)
+        return value is not None and value is not False and value != DEFAULTS.get(name)
 
     for view, options in VIEW_OPTIONS.items():
         stray = [word(o) for o in options if set_(o)]

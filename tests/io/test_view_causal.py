@@ -74,6 +74,7 @@ def test_the_api_takes_the_views_as_keywords():
         (["--model", GOLDEN / "llama", "--corrupt", CORRUPT], 2, "--corrupt is --patch's"),
         (["--model", GOLDEN / "llama", "--what", "heads", "--noising"], 2, "--what and --noising are --patch's"),
         (["--model", GOLDEN / "llama", "--from", "0", "--window", "1"], 2, "--from and --window are --knockout's"),
+        (["--model", GOLDEN / "llama", "--to", "0"], 2, "--to is --knockout's"),
         (["--model", GOLDEN / "llama", "--contrast", "X", "--lens"], 2, "--contrast is for --patch, --dla"),
         (["--model", GOLDEN / "llama", "--patch", "--corrupt", "time", "--target", "ow"], 2, "and --corrupt 5"),
         (["--model", GOLDEN / "bert", "--dla", "--target", "the"], 2, "is an encoder"),
