@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attncli.errors import ConfigError
 from attncli.io import documents
@@ -55,27 +55,71 @@ def page_of(
     return build
 
 
-def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str) -> Behaviour:
-    """The lens and the ablation a decoder's page is asked for (attncli.io.view.Behaviour), or the refusal of
+# what each of the page's views asks for: a view's own options, and those it shares (the watched token, m's B)
+VIEW_OPTIONS = {
+    "ablate": ("mode",),
+    "patch": ("corrupt", "what", "noising"),
+    "knockout": ("span", "to", "window"),
+}
+SHARED = {"target": ("ablate", "patch", "dla"), "contrast": ("patch", "dla")}
+NEEDED = {"patch": ("corrupt", "target"), "dla": ("target",), "knockout": ("span",)}
+DEFAULTS = {"mode": "zero", "what": "resid", "noising": False}
+
+
+def check_behaviour(given: dict[str, Any], word: Callable[[str], str]) -> None:
+    """The page's views' options before any model is loaded: an option of a view not asked for, or a view without
+    what it needs, is a ConfigError naming them as `word` writes an option ("--target" or "target=").
+
+    >>> check_behaviour({"patch": True, "corrupt": None, "target": "x"}, lambda k: "--" + k)
+    Traceback (most recent call last):
+    attncli.errors.ConfigError: --patch needs --corrupt (the corrupt text)
+    """
+
+    def set_(name: str) -> bool:  # given, and not its default (by identity: --to 0 is given)
+        value = given.get(name)
+        return value is not None and value is not False and value != DEFAULTS.get(name)
+
+    for view, options in VIEW_OPTIONS.items():
+        stray = [word(o) for o in options if set_(o)]
+        if stray and not given.get(view):
+            raise ConfigError(
+                f"{' and '.join(stray)} {'is' if len(stray) == 1 else 'are'} {word(view)}'s: add {word(view)}"
+            )
+    for option, views in SHARED.items():
+        if set_(option) and not any(given.get(v) for v in views):
+            raise ConfigError(f"{word(option)} is for {', '.join(word(v) for v in views)}: add one of them")
+    for view, options in NEEDED.items():
+        for o in options:
+            if given.get(view) and given.get(o) is None:
+                what = {"corrupt": "the corrupt text", "target": "the token A of m", "span": "the keys to block"}[o]
+                raise ConfigError(f"{word(view)} needs {word(o)} ({what})")
+
+
+def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str, **causal: Any) -> Behaviour:
+    """The lens, the ablation and the causal answers (`causal`: Behaviour's patch, dla, knockout and their
+    options) a decoder's page is asked for (attncli.io.view.Behaviour), or the refusal of
     `models.head.unembedding` when the model has no next-token head to read them from (an encoder: ConfigError, as
     `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an encoder–decoder or an
-    unknown `mode`."""
+    unknown `mode` or `what`."""
     from attncli.io.view import Behaviour  # late: start-up (only when a model's page is asked for)
 
-    if not (lens or ablate):
+    if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
     from attncli.models.ablate import MODES  # late: start-up (model code: a --model run only)
     from attncli.models.head import unembedding
+    from attncli.models.patch import WHAT
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
+    if causal.get("what", "resid") not in WHAT:
+        raise ConfigError(f"--what must be one of {', '.join(WHAT)}, not {causal['what']!r}")
     if model.family.decoder is not None:
         raise ConfigError(
-            f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens and ablation are a decoder-only "
-            "model's (its decoder's lens: attn lens TARGET --context SOURCE)"
+            f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens, ablation, patch, dla and "
+            "knockout are a decoder-only model's (its decoder's lens: attn lens TARGET --context SOURCE)"
         )
     unembedding(model)  # its own refusal, with the exit code `attn lens` has for it (docs/limits.md)
-    return Behaviour(lens, ablate, target, mode)
+    return Behaviour(lens, ablate, target, mode, **causal)
 
 
 def model_argument(given: str) -> str:
@@ -98,6 +142,26 @@ def model_page(
     """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
     encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
     return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+
+
+def causal_page(
+    command: str, precision: int | None, loaded, model: str, text: str, doc: dict, **asked: Any
+) -> Callable[[], documents.View]:
+    """`() -> View`: the page of `attn patch`, `attn dla` or `attn knockout` (`command`) on `text`, every layer and
+    head of `loaded`, opening on the command's view with its document `doc` (not computed again); `asked`: the
+    command's options as attncli.io.view.Behaviour's fields (patch=True, corrupt=..., ...)."""
+    view = command.removeprefix("attn ")
+
+    def build() -> documents.View:
+        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
+        from attncli.models import route
+
+        flags: dict[str, Any] = {view: True}
+        behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
+        result = route.result(loaded, text, None, None, None, None, None)
+        return page_of(result, command, precision, loaded, model, pair=(text, None), behaviour=behaviour)()
+
+    return build
 
 
 def inline(page: str, height: int = FRAME_HEIGHT) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Records
-from attncli.api.page import model_page
+from attncli.api.page import causal_page, model_page
 from attncli.api.runs import generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
@@ -367,8 +367,11 @@ def patch(
     from attncli.models.patch import patch_document  # late: start-up (model code only with a model)
     from attncli.render.causal import patch_view
 
-    doc = patch_document(load(model)[0], text, corrupt, target, contrast, what, noising)
-    return Records(documents.Records("attn patch", partial(patch_view, doc), doc=doc), precision)
+    loaded, name = load(model)
+    doc = patch_document(loaded, text, corrupt, target, contrast, what, noising)
+    asked = dict(corrupt=corrupt, target=target, contrast=contrast, what=what, noising=noising)
+    view = causal_page("attn patch", precision, loaded, name, text, doc, **asked)
+    return Records(documents.Records("attn patch", partial(patch_view, doc), doc=doc, view=view), precision)
 
 
 @checked
@@ -380,8 +383,10 @@ def dla(
     from attncli.models.dla import dla_document  # late: start-up (model code only with a model)
     from attncli.render.causal import dla_view
 
-    doc = dla_document(load(model)[0], text, target, contrast)
-    return Records(documents.Records("attn dla", partial(dla_view, doc), doc=doc), precision)
+    loaded, name = load(model)
+    doc = dla_document(loaded, text, target, contrast)
+    view = causal_page("attn dla", precision, loaded, name, text, doc, target=target, contrast=contrast)
+    return Records(documents.Records("attn dla", partial(dla_view, doc), doc=doc, view=view), precision)
 
 
 @checked
@@ -400,5 +405,7 @@ def knockout(
     from attncli.models.knockout import knockout_document  # late: start-up (model code only with a model)
     from attncli.render.causal import knockout_view
 
-    doc = knockout_document(load(model)[0], text, span, to, window)
-    return Records(documents.Records("attn knockout", partial(knockout_view, doc), doc=doc), precision)
+    loaded, name = load(model)
+    doc = knockout_document(loaded, text, span, to, window)
+    view = causal_page("attn knockout", precision, loaded, name, text, doc, span=span, to=to, window=window)
+    return Records(documents.Records("attn knockout", partial(knockout_view, doc), doc=doc, view=view), precision)

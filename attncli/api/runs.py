@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, check_show, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
-from attncli.api.page import behaviour_of, model_page, page_of
+from attncli.api.page import behaviour_of, check_behaviour, model_page, page_of
 from attncli.errors import ConfigError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
@@ -313,6 +313,16 @@ def view(
     ablate: bool = False,
     target: str | None = None,
     mode: str = "zero",
+    patch: bool = False,
+    corrupt: str | None = None,
+    contrast: str | None = None,
+    what: str = "resid",
+    noising: bool = False,
+    dla: bool = False,
+    knockout: bool = False,
+    span: str | None = None,
+    to: int | None = None,
+    window: int | None = None,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -321,22 +331,29 @@ def view(
     """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
     given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`); a decoder's
     with the logit lens (`lens`) and every head switched off alone (`ablate`, watching `target`, the head's output
-    set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them."""
+    set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them; activation patching from `text`
+    into `corrupt` (`patch`, with `what` and `noising`) and the direct logit attribution (`dla`) of
+    m = logit(`target`) − logit(`contrast`), as `attn patch` and `attn dla`; the edges from position `to` to the
+    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`."""
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
     run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
     run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, part=part, lens=lens or None, ablate=ablate or None, chat=chat or None)
+    views = dict(lens=lens, ablate=ablate, patch=patch, dla=dla, knockout=knockout)
+    check_model_options(
+        model, run, layer=layer, part=part, chat=chat or None, **{k: v or None for k, v in views.items()}
+    )
     check_chat(chat, system)
-    if (target is not None or mode != "zero") and not ablate:
-        raise ConfigError("target= and mode= choose what ablate= watches and does: add ablate=True")
+    causal: dict[str, Any] = dict(patch=patch, corrupt=corrupt, contrast=contrast, what=what, noising=noising, dla=dla)
+    causal |= dict(knockout=knockout, span=span, to=to, window=window)
+    check_behaviour({**views, **causal, "target": target, "mode": mode}, lambda k: f"{k}=")
     if model is not None:
         from attncli.models import route  # late: start-up (model code only with a model)
 
         # --context: an encoder–decoder's source, or an encoder's sentence pair
         loaded, name = load(model, chat, system)
-        asked = behaviour_of(loaded, lens, ablate, target, mode)
+        asked = behaviour_of(loaded, lens, ablate, target, mode, **causal)
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)
         build = page_of(

@@ -270,6 +270,9 @@ MODEL_ONLY = (
     "ablate",
     "chat",
     "system",
+    "patch",
+    "dla",
+    "knockout",
 )  # meaningless without --model (but `attn show --head` takes a text run's)
 WITH_MODEL = (
     "text",

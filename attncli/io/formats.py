@@ -3,8 +3,8 @@
 An entry carries all there is to know about its format: its extensions, whether it is binary,
 and which documents it writes and how (`writers`: document kind -> writer). The picture formats
 (`table`, `svg`, `html`) draw any document's table instead; `html` writes a document that has an
-interactive page (`doc.view`: show, steps, heads, view) as that page, and pictures the table of the
-others. Writers load on first use, so that
+interactive page (`doc.view`: show, steps, heads, view, patch, dla, knockout) as that page, and pictures the
+table of the others. Writers load on first use, so that
 `attn --help` and `attn variants` start without NumPy:
 
     >>> [name for name, f in FORMATS.items() if Records in f.writers]
@@ -176,7 +176,8 @@ FORMATS: dict[str, Format] = {
         Format(
             "html",
             (".html", ".htm"),
-            "an interactive page, self-contained (show, steps, heads, view); else the table as the terminal shows it",
+            "an interactive page, self-contained (show, steps, heads, view, patch, dla, knockout); else the table as "
+            "the terminal shows it",
             {View: _lazy("view", "write_page")},
             picture=True,
             export=_html,

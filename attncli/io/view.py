@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -53,6 +53,7 @@ ENCODING = {
 }
 NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
+PATCH_NAMED = 5  # the patch's cells of largest |score| the page names above its grid
 LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
 PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as float32 (4) and their masks (1) ...
 STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
@@ -72,13 +73,30 @@ def check_page(model: Model, n: int, drawn: int | None = None) -> None:
 
 @dataclass(frozen=True)
 class Behaviour:
-    """What a decoder's page adds to its attention: the logit lens (`lens`) and every head switched off alone
-    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`)."""
+    """What a decoder's page adds to its attention: the logit lens (`lens`), every head switched off alone
+    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`), and
+    the causal answers of `attn patch`, `attn dla` and `attn knockout`: activation patching from the text into
+    `corrupt` (`patch`, each activation of `what`, the reverse if `noising`) and the direct logit attribution
+    (`dla`), both of m = logit(target) − logit(contrast); the edges from position `to` to the tokens of `span`
+    blocked a window of `window` layers at a time (`knockout`). The page opens on `opens`; `known` holds the
+    documents the command behind the page has computed already (`attn patch`'s own), used as they are."""
 
     lens: bool = False
     ablate: bool = False
     target: str | None = None
     mode: str = "zero"
+    patch: bool = False
+    corrupt: str | None = None
+    contrast: str | None = None
+    what: str = "resid"
+    noising: bool = False
+    dla: bool = False
+    knockout: bool = False
+    span: str | None = None
+    to: int | None = None
+    window: int | None = None
+    opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
+    known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -256,6 +274,8 @@ def model_view(
         **doc,
         **token_marks(tokens),
         **behaviour_view(model, run, tokens, behaviour),
+        **causal_view(model, result.text or "", tokens, behaviour),
+        "opens": behaviour.opens,
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,
@@ -291,6 +311,40 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
     if start is not None:
         probs = written_probabilities(model, ids, start, run=run)
         out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
+    return out
+
+
+def ranked(values: list[float]) -> list[int]:  # [k] -> [k] indices
+    """The indices of `values` by |value|, largest first (ties in their order): the order the page lists them in.
+
+    >>> ranked([0.1, -0.5, 0.3, 0.5])
+    [1, 3, 2, 0]
+    """
+    return np.argsort(-np.abs(np.asarray(values, dtype=float)), kind="stable").tolist()
+
+
+def causal_view(model: Model, text: str, tokens, behaviour: Behaviour) -> dict:
+    """A decoder page's "patch", "dla" and "knockout": the documents of `attn patch -f json`, `attn dla -f json`
+    and `attn knockout -f json` on the page's text (before any written tokens), each null unless asked for; the
+    patch with "strongest" (its PATCH_NAMED rows of largest |score|, by index, named on the page) and the dla with
+    "ranked" (every row's index by |dla|, largest first: the order of the page's bars)."""
+    from attncli.models.dla import dla_document  # late: start-up (model code: a --model run only)
+    from attncli.models.knockout import knockout_document
+    from attncli.models.patch import patch_document
+
+    b = behaviour
+    out: dict = {"patch": None, "dla": None, "knockout": None}
+    if b.patch:
+        assert b.corrupt is not None and b.target is not None  # api.page.check_behaviour asked for both
+        doc = b.known.get("patch") or patch_document(model, text, b.corrupt, b.target, b.contrast, b.what, b.noising)
+        out["patch"] = {**doc, "strongest": ranked([r["score"] for r in doc["rows"]])[:PATCH_NAMED]}
+    if b.dla:
+        assert b.target is not None  # api.page.check_behaviour asked for it
+        doc = b.known.get("dla") or dla_document(model, text, b.target, b.contrast, tokens)
+        out["dla"] = {**doc, "ranked": ranked([r["dla"] for r in doc["rows"]])}
+    if b.knockout:
+        assert b.span is not None  # api.page.check_behaviour asked for it
+        out["knockout"] = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
     return out
 
 

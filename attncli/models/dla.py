@@ -18,7 +18,8 @@ import numpy as np
 from attncli.pipeline.tokenize import Tokens
 
 from .causal import Trace, check_decoder, metric_ids, metric_record, trace
-from .head import unembedding
+from .forward import forward
+from .head import logits, unembedding
 from .hparams import ModelError
 from .model import Model
 from .run import _encode
@@ -125,3 +126,12 @@ def dla_document(
         "capped": None if cap is None else f"m is before the model's final soft-cap ({cap} · tanh(logit / {cap}))",
         **found,
     }
+
+
+def own_next(model: Model, tokens: Tokens) -> str:
+    """The model's most probable next token after `tokens` (its prompt: before any tokens it wrote), as the
+    vocabulary writes it: the target `attn explore` attributes (its d key), one pass of the model."""
+    check_decoder(model, "dla")
+    run = forward(model, tokens.prompt().ids)
+    assert run.final is not None  # a full pass
+    return model.tokenizer.id_to_token(int(np.argmax(logits(model, run.final[-1]))))

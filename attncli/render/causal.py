@@ -64,7 +64,8 @@ def patch_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTyp
     return Group(title, matrix, ranked, Text("\n".join(notes), style="dim"))
 
 
-def _part(r: dict) -> str:
+def part_name(r: dict) -> str:
+    """A row of `attn dla -f json` as the tables name it: L3.H2, L3 mlp, embeddings."""
     if r["component"] == "head":
         return f"L{r['layer']}.H{r['head']}"
     return r["component"] if r["layer"] is None else f"L{r['layer']} {r['component']}"
@@ -88,7 +89,7 @@ def dla_view(doc: dict, precision: int = 2, width: int = 100, most: int = 20) ->
     table = _ranked(
         "parts ranked by |dla|",
         ("rank", "part", "dla"),
-        [(str(i), _part(r), f"{r['dla']:+.{precision}f}") for i, r in enumerate(ranked[:most], 1)],
+        [(str(i), part_name(r), f"{r['dla']:+.{precision}f}") for i, r in enumerate(ranked[:most], 1)],
     )
     title = Text(f"direct logit attribution of {_metric(doc)} at position {doc['position']}", style="bold")
     notes = [

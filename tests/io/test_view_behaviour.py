@@ -105,7 +105,7 @@ def test_ablate_takes_a_target_and_a_mode():
         (["--model", GOLDEN / "bert", "--ablate"], "is an encoder"),
         (["--model", GOLDEN / "bart", "--context", "a b", "--ablate"], "encoder–decoder"),
         (["--lens"], "--lens needs --model"),
-        (["--model", GOLDEN / "llama", "--target", "at"], "add --ablate"),
+        (["--model", GOLDEN / "llama", "--target", "at"], "--target is for --ablate"),
         (["--model", GOLDEN / "llama", "--mode", "mean"], "add --ablate"),
     ],
 )

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Annotated, Any
 
 import typer
 
+from attncli.cli.commands.knockout import To, Window
+from attncli.cli.commands.patch import Contrast, Noising, What
 from attncli.cli.model import (
     SAMPLING,
     Ablate,
@@ -29,7 +32,43 @@ from attncli.cli.model import (
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
-from attncli.errors import ConfigError
+
+PatchView = Annotated[
+    bool,
+    typer.Option(
+        "--patch",
+        help="With a decoder --model: add the patching view (attn patch: TEXT clean, --corrupt, --target, "
+        "--contrast, --what, --noising), a grid of every activation's normalized score.",
+    ),
+]
+Corrupt = Annotated[
+    str | None,
+    typer.Option("--corrupt", help="With --patch: the corrupt text, as many tokens as TEXT.", show_default=False),
+]
+DlaView = Annotated[
+    bool,
+    typer.Option(
+        "--dla",
+        help="With a decoder --model: add the direct logit attribution view (attn dla: --target, --contrast), "
+        "every head's, MLP's and the embeddings' share of m, ranked.",
+    ),
+]
+KnockoutView = Annotated[
+    bool,
+    typer.Option(
+        "--knockout",
+        help="With a decoder --model: add the knockout view (attn knockout: --from, --to, --window), the change of "
+        "the top next token's probability per window of layers.",
+    ),
+]
+Span = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        help="With --knockout: the keys to block, token positions (2-4, or 0,5) or a part of the text.",
+        show_default=False,
+    ),
+]
 
 
 @options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))
@@ -52,6 +91,16 @@ def view(
     ablate: Ablate = False,
     target: Target = None,
     mode: Mode = "zero",
+    patch: PatchView = False,
+    corrupt: Corrupt = None,
+    contrast: Contrast = None,
+    what: What = "resid",
+    noising: Noising = False,
+    dla: DlaView = False,
+    knockout: KnockoutView = False,
+    span: Span = None,
+    to: To = None,
+    window: Window = None,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
@@ -62,16 +111,30 @@ def view(
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
     a decoder's --generate N: of TEXT and the N tokens it writes after it, which the page steps through (an
     encoder–decoder's: of the target it writes from --context SOURCE after TEXT). A decoder's --lens adds the
-    logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every head; --target, --mode)."""
+    logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every head; --target, --mode),
+    --patch the patching view (as attn patch), --dla the direct logit attribution view (as attn dla), --knockout
+    the knockout view (as attn knockout)."""
     from attncli import api  # late: start-up (not for --help)
+    from attncli.api.page import check_behaviour
     from attncli.cli.hints import limits_for
     from attncli.io import documents
     from attncli.io.formats import JSON_LISTS
 
-    keep = ("context", "target", "mode", *(SAMPLING if generate is not None else ()))
+    causal: dict[str, Any] = {
+        "patch": patch,
+        "corrupt": corrupt,
+        "contrast": contrast,
+        "what": what,
+        "noising": noising,
+        "dla": dla,
+    }
+    causal |= {"knockout": knockout, "span": span, "to": to, "window": window}
+    keep = ("context", "target", "mode", *causal, *(SAMPLING if generate is not None else ()))
     check_options(ctx, model, keep=keep, both=("head",))
-    if (target is not None or mode != "zero") and not ablate:
-        raise ConfigError("--target and --mode choose what --ablate watches and does: add --ablate")
+    flags = {"span": "from"}  # an option's keyword -> its name on the command line
+    check_behaviour(
+        {**causal, "lens": lens, "ablate": ablate, "target": target, "mode": mode}, lambda k: f"--{flags.get(k, k)}"
+    )
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
@@ -79,7 +142,7 @@ def view(
     context = context_of(run.context, source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
-    chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode}
+    chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode, **causal}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     page = api.view(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)

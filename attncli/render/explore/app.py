@@ -26,7 +26,7 @@ from attncli.io.escape import escape_text
 from attncli.io.formats import offline_svg
 from attncli.io.output import emit
 from attncli.io.write import write_output
-from attncli.render.explore.behaviour import Ablation, Behaviour, Lens
+from attncli.render.explore.behaviour import Ablation, Attribution, Behaviour, Lens
 from attncli.render.explore.panels import matrix, row_panel, status, step_line
 from attncli.render.explore.state import Explorer
 from attncli.render.explore.widgets import Once, Pane
@@ -40,7 +40,8 @@ SIDE = (30, 60)  # the focused row's panel: its fewest and most columns (its rul
 DEBOUNCE = 0.03  # seconds of quiet typing before the edited text runs (a sentence then takes a few ms)
 
 # (what the key is called, its word on the key line, what the help says, its bindings (key, action)): the one
-# list the bindings, the key line and the help screen are made from.
+# list the bindings, the key line and the help screen are made from; a key without a word is in the help only
+# (the key line stays two lines at 80 columns).
 KEYS = [
     ("←↑↓→", "move", "move the cursor over queries (rows) and keys (columns)", []),
     ("[ ]", "head", "previous / next head", [("left_square_bracket", "head(-1)"), ("right_square_bracket", "head(1)")]),
@@ -65,6 +66,7 @@ KEYS = [
     ),
     ("l", "lens", "a decoder's logit lens: layers × positions, each cell's top 5", [("l", "lens")]),
     ("x", "off", "a decoder's heads switched off: Δ logit of its next token", [("x", "ablate")]),
+    ("d", "", "direct logit attribution of a decoder's next token", [("d", "dla")]),
     ("e", "edit", "edit the text, recomputed as you type; Enter or Esc closes", [("e", "edit")]),
     ("s", "svg", "save the screen as SVG to a file", [("s", "save('svg')")]),
     ("j", "json", "write the JSON of attn show -f json for this run to a file", [("j", "save('json')")]),
@@ -205,7 +207,7 @@ class ExploreApp(App[int]):
                 yield Static(id="row")
         yield Static(id="message")
         yield Input(self.e.text, id="edit", placeholder="the text", select_on_focus=False)
-        yield Static(Text("  ".join(f"{name} {word}" for name, word, _, _ in KEYS)), id="keys")
+        yield Static(Text("  ".join(f"{name} {word}" for name, word, _, _ in KEYS if word)), id="keys")
 
     def on_mount(self) -> None:
         self.redraw()
@@ -301,11 +303,14 @@ class ExploreApp(App[int]):
     def action_ablate(self) -> None:
         self._behaviour(Ablation(self.e, self.precision))
 
+    def action_dla(self) -> None:
+        self._behaviour(Attribution(self.e, self.precision))
+
     def _behaviour(self, view) -> None:
         """The lens or the ablation on a screen of its own; a text run or an encoder says why it has none."""
         if self._covered():
             return
-        why = self.e.not_a_decoder(lens=isinstance(view, Lens), ablate=isinstance(view, Ablation))
+        why = self.e.not_a_decoder(lens=isinstance(view, Lens), ablate=isinstance(view, Ablation | Attribution))
         if why is not None:  # said as the other keys say why they do nothing here
             self.say(why)
             return

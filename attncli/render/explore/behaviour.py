@@ -1,10 +1,11 @@
-"""What a decoder does with its attention, as screens of `attn explore`: the logit lens (`l`) and the heads
-switched off (`x`).
+"""What a decoder does with its attention, as screens of `attn explore`: the logit lens (`l`), the heads
+switched off (`x`) and the direct logit attribution of the model's own next token (`d`).
 
 Each is computed the first time it opens, in a thread (the ablation of SmolLM2's 270 heads takes seconds): the
 screen says what is being computed and, for the ablation, how many layers are done; Esc stops it. Then it is
-drawn from the explorer's cache, computed again only for another text. The numbers are `attn lens -f json`'s
-and `attn ablate -f json`'s (attncli.models.lens, attncli.models.ablate); the grids reuse their renderables.
+drawn from the explorer's cache, computed again only for another text. The numbers are `attn lens -f json`'s,
+`attn ablate -f json`'s and `attn dla -f json`'s (attncli.models.lens, .ablate, .dla); the grids reuse their
+renderables.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from attncli.errors import AttnError
+from attncli.io.escape import escape_token
+from attncli.io.view import ranked
 from attncli.render.ablate import ablate_view, drawn
+from attncli.render.causal import part_name as _part
 from attncli.render.explore.state import Explorer
 from attncli.render.explore.widgets import Once, Pane
 from attncli.render.lens import FORMS, LensGrid
@@ -35,7 +39,7 @@ class Stopped(Exception):
 class View(Protocol):
     """What a behaviour screen shows: how it is computed and said, and its grid."""
 
-    what: str  # the explorer's cache entry: "lens" or "ablate"
+    what: str  # the explorer's cache entry: "lens", "ablate" or "dla"
     key: str  # the key that opens it (and closes it again)
     heading: str
 
@@ -232,3 +236,61 @@ class Ablation:
             f"rank {rank} of {len(self.doc['rows'])} by |{self.doc['ranked_by']['label']}|"
         )
         return Group(focus, Text(""), ablate_view(self.doc, self.precision, most=RANKED))
+
+
+class Attribution:
+    """`attn dla` of the text for the model's own next token (m = its logit, no contrast): every part (the
+    embeddings, each head, each MLP, the biases) ranked by |dla|, the part in focus and the sum = m under them."""
+
+    what, key = "dla", "d"
+    heading = (
+        "direct logit attribution of the model's next token after the text: each part's share of its logit m, "
+        "ranked by |dla|; the parts sum to m. Esc or d: back"
+    )
+
+    def __init__(self, explorer: Explorer, precision: int):
+        self.e, self.precision = explorer, precision
+        self.doc: dict | None = None
+        self.order: list[int] = []
+
+    def done(self) -> bool:
+        return self.e.done(self.what)
+
+    def working(self, progress: tuple[int, int] | None) -> str:
+        m = self.e.model
+        return (
+            f"attributing the next token: a pass of {m.name} for it, then one keeping each of its "
+            f"{m.n_layer * m.n_head} heads' and {m.n_layer} MLPs' outputs …"
+        )
+
+    def compute(self, progress: Callable[[int, int], None] | None) -> dict:
+        return self.e.attribution()
+
+    def done_line(self, doc: dict) -> str:
+        return (
+            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
+            f"{escape_token(doc['target']['token'])}; the {len(doc['rows'])} parts sum to "
+            f"{doc['sum']:.{self.precision + 4}f}, m = {doc['m']:.{self.precision + 4}f}"
+        )
+
+    def fill(self, table: DataTable, doc: dict) -> tuple[int, int]:
+        """The parts ranked by |dla| (io.view's `ranked`: the page's order too); the cursor on the first."""
+        self.doc, self.order = doc, ranked([r["dla"] for r in doc["rows"]])
+        table.add_columns("part", "dla")
+        for rank, k in enumerate(self.order, 1):
+            r = doc["rows"][k]
+            table.add_row(_part(r), Text(f"{r['dla']:+.{self.precision}f}", justify="right"), label=f"#{rank}")
+        return 0, 0
+
+    def below(self, row: int, column: int) -> RenderableType:
+        assert self.doc is not None
+        r = self.doc["rows"][self.order[row]]
+        focus = Text(f"{_part(r)}: ", style="bold")
+        focus.append(
+            f"dla {r['dla']:+.{self.precision + 4}f} of m = logit({escape_token(self.doc['target']['token'])}) = "
+            f"{self.doc['m']:.{self.precision + 4}f}, rank {row + 1} of {len(self.order)} by |dla|"
+        )
+        notes = "each part through the final norm with its scale frozen from the full run, then the unembedding"
+        return Group(
+            focus, Text(notes, style="dim"), *([Text(self.doc["capped"], style="dim")] if self.doc["capped"] else [])
+        )

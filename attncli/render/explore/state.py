@@ -86,7 +86,7 @@ class Explorer:
     # the lens, the ablation and the written tokens' probabilities, each with the token ids it is of (an edited
     # text has other ids: computed again); each computed by one thread at a time (a screen's, or the app's)
     locks: dict[str, threading.Lock] = field(
-        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate")},
+        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate", "dla")},
         init=False,
         repr=False,
     )
@@ -355,8 +355,18 @@ class Explorer:
             "ablate", tokens, lambda: ablate_document(self.model, text, tokens=tokens, progress=progress)
         )
 
+    def attribution(self) -> dict:
+        """`attn dla -f json` of the text (a generation's before its first written token) for the model's own
+        next token there (models.dla.own_next: no contrast, m = its logit): each part's direct share of it."""
+        from attncli.models.dla import dla_document, own_next  # late: start-up (model code only with --model)
+
+        tokens, text = self.result.tokens, self.text
+        return self._cached(
+            "dla", tokens, lambda: dla_document(self.model, text, own_next(self.model, tokens), tokens=tokens)
+        )
+
     def done(self, what: str) -> bool:
-        """Whether `what` ("lens", "ablate") of these tokens is computed already."""
+        """Whether `what` ("lens", "ablate", "dla") of these tokens is computed already."""
         return what in self.cache and self.cache[what][0] == self.result.tokens.ids
 
     # ---- what the panels read ---------------------------------------------------------------------------

@@ -32,6 +32,9 @@
   if (D.generated && D.generated.from !== undefined && D.generated.from !== null) VIEWS.push(["written", "Written"]);
   if (D.lens) VIEWS.push(["lens", "Lens"]);
   if (D.ablation) VIEWS.push(["ablation", "Ablation"]);
+  if (D.patch) VIEWS.push(["patch", "Patch"]);
+  if (D.dla) VIEWS.push(["dla", "DLA"]);
+  if (D.knockout) VIEWS.push(["knockout", "Knockout"]);
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, pair: "all", step: null };
   usePart(D.part);
@@ -39,6 +42,7 @@
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
+  VIEWS.forEach(function (v) { if (D.opens === v[0]) S.view = v[0]; });  // a causal command's page: on its view
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
   var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
@@ -889,6 +893,127 @@
     return svg;
   }
 
+  // ---- patch view (--patch): every activation's normalized score, layers × positions (or × heads) --------------
+  function metricText(X) {  // m of attn patch and attn dla: logit(A) − logit(B)
+    return "m = logit(" + shown(X.target.token) + ")" + (X.contrast ? " − logit(" + shown(X.contrast.token) + ")" : "");
+  }
+  function drawPatch(width) {
+    var P = D.patch, byHead = P.axis === "head", nl = P.n_layer, px = 11, cells = {}, scale = 0;
+    var ncol = byHead ? P.n_head : P.tokens.length;
+    P.rows.forEach(function (r, k) { cells[r.layer + ":" + r[P.axis]] = r; scale = Math.max(scale, Math.abs(r.score)); });
+    function colName(j) {  // a position's clean token, and the corrupt one where they differ
+      if (byHead) return "H" + j;
+      return j + " " + shown(P.tokens[j]) + (P.tokens[j] === P.corrupt_tokens[j] ? "" : " ≠ " + shown(P.corrupt_tokens[j]));
+    }
+    function cellName(r) { return "L" + r.layer + (byHead ? ".H" + r.head : " " + colName(r.position)); }
+    var source = P.direction === "noising" ? "corrupt" : "clean", into = P.direction === "noising" ? "clean" : "corrupt";
+    var lines = ["activation patching (" + P.direction + ") of " + P.what + ": " + P.means,
+      metricText(P) + " at position " + P.position + ": m_clean " + P.m_clean.toFixed(3) + ", m_corrupt " + P.m_corrupt.toFixed(3),
+      "each cell: the " + source + " run's activation put into the " + into + " run, score = (m_patched − m_corrupt) / " +
+      "(m_clean − m_corrupt); blue: up, red: down, stronger: larger |score|",
+      "the " + P.strongest.length + " strongest of " + P.rows.length + " cells (every cell is in the grid below):"];
+    P.strongest.forEach(function (k, i) {
+      var r = P.rows[k];
+      lines.push((i + 1) + ". " + cellName(r) + "  score\u00a0" + r.score.toFixed(3));
+    });
+    var heads = [];
+    for (var j = 0; j < ncol; j++) heads.push(colName(j));
+    var c = Math.max(46, monoWidth("-00.00", 10) + 8);
+    var ch = 22, x0 = 8 + textWidth("L" + (nl - 1), 11) + 10, y0 = 18 * lines.length + 16 + labelWidth(heads, px) * 0.87 + 8;
+    var w = Math.max(x0 + ncol * c + 20 + labelWidth(heads, px) / 2, titleWidth(lines));
+    var svg = newSvg(w, y0 + nl * ch + 16, "patch view: the normalized score of every patched activation");
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
+    columnHeaders(svg, heads, x0, y0 - 6, c, px);
+    for (var l = 0; l < nl; l++) el("text", { x: 4, y: y0 + l * ch + 15, fill: C.muted, "font-size": 11 }, svg, "L" + l);
+    var g = el("g", { "class": "patch", tabindex: 0, role: "grid", "aria-label": "patch: arrow keys move, the readout gives a cell's score" }, svg);
+    for (l = 0; l < nl; l++) for (j = 0; j < ncol; j++) {
+      var r = cells[l + ":" + j], x = x0 + j * c, y = y0 + l * ch, ink = scale && Math.abs(r.score) / scale > 0.5 ? C.bg : C.fg;
+      el("rect", { x: x, y: y, width: c, height: ch, fill: diverging(r.score, scale), stroke: C.bg, "class": "pcell", "data-l": l, "data-j": j }, g);
+      el("text", { x: x + c / 2, y: y + 15, "text-anchor": "middle", "class": "mono pvalue", "font-size": 10, "data-value": r.score,
+        "pointer-events": "none", style: "fill:" + ink }, g, r.score.toFixed(2));
+    }
+    gridEvents(g, x0, y0, c, ch, nl, ncol, function (l, j) {
+      var r = cells[l + ":" + j];
+      return "layer " + l + (byHead ? ", head " + j : ", position " + colName(j)) + " patched (" + P.direction + "): score " +
+        r.score.toFixed(4) + " of " + metricText(P) + " (m_clean " + P.m_clean.toFixed(4) + ", m_corrupt " + P.m_corrupt.toFixed(4) + ")";
+    });
+    return svg;
+  }
+
+  // ---- dla view (--dla): each part's direct contribution to m, ranked, and their sum ---------------------------
+  var DLA_SHOWN = 20;  // bars drawn; -f json (and attn dla) has every part
+  function dlaPart(r) {
+    if (r.component === "head") return "L" + r.layer + ".H" + r.head;
+    return r.layer === null ? r.component : "L" + r.layer + " " + r.component;
+  }
+  function drawDla(width) {
+    var A = D.dla, ranked = A.ranked.slice(0, DLA_SHOWN), scale = 0;
+    ranked.forEach(function (k) { scale = Math.max(scale, Math.abs(A.rows[k].dla)); });
+    var lines = ["direct logit attribution of " + metricText(A) + " after position " + A.position + " " + tokName("q", A.position),
+      "the " + A.rows.length + " parts sum to " + A.sum.toFixed(6) + "; m = " + A.m.toFixed(6) + " (difference " +
+        A.difference.toExponential(1) + ", within float32 rounding " + A.tolerance.toExponential(1) + ")",
+      "each part through the final norm with its scale frozen from the full run, then the unembedding; blue: toward " +
+        shown(A.target.token) + ", red: against",
+      "the " + ranked.length + " largest |dla| of " + A.rows.length + " parts" + (ranked.length < A.rows.length ?
+        " (every part: attn dla -f json)" : "") + ":"];
+    if (A.capped) lines.push(A.capped);
+    var names = ranked.map(function (k, i) { return (i + 1) + ". " + dlaPart(A.rows[k]); });
+    var y = 18 * lines.length + 12, barW = 180, nameW = Math.max.apply(null, names.map(function (s) { return textWidth(s, 12, 600); }).concat([40])) + 14;
+    var mid = nameW + barW, rowH = 20;
+    var w = Math.max(nameW + 2 * barW + 140, titleWidth(lines));
+    var svg = newSvg(w, y + ranked.length * rowH + 16, "dla view: each part's direct contribution to m, ranked");
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
+    var g = el("g", { "class": "dla", tabindex: 0, role: "grid", "aria-label": "dla: arrow keys move, the readout gives a part's share" }, svg);
+    ranked.forEach(function (k, i) {
+      var r = A.rows[k], yy = y + i * rowH, len = scale ? barW * Math.abs(r.dla) / scale : 0;
+      var bar = el("g", { "class": "dla-rank", "data-k": k }, g);
+      el("text", { x: 4, y: yy + 14, "font-weight": 600 }, bar, names[i]);
+      el("rect", { x: r.dla < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14, fill: diverging(r.dla, scale) }, bar);
+      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono dvalue", "data-value": r.dla }, bar, "dla " + r.dla.toFixed(4));
+    });
+    el("line", { x1: mid, x2: mid, y1: y, y2: y + ranked.length * rowH, stroke: C.muted }, svg);
+    gridEvents(g, 0, y, w, rowH, ranked.length, 1, function (i) {
+      var r = A.rows[ranked[i]];
+      return dlaPart(r) + ": dla " + r.dla.toFixed(6) + " of " + metricText(A) + " = " + A.m.toFixed(6) + " (rank " + (i + 1) +
+        " of " + A.rows.length + " by |dla|)";
+    });
+    return svg;
+  }
+
+  // ---- knockout view (--knockout): the top token's probability with edges blocked, one bar per window ---------
+  function drawKnockout(width) {
+    var K0 = D.knockout, rows = K0.rows, scale = 0;
+    rows.forEach(function (r) { scale = Math.max(scale, Math.abs(r.delta_prob)); });
+    var keys = K0.from.positions.map(function (i) { return i + " " + shown(K0.tokens[i]); }).join(", ");
+    var lines = ["attention knockout: position " + K0.to + " " + shown(K0.tokens[K0.to]) + " blocked from " + keys +
+      " (--from " + K0.from.given + ")",
+      "top next token " + shown(K0.top.token) + " (id " + K0.top.id + "): probability " + K0.top.prob.toFixed(4) + " with nothing blocked",
+      "in each window of " + K0.window + " layers those edges' scores are −∞ before the softmax; relative change = (p_blocked − p) / p " +
+        "(Geva et al. 2023); blue: up, red: down"];
+    var names = rows.map(function (r) { return "layers " + r.first_layer + "–" + r.last_layer; });
+    var y = 18 * lines.length + 12, barW = 180, rowH = 20;
+    var nameW = Math.max.apply(null, names.map(function (s) { return textWidth(s, 12, 600); }).concat([40])) + 14, mid = nameW + barW;
+    var w = Math.max(nameW + 2 * barW + 300, titleWidth(lines));
+    var svg = newSvg(w, y + rows.length * rowH + 16, "knockout view: the top token's probability with the edges blocked, per window of layers");
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600 }, svg, x); });
+    var g = el("g", { "class": "knockout", tabindex: 0, role: "grid", "aria-label": "knockout: arrow keys move, the readout gives a window's numbers" }, svg);
+    rows.forEach(function (r, i) {
+      var yy = y + i * rowH, len = scale ? barW * Math.abs(r.delta_prob) / scale : 0;
+      var bar = el("g", { "class": "knock-row", "data-first": r.first_layer }, g);
+      el("text", { x: 4, y: yy + 14, "font-weight": 600 }, bar, names[i]);
+      el("rect", { x: r.delta_prob < 0 ? mid - len : mid, y: yy + 3, width: Math.max(0.5, len), height: 14, fill: diverging(r.delta_prob, scale) }, bar);
+      el("text", { x: mid + barW + 8, y: yy + 14, "class": "mono kvalue", "data-value": r.delta_prob }, bar,
+        "relative change " + r.delta_prob.toFixed(4) + " · probability " + r.prob.toFixed(4));
+    });
+    el("line", { x1: mid, x2: mid, y1: y, y2: y + rows.length * rowH, stroke: C.muted }, svg);
+    gridEvents(g, 0, y, w, rowH, rows.length, 1, function (i) {
+      var r = rows[i];
+      return names[i] + " blocked: probability of " + shown(K0.top.token) + " " + r.prob.toFixed(6) + " (unblocked " +
+        K0.top.prob.toFixed(6) + "), relative change " + r.delta_prob.toFixed(6);
+    });
+    return svg;
+  }
+
   // ---- the page around the views --------------------------------------------------------------------
   function hint() {
     return { head: "Hover, focus or click a token to follow its lines; choose the layer and heads above.",
@@ -898,14 +1023,17 @@
         "Choose a head and a query (or focus the table and use ↑ ↓); hover a cell for its numbers and their arithmetic.",
       written: "n next step · p previous step · w the whole sequence; choose the layer and heads above; hover a key for its weights.",
       lens: "Hover, focus (arrow keys) or click a cell for its most probable next tokens.",
-      ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability." }[S.view];
+      ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability.",
+      patch: "Hover, focus (arrow keys) or click a cell for its normalized score.",
+      dla: "Hover, focus (arrow keys) or click a bar for the part's share of m.",
+      knockout: "Hover, focus (arrow keys) or click a window for the probability with its edges blocked." }[S.view];
   }
   function draw() {
     if (!ready) return;
     readColors();
     var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
     var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron,
-      written: drawWritten, lens: drawLens, ablation: drawAblation }[S.view](width);
+      written: drawWritten, lens: drawLens, ablation: drawAblation, patch: drawPatch, dla: drawDla, knockout: drawKnockout }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
@@ -989,10 +1117,17 @@
       D.lens.layers + "), computed by attn as attn lens does");
     if (D.ablation) html("li", {}, ul, "ablation: every head switched off alone (" + D.ablation.means + "), watching " +
       shown(D.ablation.target.label) + " after position " + D.ablation.position + ", as attn ablate does");
+    if (D.patch) html("li", {}, ul, "patch: every activation of " + D.patch.what + " patched (" + D.patch.direction + ") from --corrupt " +
+      D.patch.corrupt + ", as attn patch does");
+    if (D.dla) html("li", {}, ul, "dla: each part's direct contribution to " + metricText(D.dla) + ", as attn dla does");
+    if (D.knockout) html("li", {}, ul, "knockout: the edges from position " + D.knockout.to + " to --from " + D.knockout.from.given +
+      " blocked " + D.knockout.window + " layers at a time, as attn knockout does");
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
-      var b = html("button", { role: "tab", id: "tab-" + v[0], title: "key " + (i + 1) }, nav, (i + 1) + " " + v[1]);
+      var keyed = i < 9;  // keys 1–9; a 10th view (every option at once) is reached by the arrows in the tab bar
+      var b = html("button", { role: "tab", id: "tab-" + v[0], title: keyed ? "key " + (i + 1) : "← → in the tabs" }, nav,
+        (keyed ? (i + 1) + " " : "") + v[1]);
       b.addEventListener("click", function () { setView(v[0]); });
       tabs[v[0]] = b;
     });
