@@ -32,7 +32,7 @@ def test_the_pages_lens_and_ablation_are_those_of_attn_lens_and_attn_ablate(fami
     model = load_model(GOLDEN / family)
     doc = api.view(TEXT, model=model, lens=True, ablate=True).doc
     lens, ablation = lens_document(model, TEXT, doc["lens"]["k"]), ablate_document(model, TEXT)
-    assert doc["schema"] == "attncli.view/3" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
+    assert doc["schema"] == "attncli.view/4" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
     assert doc["lens"]["rows"] == lens["rows"]
     assert doc["lens"]["n_layer"] == lens["n_layer"] == model.n_layer and doc["lens"]["layers"] == lens["layers"]
     assert {k: v for k, v in doc["ablation"].items() if k not in ("n_layer", "n_head")} == {

@@ -33,14 +33,14 @@
   if (D.lens) VIEWS.push(["lens", "Lens"]);
   if (D.ablation) VIEWS.push(["ablation", "Ablation"]);
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0, pair: "all", step: null };
+    query: 0, key: 0, pair: "all", step: null };
   usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -60,12 +60,27 @@
     }
     return out;
   }
+  function nested(flat, shape) {  // row-major numbers -> nested arrays of `shape`, −∞ (a masked score) as null
+    var at = 0;
+    function part(d) {
+      var out = new Array(shape[d]);
+      for (var i = 0; i < shape[d]; i++) {
+        if (d < shape.length - 1) out[i] = part(d + 1);
+        else { out[i] = flat[at] === -Infinity ? null : flat[at]; at++; }
+      }
+      return out;
+    }
+    return part(0);
+  }
   function decodeAll() {  // every head's weights (of every part) into head.w, and each one layer's q, k, v into .N
     var jobs = [];
     PARTS.forEach(function (P) {
       P.layers.forEach(function (l) { l.heads.forEach(function (h) {
         jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
       }); });
+      (P === D && D.steps || []).forEach(function (st) {  // a text run's stages, exact (D.encoding.steps)
+        jobs.push(inflate(st.packed).then(function (b) { st.array = nested(new Float64Array(b), st.shape); }));
+      });
       (P.neuron || []).forEach(function (n) {
         jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
           n.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
@@ -522,43 +537,64 @@
     return (step.title || step.name) + "   " + step.formula + "  [" + shape.join(" × ") + "]" +
       (hi === undefined ? "" : " · head " + headOf(hi).head);
   }
+  var STEP_ROWS = 24, STEP_COLS = 16;  // the steps view draws a window of its tables: every cell is a number in text
+  function stepWindow(axis, count, from, most) {  // -> [first, end) of the indices drawn on this axis
+    if (axis !== "query" && axis !== "key") return [0, count];
+    var first = Math.max(0, Math.min(from, count - most));
+    return [first, Math.min(count, first + most)];
+  }
   function drawSteps(width) {
     var hi = S.heads[0], cw = 58, rh = 17, px = 11, y = 10, blocks = [];
+    var wq = stepWindow("query", Q.length, S.query, STEP_ROWS), wk = stepWindow("key", K.length, S.query, STEP_ROWS);
+    var lw = labelWidth(axisLabels("query").slice(wq[0], wq[1]).concat(axisLabels("key").slice(wk[0], wk[1])), px) + 10;
+    var cols = Math.max(4, Math.min(STEP_COLS, Math.floor((width - lw - 60) / cw)));
+    var cut = false;
     D.steps.forEach(function (step) {
       var a = step.array, axes = step.axes, perHead = axes[0] === "head";
       if (perHead) { a = a[Math.min(hi, a.length - 1)]; axes = axes.slice(1); }
       if (axes.length === 1) { a = [a]; axes = ["", axes[0]]; }
       if (axes.length !== 2) return;  // a trace term with more axes: in the JSON, not drawn
-      blocks.push({ step: step, a: a, rows: axisLabels(axes[0], a.length), cols: axisLabels(axes[1], a[0].length),
+      var rw = stepWindow(axes[0], a.length, S.query, STEP_ROWS), cwin = stepWindow(axes[1], a[0].length, S.key, cols);
+      cut = cut || rw[1] - rw[0] < a.length || cwin[1] - cwin[0] < a[0].length;
+      blocks.push({ step: step, a: a, r: rw, c: cwin, rows: axisLabels(axes[0], a.length).slice(rw[0], rw[1]),
+        cols: axisLabels(axes[1], a[0].length).slice(cwin[0], cwin[1]), m: a.length, n: a[0].length,
         title: stageTitle(step, perHead ? step.shape.slice(1) : step.shape, perHead ? hi : undefined) });
     });
-    var lw = labelWidth(Q.concat(K).map(function (_, i) { return i < Q.length ? tokName("q", i) : tokName("k", i - Q.length); }), px) + 10;
     var svgW = Math.max(width - 20, 400);
     blocks.forEach(function (b) {
+      b.sub = b.r[1] - b.r[0] < b.m || b.c[1] - b.c[0] < b.n ? "drawn: rows " + b.r[0] + "–" + (b.r[1] - 1) + " of " + b.m +
+        ", columns " + b.c[0] + "–" + (b.c[1] - 1) + " of " + b.n : "";
       b.head = Math.max(16, labelWidth(b.cols, 10) * 0.87) + 8;  // the rotated column headers
-      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12);
-      b.h = 20 + b.head + b.rows.length * rh;
+      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12,
+        textWidth(b.sub, 12) + 12);
+      b.h = 20 + (b.sub ? 16 : 0) + b.head + b.rows.length * rh;
     });
-    var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20);
+    var note = cut ? ["Each table shows at most " + STEP_ROWS + " rows and " + cols + " keys at a time:",
+      "choose them with “Queries from” and “Keys from” above (the JSON has every number)."] : [];
+    note.forEach(function (t) { svgW = Math.max(svgW, textWidth(t, 12) + 12); });
+    var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20 + 16 * note.length);
     var svg = newSvg(svgW, total, "steps view: every stage of the run");
+    note.forEach(function (t, k) { el("text", { x: 4, y: y + 12 + 16 * k, fill: C.accent, "class": "step-window" }, svg, t); });
+    y += 16 * note.length;
     var scoreName = stepArray("masked_scores") ? "masked_scores" : "scores";
     blocks.forEach(function (b) {
       el("text", { x: 4, y: y + 14, "font-weight": 600, "class": "stage-title" }, svg, b.title);
-      var y0 = y + 20 + b.head, x0 = lw;
+      if (b.sub) el("text", { x: 4, y: y + 30, fill: C.muted, "class": "step-window" }, svg, b.sub);
+      var y0 = y + 20 + (b.sub ? 16 : 0) + b.head, x0 = lw, weightCell = b.step.name === "weights";
       columnHeaders(svg, b.cols, x0 + cw / 2 - 10, y0 - 4, cw, 10);
-      var g = el("g", { "class": "step", "data-step": b.step.name, tabindex: b.step.name === "weights" ? 0 : null }, svg);
+      var g = el("g", { "class": "step", "data-step": b.step.name, tabindex: weightCell ? 0 : null }, svg);
       b.rows.forEach(function (r, i) {
         labelText(svg, { x: x0 - 6, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono" }, r, px);
-        b.a[i].forEach(function (v, j) {
-          var weightCell = b.step.name === "weights";
-          if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": i, "data-j": j }, g);
+        for (var j = 0; j < b.cols.length; j++) {
+          var v = b.a[b.r[0] + i][b.c[0] + j];
+          if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": b.r[0] + i, "data-j": b.c[0] + j }, g);
           el("text", { x: x0 + j * cw + cw - 4, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono",
             "pointer-events": weightCell ? "none" : null, fill: weightCell && v > 0.55 ? C.bg : C.fg }, g, fmt(v));
-        });
+        }
       });
-      if (b.step.name === "weights") {
+      if (weightCell) {
         gridEvents(g, x0, y0, cw, rh, b.rows.length, b.cols.length, function (i, j) {
-          return arithmetic(hi, i, j, scoreName);
+          return arithmetic(hi, b.r[0] + i, b.c[0] + j, scoreName);
         });
       }
       y += b.h + 14;
@@ -905,6 +941,7 @@
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
+    if (keySelect) { keySelect.value = S.key; keyLabel.hidden = S.view !== "steps"; }
     if (stepLabel) stepLabel.textContent = stepText();
     root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
@@ -1016,11 +1053,17 @@
     meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
     meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
-    if (VIEWS.length > 3 && !D.steps) {
-      queryLabel = html("label", {}, controls, "Query ");
+    if (VIEWS.length > 3 && (!D.steps || Q.length > STEP_ROWS || K.length > 4)) {  // a text run: the window's first row
+      queryLabel = html("label", {}, controls, D.steps ? "Queries from " : "Query ");
       querySelect = html("select", { id: "query" }, queryLabel);
       fillQueries();
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
+    }
+    if (D.steps && querySelect) {  // and its first key
+      keyLabel = html("label", {}, controls, "Keys from ");
+      keySelect = html("select", { id: "key" }, keyLabel);
+      K.forEach(function (_, j) { html("option", { value: j }, keySelect, j + " " + tokName("k", j)); });
+      keySelect.addEventListener("change", function () { S.key = +keySelect.value; draw(); });
     }
     if (written()) {  // --generate: step through the tokens the model wrote, and back to the whole sequence
       var wf = html("fieldset", { "class": "heads written", id: "written" }, controls);

@@ -1,0 +1,69 @@
+"""The page at length (issue 34 item 14): a text run of some 300 tokens stays a small page, and its Steps view
+draws a window of each stage, chosen by the reader, with every number exact."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.io.view import steps_of
+from tests.conftest import attn
+from tests.render.test_view_browser import _browser, count, hover, load
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = (ROOT / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8")[:1400]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = _browser()
+    driver.set_window_size(1280, 800)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def long_page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("long") / "long.html"
+    assert attn("view", TEXT, "-o", path).exit_code == 0
+    return path, json.loads(attn("view", TEXT, "-f", "json").stdout)
+
+
+def test_a_300_token_page_keeps_its_steps_exact_and_packed(long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    assert 280 <= n <= 340  # a text run of the size the issue measured (296 tokens: 6.0 MB before)
+    assert path.stat().st_size < 3_000_000
+    steps = steps_of(doc)
+    assert steps["weights"].shape == (1, n, n) and np.allclose(steps["weights"].sum(-1), 1)
+
+
+def _choose(driver, select_id: str, value: int) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", select_id)).select_by_value(str(value))
+
+
+def test_the_steps_view_draws_a_window_the_reader_chooses(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    load(browser, path)
+    browser.find_element("id", "tab-steps").click()
+    cells = '.step[data-step="weights"] rect[data-i]'
+    assert 0 < count(browser, cells) <= 24 * 16  # a window, not n × n text cells
+    assert f"rows 0–23 of {n}" in browser.find_element("id", "stage").text  # and it says what it shows
+    _choose(browser, "query", 200)
+    _choose(browser, "key", 150)
+    assert count(browser, f'{cells}[data-i="200"][data-j="150"]') == 1
+    assert count(browser, f'{cells}[data-i="199"]') == 0 and count(browser, f'{cells}[data-j="149"]') == 0
+    hover(browser, browser.find_element("css selector", f'{cells}[data-i="201"][data-j="152"]'))
+    text = browser.find_element("id", "readout").text
+    assert text.startswith("A[201,152]") and f"exact weight = {float(steps_of(doc)['weights'][0, 201, 152])}" in text
+    _choose(browser, "query", n - 1)  # the last rows: the window ends at the table's end
+    assert count(browser, f'{cells}[data-i="{n - 1}"]') > 0 and count(browser, f'{cells}[data-i="{n - 24}"]') > 0
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
