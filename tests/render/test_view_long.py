@@ -67,3 +67,45 @@ def test_the_steps_view_draws_a_window_the_reader_chooses(browser, long_page):
     _choose(browser, "query", n - 1)  # the last rows: the window ends at the table's end
     assert count(browser, f'{cells}[data-i="{n - 1}"]') > 0 and count(browser, f'{cells}[data-i="{n - 24}"]') > 0
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+# ---- issue 34 item 16: on a phone, every tab in reach and only the controls that act -------------------------
+
+AT_THE_BOTTOM = """const b = document.getElementById(arguments[0]);
+window.scrollBy(0, b.getBoundingClientRect().bottom - innerHeight + 2);
+const r = b.getBoundingClientRect(), e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+return e && e.closest('button') && e.closest('button').id"""
+
+
+def test_every_tab_is_in_reach_at_480_by_800_where_the_readout_sticks(browser, long_page):
+    path, _ = long_page
+    browser.set_window_size(480, 800)
+    try:
+        load(browser, path)
+        tabs = browser.execute_script("return [...document.querySelectorAll('nav button')].map(b => b.id)")
+        assert tabs == ["tab-head", "tab-model", "tab-matrix", "tab-steps"]
+        for tab in tabs:  # the tab bar low in the window, the long view under it: the readout stays below the tabs
+            assert browser.execute_script(AT_THE_BOTTOM, tab) == tab
+            browser.find_element("id", tab).click()
+            assert browser.execute_script("return document.body.dataset.view") == tab.removeprefix("tab-")
+    finally:
+        browser.set_window_size(1280, 800)
+
+
+def test_the_lens_and_ablation_views_show_only_the_controls_that_act_on_them(browser, tmp_path):
+    path = tmp_path / "behaviour.html"
+    args = ["time flies", "--model", str(ROOT / "tests" / "models" / "golden" / "llama"), "--generate", "3"]
+    assert attn("view", *args, "--lens", "--ablate", "-o", path).exit_code == 0
+    browser.set_window_size(480, 800)
+    try:
+        load(browser, path)
+        shown = "return ['layer', 'heads', 'written', 'save-svg'].map(i => !!document.getElementById(i).offsetParent)"
+        assert browser.execute_script(shown) == [True, True, True, True]  # the head view: every one acts
+        for tab in ("tab-lens", "tab-ablation"):  # their grids have every layer and head: only the download acts
+            assert browser.execute_script(AT_THE_BOTTOM, tab) == tab
+            browser.find_element("id", tab).click()
+            assert browser.execute_script(shown) == [False, False, False, True]
+        browser.find_element("id", "tab-written").click()
+        assert browser.execute_script(shown) == [True, True, True, True]
+    finally:
+        browser.set_window_size(1280, 800)

@@ -40,7 +40,7 @@
   if (!S.heads.length) S.heads = [0];
   VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -940,6 +940,9 @@
     headBox.querySelectorAll("input[data-head]").forEach(function (box) { box.checked = !S.mean && S.heads.indexOf(+box.value) >= 0; });
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
+    var behaviour = S.view === "lens" || S.view === "ablation";  // their grids have every layer (and head): no chooser acts
+    layerLabel.hidden = headBox.hidden = behaviour;
+    if (writtenSet) writtenSet.hidden = behaviour;
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
     if (keySelect) { keySelect.value = S.key; keyLabel.hidden = S.view !== "steps"; }
     if (stepLabel) stepLabel.textContent = stepText();
@@ -1042,8 +1045,8 @@
       PAIRS.forEach(function (o) { html("option", { value: o[0] }, pairSelect, o[1]); });
       pairSelect.addEventListener("change", function () { S.pair = pairSelect.value; draw(); });
     }
-    var lab = html("label", {}, controls, "Layer ");
-    layerSelect = html("select", { id: "layer" }, lab);
+    layerLabel = html("label", {}, controls, "Layer ");
+    layerSelect = html("select", { id: "layer" }, layerLabel);
     fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
     headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
@@ -1066,7 +1069,7 @@
       keySelect.addEventListener("change", function () { S.key = +keySelect.value; draw(); });
     }
     if (written()) {  // --generate: step through the tokens the model wrote, and back to the whole sequence
-      var wf = html("fieldset", { "class": "heads written", id: "written" }, controls);
+      var wf = (writtenSet = html("fieldset", { "class": "heads written", id: "written" }, controls));
       html("legend", { style: "float:left;margin-right:6px" }, wf, "Written");
       [["prev", "‹ previous (p)", -1], ["next", "next (n) ›", 1]].forEach(function (b) {
         html("button", { type: "button", id: "step-" + b[0], title: "key " + b[0].charAt(0) }, wf, b[1])
@@ -1082,10 +1085,13 @@
     }
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, root,
+    // the view, its cue and its readout in one box: the readout sticks to the window's bottom only over the view,
+    // never over the tabs and controls above it (on a phone they would be under it, out of reach)
+    var box = html("div", { "class": "view-box" }, root);
+    wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, box,
       "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
-    stage = html("main", { id: "stage", "class": "stage" }, root);
-    readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, root);
+    stage = html("main", { id: "stage", "class": "stage" }, box);
+    readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, box);
     html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
       (written() ? " · n p (or ← → on the Written buttons) step through the written tokens · w the whole sequence" : "") +
