@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import HEAD_STATISTICS, check_model_options, limits_of, run_config
 from attncli.api.outputs import Records
-from attncli.api.page import model_page
+from attncli.api.page import behaviour_page, model_page
 from attncli.api.runs import generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
@@ -214,8 +214,10 @@ def lens(
     from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
-    doc = lens_document(load(model)[0], text, top_k, context=context)
-    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
+    loaded, name = load(model)
+    doc = lens_document(loaded, text, top_k, context=context)
+    page = None if context is not None else behaviour_page(loaded, name, text, "lens", lens=True)
+    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc, view=page), precision)
 
 
 def ablate(
@@ -232,5 +234,7 @@ def ablate(
     from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
     from attncli.render.ablate import ablate_view
 
-    doc = ablate_document(load(model)[0], text, None if heads is None else list(heads), target, mode)
-    return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc), precision)
+    loaded, name = load(model)
+    doc = ablate_document(loaded, text, None if heads is None else list(heads), target, mode)
+    page = behaviour_page(loaded, name, text, "ablation", ablate=True, target=target, mode=mode)
+    return Records(documents.Records("attn ablate", partial(ablate_view, doc), doc=doc, view=page), precision)

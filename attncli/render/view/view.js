@@ -38,7 +38,9 @@
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
-  VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
+  VIEWS.forEach(function (v) {  // view.html#matrix opens there; a notebook's lens or ablation page on its own view
+    if (location.hash === "#" + v[0] || (!location.hash && D.opens === v[0])) S.view = v[0];
+  });
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
   var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, tabs = {}, ready = false;
 
@@ -949,6 +951,11 @@
     root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
     root.dataset.view = S.view;
+    fitFrame();
+  }
+  function fitFrame() {  // in a notebook's frame: the page's height, for the notebook to size the frame (api/page.py)
+    // the body's own height (the window's would only grow with the frame)
+    if (window.parent !== window) window.parent.postMessage({ attnHeight: root.offsetHeight }, "*");
   }
   function setView(v) { S.view = v; draw(); }
   function wideCue() {  // a view wider than the window: say so above it, and keep its scrollbar visible
