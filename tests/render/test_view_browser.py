@@ -900,6 +900,7 @@ def test_a_page_without_generate_lens_or_ablate_offers_none_of_their_views(brows
         "2 Model",
         "3 Matrix",
         "4 Steps",
+        "5 Text",
     ]
     assert count(browser, "#written") == 0
 

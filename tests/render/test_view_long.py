@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncli.io.view import steps_of
+from attncli.io.view import steps_of, weights_of
 from tests.conftest import attn
 from tests.render.test_view_browser import _browser, count, hover, load
 
@@ -83,7 +83,7 @@ def test_every_tab_is_in_reach_at_480_by_800_where_the_readout_sticks(browser, l
     try:
         load(browser, path)
         tabs = browser.execute_script("return [...document.querySelectorAll('nav button')].map(b => b.id)")
-        assert tabs == ["tab-head", "tab-model", "tab-matrix", "tab-steps"]
+        assert tabs == ["tab-head", "tab-model", "tab-matrix", "tab-steps", "tab-text"]
         for tab in tabs:  # the tab bar low in the window, the long view under it: the readout stays below the tabs
             assert browser.execute_script(AT_THE_BOTTOM, tab) == tab
             browser.find_element("id", tab).click()
@@ -109,3 +109,31 @@ def test_the_lens_and_ablation_views_show_only_the_controls_that_act_on_them(bro
         assert browser.execute_script(shown) == [True, True, True, True]
     finally:
         browser.set_window_size(1280, 800)
+
+
+# ---- issue 34 item 15 (part): the text coloured by one query's weights, readable at any length ---------------
+
+
+def test_the_text_view_colours_every_key_by_the_chosen_querys_weight(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    drawn = weights_of(doc)[0, 0]  # [m, n]: head 0, to 1/255
+    assert doc["masks"] == []  # a text run's default: no mask
+    for size in ((1280, 800), (480, 800)):
+        browser.set_window_size(*size)
+        load(browser, path)
+        browser.find_element("id", "tab-text").click()
+        assert count(browser, ".colored .ctok") == n  # every token, wrapped in lines
+        widths = browser.execute_script(
+            "const s = document.querySelector('#stage svg'); return [s.getBoundingClientRect().width, innerWidth]"
+        )
+        assert widths[0] <= widths[1]  # no sideways scrolling, at 480 pixels too
+        browser.execute_script(
+            "document.querySelector('.ctok[data-j=\"40\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+        )
+        numbers = browser.execute_script(
+            "return [...document.querySelectorAll('.ctok')].map(t => t.querySelectorAll('text')[1].textContent)"
+        )
+        assert numbers == [f"{w:.3f}" for w in drawn[40]]  # each token's own number (no mask: every key)
+        assert f", query 40 {doc['tokens'][40]}" in browser.find_element("id", "stage").text
+    browser.set_window_size(1280, 800)

@@ -32,6 +32,7 @@
   if (D.generated && D.generated.from !== undefined && D.generated.from !== null) VIEWS.push(["written", "Written"]);
   if (D.lens) VIEWS.push(["lens", "Lens"]);
   if (D.ablation) VIEWS.push(["ablation", "Ablation"]);
+  VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, key: 0, pair: "all", step: null };
   usePart(D.part);
@@ -521,6 +522,53 @@
     return svg;
   }
 
+  // ---- text view: the keys as running text, each coloured by the chosen query's weight and its number under
+  // it (as CircuitsVis' colored_tokens, with the number: colour is never the only sign); wraps at any length --
+  function drawText(width) {
+    var head = headOf(), i = Math.min(S.query, Q.length - 1), px = 12, lh = 40, pad = 6, svgW = Math.max(width - 20, 320);
+    var title = (D.parts ? S.part + " " : "") + "layer " + layerOf().layer + ", " + headName(head) + ", query " + i + " " + tokName("q", i);
+    var help = ["its weight on each " + (CROSS ? "context token" : "token") + " (darker: larger; they sum to 1)",
+      CROSS ? "← → on the text choose the query" : "← → on the text, or a click, choose the query"];
+    var boxes = [], x = 4, y = 72;
+    K.forEach(function (_, j) {
+      var name = tokName("k", j), w = Math.min(LABEL_MAX, Math.max(monoWidth(name, px), 30)) + pad;
+      if (x + w > svgW - 4 && x > 4) { x = 4; y += lh; }
+      boxes.push({ j: j, x: x, y: y, w: w, name: name });
+      x += w + 2;
+    });
+    svgW = Math.max(svgW, textWidth(title, 12, 600) + 12, textWidth(help[0], 12) + 12);
+    var svg = newSvg(svgW, y + lh + 10, "text view: the tokens coloured by the weights of query " + i);
+    hatch(svg);
+    el("text", { x: 4, y: 16, "font-weight": 600, "class": "stage-title" }, svg, title);
+    help.forEach(function (t, k) { el("text", { x: 4, y: 34 + 16 * k, fill: C.muted }, svg, t); });
+    var g = el("g", { "class": "colored", tabindex: 0, role: "group", "aria-label": "the text coloured by one query's weights: ← → choose the query" }, svg);
+    boxes.forEach(function (b) {
+      var shut = masked(head, i, b.j), v = shut ? 0 : weight(head, i, b.j);
+      var t = el("g", { "class": "ctok", "data-j": b.j }, g);
+      el("rect", { x: b.x, y: b.y, width: b.w, height: lh - 4, rx: 3, fill: shut ? HATCH() : css(ramp(v)),
+        stroke: !CROSS && b.j === i ? C.accent : C.line, "stroke-width": !CROSS && b.j === i ? 2.5 : 1 }, t);
+      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: v > 0.55 ? C.bg : C.fg }, b.name, px);
+      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: v > 0.55 ? C.bg : C.muted }, t,
+        shut ? "masked" : round(v));
+    });
+    function describe(j) {
+      return "query " + i + " " + tokName("q", i) + " → key " + j + " " + tokName("k", j) + ": " +
+        (masked(head, i, j) ? "masked (weight 0)" : "weight " + round(weight(head, i, j)) + " (to 1/" + D.scale + ")");
+    }
+    g.addEventListener("mousemove", function (e) { var t = e.target.closest(".ctok"); if (t) say(describe(+t.dataset.j)); });
+    g.addEventListener("click", function (e) {
+      var t = e.target.closest(".ctok");
+      if (t && !CROSS) { S.query = +t.dataset.j; draw(); }
+    });
+    g.addEventListener("keydown", function (e) {
+      var by = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+      if (!by) return;
+      S.query = Math.max(0, Math.min(Q.length - 1, i + by)); e.preventDefault(); draw();
+      stage.querySelector(".colored").focus();
+    });
+    return svg;
+  }
+
   // ---- steps view: the stages of attn steps with their formulas; a weight shows its arithmetic ----------
   function stepArray(name) {
     if (!D.steps) return null;
@@ -926,14 +974,15 @@
         "Choose a head and a query (or focus the table and use ↑ ↓); hover a cell for its numbers and their arithmetic.",
       written: "n next step · p previous step · w the whole sequence; choose the layer and heads above; hover a key for its weights.",
       lens: "Hover, focus (arrow keys) or click a cell for its most probable next tokens.",
-      ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability." }[S.view];
+      ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability.",
+      text: "Hover a token for its weight; choose the layer and head above." }[S.view];
   }
   function draw() {
     if (!ready) return;
     readColors();
     var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
     var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron,
-      written: drawWritten, lens: drawLens, ablation: drawAblation }[S.view](width);
+      written: drawWritten, lens: drawLens, ablation: drawAblation, text: drawText }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
@@ -1063,7 +1112,8 @@
     meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
     meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
-    if (VIEWS.length > 3 && (!D.steps || Q.length > STEP_ROWS || K.length > 4)) {  // a text run: the window's first row
+    var steps = VIEWS.some(function (v) { return v[0] === "steps"; });
+    if (steps && (!D.steps || Q.length > STEP_ROWS || K.length > 4)) {  // a text run: the window's first row
       queryLabel = html("label", {}, controls, D.steps ? "Queries from " : "Query ");
       querySelect = html("select", { id: "query" }, queryLabel);
       fillQueries();
