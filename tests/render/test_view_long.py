@@ -3,6 +3,7 @@ draws a window of each stage, chosen by the reader, with every number exact."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -137,3 +138,43 @@ def test_the_text_view_colours_every_key_by_the_chosen_querys_weight(browser, lo
         assert numbers == [f"{w:.3f}" for w in drawn[40]]  # each token's own number (no mask: every key)
         assert f", query 40 {doc['tokens'][40]}" in browser.find_element("id", "stage").text
     browser.set_window_size(1280, 800)
+
+
+# ---- issue 34 item 15 (part): the matrix's zoom, and its labels only where they fit --------------------------
+
+
+def _row_labels(driver) -> list[tuple[str, float, float]]:
+    return driver.execute_script(
+        """return [...document.querySelectorAll('#stage svg > text.mono[text-anchor="end"]')].map(t => {
+             const r = t.getBoundingClientRect(); return [t.textContent, r.top, r.bottom]; })"""
+    )
+
+
+def _zoom(driver, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "zoom")).select_by_value(value)
+
+
+def test_the_matrix_zooms_and_draws_its_labels_only_where_they_fit(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    load(browser, path)
+    assert not browser.find_element("id", "zoom").is_displayed()  # the matrix's own control
+    browser.find_element("id", "tab-matrix").click()
+    for zoom in ("auto", "fit", "12", "24"):
+        _zoom(browser, zoom)
+        rows = _row_labels(browser)
+        assert all(a[2] <= b[1] + 0.5 for a, b in itertools.pairwise(rows)), zoom  # none overlaps the next
+        every = -(-n // len(rows))  # the labels drawn: every k-th row's
+        assert [r[0] for r in rows] == [
+            t + (f"#{i}" if doc["tokens"].count(t) > 1 else "") for i, t in enumerate(doc["tokens"])
+        ][::every]
+        if every > 1:
+            assert f"a label every {every} tokens" in browser.find_element("id", "stage").text
+        wide = browser.execute_script(
+            "const s = document.getElementById('stage'); return s.scrollWidth > s.clientWidth"
+        )
+        assert wide == (zoom in ("auto", "12", "24"))  # the whole matrix fits the window, or scrolls (and says so)
+        assert browser.find_element("id", "wide").is_displayed() == wide
+    assert browser.execute_script("return document.querySelector('.matrix image, .matrix rect[data-i]') !== null")

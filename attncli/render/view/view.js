@@ -34,7 +34,7 @@
   if (D.ablation) VIEWS.push(["ablation", "Ablation"]);
   VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0, key: 0, pair: "all", step: null };
+    query: 0, key: 0, zoom: "auto", pair: "all", step: null };
   usePart(D.part);
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
@@ -43,7 +43,7 @@
     if (location.hash === "#" + v[0] || (!location.hash && D.opens === v[0])) S.view = v[0];
   });
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, zoomLabel, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -472,23 +472,34 @@
   }
   function columnHeaders(svg, labels, x0, y, c, px) {  // rotated −60°: whole tokens, each above its column
     labels.forEach(function (t, j) {
+      if (!t) return;  // a column without its label (the matrix's, where labels would overlap)
       var x = x0 + j * c + c / 2 + px / 3;
       labelText(svg, { x: x, y: y, transform: "rotate(-60 " + x + " " + y + ")", "class": "mono", "font-size": px }, t, px);
     });
   }
+  var ZOOMS = [["auto", "auto"], ["fit", "the whole matrix in the window"], ["12", "12 px a cell"], ["24", "24 px a cell"]];
+  function matrixCell(fits) {  // the matrix's cell size in pixels: what fits the window (within 6..40), or the zoom's
+    if (S.zoom === "fit") return Math.max(1, Math.min(40, fits));
+    return S.zoom === "auto" ? Math.max(6, Math.min(40, fits)) : +S.zoom;
+  }
   function drawMatrix(width) {
     var head = headOf(), m = Q.length, n = K.length, px = 12;
     var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
-    var c = Math.max(6, Math.min(40, Math.floor((width - labelWidth(qn, px) - 30) / n)));
-    var fontQ = c >= 12 ? px : Math.max(7, c - 1);
+    var c = matrixCell(Math.floor((width - labelWidth(qn, px) - 30) / n));
+    var fontQ = c >= 12 ? px : Math.max(7, c - 1), every = Math.ceil((fontQ + 1) / c);  // a label where it fits
+    if (every > 1) {
+      qn = qn.map(function (t, i) { return i % every ? "" : t; });
+      kn = kn.map(function (t, j) { return j % every ? "" : t; });
+    }
     var wq = labelWidth(qn, fontQ) + 12, wk = labelWidth(kn, fontQ) + 12;
-    var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
+    var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1" +
+      (every > 1 ? "; a label every " + every + " tokens (hover a cell for its two)" : "");
     var x0 = wq + 8, y0 = wk * 0.87 + 34, svgH = y0 + m * c + 70;
     var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
-    qn.forEach(function (t, i) { labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
+    qn.forEach(function (t, i) { if (t) labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
     columnHeaders(svg, kn, x0, y0 - 6, c, fontQ);
     var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
       return masked(head, i, j) ? HATCH() : css(ramp(weight(head, i, j)));
@@ -994,6 +1005,7 @@
     var behaviour = S.view === "lens" || S.view === "ablation";  // their grids have every layer (and head): no chooser acts
     layerLabel.hidden = headBox.hidden = behaviour;
     if (writtenSet) writtenSet.hidden = behaviour;
+    zoomLabel.hidden = S.view !== "matrix";
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
     if (keySelect) { keySelect.value = S.key; keyLabel.hidden = S.view !== "steps"; }
     if (stepLabel) stepLabel.textContent = stepText();
@@ -1140,6 +1152,10 @@
         if (by) { stepWritten(by); e.preventDefault(); }
       });
     }
+    zoomLabel = html("label", {}, controls, "Zoom ");  // the matrix view's
+    var zoomSelect = html("select", { id: "zoom" }, zoomLabel);
+    ZOOMS.forEach(function (z) { html("option", { value: z[0] }, zoomSelect, z[1]); });
+    zoomSelect.addEventListener("change", function () { S.zoom = zoomSelect.value; draw(); });
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
     // the view, its cue and its readout in one box: the readout sticks to the window's bottom only over the view,
