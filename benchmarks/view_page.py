@@ -1,7 +1,7 @@
 """The page of `attn view` for a real model: its size and its load time in headless Chromium, run by hand.
 
     python benchmarks/view_page.py                       # all-MiniLM-L6-v2, 40 and 200 tokens, and 1,000
-    python benchmarks/view_page.py --model DIR --tokens 40 200 --loads 5 --long 1000
+    python benchmarks/view_page.py --model DIR --tokens 40 200 --loads 5 --long 1000 --text 1700
 
 For each token count: the page of `attn view --model DIR` (6 layers × 12 heads for MiniLM), and the same
 page with its layers repeated to 12 (the size and drawing load of a 12-layer × 12-head model such as
@@ -10,8 +10,9 @@ bert-base; the numbers are MiniLM's, the shape is the point). Then a page of --l
 (random weights compress worse than a real model's), the steps data of MiniLM's last layer repeated to
 that length. Size in bytes; load time from navigation start to the page's own mark "attn-drawn" (it inflates
 its weights, then draws its first view, the head view), and the time to draw the model view (a thumbnail per
-head) and the steps view, medians of --loads loads, from file:// with the network switched off. Needs
-selenium, chromium and chromedriver.
+head) and the steps view, medians of --loads loads, from file:// with the network switched off. Last, the page
+of a text run (no model) of the first --text characters of the corpus (1,700: some 380 tokens), whose steps
+view shows every stage's numbers. Needs selenium, chromium and chromedriver.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attncli.io.view import packed, unpacked
+from attncli.io.view import packed, result_view, unpacked
+from attncli.pipeline.run import run
 from attncli.render.html_view import page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +110,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, nargs="+", default=[40, 200])
     parser.add_argument("--loads", type=int, default=5)
     parser.add_argument("--long", type=int, default=1000, help="tokens of the synthetic 12 × 12 page (0: none)")
+    parser.add_argument("--text", type=int, default=1700, help="characters of the text run's page (0: none)")
     a = parser.parse_args()
     if a.model is None:
         sys.exit("no model: give --model DIR (all-MiniLM-L6-v2 is not installed)")
@@ -148,6 +151,8 @@ def main() -> None:
                 measure({**doc, "layers": layers}, f"view-{tokens}-{repeat}.html", a.loads)
         if a.long and doc is not None:
             measure(long_doc(doc, a.long), f"view-{a.long}.html", 1)
+        if a.text:
+            measure(result_view(run(" ".join(WORDS)[: a.text]), "attn view"), f"text-{a.text}.html", a.loads)
     finally:
         driver.quit()
 

@@ -60,7 +60,7 @@ class Output:
 
     @functools.cached_property
     def view(self) -> View | None:
-        """The interactive page's document (schema attncli.view/3 in `.doc`), made once; None: this output has
+        """The interactive page's document (schema attncli.view/4 in `.doc`), made once; None: this output has
         no page (a corpus's statistics, a list of tokens)."""
         return None if self.document.view is None else self.document.view()
 
@@ -146,7 +146,7 @@ class Records(Output):
 
 
 class Page(Attention):
-    """The output of `view`: the interactive page (`html`) and its data (`doc`, schema attncli.view/3), and the
+    """The output of `view`: the interactive page (`html`) and its data (`doc`, schema attncli.view/4), and the
     run it shows (the layer it opens at, for a model)."""
 
     @functools.cached_property

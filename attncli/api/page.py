@@ -164,6 +164,24 @@ def causal_page(
     return build
 
 
+def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callable[[], documents.View] | None:
+    """`() -> View`: the page of `attn view --model` with the lens or the ablation `asked` for (the fields of
+    attncli.io.view.Behaviour), opening on its view `opens` ("lens", "ablation"): what `attncli.lens(...)` and
+    `attncli.ablate(...)` show in a notebook. None for a model without that page (an encoder–decoder)."""
+    if loaded.family.decoder is not None:
+        return None
+
+    def build() -> documents.View:
+        from attncli.io.view import Behaviour  # late: start-up (model code only when the page is shown)
+        from attncli.models import route
+
+        result = route.result(loaded, text)
+        behaviour = Behaviour(**asked, opens=opens)
+        return page_of(result, "attn view", None, loaded, name, pair=(text, None), behaviour=behaviour)()
+
+    return build
+
+
 def inline(page: str, height: int = FRAME_HEIGHT) -> str:
     """The page as one `<iframe>` for a notebook's output: the whole page in `srcdoc` (escaped, so no token of it
     can end the attribute), sandboxed to run its own script only, `height` pixels tall.
@@ -176,5 +194,16 @@ def inline(page: str, height: int = FRAME_HEIGHT) -> str:
 
     return (
         f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" title="attn view" '
-        f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>'
+        f'style="width:100%;height:{height}px;border:1px solid #ccc"></iframe>{FIT}'
     )
+
+
+# The frame's height follows its page: the page posts its height after each drawing (view.js, `fitFrame`), and
+# this script, where the notebook runs an output's scripts, sets it (between 240 and 4000 pixels); else the
+# frame keeps its `height` and scrolls. Only messages from this frame's own window count.
+FIT = (
+    "<script>(function (f) { window.addEventListener('message', function (e) {"
+    " if (e.source === f.contentWindow && e.data && e.data.attnHeight > 0)"
+    " f.style.height = Math.min(4000, Math.max(240, Math.ceil(e.data.attnHeight))) + 'px'; });"
+    " })(document.currentScript.previousElementSibling);</script>"
+)

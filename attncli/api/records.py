@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Records
-from attncli.api.page import causal_page, model_page
+from attncli.api.page import behaviour_page, causal_page, model_page
 from attncli.api.runs import generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
@@ -281,8 +281,10 @@ def lens(
     from attncli.render.lens import lens_view
 
     check_chat(chat, system)
-    doc = lens_document(load(model, chat, system)[0], text, top_k, context=context)
-    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc), precision)
+    loaded, name = load(model, chat, system)
+    doc = lens_document(loaded, text, top_k, context=context)
+    page = None if context is not None else behaviour_page(loaded, name, text, "lens", lens=True)
+    return Records(documents.Records("attn lens", partial(lens_view, doc), doc=doc, view=page), precision)
 
 
 @checked
@@ -307,16 +309,12 @@ def ablate(
     from attncli.render.ablate import ablate_view
 
     check_chat(chat, system)
+    loaded, name = load(model, chat, system)
     doc = ablate_document(
-        load(model, chat, system)[0],
-        text,
-        None if heads is None else list(heads),
-        target,
-        mode,
-        contrast=contrast,
-        rank_by=rank_by,
+        loaded, text, None if heads is None else list(heads), target, mode, contrast=contrast, rank_by=rank_by
     )
-    view = documents.Records("attn ablate", partial(ablate_view, doc), doc=doc)
+    page = behaviour_page(loaded, name, text, "ablation", ablate=True, target=target, mode=mode)
+    view = documents.Records("attn ablate", partial(ablate_view, doc), doc=doc, view=page)
     return Records(view, precision, tuple(doc["notes"]))
 
 

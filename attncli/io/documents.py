@@ -128,7 +128,7 @@ class Rollout(Tabled):
 
 @dataclass(frozen=True)
 class View(Tabled):
-    """The page's data (`doc`, schema attncli.view/3, from attncli.io.view) and `page(doc)`, the renderer that
+    """The page's data (`doc`, schema attncli.view/4, from attncli.io.view) and `page(doc)`, the renderer that
     builds the self-contained HTML around it."""
 
     doc: dict[str, Any] = field(kw_only=True)

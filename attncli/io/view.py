@@ -1,4 +1,4 @@
-"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/3).
+"""`attn view`: the interactive page's data, one JSON document (schema attncli.view/4).
 
 The page (`-f html`, `attn view -o FILE.html`, `--save-html`) embeds exactly the document `-f json` writes,
 once. Its weights are for drawing, in a compact encoding ("encoding" in the document says it): each head's
@@ -14,7 +14,7 @@ which the page redoes a score, its softmax and the mix.
     >>> doc = result_view(run("a b a"), "attn view")
     >>> row = weights_of(doc)[0, 0, 0]  # layer 0, head 0, query 0, to 1/255
     >>> doc["schema"], doc["tokens"], (row * 255).round().astype(int).tolist(), round(float(row.sum()), 2)
-    ('attncli.view/3', ['a', 'b', 'a'], [49, 157, 49], 1.0)
+    ('attncli.view/4', ['a', 'b', 'a'], [49, 157, 49], 1.0)
 """
 
 from __future__ import annotations
@@ -44,12 +44,14 @@ if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models.seq2seq import PartLayer
     from attncli.models.source import ModelLayer
 
-SCHEMA = "attncli.view/3"
+SCHEMA = "attncli.view/4"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
 ENCODING = {
     "weights": "each head's weights: round(weight × scale) as one unsigned byte a cell, rows of queries one after "
     "another, compressed with raw deflate (RFC 1951), in base64",
     "precision": "weights to 1/255 (0.004); the exact ones: 'exact' (a model) or 'steps' (a text run)",
+    "steps": "each stage's array ('packed'): float64 little-endian, row-major in its 'shape', −∞ for a masked "
+    "score, compressed with raw deflate (RFC 1951), in base64",
 }
 NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
@@ -209,8 +211,29 @@ def result_view(result: AttentionResult, command: str, precision: int | None = N
         layer=0,
         head=heads[0] if head is None else head,
         exact=None,
-        steps=[step_record(s, precision) for s in steps(result)],
+        steps=[_packed_step(s, precision) for s in steps(result)],
     )
+
+
+def _packed_step(step: Step, precision: int | None) -> dict:  # a stage -> its record, the array packed
+    """A stage of `attn steps -f json` with its array exact but packed (float64 bytes, deflated, in base64): a
+    300-token run's scores and weights as JSON numbers take some 9 MB, packed about a quarter of that."""
+    record = step_record(replace(step, array=np.zeros(0)), precision)  # its words and axes
+    a = np.asarray(step.array, dtype="<f8")
+    del record["array"]
+    record["shape"] = list(step.shape)
+    record["packed"] = packed(a if precision is None else np.round(a, precision))
+    return record
+
+
+def steps_of(doc: dict) -> dict[str, np.ndarray]:  # a text run's view document -> name -> [shape] float64
+    """Every stage's exact array, unpacked: the numbers of `attn steps` (−∞ where a score is masked).
+
+    >>> from attncli.pipeline.run import run
+    >>> steps_of(result_view(run("a b a"), "attn view"))["weights"].shape
+    (1, 3, 3)
+    """
+    return {s["name"]: unpacked(s["packed"], "<f8", tuple(s["shape"])) for s in doc["steps"]}
 
 
 def model_view(

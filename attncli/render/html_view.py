@@ -1,12 +1,12 @@
 """The interactive page of `attn view` (and `-f html`, `--save-html`): one self-contained HTML file.
 
-The page is the view document (schema attncli.view/3, attncli.io.view) embedded once as JSON, with the
+The page is the view document (schema attncli.view/4, attncli.io.view) embedded once as JSON, with the
 hand-written script and stylesheet of this package (`view/view.js`, `view/view.css`) inline: no framework,
 no CDN, no font, no request of any kind, so it opens from a file:// URL offline. The JSON sits in a
 `<script type="application/json">` with `<`, `>` and `&` escaped, so no token can close the element; a second
 one holds the short labels of the heads' patterns, from the statistics registry (attncli.core.statistics):
 
-    >>> html = page({"schema": "attncli.view/3", "text": "</script><b>", "tokens": []})
+    >>> html = page({"schema": "attncli.view/4", "text": "</script><b>", "tokens": []})
     >>> html.count("</script>"), "\\\\u003c/script\\\\u003e" in html
     (3, True)
 

@@ -153,7 +153,7 @@ def test_a_notebook_shows_the_page_in_a_sandboxed_frame(output):
     markup = out._repr_html_()
     assert markup.count("<iframe") == 1 and 'sandbox="allow-scripts"' in markup
     (page,) = _frames(markup)
-    assert page == out.page() and page.startswith("<!DOCTYPE html>") and "attncli.view/3" in page
+    assert page == out.page() and page.startswith("<!DOCTYPE html>") and "attncli.view/4" in page
 
 
 def test_without_a_page_a_notebook_shows_the_table():

@@ -46,6 +46,6 @@ def test_the_notebook_runs_and_shows_the_page(tmp_path):
     for frame in frames:
         (page,) = re.findall(r'<iframe srcdoc="([^"]*)" sandbox="allow-scripts"', frame)
         page = html.unescape(page)
-        assert page.startswith("<!DOCTYPE html>") and "attncli.view/3" in page and "Content-Security-Policy" in page
+        assert page.startswith("<!DOCTYPE html>") and "attncli.view/4" in page and "Content-Security-Policy" in page
     first = next(out for out in outputs if "text/html" in out.get("data", {}))
     assert "head 0" in first.data["text/plain"] and "head 1" in first.data["text/plain"]  # the table, for a terminal

@@ -153,7 +153,7 @@ def test_pictures_are_drawn_at_the_width_asked(tmp_path):
     lines = [line for line in _svg_lines(svg.read_text()) if line.strip() != "attn show"]  # its window title
     assert lines == shown  # what was printed, as it was laid out
     assert max(cell_len(line) for line in lines) <= 60
-    assert "attncli.view/3" in page.read_text()  # --save-html writes the interactive page, which lays itself out
+    assert "attncli.view/4" in page.read_text()  # --save-html writes the interactive page, which lays itself out
 
 
 ATOMIC = {  # the 8 commands whose labels and numbers must stay together at every width (issue 24, item 6)

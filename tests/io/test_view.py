@@ -1,4 +1,4 @@
-"""The page's data (schema attncli.view/3): what `attn view -f json` writes and the page embeds, once."""
+"""The page's data (schema attncli.view/4): what `attn view -f json` writes and the page embeds, once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from attncli.core.stats import head_stats, label_heads
 from attncli.errors import DataError
-from attncli.io.view import SCALE, _layers, model_view, result_view, weights_of
+from attncli.io.view import SCALE, _layers, model_view, result_view, steps_of, weights_of
 from attncli.models import forward, load_model
 from attncli.models.run import heads_document, model_result
 from attncli.pipeline.config import RunConfig
@@ -42,7 +42,7 @@ def bert_dir(tmp_path_factory):
 def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
     result = run("time flies like an arrow", RunConfig(heads=2, mask=("causal",)), trace=True)
     doc = result_view(result, "attn view")
-    assert doc["schema"] == "attncli.view/3" and doc["tokens"] == list(result.tokens.strings)
+    assert doc["schema"] == "attncli.view/4" and doc["tokens"] == list(result.tokens.strings)
     assert [h["head"] for h in doc["layers"][0]["heads"]] == [0, 1]
     assert doc["scale"] == SCALE == 255 and "deflate" in doc["encoding"]["weights"]
     assert "1/255" in doc["encoding"]["precision"]  # the document says what it keeps
@@ -50,15 +50,23 @@ def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
     assert np.abs(drawn - result.weights).max() <= 0.5 / SCALE + 1e-12  # rounded to the nearest 1/255
     for head in doc["layers"][0]["heads"]:
         assert doc["masks"][head["mask"]] == ["01111", "00111", "00011", "00001", "00000"]
-    steps = {s["name"]: s["array"] for s in doc["steps"]}
-    assert steps["weights"] == result.weights.tolist()  # exact: the same floats
-    assert steps["masked_scores"][0][0][1] is None  # −∞ is null, as in attn steps -f json
+    steps = steps_of(doc)
+    assert (steps["weights"] == result.weights).all()  # exact: the same floats
+    assert steps["masked_scores"][0, 0, 1] == -np.inf  # masked, as null in attn steps -f json
+    assert "float64" in doc["encoding"]["steps"] and "deflate" in doc["encoding"]["steps"]
 
 
 def test_the_steps_are_those_of_attn_steps_json():
     view = json.loads(attn("view", "time flies like", "--heads", "2", "-f", "json").stdout)
     steps = json.loads(attn("steps", "time flies like", "--heads", "2", "-f", "json").stdout)
-    assert view["steps"] == steps["steps"] and view["config"] == steps["config"]
+    assert view["config"] == steps["config"]
+    assert [{k: v for k, v in s.items() if k != "packed"} for s in view["steps"]] == [
+        {k: v for k, v in s.items() if k != "array"} for s in steps["steps"]
+    ]  # the same stages, in the same words
+    for name, packed_array in steps_of(view).items():  # and the same numbers, exactly (null is −∞)
+        record = next(s for s in steps["steps"] if s["name"] == name)
+        exact = np.array(json.loads(json.dumps(record["array"]).replace("null", "-Infinity")), dtype=float)
+        assert np.array_equal(packed_array, exact)
 
 
 def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
@@ -124,7 +132,7 @@ def test_the_page_embeds_the_json_document_once(tmp_path):
     assert r.exit_code == 0, r.output
     html = out.read_text(encoding="utf-8")
     doc = json.loads(attn("view", "time flies like an arrow", "--heads", "4", "-f", "json").stdout)
-    assert embedded(html) == doc and html.count("attncli.view/3") == 1
+    assert embedded(html) == doc and html.count("attncli.view/4") == 1
 
 
 def test_the_page_asks_for_nothing_from_the_network(tmp_path):

@@ -33,7 +33,7 @@ def test_the_pages_lens_and_ablation_are_those_of_attn_lens_and_attn_ablate(fami
     model = load_model(GOLDEN / family)
     doc = api.view(TEXT, model=model, lens=True, ablate=True).doc
     lens, ablation = lens_document(model, TEXT, doc["lens"]["k"]), ablate_document(model, TEXT)
-    assert doc["schema"] == "attncli.view/3" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
+    assert doc["schema"] == "attncli.view/4" and doc["tokens"] == lens["tokens"] == ablation["tokens"]
     assert _unlabelled(doc["lens"]["rows"]) == lens["rows"]  # the page adds each token as drawn
     assert all(
         r["top_labels"] == list(labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"])))

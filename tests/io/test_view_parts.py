@@ -1,4 +1,4 @@
-"""An encoder–decoder's page data (schema attncli.view/3 with "parts"): every part, every layer and head, the
+"""An encoder–decoder's page data (schema attncli.view/4 with "parts"): every part, every layer and head, the
 weights `attn show --part` gives, and the commands that print them exactly."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def show_json(*args) -> dict:
 def test_every_part_every_layer_and_head_is_what_attn_show_gives(name):
     folder = GOLDEN / name
     doc = view_json(TARGET, "--model", folder, "--context", SOURCE)
-    assert doc["schema"] == "attncli.view/3" and list(doc["parts"]) == list(PARTS)
+    assert doc["schema"] == "attncli.view/4" and list(doc["parts"]) == list(PARTS)
     assert doc["part"] == "cross" and "layers" not in doc and "masks" not in doc  # they are the parts'
     assert (doc["text"], doc["context"]) == (TARGET, SOURCE)
     for part, entry in doc["parts"].items():

@@ -16,7 +16,7 @@ import pytest
 
 from attncli.core.statistics import HINTS
 from attncli.io.escape import escape_token
-from attncli.io.view import weights_of
+from attncli.io.view import steps_of, weights_of
 from attncli.pipeline.tokentext import labels
 from tests.conftest import attn
 from tests.model_fixtures import make_gpt2
@@ -233,7 +233,7 @@ def test_the_matrix_marks_row_maxima_and_masked_cells(browser, pages):
     assert count(browser, '.matrix rect[fill="url(#hatch)"]') == n * (n - 1) // 2  # the causal mask
     browser.find_element("css selector", ".matrix").send_keys("\ue015\ue014\ue007")  # down, right, Enter
     text = browser.find_element("id", "readout").text
-    exact = {s["name"]: s["array"] for s in doc["steps"]}["weights"][0][1][1]
+    exact = float(steps_of(doc)["weights"][0, 1, 1])
     assert "query 1 flies → key 1 flies" in text and f"exact: {exact}" in text
 
 
@@ -259,10 +259,10 @@ def test_the_steps_view_shows_the_arithmetic_of_a_weight(browser, pages):
     cell = browser.find_element("css selector", '.step[data-step="weights"] rect[data-i="2"][data-j="1"]')
     hover(browser, cell)
     text = browser.find_element("id", "readout").text
-    steps = {s["name"]: s["array"] for s in doc["steps"]}
-    row = [s for s in steps["masked_scores"][0][2] if s is not None]
-    assert f"score s = {steps['masked_scores'][0][2][1]}" in text and f"row max = {max(row)}" in text
-    assert f"exact weight = {steps['weights'][0][2][1]}" in text
+    steps = steps_of(doc)
+    row = [float(s) for s in steps["masked_scores"][0, 2] if s != -np.inf]
+    assert f"score s = {float(steps['masked_scores'][0, 2, 1])}" in text and f"row max = {max(row)}" in text
+    assert f"exact weight = {float(steps['weights'][0, 2, 1])}" in text
 
 
 def _colours(driver) -> tuple[int, int, int]:
@@ -477,7 +477,7 @@ def test_the_mean_works_on_a_text_run_and_its_exact_value_is_the_mean_of_the_exa
     key(browser, "3a")
     browser.find_element("css selector", ".matrix").send_keys("\ue015\ue007")  # down, Enter: query 1, key 0
     text = browser.find_element("id", "readout").text
-    exact = {s["name"]: s["array"] for s in doc["steps"]}["weights"]
+    exact = steps_of(doc)["weights"].tolist()
     assert "mean of the 4 heads" in text
     shown = float(text.split("exact weights = ")[1].split()[0])
     assert shown == pytest.approx(float(np.mean([h[1][0] for h in exact])), rel=1e-15)
@@ -721,7 +721,7 @@ def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pag
     key(browser, "1")
     hover(browser, browser.find_element("css selector", '.tok[data-side="q"][data-i="1"]'))
     assert "b#1 attends to" in browser.find_element("id", "readout").text
-    exact = {s["name"]: np.array(s["array"]) for s in doc["steps"]}["weights"][0]
+    exact = steps_of(doc)["weights"][0]
     assert exact[0, 0] == exact[0, 2]  # exactly equal, as the terminal marks them
 
 
@@ -909,6 +909,7 @@ def test_a_page_without_generate_lens_or_ablate_offers_none_of_their_views(brows
         "2 Model",
         "3 Matrix",
         "4 Steps",
+        "5 Text",
     ]
     assert count(browser, "#written") == 0
 

@@ -47,9 +47,10 @@ def pages(tmp_path_factory):
 def test_the_three_tabs_follow_the_others(browser, pages):
     load(browser, pages["resid"][0])
     tabs = [b.text for b in browser.find_elements("css selector", "nav button")]
-    assert tabs[-3:] == [f"{len(tabs) - 2} Patch", f"{len(tabs) - 1} DLA", f"{len(tabs)} Knockout"]
+    k = len(tabs)  # then the Text view, last of all
+    assert tabs[-4:] == [f"{k - 3} Patch", f"{k - 2} DLA", f"{k - 1} Knockout", f"{k} Text"]
     load(browser, pages["heads"][0])
-    assert [b.text for b in browser.find_elements("css selector", "nav button")][-1].endswith(" Patch")
+    assert [b.text for b in browser.find_elements("css selector", "nav button")][-2].endswith(" Patch")
     assert count(browser, "#tab-dla") == 0 and count(browser, "#tab-knockout") == 0
 
 
@@ -138,7 +139,7 @@ def test_every_view_at_once_numbers_the_first_nine_and_reaches_the_tenth_by_the_
     )
     load(browser, path)
     tabs = [b.text for b in browser.find_elements("css selector", "nav button")]
-    assert tabs[8:] == ["9 DLA", "Knockout"] and len(tabs) == 10
+    assert tabs[8:] == ["9 DLA", "Knockout", "Text"] and len(tabs) == 11
     browser.find_element("tag name", "body").send_keys("9")
     assert _view(browser) == "dla"
     browser.find_element("id", "tab-dla").send_keys(Keys.ARROW_RIGHT)

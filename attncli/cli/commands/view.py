@@ -105,7 +105,7 @@ def view(
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
-    offline from the file in any current browser. -f json writes its data (schema attncli.view/3), the same
+    offline from the file in any current browser. -f json writes its data (schema attncli.view/4), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
     (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);

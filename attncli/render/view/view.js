@@ -35,17 +35,19 @@
   if (D.patch) VIEWS.push(["patch", "Patch"]);
   if (D.dla) VIEWS.push(["dla", "DLA"]);
   if (D.knockout) VIEWS.push(["knockout", "Knockout"]);
+  VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0, pair: "all", step: null };
+    query: 0, key: 0, zoom: "auto", pair: "all", step: null };
   usePart(D.part);
   S.query = Q.length - 1;  // the steps view opens on the last query, the one that sees every token
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
   if (!S.heads.length) S.heads = [0];
-  VIEWS.forEach(function (v) { if (D.opens === v[0]) S.view = v[0]; });  // a causal command's page: on its view
-  VIEWS.forEach(function (v) { if (location.hash === "#" + v[0]) S.view = v[0]; });  // view.html#matrix opens there
+  VIEWS.forEach(function (v) {  // view.html#matrix opens there; a notebook's lens or ablation page on its own view
+    if (location.hash === "#" + v[0] || (!location.hash && D.opens === v[0])) S.view = v[0];
+  });
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, zoomLabel, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -65,12 +67,27 @@
     }
     return out;
   }
+  function nested(flat, shape) {  // row-major numbers -> nested arrays of `shape`, −∞ (a masked score) as null
+    var at = 0;
+    function part(d) {
+      var out = new Array(shape[d]);
+      for (var i = 0; i < shape[d]; i++) {
+        if (d < shape.length - 1) out[i] = part(d + 1);
+        else { out[i] = flat[at] === -Infinity ? null : flat[at]; at++; }
+      }
+      return out;
+    }
+    return part(0);
+  }
   function decodeAll() {  // every head's weights (of every part) into head.w, and each one layer's q, k, v into .N
     var jobs = [];
     PARTS.forEach(function (P) {
       P.layers.forEach(function (l) { l.heads.forEach(function (h) {
         jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
       }); });
+      (P === D && D.steps || []).forEach(function (st) {  // a text run's stages, exact (D.encoding.steps)
+        jobs.push(inflate(st.packed).then(function (b) { st.array = nested(new Float64Array(b), st.shape); }));
+      });
       (P.neuron || []).forEach(function (n) {
         jobs.push(Promise.all([inflate(n.q), inflate(n.k), inflate(n.v), n.bias ? inflate(n.bias) : null]).then(function (b) {
           n.N = { q: new Float32Array(b[0]), k: new Float32Array(b[1]), v: halfs(b[2]), bias: b[3] && new Float32Array(b[3]) };
@@ -464,23 +481,34 @@
   }
   function columnHeaders(svg, labels, x0, y, c, px) {  // rotated −60°: whole tokens, each above its column
     labels.forEach(function (t, j) {
+      if (!t) return;  // a column without its label (the matrix's, where labels would overlap)
       var x = x0 + j * c + c / 2 + px / 3;
       labelText(svg, { x: x, y: y, transform: "rotate(-60 " + x + " " + y + ")", "class": "mono", "font-size": px }, t, px);
     });
   }
+  var ZOOMS = [["auto", "auto"], ["fit", "the whole matrix in the window"], ["12", "12 px a cell"], ["24", "24 px a cell"]];
+  function matrixCell(fits) {  // the matrix's cell size in pixels: what fits the window (within 6..40), or the zoom's
+    if (S.zoom === "fit") return Math.max(1, Math.min(40, fits));
+    return S.zoom === "auto" ? Math.max(6, Math.min(40, fits)) : +S.zoom;
+  }
   function drawMatrix(width) {
     var head = headOf(), m = Q.length, n = K.length, px = 12;
     var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
-    var c = Math.max(6, Math.min(40, Math.floor((width - labelWidth(qn, px) - 30) / n)));
-    var fontQ = c >= 12 ? px : Math.max(7, c - 1);
+    var c = matrixCell(Math.floor((width - labelWidth(qn, px) - 30) / n));
+    var fontQ = c >= 12 ? px : Math.max(7, c - 1), every = Math.ceil((fontQ + 1) / c);  // a label where it fits
+    if (every > 1) {
+      qn = qn.map(function (t, i) { return i % every ? "" : t; });
+      kn = kn.map(function (t, j) { return j % every ? "" : t; });
+    }
     var wq = labelWidth(qn, fontQ) + 12, wk = labelWidth(kn, fontQ) + 12;
-    var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1";
+    var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1" +
+      (every > 1 ? "; a label every " + every + " tokens (hover a cell for its two)" : "");
     var x0 = wq + 8, y0 = wk * 0.87 + 34, svgH = y0 + m * c + 70;
     var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
-    qn.forEach(function (t, i) { labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
+    qn.forEach(function (t, i) { if (t) labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
     columnHeaders(svg, kn, x0, y0 - 6, c, fontQ);
     var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
       return masked(head, i, j) ? HATCH() : css(ramp(weight(head, i, j)));
@@ -514,6 +542,53 @@
     return svg;
   }
 
+  // ---- text view: the keys as running text, each coloured by the chosen query's weight and its number under
+  // it (as CircuitsVis' colored_tokens, with the number: colour is never the only sign); wraps at any length --
+  function drawText(width) {
+    var head = headOf(), i = Math.min(S.query, Q.length - 1), px = 12, lh = 40, pad = 6, svgW = Math.max(width - 20, 320);
+    var title = (D.parts ? S.part + " " : "") + "layer " + layerOf().layer + ", " + headName(head) + ", query " + i + " " + tokName("q", i);
+    var help = ["its weight on each " + (CROSS ? "context token" : "token") + " (darker: larger; they sum to 1)",
+      CROSS ? "← → on the text choose the query" : "← → on the text, or a click, choose the query"];
+    var boxes = [], x = 4, y = 72;
+    K.forEach(function (_, j) {
+      var name = tokName("k", j), w = Math.min(LABEL_MAX, Math.max(monoWidth(name, px), 30)) + pad;
+      if (x + w > svgW - 4 && x > 4) { x = 4; y += lh; }
+      boxes.push({ j: j, x: x, y: y, w: w, name: name });
+      x += w + 2;
+    });
+    svgW = Math.max(svgW, textWidth(title, 12, 600) + 12, textWidth(help[0], 12) + 12);
+    var svg = newSvg(svgW, y + lh + 10, "text view: the tokens coloured by the weights of query " + i);
+    hatch(svg);
+    el("text", { x: 4, y: 16, "font-weight": 600, "class": "stage-title" }, svg, title);
+    help.forEach(function (t, k) { el("text", { x: 4, y: 34 + 16 * k, fill: C.muted }, svg, t); });
+    var g = el("g", { "class": "colored", tabindex: 0, role: "group", "aria-label": "the text coloured by one query's weights: ← → choose the query" }, svg);
+    boxes.forEach(function (b) {
+      var shut = masked(head, i, b.j), v = shut ? 0 : weight(head, i, b.j);
+      var t = el("g", { "class": "ctok", "data-j": b.j }, g);
+      el("rect", { x: b.x, y: b.y, width: b.w, height: lh - 4, rx: 3, fill: shut ? HATCH() : css(ramp(v)),
+        stroke: !CROSS && b.j === i ? C.accent : C.line, "stroke-width": !CROSS && b.j === i ? 2.5 : 1 }, t);
+      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: v > 0.55 ? C.bg : C.fg }, b.name, px);
+      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: v > 0.55 ? C.bg : C.muted }, t,
+        shut ? "masked" : round(v));
+    });
+    function describe(j) {
+      return "query " + i + " " + tokName("q", i) + " → key " + j + " " + tokName("k", j) + ": " +
+        (masked(head, i, j) ? "masked (weight 0)" : "weight " + round(weight(head, i, j)) + " (to 1/" + D.scale + ")");
+    }
+    g.addEventListener("mousemove", function (e) { var t = e.target.closest(".ctok"); if (t) say(describe(+t.dataset.j)); });
+    g.addEventListener("click", function (e) {
+      var t = e.target.closest(".ctok");
+      if (t && !CROSS) { S.query = +t.dataset.j; draw(); }
+    });
+    g.addEventListener("keydown", function (e) {
+      var by = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+      if (!by) return;
+      S.query = Math.max(0, Math.min(Q.length - 1, i + by)); e.preventDefault(); draw();
+      stage.querySelector(".colored").focus();
+    });
+    return svg;
+  }
+
   // ---- steps view: the stages of attn steps with their formulas; a weight shows its arithmetic ----------
   function stepArray(name) {
     if (!D.steps) return null;
@@ -532,43 +607,64 @@
     return (step.title || step.name) + "   " + step.formula + "  [" + shape.join(" × ") + "]" +
       (hi === undefined ? "" : " · head " + headOf(hi).head);
   }
+  var STEP_ROWS = 24, STEP_COLS = 16;  // the steps view draws a window of its tables: every cell is a number in text
+  function stepWindow(axis, count, from, most) {  // -> [first, end) of the indices drawn on this axis
+    if (axis !== "query" && axis !== "key") return [0, count];
+    var first = Math.max(0, Math.min(from, count - most));
+    return [first, Math.min(count, first + most)];
+  }
   function drawSteps(width) {
     var hi = S.heads[0], cw = 58, rh = 17, px = 11, y = 10, blocks = [];
+    var wq = stepWindow("query", Q.length, S.query, STEP_ROWS), wk = stepWindow("key", K.length, S.query, STEP_ROWS);
+    var lw = labelWidth(axisLabels("query").slice(wq[0], wq[1]).concat(axisLabels("key").slice(wk[0], wk[1])), px) + 10;
+    var cols = Math.max(4, Math.min(STEP_COLS, Math.floor((width - lw - 60) / cw)));
+    var cut = false;
     D.steps.forEach(function (step) {
       var a = step.array, axes = step.axes, perHead = axes[0] === "head";
       if (perHead) { a = a[Math.min(hi, a.length - 1)]; axes = axes.slice(1); }
       if (axes.length === 1) { a = [a]; axes = ["", axes[0]]; }
       if (axes.length !== 2) return;  // a trace term with more axes: in the JSON, not drawn
-      blocks.push({ step: step, a: a, rows: axisLabels(axes[0], a.length), cols: axisLabels(axes[1], a[0].length),
+      var rw = stepWindow(axes[0], a.length, S.query, STEP_ROWS), cwin = stepWindow(axes[1], a[0].length, S.key, cols);
+      cut = cut || rw[1] - rw[0] < a.length || cwin[1] - cwin[0] < a[0].length;
+      blocks.push({ step: step, a: a, r: rw, c: cwin, rows: axisLabels(axes[0], a.length).slice(rw[0], rw[1]),
+        cols: axisLabels(axes[1], a[0].length).slice(cwin[0], cwin[1]), m: a.length, n: a[0].length,
         title: stageTitle(step, perHead ? step.shape.slice(1) : step.shape, perHead ? hi : undefined) });
     });
-    var lw = labelWidth(Q.concat(K).map(function (_, i) { return i < Q.length ? tokName("q", i) : tokName("k", i - Q.length); }), px) + 10;
     var svgW = Math.max(width - 20, 400);
     blocks.forEach(function (b) {
+      b.sub = b.r[1] - b.r[0] < b.m || b.c[1] - b.c[0] < b.n ? "drawn: rows " + b.r[0] + "–" + (b.r[1] - 1) + " of " + b.m +
+        ", columns " + b.c[0] + "–" + (b.c[1] - 1) + " of " + b.n : "";
       b.head = Math.max(16, labelWidth(b.cols, 10) * 0.87) + 8;  // the rotated column headers
-      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12);
-      b.h = 20 + b.head + b.rows.length * rh;
+      svgW = Math.max(svgW, lw + b.cols.length * cw + 30 + labelWidth(b.cols, 10) / 2, textWidth(b.title, 12, 600) + 12,
+        textWidth(b.sub, 12) + 12);
+      b.h = 20 + (b.sub ? 16 : 0) + b.head + b.rows.length * rh;
     });
-    var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20);
+    var note = cut ? ["Each table shows at most " + STEP_ROWS + " rows and " + cols + " keys at a time:",
+      "choose them with “Queries from” and “Keys from” above (the JSON has every number)."] : [];
+    note.forEach(function (t) { svgW = Math.max(svgW, textWidth(t, 12) + 12); });
+    var total = blocks.reduce(function (s, b) { return s + b.h + 14; }, 20 + 16 * note.length);
     var svg = newSvg(svgW, total, "steps view: every stage of the run");
+    note.forEach(function (t, k) { el("text", { x: 4, y: y + 12 + 16 * k, fill: C.accent, "class": "step-window" }, svg, t); });
+    y += 16 * note.length;
     var scoreName = stepArray("masked_scores") ? "masked_scores" : "scores";
     blocks.forEach(function (b) {
       el("text", { x: 4, y: y + 14, "font-weight": 600, "class": "stage-title" }, svg, b.title);
-      var y0 = y + 20 + b.head, x0 = lw;
+      if (b.sub) el("text", { x: 4, y: y + 30, fill: C.muted, "class": "step-window" }, svg, b.sub);
+      var y0 = y + 20 + (b.sub ? 16 : 0) + b.head, x0 = lw, weightCell = b.step.name === "weights";
       columnHeaders(svg, b.cols, x0 + cw / 2 - 10, y0 - 4, cw, 10);
-      var g = el("g", { "class": "step", "data-step": b.step.name, tabindex: b.step.name === "weights" ? 0 : null }, svg);
+      var g = el("g", { "class": "step", "data-step": b.step.name, tabindex: weightCell ? 0 : null }, svg);
       b.rows.forEach(function (r, i) {
         labelText(svg, { x: x0 - 6, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono" }, r, px);
-        b.a[i].forEach(function (v, j) {
-          var weightCell = b.step.name === "weights";
-          if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": i, "data-j": j }, g);
+        for (var j = 0; j < b.cols.length; j++) {
+          var v = b.a[b.r[0] + i][b.c[0] + j];
+          if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": b.r[0] + i, "data-j": b.c[0] + j }, g);
           el("text", { x: x0 + j * cw + cw - 4, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono",
             "pointer-events": weightCell ? "none" : null, fill: weightCell && v > 0.55 ? C.bg : C.fg }, g, fmt(v));
-        });
+        }
       });
-      if (b.step.name === "weights") {
+      if (weightCell) {
         gridEvents(g, x0, y0, cw, rh, b.rows.length, b.cols.length, function (i, j) {
-          return arithmetic(hi, i, j, scoreName);
+          return arithmetic(hi, b.r[0] + i, b.c[0] + j, scoreName);
         });
       }
       y += b.h + 14;
@@ -1026,14 +1122,16 @@
       ablation: "Hover or focus a cell of the grid (arrow keys) for a head's Δ logit and Δ log-probability.",
       patch: "Hover, focus (arrow keys) or click a cell for its normalized score.",
       dla: "Hover, focus (arrow keys) or click a bar for the part's share of m.",
-      knockout: "Hover, focus (arrow keys) or click a window for the probability with its edges blocked." }[S.view];
+      knockout: "Hover, focus (arrow keys) or click a window for the probability with its edges blocked.",
+      text: "Hover a token for its weight; choose the layer and head above." }[S.view];
   }
   function draw() {
     if (!ready) return;
     readColors();
     var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
     var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron,
-      written: drawWritten, lens: drawLens, ablation: drawAblation, patch: drawPatch, dla: drawDla, knockout: drawKnockout }[S.view](width);
+      written: drawWritten, lens: drawLens, ablation: drawAblation, patch: drawPatch, dla: drawDla, knockout: drawKnockout,
+      text: drawText }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
@@ -1042,11 +1140,21 @@
     headBox.querySelectorAll("input[data-head]").forEach(function (box) { box.checked = !S.mean && S.heads.indexOf(+box.value) >= 0; });
     meanBox.checked = S.mean;
     if (partSelect) partSelect.value = S.part;
+    var behaviour = S.view === "lens" || S.view === "ablation";  // their grids have every layer (and head): no chooser acts
+    layerLabel.hidden = headBox.hidden = behaviour;
+    if (writtenSet) writtenSet.hidden = behaviour;
+    zoomLabel.hidden = S.view !== "matrix";
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
+    if (keySelect) { keySelect.value = S.key; keyLabel.hidden = S.view !== "steps"; }
     if (stepLabel) stepLabel.textContent = stepText();
     root.dataset.part = S.part || "";
     VIEWS.forEach(function (v) { tabs[v[0]].setAttribute("aria-selected", String(v[0] === S.view)); tabs[v[0]].tabIndex = v[0] === S.view ? 0 : -1; });
     root.dataset.view = S.view;
+    fitFrame();
+  }
+  function fitFrame() {  // in a notebook's frame: the page's height, for the notebook to size the frame (api/page.py)
+    // the body's own height (the window's would only grow with the frame)
+    if (window.parent !== window) window.parent.postMessage({ attnHeight: root.offsetHeight }, "*");
   }
   function setView(v) { S.view = v; draw(); }
   function wideCue() {  // a view wider than the window: say so above it, and keep its scrollbar visible
@@ -1150,8 +1258,8 @@
       PAIRS.forEach(function (o) { html("option", { value: o[0] }, pairSelect, o[1]); });
       pairSelect.addEventListener("change", function () { S.pair = pairSelect.value; draw(); });
     }
-    var lab = html("label", {}, controls, "Layer ");
-    layerSelect = html("select", { id: "layer" }, lab);
+    layerLabel = html("label", {}, controls, "Layer ");
+    layerSelect = html("select", { id: "layer" }, layerLabel);
     fillLayers();
     layerSelect.addEventListener("change", function () { S.layer = +layerSelect.value; draw(); });
     headBox = html("fieldset", { "class": "heads", id: "heads" }, controls);
@@ -1161,14 +1269,21 @@
     meanBox = html("input", { type: "checkbox", id: "mean", "aria-label": "mean of the heads" }, meanLabel);
     meanLabel.appendChild(document.createTextNode(" mean"));
     meanBox.addEventListener("change", function () { S.mean = meanBox.checked; draw(); });
-    if (VIEWS.length > 3 && !D.steps) {
-      queryLabel = html("label", {}, controls, "Query ");
+    var steps = VIEWS.some(function (v) { return v[0] === "steps"; });
+    if (steps && (!D.steps || Q.length > STEP_ROWS || K.length > 4)) {  // a text run: the window's first row
+      queryLabel = html("label", {}, controls, D.steps ? "Queries from " : "Query ");
       querySelect = html("select", { id: "query" }, queryLabel);
       fillQueries();
       querySelect.addEventListener("change", function () { S.query = +querySelect.value; draw(); });
     }
+    if (D.steps && querySelect) {  // and its first key
+      keyLabel = html("label", {}, controls, "Keys from ");
+      keySelect = html("select", { id: "key" }, keyLabel);
+      K.forEach(function (_, j) { html("option", { value: j }, keySelect, j + " " + tokName("k", j)); });
+      keySelect.addEventListener("change", function () { S.key = +keySelect.value; draw(); });
+    }
     if (written()) {  // --generate: step through the tokens the model wrote, and back to the whole sequence
-      var wf = html("fieldset", { "class": "heads written", id: "written" }, controls);
+      var wf = (writtenSet = html("fieldset", { "class": "heads written", id: "written" }, controls));
       html("legend", { style: "float:left;margin-right:6px" }, wf, "Written");
       [["prev", "‹ previous (p)", -1], ["next", "next (n) ›", 1]].forEach(function (b) {
         html("button", { type: "button", id: "step-" + b[0], title: "key " + b[0].charAt(0) }, wf, b[1])
@@ -1182,12 +1297,19 @@
         if (by) { stepWritten(by); e.preventDefault(); }
       });
     }
+    zoomLabel = html("label", {}, controls, "Zoom ");  // the matrix view's
+    var zoomSelect = html("select", { id: "zoom" }, zoomLabel);
+    ZOOMS.forEach(function (z) { html("option", { value: z[0] }, zoomSelect, z[1]); });
+    zoomSelect.addEventListener("change", function () { S.zoom = zoomSelect.value; draw(); });
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
-    wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, root,
+    // the view, its cue and its readout in one box: the readout sticks to the window's bottom only over the view,
+    // never over the tabs and controls above it (on a phone they would be under it, out of reach)
+    var box = html("div", { "class": "view-box" }, root);
+    wide = html("p", { id: "wide", "class": "help wide-note", hidden: "" }, box,
       "→ this view is wider than the window: scroll sideways (the bar under it, or Shift + wheel)");
-    stage = html("main", { id: "stage", "class": "stage" }, root);
-    readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, root);
+    stage = html("main", { id: "stage", "class": "stage" }, box);
+    readout = html("p", { id: "readout", "class": "readout", "aria-live": "polite" }, box);
     html("p", { "class": "help" }, root,
       "Keys: 1–" + VIEWS.length + " views · [ ] layer · , . head · a mean of the heads" + (D.parts ? " · c attention (part)" : "") +
       (written() ? " · n p (or ← → on the Written buttons) step through the written tokens · w the whole sequence" : "") +

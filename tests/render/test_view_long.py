@@ -1,0 +1,181 @@
+"""The page at length (issue 34 item 14): a text run of some 300 tokens stays a small page, and its Steps view
+draws a window of each stage, chosen by the reader, with every number exact."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.io.view import steps_of, weights_of
+from tests.conftest import attn
+from tests.render.test_view_browser import _browser, count, hover, load
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = (ROOT / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8")[:1400]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = _browser()
+    driver.set_window_size(1280, 800)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def long_page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("long") / "long.html"
+    assert attn("view", TEXT, "-o", path).exit_code == 0
+    return path, json.loads(attn("view", TEXT, "-f", "json").stdout)
+
+
+def test_a_300_token_page_keeps_its_steps_exact_and_packed(long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    assert 280 <= n <= 340  # a text run of the size the issue measured (296 tokens: 6.0 MB before)
+    assert path.stat().st_size < 3_000_000
+    steps = steps_of(doc)
+    assert steps["weights"].shape == (1, n, n) and np.allclose(steps["weights"].sum(-1), 1)
+
+
+def _choose(driver, select_id: str, value: int) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", select_id)).select_by_value(str(value))
+
+
+def test_the_steps_view_draws_a_window_the_reader_chooses(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    load(browser, path)
+    browser.find_element("id", "tab-steps").click()
+    cells = '.step[data-step="weights"] rect[data-i]'
+    assert 0 < count(browser, cells) <= 24 * 16  # a window, not n × n text cells
+    # it opens on the last query, the one that sees every token, and says what it shows
+    assert f"rows {n - 24}–{n - 1} of {n}" in browser.find_element("id", "stage").text
+    _choose(browser, "query", 200)
+    _choose(browser, "key", 150)
+    assert count(browser, f'{cells}[data-i="200"][data-j="150"]') == 1
+    assert count(browser, f'{cells}[data-i="199"]') == 0 and count(browser, f'{cells}[data-j="149"]') == 0
+    hover(browser, browser.find_element("css selector", f'{cells}[data-i="201"][data-j="152"]'))
+    text = browser.find_element("id", "readout").text
+    assert text.startswith("A[201,152]") and f"exact weight = {float(steps_of(doc)['weights'][0, 201, 152])}" in text
+    _choose(browser, "query", n - 1)  # the last rows: the window ends at the table's end
+    assert count(browser, f'{cells}[data-i="{n - 1}"]') > 0 and count(browser, f'{cells}[data-i="{n - 24}"]') > 0
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+# ---- issue 34 item 16: on a phone, every tab in reach and only the controls that act -------------------------
+
+AT_THE_BOTTOM = """const b = document.getElementById(arguments[0]);
+window.scrollBy(0, b.getBoundingClientRect().bottom - innerHeight + 2);
+const r = b.getBoundingClientRect(), e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+return e && e.closest('button') && e.closest('button').id"""
+
+
+def test_every_tab_is_in_reach_at_480_by_800_where_the_readout_sticks(browser, long_page):
+    path, _ = long_page
+    browser.set_window_size(480, 800)
+    try:
+        load(browser, path)
+        tabs = browser.execute_script("return [...document.querySelectorAll('nav button')].map(b => b.id)")
+        assert tabs == ["tab-head", "tab-model", "tab-matrix", "tab-steps", "tab-text"]
+        for tab in tabs:  # the tab bar low in the window, the long view under it: the readout stays below the tabs
+            assert browser.execute_script(AT_THE_BOTTOM, tab) == tab
+            browser.find_element("id", tab).click()
+            assert browser.execute_script("return document.body.dataset.view") == tab.removeprefix("tab-")
+    finally:
+        browser.set_window_size(1280, 800)
+
+
+def test_the_lens_and_ablation_views_show_only_the_controls_that_act_on_them(browser, tmp_path):
+    path = tmp_path / "behaviour.html"
+    args = ["time flies", "--model", str(ROOT / "tests" / "models" / "golden" / "llama"), "--generate", "3"]
+    assert attn("view", *args, "--lens", "--ablate", "-o", path).exit_code == 0
+    browser.set_window_size(480, 800)
+    try:
+        load(browser, path)
+        shown = "return ['layer', 'heads', 'written', 'save-svg'].map(i => !!document.getElementById(i).offsetParent)"
+        assert browser.execute_script(shown) == [True, True, True, True]  # the head view: every one acts
+        for tab in ("tab-lens", "tab-ablation"):  # their grids have every layer and head: only the download acts
+            assert browser.execute_script(AT_THE_BOTTOM, tab) == tab
+            browser.find_element("id", tab).click()
+            assert browser.execute_script(shown) == [False, False, False, True]
+        browser.find_element("id", "tab-written").click()
+        assert browser.execute_script(shown) == [True, True, True, True]
+    finally:
+        browser.set_window_size(1280, 800)
+
+
+# ---- issue 34 item 15 (part): the text coloured by one query's weights, readable at any length ---------------
+
+
+def test_the_text_view_colours_every_key_by_the_chosen_querys_weight(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    drawn = weights_of(doc)[0, 0]  # [m, n]: head 0, to 1/255
+    assert doc["masks"] == []  # a text run's default: no mask
+    for size in ((1280, 800), (480, 800)):
+        browser.set_window_size(*size)
+        load(browser, path)
+        browser.find_element("id", "tab-text").click()
+        assert count(browser, ".colored .ctok") == n  # every token, wrapped in lines
+        widths = browser.execute_script(
+            "const s = document.querySelector('#stage svg'); return [s.getBoundingClientRect().width, innerWidth]"
+        )
+        assert widths[0] <= widths[1]  # no sideways scrolling, at 480 pixels too
+        browser.execute_script(
+            "document.querySelector('.ctok[data-j=\"40\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+        )
+        numbers = browser.execute_script(
+            "return [...document.querySelectorAll('.ctok')].map(t => t.querySelectorAll('text')[1].textContent)"
+        )
+        assert numbers == [f"{w:.3f}" for w in drawn[40]]  # each token's own number (no mask: every key)
+        assert f", query 40 {doc['tokens'][40]}" in browser.find_element("id", "stage").text
+    browser.set_window_size(1280, 800)
+
+
+# ---- issue 34 item 15 (part): the matrix's zoom, and its labels only where they fit --------------------------
+
+
+def _row_labels(driver) -> list[tuple[str, float, float]]:
+    return driver.execute_script(
+        """return [...document.querySelectorAll('#stage svg > text.mono[text-anchor="end"]')].map(t => {
+             const r = t.getBoundingClientRect(); return [t.textContent, r.top, r.bottom]; })"""
+    )
+
+
+def _zoom(driver, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "zoom")).select_by_value(value)
+
+
+def test_the_matrix_zooms_and_draws_its_labels_only_where_they_fit(browser, long_page):
+    path, doc = long_page
+    n = len(doc["tokens"])
+    load(browser, path)
+    assert not browser.find_element("id", "zoom").is_displayed()  # the matrix's own control
+    browser.find_element("id", "tab-matrix").click()
+    for zoom in ("auto", "fit", "12", "24"):
+        _zoom(browser, zoom)
+        rows = _row_labels(browser)
+        assert all(a[2] <= b[1] + 0.5 for a, b in itertools.pairwise(rows)), zoom  # none overlaps the next
+        every = -(-n // len(rows))  # the labels drawn: every k-th row's
+        assert [r[0] for r in rows] == [
+            t + (f"#{i}" if doc["tokens"].count(t) > 1 else "") for i, t in enumerate(doc["tokens"])
+        ][::every]
+        if every > 1:
+            assert f"a label every {every} tokens" in browser.find_element("id", "stage").text
+        wide = browser.execute_script(
+            "const s = document.getElementById('stage'); return s.scrollWidth > s.clientWidth"
+        )
+        assert wide == (zoom in ("auto", "12", "24"))  # the whole matrix fits the window, or scrolls (and says so)
+        assert browser.find_element("id", "wide").is_displayed() == wide
+    assert browser.execute_script("return document.querySelector('.matrix image, .matrix rect[data-i]') !== null")
