@@ -1212,6 +1212,12 @@
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
     if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shownText(D.generated.text));
+    if (D.opened) {  // no --head: where the page opens, and the rule that chose it (attncli.io.view.opening)
+      var lo = Math.min.apply(null, D.opened.sinks), hi = Math.max.apply(null, D.opened.sinks);
+      html("p", { "class": "help", id: "opened" }, header, "opened on layer " + D.opened.layer + ", head " + D.opened.head +
+        ": " + D.opened.rule + ", α_0 = " + round(D.opened.sink) + " (its heads: " + round(lo) + "–" + round(hi) +
+        "); [ ] , . change it");
+    }
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
