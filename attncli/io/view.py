@@ -157,12 +157,19 @@ def opening(weights: np.ndarray, layer: int) -> dict:  # [L, h, n, n] -> where a
 
     >>> sink, self_ = [[1.0, 0.0], [0.9, 0.1]], [[1.0, 0.0], [0.2, 0.8]]  # 1 layer, 2 causal heads, 2 tokens
     >>> o = opening(np.array([[sink, self_]]), 0)
-    >>> o["layer"], o["head"], o["sink"], o["sinks"]
-    (0, 1, 0.6, [0.95, 0.6])
+    >>> o["layer"], o["head"], o["sink"], o["most"], o["sinks"]
+    (0, 1, 0.6, 0.95, [0.95, 0.6])
     """
     first = sink_stats(weights[layer][None], positions=1)["first"][0, :, 0]  # [h]
     head = int(np.argmin(first))
-    return {"layer": layer, "head": head, "sink": float(first[head]), "sinks": first.tolist(), "rule": OPENING_RULE}
+    return {
+        "layer": layer,
+        "head": head,
+        "sink": float(first[head]),
+        "most": float(first.max()),
+        "sinks": first.tolist(),
+        "rule": OPENING_RULE,
+    }
 
 
 def _mask_rows(masked: np.ndarray) -> list[str]:  # [m, n] bool -> m strings of n "0"/"1"

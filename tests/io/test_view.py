@@ -97,6 +97,9 @@ def test_a_decoder_page_without_head_opens_on_its_least_sink_bound_head_and_says
         assert doc["layer"] == layer and doc["head"] == alpha.index(min(alpha)) == doc["opened"]["head"]
         # the same float32 weights summed in float64 in another order: n terms of magnitude at most 1
         assert doc["opened"]["sinks"] == pytest.approx(alpha, rel=0, abs=gamma(n, U64))
+        assert doc["opened"]["sink"] == min(doc["opened"]["sinks"]) and doc["opened"]["most"] == max(
+            doc["opened"]["sinks"]
+        )
         assert "token 0" in doc["opened"]["rule"]
     last = json.loads(attn("view", text, "--model", gpt2_dir, "-f", "json").stdout)
     assert last["layer"] == model.n_layer - 1 and last["head"] == last["opened"]["head"]

@@ -1250,9 +1250,8 @@
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
     if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shownText(D.generated.text));
     if (D.opened) {  // no --head: where the page opens, and the rule that chose it (attncli.io.view.opening)
-      var lo = Math.min.apply(null, D.opened.sinks), hi = Math.max.apply(null, D.opened.sinks);
       html("p", { "class": "help", id: "opened" }, header, "opened on layer " + D.opened.layer + ", head " + D.opened.head +
-        ": " + D.opened.rule + ", α_0 = " + round(D.opened.sink) + " (its heads: " + round(lo) + "–" + round(hi) +
+        ": " + D.opened.rule + ", α_0 = " + round(D.opened.sink) + " (its heads: " + round(D.opened.sink) + "–" + round(D.opened.most) +
         "); [ ] , . change it");
     }
     var details = html("details", {}, header);
