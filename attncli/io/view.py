@@ -159,16 +159,21 @@ def opening(weights: np.ndarray, layer: int) -> dict:  # [L, h, n, n] -> where a
     >>> o = opening(np.array([[sink, self_]]), 0)
     >>> o["layer"], o["head"], o["sink"], o["most"], o["sinks"]
     (0, 1, 0.6, 0.95, [0.95, 0.6])
+    >>> o["note"][:26], o["note"][-55:]
+    ('opened on layer 0, head 1:', 'α_0 = 0.600 (its heads: 0.600–0.950); [ ] , . change it')
     """
     first = sink_stats(weights[layer][None], positions=1)["first"][0, :, 0]  # [h]
     head = int(np.argmin(first))
+    sink, most = float(first[head]), float(first.max())
+    note = f"opened on layer {layer}, head {head}: {OPENING_RULE}, α_0 = {sink:.3f} (its heads: {sink:.3f}–{most:.3f})"
     return {
         "layer": layer,
         "head": head,
-        "sink": float(first[head]),
-        "most": float(first.max()),
+        "sink": sink,
+        "most": most,
         "sinks": first.tolist(),
         "rule": OPENING_RULE,
+        "note": note + "; [ ] , . change it",
     }
 
 

@@ -948,7 +948,8 @@ def test_a_decoder_page_opens_on_the_head_its_note_names(browser, pages):
     load(browser, path)
     opened = doc["opened"]
     note = browser.find_element("id", "opened").text
-    assert note.startswith(f"opened on layer {opened['layer']}, head {opened['head']}: ") and "token 0" in note
+    assert note == opened["note"] and "token 0" in note  # the line the document writes, whole
+    assert note.startswith(f"opened on layer {opened['layer']}, head {opened['head']}: ")
     assert f"α_0 = {opened['sink']:.3f}" in note and note.endswith("[ ] , . change it")
     checked = browser.execute_script(
         "return [...document.querySelectorAll('#heads input[data-head]:checked')].map(b => +b.dataset.head)"

@@ -38,7 +38,7 @@
   VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, key: 0, zoom: "auto", pair: "all", step: null,
-    block: "all", rowFrom: 0, colFrom: 0 };  // the matrix view's block: its size (tokens a side) and first query and key
+    block: "all", rowFrom: 0, colFrom: 0 };  // the matrix's block: its size, first query and key
   usePart(D.part);
   S.query = Q.length - 1;  // the steps view opens on the last query, the one that sees every token
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
@@ -420,7 +420,7 @@
   }
   function legendMax() { return alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)"; }
   var RECT_CELLS = 160 * 160;  // more cells than this: the matrix is one image (hover still finds each cell)
-  function drawGrid(svg, x0, y0, c, m, n, fill, cls, head, at) {  // at: the first row and column drawn (a block)
+  function drawGrid(svg, x0, y0, c, m, n, fill, cls, head, at) {  // at: a block's first row and column
     var r0 = at ? at[0] : 0, c0 = at ? at[1] : 0;
     var g = el("g", { "class": cls, tabindex: 0, role: "grid", "aria-label": cls + ": arrow keys move, Enter shows the exact value" }, svg);
     if (head && m * n > RECT_CELLS) {
@@ -493,17 +493,13 @@
     if (S.zoom === "fit") return Math.max(1, Math.min(40, fits));
     return S.zoom === "auto" ? Math.max(6, Math.min(40, fits)) : +S.zoom;
   }
-  var BLOCKS = [24, 48, 96];  // the matrix view's blocks of a long text: so many queries × keys, labels readable
-  function matrixBlock() {  // -> [[first, end) of the rows, [first, end) of the columns] the matrix view draws
-    var size = S.block === "all" ? Infinity : +S.block;
-    return [stepWindow("query", Q.length, S.rowFrom, size), stepWindow("query", K.length, S.colFrom, size)];
-  }
+  var BLOCKS = [24, 48, 96];  // a long text's blocks: so many queries × keys, every one labelled
   function drawMatrix(width) {
-    var head = headOf(), px = 12, block = matrixBlock(), r0 = block[0][0], c0 = block[1][0];
-    var m = block[0][1] - r0, n = block[1][1] - c0, whole = m === Q.length && n === K.length;
-    var qn = [], kn = [];
-    for (var a = 0; a < m; a++) qn.push(tokName("q", r0 + a));
-    for (a = 0; a < n; a++) kn.push(tokName("k", c0 + a));
+    var head = headOf(), px = 12, size = S.block === "all" ? Infinity : +S.block;  // the block's rows and columns:
+    var r0 = stepWindow("query", Q.length, S.rowFrom, size)[0], c0 = stepWindow("query", K.length, S.colFrom, size)[0];
+    var m = Math.min(Q.length - r0, size), n = Math.min(K.length - c0, size), whole = m === Q.length && n === K.length;
+    var qn = Q.slice(r0, r0 + m).map(function (_, i) { return tokName("q", r0 + i); });
+    var kn = K.slice(c0, c0 + n).map(function (_, j) { return tokName("k", c0 + j); });
     var c = matrixCell(Math.floor((width - labelWidth(qn, px) - 30) / n));
     var fontQ = c >= 12 ? px : Math.max(7, c - 1), every = Math.ceil((fontQ + 1) / c);  // a label where it fits
     if (every > 1) {
@@ -514,7 +510,7 @@
     var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1" +
       (every > 1 ? "; a label every " + every + " tokens (hover a cell for its two)" : "");
     var part = whole ? "" : "drawn: rows " + r0 + "–" + (r0 + m - 1) + " of " + Q.length + ", columns " + c0 + "–" + (c0 + n - 1) +
-      " of " + K.length + " (“Block”, “Queries from”, “Keys from” choose them; a dot only where the row's maximum is drawn)";
+      " of " + K.length + "; no dot where a row's maximum is not drawn";
     var x0 = wq + 8, y0 = wk * 0.87 + 34 + (part ? 16 : 0), svgH = y0 + m * c + 70;
     var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16,
       textWidth(part, 12) + 16);
@@ -540,9 +536,11 @@
         "cross-attention: target (decoder) queries × source (encoder) keys" : "cross-attention: text queries × context keys");
     }
     if (D.second_segment) {  // a sentence pair: the lines between its two texts, across the rows and the columns
-      var b = (D.second_segment - r0) * c, bc = (D.second_segment - c0) * c;  // (where the block has them)
-      if (b > 0 && b < m * c) el("line", { x1: x0 - wq, x2: x0 + n * c, y1: y0 + b, y2: y0 + b, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
-      if (bc > 0 && bc < n * c) el("line", { x1: x0 + bc, x2: x0 + bc, y1: y0 - 4, y2: y0 + m * c, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
+      var b = (D.second_segment - r0) * c, bc = (D.second_segment - c0) * c;
+      [[b, m, [x0 - wq, x0 + n * c, y0 + b, y0 + b]], [bc, n, [x0 + bc, x0 + bc, y0 - 4, y0 + m * c]]].forEach(function (o) {
+        if (o[0] > 0 && o[0] < o[1] * c) el("line", { x1: o[2][0], x2: o[2][1], y1: o[2][2], y2: o[2][3], stroke: C.accent,
+          "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);  // where the block has them
+      });
       el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, "sentence pair: text 2 (--context, ‖) starts at token " + D.second_segment + ", past the dashed lines");
     }
     legend(svg, 8, y0 + m * c + (CROSS || D.second_segment ? 26 : 14));
@@ -1191,22 +1189,19 @@
     Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
     S.query = Math.min(S.query, Q.length - 1);
   }
-  function fillBlock() {  // "Block" (the whole matrix, or so many tokens a side) and its first query and key
+  function fillBlock() {  // the matrix's Block, and its first query and key
     blockSet.replaceChildren();
     var sizes = BLOCKS.filter(function (b) { return b < Math.max(Q.length, K.length); });
     if (!sizes.length) { S.block = "all"; return; }
-    var bl = html("label", {}, blockSet, "Block ");
-    var sel = html("select", { id: "block" }, bl);
-    html("option", { value: "all" }, sel, "the whole matrix");
-    sizes.forEach(function (b) { html("option", { value: b }, sel, b + " × " + b + " tokens"); });
-    sel.value = S.block;
-    sel.addEventListener("change", function () { S.block = sel.value; draw(); });
-    [["Queries from ", "block-query", Q, "q", "rowFrom"], ["Keys from ", "block-key", K, "k", "colFrom"]].forEach(function (o) {
-      var l = html("label", { "class": "block-from" }, blockSet, o[0]), from = html("select", { id: o[1] }, l);
-      o[2].forEach(function (_, i) { html("option", { value: i }, from, i + " " + tokName(o[3], i)); });
-      S[o[4]] = Math.min(S[o[4]], o[2].length - 1);
-      from.value = S[o[4]];
-      from.addEventListener("change", function () { S[o[4]] = +from.value; draw(); });
+    [["Block ", "block", ["all"].concat(sizes), "block"], ["Queries from ", "block-query", Q, "rowFrom", "q"],
+      ["Keys from ", "block-key", K, "colFrom", "k"]].forEach(function (o) {
+      var l = html("label", { "class": o[4] ? "block-from" : "" }, blockSet, o[0]), sel = html("select", { id: o[1] }, l);
+      o[2].forEach(function (v, i) {
+        html("option", { value: o[4] ? i : v }, sel, o[4] ? i + " " + tokName(o[4], i) : v === "all" ? "the whole matrix" : v + " × " + v + " tokens");
+      });
+      if (o[4]) S[o[3]] = Math.min(S[o[3]], o[2].length - 1);
+      sel.value = S[o[3]];
+      sel.addEventListener("change", function () { S[o[3]] = o[4] ? +sel.value : sel.value; draw(); });
     });
   }
   function setPart(name) {  // another attention of the encoder–decoder: the same layer (or its last) and heads
@@ -1249,11 +1244,7 @@
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
     if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shownText(D.generated.text));
-    if (D.opened) {  // no --head: where the page opens, and the rule that chose it (attncli.io.view.opening)
-      html("p", { "class": "help", id: "opened" }, header, "opened on layer " + D.opened.layer + ", head " + D.opened.head +
-        ": " + D.opened.rule + ", α_0 = " + round(D.opened.sink) + " (its heads: " + round(D.opened.sink) + "–" + round(D.opened.most) +
-        "); [ ] , . change it");
-    }
+    if (D.opened) html("p", { "class": "help", id: "opened" }, header, D.opened.note);  // no --head: where it opens, and why
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
@@ -1339,7 +1330,7 @@
         if (by) { stepWritten(by); e.preventDefault(); }
       });
     }
-    blockSet = html("span", { "class": "block", id: "block-set" }, controls);  // the matrix view's block, on a long text
+    blockSet = html("span", { id: "block-set" }, controls);
     fillBlock();
     zoomLabel = html("label", {}, controls, "Zoom ");  // the matrix view's
     var zoomSelect = html("select", { id: "zoom" }, zoomLabel);
