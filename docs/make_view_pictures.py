@@ -29,7 +29,7 @@ PICTURES = {  # name -> (window width, height, what to do on the page before the
     "view-steps.png": (900, 760, ["key 4", "select #query 3", "hover .nscore[data-j='2']"]),
 }
 DECODER_TEXT = "The capital of France is"
-DECODER_PICTURES = {  # SmolLM2 --generate 4 --lens --ablate, opened at layer 29
+DECODER_PICTURES = {  # SmolLM2 --generate 4 --lens --ablate, opened at layer 29, head 0 (--head 0: as drawn)
     "view-written.png": (900, 720, ["click #heads input[value='4']", "key n"]),
     "view-lens.png": (1100, 900, ["key 6", "hover .lens-cell[data-l='30'][data-i='4'] rect"]),
     "view-ablation.png": (900, 1000, ["key 7", "hover .acell[data-l='23'][data-h='4']"]),
@@ -84,7 +84,7 @@ def main() -> None:
     subprocess.run([*command, "-o", str(page)], check=True)
     smollm2 = os.environ.get("ATTN_SMOLLM2")
     if smollm2:
-        generate = ["--generate", "4", "--lens", "--ablate"]
+        generate = ["--generate", "4", "--lens", "--ablate", "--head", "0"]
         command = [sys.executable, "-m", "attncli", "view", DECODER_TEXT, "--model", smollm2, *generate]
         subprocess.run([*command, "-o", str(decoder_page)], check=True)
     else:

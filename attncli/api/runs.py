@@ -329,7 +329,8 @@ def view(
     output: str | None = None,
 ) -> Page:
     """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
-    given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`); a decoder's
+    given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`; without `head`,
+    a decoder's page opens on its layer's least sink-bound head and says so: attncli.io.view.opening); a decoder's
     with the logit lens (`lens`) and every head switched off alone (`ablate`, watching `target`, the head's output
     set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them; activation patching from `text`
     into `corrupt` (`patch`, with `what` and `noising`) and the direct logit attribution (`dla`) of

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 import numpy as np
 
 from attncli.core.parts import PARTS
-from attncli.core.stats import head_stats, label_heads
+from attncli.core.stats import head_stats, label_heads, sink_stats
 from attncli.io.documents import View
 from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
@@ -143,6 +143,40 @@ def weights_of(doc: dict) -> np.ndarray:  # a view document (or one of its parts
     )
 
 
+OPENING_RULE = (
+    "the head of this layer whose queries put the least mean weight on token 0, the sink "
+    "(α_0 of Gu et al. 2025, as attn heads' sinks section has it)"
+)
+
+
+def opening(weights: np.ndarray, layer: int) -> dict:  # [L, h, n, n] -> where a decoder's page opens, and why
+    """The head a decoder's page opens on when none was given: in the page's `layer`, the head of least α_0, the mean
+    weight of the queries on key 0 (`sink_stats`; Gu et al. 2025, 'When attention sink emerges in language models',
+    §3), the first of them when equal. Most heads of a trained decoder put most of every row on the first token (a
+    sink: no information about the text), so head 0 of the last layer tends to show little more than that.
+
+    >>> sink, self_ = [[1.0, 0.0], [0.9, 0.1]], [[1.0, 0.0], [0.2, 0.8]]  # 1 layer, 2 causal heads, 2 tokens
+    >>> o = opening(np.array([[sink, self_]]), 0)
+    >>> o["layer"], o["head"], o["sink"], o["most"], o["sinks"]
+    (0, 1, 0.6, 0.95, [0.95, 0.6])
+    >>> o["note"][:26], o["note"][-55:]
+    ('opened on layer 0, head 1:', 'α_0 = 0.600 (its heads: 0.600–0.950); [ ] , . change it')
+    """
+    first = sink_stats(weights[layer][None], positions=1)["first"][0, :, 0]  # [h]
+    head = int(np.argmin(first))
+    sink, most = float(first[head]), float(first.max())
+    note = f"opened on layer {layer}, head {head}: {OPENING_RULE}, α_0 = {sink:.3f} (its heads: {sink:.3f}–{most:.3f})"
+    return {
+        "layer": layer,
+        "head": head,
+        "sink": sink,
+        "most": most,
+        "sinks": first.tolist(),
+        "rule": OPENING_RULE,
+        "note": note + "; [ ] , . change it",
+    }
+
+
 def _mask_rows(masked: np.ndarray) -> list[str]:  # [m, n] bool -> m strings of n "0"/"1"
     return ["".join("1" if x else "0" for x in row) for row in masked.tolist()]
 
@@ -246,7 +280,8 @@ def model_view(
     generate: Generation | None = None,
 ) -> dict:
     """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
-    --context), opened at the result's layer (and head, if one), with the result's layer's "neuron" data.
+    --context), opened at the result's layer and head (without one, a decoder's at its layer's least sink-bound head,
+    "opened": `opening`; else null), with the result's layer's "neuron" data.
 
     The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
     jq path that print one weight exactly, format strings with {layer}, {head}, {query} and {key} to fill in
@@ -269,6 +304,8 @@ def model_view(
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
+    # no --head: a decoder's page opens on its layer's least sink-bound head, and says so
+    opened = opening(weights, record["layer"]) if "head" not in record and model.causal else None
     texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
     wrote = "" if result.tokens.generated is None else f" --generate {len(result.tokens) - result.tokens.generated}"
     if model.chat is not None:  # the text as the user's message of the model's chat template
@@ -281,7 +318,7 @@ def model_view(
         masks=masks,
         layers=layers,
         layer=record["layer"],
-        head=record.get("head", 0),
+        head=record.get("head", 0) if opened is None else opened["head"],
         exact=exact,
         steps=None,
     )
@@ -299,6 +336,7 @@ def model_view(
         **behaviour_view(model, run, tokens, behaviour),
         **causal_view(model, result.text or "", tokens, behaviour),
         "opens": behaviour.opens,
+        "opened": opened,
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,

@@ -20,6 +20,7 @@ from attncli.pipeline.run import run
 from attncli.render.html_view import page
 from tests.conftest import attn
 from tests.model_fixtures import make_bert, make_gpt2
+from tests.tolerance import U64, gamma
 
 
 def embedded(html: str) -> dict:
@@ -76,11 +77,36 @@ def test_head_labels_are_the_ones_attn_heads_gives(gpt2_dir):
     rows = heads_document(model, text)["rows"]
     labels = [[h["label"] for h in layer["heads"]] for layer in doc["layers"]]
     assert labels == [[r["label"] for r in rows if r["layer"] == l] for l in range(model.n_layer)]
-    assert doc["layer"] == 1 and doc["head"] == 0 and doc["steps"] is None
+    assert doc["layer"] == 1 and doc["head"] == doc["opened"]["head"] and doc["steps"] is None
     weights = np.stack(forward(model, model_result(model, text).tokens.ids).weights)
     assert (weights_of(doc)[1, 0] * SCALE).round().tolist() == np.rint(weights[1, 0] * SCALE).tolist()
     assert len(doc["masks"]) == 1  # GPT-2's causal mask, once for every head
     assert doc["exact"]["command"].startswith("attn show 'time flies like an arrow' --model ")
+
+
+def test_a_decoder_page_without_head_opens_on_its_least_sink_bound_head_and_says_so(gpt2_dir, bert_dir):
+    """Issue 34, 17: the page opened on the last layer's head 0, every row on the sink. Without --head a decoder's
+    page opens, in its layer, on the head whose queries put the least mean weight on token 0 (α_0), and names the
+    rule; a given --layer or --head wins, and an encoder's page opens where it did."""
+    model, text = load_model(gpt2_dir), "time flies like an arrow"
+    weights = np.stack(forward(model, model_result(model, text).tokens.ids).weights).astype(float)  # [L, h, n, n]
+    n = weights.shape[2]
+    for layer in range(model.n_layer):
+        doc = model_view(model, model_result(model, text, layer), gpt2_dir, "attn view")
+        alpha = [sum(weights[layer, h, i, 0] for i in range(n)) / n for h in range(model.n_head)]
+        assert doc["layer"] == layer and doc["head"] == alpha.index(min(alpha)) == doc["opened"]["head"]
+        # the same float32 weights summed in float64 in another order: n terms of magnitude at most 1
+        assert doc["opened"]["sinks"] == pytest.approx(alpha, rel=0, abs=gamma(n, U64))
+        assert doc["opened"]["sink"] == min(doc["opened"]["sinks"]) and doc["opened"]["most"] == max(
+            doc["opened"]["sinks"]
+        )
+        assert "token 0" in doc["opened"]["rule"]
+    last = json.loads(attn("view", text, "--model", gpt2_dir, "-f", "json").stdout)
+    assert last["layer"] == model.n_layer - 1 and last["head"] == last["opened"]["head"]
+    given = json.loads(attn("view", text, "--model", gpt2_dir, "--head", "1", "-f", "json").stdout)
+    assert given["layer"] == model.n_layer - 1 and given["head"] == 1 and given["opened"] is None
+    encoder = model_view(load_model(bert_dir), model_result(load_model(bert_dir), text, 1), bert_dir, "attn view")
+    assert encoder["head"] == 0 and encoder["opened"] is None
 
 
 def test_the_exact_command_prints_the_weight_a_page_rounds(bert_dir, monkeypatch):

@@ -670,7 +670,8 @@ def test_the_steps_of_a_model_page_are_attn_steps_model(browser, pages, name, pa
     load(browser, path)
     if part is not None:
         Select(browser.find_element("id", "part")).select_by_value(part)
-    key(browser, "4." + "[" * up)  # the steps view, head 1, `up` layers down
+    # the steps view, head 1 (, down to head 0 from where a decoder's page opens, then .), `up` layers down
+    key(browser, "4" + "," * len(entry["layers"][0]["heads"]) + "." + "[" * up)
     assert browser.find_element("id", "layer").get_attribute("value") == str(layer)
     Select(browser.find_element("id", "query")).select_by_value(str(query))
     page = browser.execute_script(
@@ -938,3 +939,22 @@ def test_an_encoder_decoders_written_target_steps_through_its_cross_and_decoder_
     assert browser.execute_script("return document.body.dataset.part") == "encoder"
     assert "rows are the source's tokens" in _texts(browser, "svg text")[0]
     assert browser.get_log("browser") == []
+
+
+def test_a_decoder_page_opens_on_the_head_its_note_names(browser, pages):
+    """Issue 34, 17: without --head a decoder's page opens on its layer's least sink-bound head and says by which
+    rule, in one line above the views; a text run's page (its heads chosen by --heads) has no such line."""
+    path, doc = pages["model"]
+    load(browser, path)
+    opened = doc["opened"]
+    note = browser.find_element("id", "opened").text
+    assert note == opened["note"] and "token 0" in note  # the line the document writes, whole
+    assert note.startswith(f"opened on layer {opened['layer']}, head {opened['head']}: ")
+    assert f"α_0 = {opened['sink']:.3f}" in note and note.endswith("[ ] , . change it")
+    checked = browser.execute_script(
+        "return [...document.querySelectorAll('#heads input[data-head]:checked')].map(b => +b.dataset.head)"
+    )
+    assert checked == [opened["head"]] == [doc["head"]]
+    assert browser.find_element("id", "layer").get_attribute("value") == str(opened["layer"])
+    load(browser, pages["text"][0])
+    assert count(browser, "#opened") == 0

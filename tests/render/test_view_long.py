@@ -179,3 +179,53 @@ def test_the_matrix_zooms_and_draws_its_labels_only_where_they_fit(browser, long
         assert wide == (zoom in ("auto", "12", "24"))  # the whole matrix fits the window, or scrolls (and says so)
         assert browser.find_element("id", "wide").is_displayed() == wide
     assert browser.execute_script("return document.querySelector('.matrix image, .matrix rect[data-i]') !== null")
+
+
+# ---- issue 34 item 15: a block of the matrix, chosen by the reader, with a label on every row and column ------
+
+
+def test_the_matrix_draws_the_block_the_reader_chooses_with_every_label(browser, long_page):
+    from selenium.webdriver.support.ui import Select
+
+    path, doc = long_page
+    n = len(doc["tokens"])
+    names = [t + (f"#{i}" if doc["tokens"].count(doc["tokens"][i]) > 1 else "") for i, t in enumerate(doc["labels"])]
+    load(browser, path)
+    assert not browser.find_element("id", "block").is_displayed()  # the matrix's own control
+    browser.find_element("id", "tab-matrix").click()
+    assert not browser.find_element("id", "block-query").is_displayed()  # the whole matrix: no block to place
+    _choose(browser, "block", 24)
+    _choose(browser, "block-query", 100)
+    _choose(browser, "block-key", 90)
+    cells = browser.execute_script(
+        "return [...document.querySelectorAll('.matrix rect[data-i]')].map(r => [+r.dataset.i, +r.dataset.j])"
+    )
+    assert sorted({i for i, _ in cells}) == list(range(100, 124)) and sorted({j for _, j in cells}) == list(
+        range(90, 114)
+    )
+    rows = _row_labels(browser)
+    assert [r[0] for r in rows] == names[100:124]  # every row of the block labelled, none overlapping
+    assert all(a[2] <= b[1] + 0.5 for a, b in itertools.pairwise(rows))
+    text = browser.find_element("id", "stage").text
+    assert f"drawn: rows 100–123 of {n}, columns 90–113 of {n}" in text and "a label every" not in text
+    # the drawn shade is the weight of its own query and key, and the hover names them
+    w = weights_of(doc)[0, 0]
+    fill = browser.execute_script(
+        "return document.querySelector('.matrix rect[data-i=\"110\"][data-j=\"100\"]').getAttribute('fill')"
+    )
+    other = browser.execute_script(
+        "return document.querySelector('.matrix rect[data-i=\"110\"][data-j=\"111\"]').getAttribute('fill')"
+    )
+    assert (fill != other) == (w[110, 100] != w[110, 111])  # a masked key (causal) or another weight
+    hover(browser, browser.find_element("css selector", '.matrix rect[data-i="110"][data-j="100"]'))
+    readout = browser.find_element("id", "readout").text
+    assert readout.startswith(f"query 110 {names[110]} → key 100 {names[100]}")
+    assert f"weight {w[110, 100]:.3f}" in readout or "masked" in readout
+    # the last block stops at the last token; the whole matrix again has no window
+    _choose(browser, "block-query", n - 1)
+    rows_drawn = browser.execute_script(
+        "return new Set([...document.querySelectorAll('.matrix rect[data-i]')].map(r => r.dataset.i)).size"
+    )
+    assert rows_drawn == 24 and f"rows {n - 24}–{n - 1} of {n}" in browser.find_element("id", "stage").text
+    Select(browser.find_element("id", "block")).select_by_value("all")
+    assert "drawn: rows" not in browser.find_element("id", "stage").text

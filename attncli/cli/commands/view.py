@@ -107,7 +107,8 @@ def view(
     -o FILE.html (or a redirect) writes the page: inline script and style, no request of any kind, so it opens
     offline from the file in any current browser. -f json writes its data (schema attncli.view/4), the same
     document the page embeds. With --model DIR: every layer and head of the model, opened at --layer, --head
-    (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer; an
+    (an encoder's sentence pair with --context, the boundary drawn), and the steps of that layer (without --head,
+    a decoder's page opens on the layer's head of least weight on token 0, the sink, and says so); an
     encoder–decoder's (TEXT the target, --context the source) every part, opened at --part (default cross);
     a decoder's --generate N: of TEXT and the N tokens it writes after it, which the page steps through (an
     encoder–decoder's: of the target it writes from --context SOURCE after TEXT). A decoder's --lens adds the

@@ -37,7 +37,8 @@
   if (D.knockout) VIEWS.push(["knockout", "Knockout"]);
   VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
-    query: 0, key: 0, zoom: "auto", pair: "all", step: null };
+    query: 0, key: 0, zoom: "auto", pair: "all", step: null,
+    block: "all", rowFrom: 0, colFrom: 0 };  // the matrix's block: its size, first query and key
   usePart(D.part);
   S.query = Q.length - 1;  // the steps view opens on the last query, the one that sees every token
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
@@ -47,7 +48,7 @@
     if (location.hash === "#" + v[0] || (!location.hash && D.opens === v[0])) S.view = v[0];
   });
   var C = {};  // the theme's colours, read from the stylesheet at each drawing
-  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, zoomLabel, tabs = {}, ready = false;
+  var stepLabel = null, stage, readout, wide, layerSelect, headBox, meanBox, meanLabel, partSelect, querySelect, queryLabel, keySelect, keyLabel, layerLabel, writtenSet, zoomLabel, blockSet, tabs = {}, ready = false;
 
   // ---- the compact encoding: base64 of raw-deflated bytes (D.encoding), inflated by the browser ------------
   function bytesOf(b64) {
@@ -419,7 +420,8 @@
   }
   function legendMax() { return alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)"; }
   var RECT_CELLS = 160 * 160;  // more cells than this: the matrix is one image (hover still finds each cell)
-  function drawGrid(svg, x0, y0, c, m, n, fill, cls, head) {
+  function drawGrid(svg, x0, y0, c, m, n, fill, cls, head, at) {  // at: a block's first row and column
+    var r0 = at ? at[0] : 0, c0 = at ? at[1] : 0;
     var g = el("g", { "class": cls, tabindex: 0, role: "grid", "aria-label": cls + ": arrow keys move, Enter shows the exact value" }, svg);
     if (head && m * n > RECT_CELLS) {
       el("image", { x: x0, y: y0, width: n * c, height: m * c, href: heatmapCanvas(head, Infinity).toDataURL("image/png"),
@@ -429,7 +431,7 @@
     for (var i = 0; i < m; i++) for (var j = 0; j < n; j++) {
       var f = fill(i, j);
       el("rect", { x: x0 + j * c, y: y0 + i * c, width: c, height: c, fill: f, stroke: C.bg, "stroke-width": c > 8 ? 1 : 0,
-        "data-i": i, "data-j": j, opacity: shownPair(i, j) ? null : 0.2 }, g);
+        "data-i": r0 + i, "data-j": c0 + j, opacity: shownPair(r0 + i, c0 + j) ? null : 0.2 }, g);
     }
     return g;
   }
@@ -491,9 +493,13 @@
     if (S.zoom === "fit") return Math.max(1, Math.min(40, fits));
     return S.zoom === "auto" ? Math.max(6, Math.min(40, fits)) : +S.zoom;
   }
+  var BLOCKS = [24, 48, 96];  // a long text's blocks: so many queries × keys, every one labelled
   function drawMatrix(width) {
-    var head = headOf(), m = Q.length, n = K.length, px = 12;
-    var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
+    var head = headOf(), px = 12, size = S.block === "all" ? Infinity : +S.block;  // the block's rows and columns:
+    var r0 = stepWindow("query", Q.length, S.rowFrom, size)[0], c0 = stepWindow("query", K.length, S.colFrom, size)[0];
+    var m = Math.min(Q.length - r0, size), n = Math.min(K.length - c0, size), whole = m === Q.length && n === K.length;
+    var qn = Q.slice(r0, r0 + m).map(function (_, i) { return tokName("q", r0 + i); });
+    var kn = K.slice(c0, c0 + n).map(function (_, j) { return tokName("k", c0 + j); });
     var c = matrixCell(Math.floor((width - labelWidth(qn, px) - 30) / n));
     var fontQ = c >= 12 ? px : Math.max(7, c - 1), every = Math.ceil((fontQ + 1) / c);  // a label where it fits
     if (every > 1) {
@@ -503,17 +509,23 @@
     var wq = labelWidth(qn, fontQ) + 12, wk = labelWidth(kn, fontQ) + 12;
     var title = where() + (alignment() ? ", the alignment" : "") + ": rows " + ROWS + ", columns " + COLS + "; each row sums to 1" +
       (every > 1 ? "; a label every " + every + " tokens (hover a cell for its two)" : "");
-    var x0 = wq + 8, y0 = wk * 0.87 + 34, svgH = y0 + m * c + 70;
-    var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16);
+    var part = whole ? "" : "drawn: rows " + r0 + "–" + (r0 + m - 1) + " of " + Q.length + ", columns " + c0 + "–" + (c0 + n - 1) +
+      " of " + K.length + "; no dot where a row's maximum is not drawn";
+    var x0 = wq + 8, y0 = wk * 0.87 + 34 + (part ? 16 : 0), svgH = y0 + m * c + 70;
+    var svgW = Math.max(x0 + n * c + 20 + wk / 2, 8 + 340 + textWidth(legendMax()) + 10, textWidth(title, 12, 600) + 16,
+      textWidth(part, 12) + 16);
     var svg = newSvg(svgW, svgH, "matrix view: weights of " + where());
     hatch(svg);
     el("text", { x: 4, y: 16, "font-weight": 600 }, svg, title);
+    if (part) el("text", { x: 4, y: 32, fill: C.muted, "class": "matrix-block" }, svg, part);
     qn.forEach(function (t, i) { if (t) labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": fontQ }, t, fontQ); });
     columnHeaders(svg, kn, x0, y0 - 6, c, fontQ);
     var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
-      return masked(head, i, j) ? HATCH() : css(ramp(weight(head, i, j)));
-    }, "matrix", head);
-    for (var i = 0; i < m; i++) maxima(head, i).forEach(function (at) {  // each row maximum: a dot, not only a colour
+      return masked(head, r0 + i, c0 + j) ? HATCH() : css(ramp(weight(head, r0 + i, c0 + j)));
+    }, "matrix", whole ? head : null, [r0, c0]);
+    for (var i = 0; i < m; i++) maxima(head, r0 + i).forEach(function (at) {  // each row maximum: a dot, not only a colour
+      if (at < c0 || at >= c0 + n) return;  // outside the block drawn
+      at -= c0;
       el("circle", { cx: x0 + at * c + c / 2, cy: y0 + i * c + c / 2, r: Math.max(1.5, c * 0.16), fill: C.mark, stroke: C.bg,
         "stroke-width": 1, "pointer-events": "none", "class": "rowmax" }, g);
     });
@@ -524,13 +536,16 @@
         "cross-attention: target (decoder) queries × source (encoder) keys" : "cross-attention: text queries × context keys");
     }
     if (D.second_segment) {  // a sentence pair: the lines between its two texts, across the rows and the columns
-      var b = D.second_segment * c;
-      el("line", { x1: x0 - wq, x2: x0 + n * c, y1: y0 + b, y2: y0 + b, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
-      el("line", { x1: x0 + b, x2: x0 + b, y1: y0 - 4, y2: y0 + m * c, stroke: C.accent, "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);
+      var b = (D.second_segment - r0) * c, bc = (D.second_segment - c0) * c;
+      [[b, m, [x0 - wq, x0 + n * c, y0 + b, y0 + b]], [bc, n, [x0 + bc, x0 + bc, y0 - 4, y0 + m * c]]].forEach(function (o) {
+        if (o[0] > 0 && o[0] < o[1] * c) el("line", { x1: o[2][0], x2: o[2][1], y1: o[2][2], y2: o[2][3], stroke: C.accent,
+          "stroke-width": 2, "stroke-dasharray": "6 3", "class": "pair-boundary" }, svg);  // where the block has them
+      });
       el("text", { x: x0, y: y0 + m * c + 16, fill: C.accent }, svg, "sentence pair: text 2 (--context, ‖) starts at token " + D.second_segment + ", past the dashed lines");
     }
     legend(svg, 8, y0 + m * c + (CROSS || D.second_segment ? 26 : 14));
     gridEvents(g, x0, y0, c, c, m, n, function (i, j, pin) {
+      i += r0; j += c0;
       var text = "query " + i + " " + tokName("q", i) + segment(i) + " → key " + j + " " + tokName("k", j) + (CROSS ? "" : segment(j)) + " (" + where() + "): ";
       if (masked(head, i, j)) return text + "masked, weight 0";
       var top = maxima(head, i);
@@ -1143,7 +1158,8 @@
     var behaviour = S.view === "lens" || S.view === "ablation";  // their grids have every layer (and head): no chooser acts
     layerLabel.hidden = headBox.hidden = behaviour;
     if (writtenSet) writtenSet.hidden = behaviour;
-    zoomLabel.hidden = S.view !== "matrix";
+    zoomLabel.hidden = blockSet.hidden = S.view !== "matrix";
+    blockSet.querySelectorAll(".block-from").forEach(function (l) { l.hidden = S.block === "all"; });
     if (querySelect) { querySelect.value = S.query; queryLabel.hidden = S.view !== "steps"; }
     if (keySelect) { keySelect.value = S.key; keyLabel.hidden = S.view !== "steps"; }
     if (stepLabel) stepLabel.textContent = stepText();
@@ -1173,6 +1189,21 @@
     Q.forEach(function (_, i) { html("option", { value: i }, querySelect, i + " " + tokName("q", i)); });
     S.query = Math.min(S.query, Q.length - 1);
   }
+  function fillBlock() {  // the matrix's Block, and its first query and key
+    blockSet.replaceChildren();
+    var sizes = BLOCKS.filter(function (b) { return b < Math.max(Q.length, K.length); });
+    if (!sizes.length) { S.block = "all"; return; }
+    [["Block ", "block", ["all"].concat(sizes), "block"], ["Queries from ", "block-query", Q, "rowFrom", "q"],
+      ["Keys from ", "block-key", K, "colFrom", "k"]].forEach(function (o) {
+      var l = html("label", { "class": o[4] ? "block-from" : "" }, blockSet, o[0]), sel = html("select", { id: o[1] }, l);
+      o[2].forEach(function (v, i) {
+        html("option", { value: o[4] ? i : v }, sel, o[4] ? i + " " + tokName(o[4], i) : v === "all" ? "the whole matrix" : v + " × " + v + " tokens");
+      });
+      if (o[4]) S[o[3]] = Math.min(S[o[3]], o[2].length - 1);
+      sel.value = S[o[3]];
+      sel.addEventListener("change", function () { S[o[3]] = o[4] ? +sel.value : sel.value; draw(); });
+    });
+  }
   function setPart(name) {  // another attention of the encoder–decoder: the same layer (or its last) and heads
     usePart(name);
     fillQueries();
@@ -1182,6 +1213,7 @@
     S.cell = [0, 0];
     fillLayers();
     fillHeads();
+    fillBlock();
     draw();
   }
   function fillHeads() {  // a box per head of the part shown (BART's decoder may have fewer heads than its encoder)
@@ -1212,6 +1244,7 @@
     if (D.parts && D.context !== null) html("p", { "class": "text" }, header, "source: " + D.context);
     if (pair) html("p", { "class": "text" }, header, "text 2 (--context, a sentence pair): " + D.context);
     if (written()) html("p", { "class": "text" }, header, "written by the model (› in the labels): " + shownText(D.generated.text));
+    if (D.opened) html("p", { "class": "help", id: "opened" }, header, D.opened.note);  // no --head: where it opens, and why
     var details = html("details", {}, header);
     html("summary", {}, details, "about this run" + (D.model ? ": " + D.model.name : ""));
     var ul = html("ul", {}, details);
@@ -1297,6 +1330,8 @@
         if (by) { stepWritten(by); e.preventDefault(); }
       });
     }
+    blockSet = html("span", { id: "block-set" }, controls);
+    fillBlock();
     zoomLabel = html("label", {}, controls, "Zoom ");  // the matrix view's
     var zoomSelect = html("select", { id: "zoom" }, zoomLabel);
     ZOOMS.forEach(function (z) { html("option", { value: z[0] }, zoomSelect, z[1]); });
