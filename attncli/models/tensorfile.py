@@ -15,6 +15,7 @@ BF16 is the top 16 bits of a float32: widening is a 16-bit shift, exact, done in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
@@ -87,6 +88,13 @@ def _mapped(fileno: int, length: int, offset: int) -> mmap.mmap:
     if hasattr(mmap, "MAP_POPULATE"):
         return mmap.mmap(fileno, length, mmap.MAP_SHARED | mmap.MAP_POPULATE, mmap.PROT_READ, offset=offset)
     return mmap.mmap(fileno, length, access=mmap.ACCESS_READ, offset=offset)
+
+
+def _close(mm: mmap.mmap) -> None:
+    """Close a map now, or, while an array still points into it (a frame of a traceback on its way up holds a
+    slice), when the last such array goes: a BufferError here would hide the error that is being raised."""
+    with contextlib.suppress(BufferError):
+        mm.close()
 
 
 def _widen(raw, dtype: str, out):  # [...] stored dtype, out [...] float32 -> out
@@ -259,7 +267,8 @@ class TensorFile:
         with open(self.path, "rb") as fh:
             if os.fstat(fh.fileno()).st_size < start + size:
                 raise TensorFileError(f"{self.path.name} is cut short")
-            with _mapped(fh.fileno(), start + size - base, base) as mm:
+            mm = _mapped(fh.fileno(), start + size - base, base)
+            try:
                 raw = np.frombuffer(mm, raw_dtype, out.size, offset=start - base)
                 try:
                     for at in range(0, out.size, _BLOCK):
@@ -272,4 +281,6 @@ class TensorFile:
                             ok = _finite_bits(raw[at : at + _BLOCK] if dtype in _INF_BITS else block, dtype)
                 finally:
                     del raw  # the map closes only once no array points into it
+            finally:
+                _close(mm)
         return ok
