@@ -207,7 +207,7 @@ Target = Annotated[
     typer.Option(
         "--target",
         help="The token watched: its text, with or without its leading space (' Paris', Paris), or as the "
-        "vocabulary writes it (ĠParis); default the model's own next token.",
+        "vocabulary writes it (ĠParis); where it may be left out (ablate, view --ablate), the model's own next token.",
         show_default=False,
     ),
 ]
@@ -215,8 +215,23 @@ Contrast = Annotated[
     str | None,
     typer.Option(
         "--contrast",
-        help="A second token, named as --target is: the logit difference target − contrast is reported (and ranks, "
-        "unless --rank-by says otherwise).",
+        help="A second token, named as --target is: m = logit(target) − logit(contrast) (patch, dla; ablate reports "
+        "it, and ranks by it unless --rank-by says otherwise).",
+        show_default=False,
+    ),
+]
+Corrupt = Annotated[  # required by attn patch (no default there), optional in attn view (with --patch)
+    str | None,
+    typer.Option(
+        "--corrupt", help="The corrupt text of the patching: as many tokens as TEXT, the clean one.", show_default=False
+    ),
+]
+Span = Annotated[  # required by attn knockout (no default there), optional in attn view (with --knockout)
+    str | None,
+    typer.Option(
+        "--from",
+        help="The keys the knockout blocks: token positions (2-4, or 0,5) or a part of the text (France: the tokens "
+        "covering it).",
         show_default=False,
     ),
 ]

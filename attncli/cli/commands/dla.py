@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attncli.cli.commands.ablate import ModelRequired
-from attncli.cli.commands.patch import Contrast, TargetRequired
+from attncli.cli.model import Contrast, Target
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.io.inputs import read_text
@@ -12,7 +12,7 @@ from attncli.io.inputs import read_text
 @options(out=Out, writes=("Records",))
 def dla(
     model: ModelRequired,
-    target: TargetRequired,
+    target: Target,
     out: Out,
     text: Text = None,
     file: File = None,
@@ -25,6 +25,8 @@ def dla(
     of m = logit(--target) − logit(--contrast) adds up to m exactly (Elhage et al. 2021). -f json|jsonl|csv: every
     part."""
     from attncli import api  # late: start-up (not for --help)
+
+    assert target is not None  # required options (no default): the command line refused their absence
 
     found = api.dla(read_text(text, file), model=model, target=target, contrast=contrast, precision=out.precision)
     emit(found.document, out)

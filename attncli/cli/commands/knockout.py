@@ -7,18 +7,11 @@ from typing import Annotated
 import typer
 
 from attncli.cli.commands.ablate import ModelRequired
+from attncli.cli.model import Span
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
 from attncli.io.inputs import read_text
 
-Span = Annotated[
-    str,
-    typer.Option(
-        "--from",
-        help="The keys to block: token positions (2-4, or 0,5) or a part of the text (France: the tokens covering it).",
-        show_default=False,
-    ),
-]
 To = Annotated[
     int | None,
     typer.Option(
@@ -53,6 +46,8 @@ def knockout(
     layers, and the relative change of the probability of the model's own top next token is reported per window
     (Geva et al. 2023): where it drops, information flows from the span to the position. -f json|jsonl|csv."""
     from attncli import api  # late: start-up (not for --help)
+
+    assert span is not None  # required options (no default): the command line refused their absence
 
     found = api.knockout(read_text(text, file), model=model, span=span, to=to, window=window, precision=out.precision)
     emit(found.document, out)

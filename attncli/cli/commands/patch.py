@@ -7,30 +7,10 @@ from typing import Annotated
 import typer
 
 from attncli.cli.commands.ablate import ModelRequired
+from attncli.cli.model import Contrast, Corrupt, Target
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.io.inputs import read_text
-
-Corrupt = Annotated[
-    str,
-    typer.Option("--corrupt", help="The corrupt text: as many tokens as TEXT, the clean one.", show_default=False),
-]
-TargetRequired = Annotated[
-    str,
-    typer.Option(
-        "--target",
-        help="The token A of m = logit(A) − logit(B), as the vocabulary writes it (ĠMary) or a text that is one "
-        "token ( Mary).",
-        show_default=False,
-    ),
-]
-Contrast = Annotated[
-    str | None,
-    typer.Option(
-        "--contrast", help="The token B of m = logit(A) − logit(B); without it m = logit(A).", show_default=False
-    ),
-]
-
 
 # attncli.models.patch.WHAT's keys, written out so that building the command imports no model code (a test checks)
 WHATS = ("resid", "heads", "attn-out", "mlp-out")
@@ -54,7 +34,7 @@ Noising = Annotated[
 def patch(
     model: ModelRequired,
     corrupt: Corrupt,
-    target: TargetRequired,
+    target: Target,
     out: Out,
     text: Text = None,
     file: File = None,
@@ -69,6 +49,10 @@ def patch(
     (m_patched − m_corrupt) / (m_clean − m_corrupt), m = logit(--target) − logit(--contrast) at the last position
     (Meng et al. 2022; Heimersheim & Nanda 2024). -f json|jsonl|csv: every cell."""
     from attncli import api  # late: start-up (not for --help)
+
+    assert (
+        corrupt is not None and target is not None
+    )  # required options (no default): the command line refused their absence
 
     found = api.patch(
         read_text(text, file),

@@ -8,11 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from attncli.cli.commands.knockout import To, Window
-from attncli.cli.commands.patch import Contrast, Noising, What
+from attncli.cli.commands.patch import Noising, What
 from attncli.cli.model import (
     SAMPLING,
     Ablate,
     Chat,
+    Contrast,
+    Corrupt,
     Generate,
     GgufFile,
     Head,
@@ -23,6 +25,7 @@ from attncli.cli.model import (
     Part,
     SampleTopK,
     SampleTopP,
+    Span,
     System,
     Target,
     check_options,
@@ -41,10 +44,6 @@ PatchView = Annotated[
         "--contrast, --what, --noising), a grid of every activation's normalized score.",
     ),
 ]
-Corrupt = Annotated[
-    str | None,
-    typer.Option("--corrupt", help="With --patch: the corrupt text, as many tokens as TEXT.", show_default=False),
-]
 DlaView = Annotated[
     bool,
     typer.Option(
@@ -59,14 +58,6 @@ KnockoutView = Annotated[
         "--knockout",
         help="With a decoder --model: add the knockout view (attn knockout: --from, --to, --window), the change of "
         "the top next token's probability per window of layers.",
-    ),
-]
-Span = Annotated[
-    str | None,
-    typer.Option(
-        "--from",
-        help="With --knockout: the keys to block, token positions (2-4, or 0,5) or a part of the text.",
-        show_default=False,
     ),
 ]
 
