@@ -61,14 +61,10 @@ def trace(model: Model, ids) -> Trace:  # [n] ids -> Trace
 
 
 def check_decoder(model: Model, command: str) -> None:
-    """Before any pass: ConfigError for an encoder–decoder (its head reads its decoder's stream, not the text's),
+    """Before any pass: ConfigError for an encoder–decoder (its head reads its decoder's stream, not the text's)
     and for an encoder, ModelError for a decoder without its next-token head (attncli.models.head's `unembedding`
     says which)."""
-    if model.family.decoder is not None:
-        raise ConfigError(
-            f"{model.name} is an encoder–decoder ({model.model_type}): attn {command} runs on a decoder-only model"
-        )
-    unembedding(model)
+    unembedding(model, f"attn {command} runs on a decoder-only model")
 
 
 def metric_ids(model: Model, target: str, contrast: str | None) -> tuple[int, int | None]:

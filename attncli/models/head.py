@@ -18,14 +18,16 @@ from .hparams import ModelError
 from .model import TABLE_CHUNK, Model
 
 
-def unembedding(model: Model) -> str:  # -> the name in model.weights of its [vocab, d_model] output matrix
+def unembedding(model: Model, command: str = "attn ablate switches off a decoder-only model's heads") -> str:
+    # -> the name in model.weights of its [vocab, d_model] output matrix
     """A decoder-only model's output matrix (its name: `logits` reads it whole or a chunk at a time), or ModelError
     when it has none (an untied head not saved); ConfigError for an encoder (no head: a command that does not fit
-    it) and for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the text's."""
+    it) and for an encoder–decoder, whose head reads its decoder's stream (`Decoder.logits`), not the text's:
+    `command` says what the command that refuses it does."""
     if model.family.decoder is not None:
         raise ConfigError(
-            f"{model.name} is an encoder–decoder ({model.model_type}): attn ablate switches off a decoder-only "
-            "model's heads (its decoder's lens: attn lens TARGET --context SOURCE; its target: --generate N)"
+            f"{model.name} is an encoder–decoder ({model.model_type}): {command} (its decoder's lens: attn lens "
+            "TARGET --context SOURCE; its target: --generate N)"
         )
     if model.unembed is None:
         if model.family.head is None and not model.causal:
