@@ -4,12 +4,12 @@ warnings on stderr (escaped, since they may quote a path or a token)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import typer
 
 from attncli.io.escape import escape_text
-from attncli.io.inputs import decode_arg, read_text
+from attncli.io.inputs import decode_arg, open_lines, read_text
 
 if TYPE_CHECKING:
     from attncli.cli.options import Source
@@ -47,6 +47,22 @@ def file_hint(given: str | None, file: str | None) -> None:
         return
     if named:
         say(f"TEXT {given!r} is read as the text itself, not as the file of that name: --file {shlex.quote(given)}")
+
+
+def given_text(text: str | None, file: str | None) -> str:
+    """TEXT, --file or stdin, of a command without the text options of `Source` (errors strict, no --keep-newline):
+    said at a terminal when stdin is read, hinted when TEXT names a file."""
+    stdin_prompt(text)
+    file_hint(text, file)
+    return read_text(text, file)
+
+
+def given_lines(text: str | None, file: str | None) -> tuple[BinaryIO, str]:
+    """The stream of lines --lines reads (TEXT itself, `-` for stdin, or --file) and its name for messages: said
+    at a terminal when stdin is read, hinted when TEXT names a file."""
+    stdin_prompt(text, "the lines")
+    file_hint(text, file)
+    return open_lines(text, file)
 
 
 def text_of(source: Source) -> str:

@@ -9,9 +9,8 @@ import typer
 from attncli.cli.model import Chat, Contrast, Mode, RankBy, System, Target, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.cli.text import file_hint, warn
+from attncli.cli.text import given_text, warn
 from attncli.errors import ConfigError
-from attncli.io.inputs import read_text
 
 ModelRequired = Annotated[
     str,
@@ -70,9 +69,8 @@ def ablate(
     from attncli import api  # late: start-up (not for --help)
 
     chosen = None if heads is None else parse_heads(heads)
-    file_hint(text, file)
     found = api.ablate(
-        read_text(text, file),
+        given_text(text, file),
         model=model,
         heads=chosen,
         target=target,

@@ -22,10 +22,10 @@ from attncli.cli.model import (
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.signals import Stopped
-from attncli.cli.text import file_hint, say, stdin_prompt
+from attncli.cli.text import given_lines, given_text, say
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
 from attncli.errors import ConfigError
-from attncli.io.inputs import iter_lines, open_lines, read_text
+from attncli.io.inputs import iter_lines
 
 # ---- heads' own options (the ones it shares with others are in cli/options.py and cli/model.py) -----------
 
@@ -125,9 +125,7 @@ def heads(
         raise ConfigError("--max-lines, --workers and --dask go with --lines (a corpus, one text per line)")
     from attncli import api  # late: start-up (not for --help)
 
-    stdin_prompt(text)
-    file_hint(text, file)
-    words = read_text(text, file)
+    words = given_text(text, file)
     how = generation(ctx, generate)
     found = api.heads(
         words, model=model, stat=stat, context=context, part=part, generate=how, chat=chat, system=system,
@@ -145,9 +143,7 @@ def _corpus(path: str, out: Out, text: str | None, file: str | None, max_lines, 
     workers = worker_count(workers)
     if dask is not None and file is None:
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
-    stdin_prompt(text, "the lines")
-    file_hint(text, file)
-    stream, name = open_lines(text, file)
+    stream, name = given_lines(text, file)
     with stream, lines_progress(stream, out.color, max_lines) as done:
         texts = (line for _, line in iter_lines(stream, name, "strict", say))
         stats = api.corpus(

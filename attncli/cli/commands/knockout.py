@@ -10,7 +10,7 @@ from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Span
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.io.inputs import read_text
+from attncli.cli.text import given_text
 
 To = Annotated[
     int | None,
@@ -49,5 +49,5 @@ def knockout(
 
     assert span is not None  # required options (no default): the command line refused their absence
 
-    found = api.knockout(read_text(text, file), model=model, span=span, to=to, window=window, precision=out.precision)
+    found = api.knockout(given_text(text, file), model=model, span=span, to=to, window=window, precision=out.precision)
     emit(found.document, out)

@@ -10,8 +10,7 @@ import typer
 from attncli.cli.model import Chat, System, model_value
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.cli.text import context_of, file_hint
-from attncli.io.inputs import read_text
+from attncli.cli.text import context_of, given_text
 
 ModelRequired = Annotated[
     str,
@@ -55,9 +54,8 @@ def lens(
     from attncli import api  # late: start-up (not for --help)
 
     source = context_of(context, "strict")
-    file_hint(text, file)
     doc = api.lens(
-        read_text(text, file),
+        given_text(text, file),
         model=model,
         top_k=top_k,
         context=source,

@@ -10,7 +10,7 @@ from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Contrast, Corrupt, Target
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
-from attncli.io.inputs import read_text
+from attncli.cli.text import given_text
 
 # attncli.models.patch.WHAT's keys, written out so that building the command imports no model code (a test checks)
 WHATS = ("resid", "heads", "attn-out", "mlp-out")
@@ -55,7 +55,7 @@ def patch(
     )  # required options (no default): the command line refused their absence
 
     found = api.patch(
-        read_text(text, file),
+        given_text(text, file),
         corrupt=corrupt,
         model=model,
         target=target,

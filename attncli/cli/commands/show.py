@@ -44,9 +44,9 @@ from attncli.cli.options import (
     options,
 )
 from attncli.cli.output import emit, table_only
-from attncli.cli.text import context_of, file_hint, say, stdin_prompt, text_of, warn
+from attncli.cli.text import context_of, given_lines, say, text_of, warn
 from attncli.errors import ConfigError
-from attncli.io.inputs import iter_lines, open_lines
+from attncli.io.inputs import iter_lines
 
 
 @options(source=Source, run=Run, out=Out, writes=("Result", "Lines", "Rollout"))
@@ -139,9 +139,7 @@ def show(
             chosen["model"] = model
         else:
             run.config(dtype=dtype, weights=not no_weights).resolve()  # a bad option fails before a line is read
-        stdin_prompt(source.text, "the lines")
-        file_hint(source.text, source.file)
-        stream, name = open_lines(source.text, source.file)
+        stream, name = given_lines(source.text, source.file)
         with stream, line_progress(stream, name, out.color, out.output) as counted:
             read = iter_lines(counted, name, source.errors, say)
             every = api.show_lines(
