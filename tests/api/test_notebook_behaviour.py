@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 import attncli
 from tests.io.test_view import embedded
-from tests.render.test_view_browser import _browser
+from tests.render.test_view_browser import chromium
 
 LLAMA = str(Path(__file__).resolve().parents[1] / "models" / "golden" / "llama")
 TEXT = "time flies like"
@@ -20,11 +19,8 @@ TEXT = "time flies like"
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = _browser()
-    driver.set_window_size(1280, 900)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium(1280, 900) as driver:
+        yield driver
 
 
 def test_the_lens_and_the_ablation_open_their_own_view_in_the_notebook(browser, tmp_path):

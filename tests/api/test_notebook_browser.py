@@ -3,23 +3,18 @@ sandboxed iframe, both run their script under the page's own CSP, fetch nothing,
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 import attncli
-from tests.render.test_view_browser import _browser
+from tests.render.test_view_browser import chromium
 
 TEXT = "time flies like an arrow"
 
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = _browser()
-    driver.set_window_size(1280, 900)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium(1280, 900) as driver:
+        yield driver
 
 
 # A notebook page's own Content-Security-Policy, which a srcdoc frame inherits on top of the page's own: none

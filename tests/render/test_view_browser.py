@@ -6,6 +6,7 @@ Skipped, with the reason, only where no browser can be had (no selenium, no chro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -41,12 +42,14 @@ FLAGS = [
 ]
 
 
-def _browser():
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("no browser: selenium is not installed (pip install -e '.[test]')")
+@contextlib.contextmanager
+def chromium(width: int, height: int):
+    """Headless Chromium, offline, its console and network logged, a window of `width` x `height`: quit and its
+    profile removed on leaving. Skips where chromium or chromedriver is missing (a Debian package, not the test
+    extra's); selenium is the test extra's, so its absence fails."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     if CHROMIUM is None or CHROMEDRIVER is None:
         pytest.skip("no browser: chromium or chromedriver is missing (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
@@ -57,21 +60,23 @@ def _browser():
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd(
-        "Network.emulateNetworkConditions",
-        {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
-    )
-    return driver, profile
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd(
+            "Network.emulateNetworkConditions",
+            {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
+        driver.set_window_size(width, height)
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = _browser()
-    driver.set_window_size(1200, 900)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium(1200, 900) as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,12 @@ tests/io/test_view_causal.py), and its readout names a cell's number. Skipped wh
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import attn
-from tests.render.test_view_browser import _browser, _open, _texts, _to, _values, _view, count, hover, load
+from tests.render.test_view_browser import _open, _texts, _to, _values, _view, chromium, count, hover, load
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
 CLEAN, CORRUPT = "time flies like an arrow", "time fries like an arrow"
@@ -20,11 +19,8 @@ M = ["--target", "ow", "--contrast", "X"]
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = _browser()
-    driver.set_window_size(1200, 900)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium(1200, 900) as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 
 from attncli.io.view import steps_of, weights_of
 from tests.conftest import attn
-from tests.render.test_view_browser import _browser, count, hover, load
+from tests.render.test_view_browser import chromium, count, hover, load
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = (ROOT / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8")[:1400]
@@ -21,11 +20,8 @@ TEXT = (ROOT / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8")[:1
 
 @pytest.fixture(scope="module")
 def browser():
-    driver, profile = _browser()
-    driver.set_window_size(1280, 800)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium(1280, 800) as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")
