@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from attncli.api.config import RUN_DEFAULTS, check_show, run_config
-from attncli.api.keywords import checked, plain
+from attncli.api.keywords import KINDS, checked, plain
 from attncli.api.outputs import Output
 from attncli.api.runs import load, show
 from attncli.errors import AttnError, ConfigError, DataError
@@ -52,7 +52,7 @@ def show_lines(
     keywords (a `model` is loaded once, for every line); a line's error names `name` and its number;
     `on_warning` hears what the tokenizer says of a line (a truncation) as that line's result is reached. `stats`
     adds each line's head statistics to what is written, as `attn show --lines --stats` does."""
-    unknown = sorted(set(options) - _keywords())
+    unknown = sorted(k for k in options if ("show", k) not in KINDS or k in ("text", "stats", "precision"))
     if unknown:
         raise ConfigError(f"show_lines() got an unexpected keyword {unknown[0]!r}: it takes show()'s keywords")
     options = {key: value if value is None else plain("show", key, value) for key, value in options.items()}
@@ -123,9 +123,3 @@ def _numbered(lines: Iterable[str | tuple[int, str]]) -> Iterator[tuple[int, str
             yield i, line.removesuffix("\n").removesuffix("\r")
         else:
             yield line
-
-
-def _keywords() -> set[str]:
-    import inspect  # late: start-up (only when show_lines runs)
-
-    return {name for name in inspect.signature(show).parameters if name not in ("text", "precision", "stats")}
