@@ -369,7 +369,9 @@ def patch(
     doc = patch_document(loaded, text, corrupt, target, contrast, what, noising)
     asked = dict(corrupt=corrupt, target=target, contrast=contrast, what=what, noising=noising)
     view = causal_page("attn patch", precision, loaded, name, text, doc, **asked)
-    return Records(documents.Records("attn patch", partial(patch_view, doc), doc=doc, view=view), precision)
+    return Records(
+        documents.Records("attn patch", partial(patch_view, doc), doc=doc, view=view), precision, tuple(doc["notes"])
+    )
 
 
 @checked
@@ -384,7 +386,9 @@ def dla(
     loaded, name = load(model)
     doc = dla_document(loaded, text, target, contrast)
     view = causal_page("attn dla", precision, loaded, name, text, doc, target=target, contrast=contrast)
-    return Records(documents.Records("attn dla", partial(dla_view, doc), doc=doc, view=view), precision)
+    return Records(
+        documents.Records("attn dla", partial(dla_view, doc), doc=doc, view=view), precision, tuple(doc["notes"])
+    )
 
 
 @checked

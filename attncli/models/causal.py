@@ -67,14 +67,16 @@ def check_decoder(model: Model, command: str) -> None:
     unembedding(model, f"attn {command} runs on a decoder-only model")
 
 
-def metric_ids(model: Model, target: str, contrast: str | None) -> tuple[int, int | None]:
+def metric_ids(model: Model, target: str, contrast: str | None) -> tuple[tuple[int, int | None], list[str]]:
     """--target A and --contrast B as token ids (each a token's text, ' Paris', or as the vocabulary writes it,
-    'ĠParis': attncli.models.vocab's `vocab_token`); the one place the causal commands read them."""
-    a = vocab_token(model, target, "--target").id
-    b = None if contrast is None else vocab_token(model, contrast, "--contrast").id
+    'ĠParis': attncli.models.vocab's `vocab_token`), and the notes a user must read (words that could name
+    another token: `Mary` is the token 'Mary', not ' Mary'); the one place the causal commands read them."""
+    named = [vocab_token(model, target, "--target")]
+    named += [] if contrast is None else [vocab_token(model, contrast, "--contrast")]
+    a, b = named[0].id, None if contrast is None else named[1].id
     if a == b:
         raise ConfigError(f"--target and --contrast are the same token ({target!r}): m would be 0 on every text")
-    return a, b
+    return (a, b), [t.note for t in named if t.note is not None]
 
 
 def metric(model: Model, last, ids: tuple[int, int | None]) -> np.ndarray:  # [..., d_model] -> [...] float64
@@ -84,11 +86,13 @@ def metric(model: Model, last, ids: tuple[int, int | None]) -> np.ndarray:  # [.
     return out[..., a] - (0.0 if b is None else out[..., b])
 
 
-def metric_record(model: Model, ids: tuple[int, int | None], given: tuple[str, str | None]) -> dict:
-    """The JSON fields that say what m is: the target's and contrast's ids, tokens and the text given for each."""
+def metric_record(model: Model, ids: tuple[int, int | None], given: tuple[str, str | None], notes: list[str]) -> dict:
+    """The JSON fields that say what m is: the target's and contrast's ids, tokens and the text given for each, and
+    the notes on how the words were read (`metric_ids`)."""
     a, b = ids
     word = model.tokenizer.id_to_token
     return {
         "target": {"id": a, "token": word(a), "given": given[0]},
         "contrast": None if b is None else {"id": b, "token": word(b), "given": given[1]},
+        "notes": notes,
     }

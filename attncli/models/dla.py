@@ -110,7 +110,7 @@ def dla_document(
     """`attn dla -f json`: each part's direct contribution to m, a row {layer, component, head, dla} each."""
     check_decoder(model, "dla")
     tokens = _encode(model, text, None)[0] if tokens is None else tokens.prompt()
-    ids = metric_ids(model, target, contrast)
+    ids, notes = metric_ids(model, target, contrast)
     found = dla(model, tokens.ids, ids)
     cap = model.hp.get("logit_softcap")
     return {
@@ -121,7 +121,7 @@ def dla_document(
         "summary": describe(model),
         "n_layer": model.n_layer,
         "n_head": model.n_head,
-        **metric_record(model, ids, (target, contrast)),
+        **metric_record(model, ids, (target, contrast), notes),
         "position": len(tokens) - 1,
         "capped": None if cap is None else f"m is before the model's final soft-cap ({cap} · tanh(logit / {cap}))",
         **found,

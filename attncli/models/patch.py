@@ -157,7 +157,7 @@ def patch_document(
         )
     if what not in WHAT:
         raise ConfigError(f"--what must be one of {', '.join(WHAT)}, not {what!r}")
-    ids = metric_ids(model, target, contrast)
+    ids, notes = metric_ids(model, target, contrast)
     found = patch(model, a.ids, b.ids, ids, what, noising)
     axis = WHAT[what].axis
     rows = [
@@ -177,7 +177,7 @@ def patch_document(
         "direction": "noising" if noising else "denoising",
         "n_layer": model.n_layer,
         "n_head": model.n_head,
-        **metric_record(model, ids, (target, contrast)),
+        **metric_record(model, ids, (target, contrast), notes),
         "position": len(a) - 1,
         "m_clean": found["m_clean"],
         "m_corrupt": found["m_corrupt"],

@@ -55,7 +55,7 @@ def patch_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTyp
     title = Text(f"activation patching ({doc['direction']}) of {doc['what']}: {doc['means']}", style="bold")
     source, into = ("corrupt", "clean") if doc["direction"] == "noising" else ("clean", "corrupt")
     notes = [
-        doc["summary"] + ", trained weights",
+        doc["summary"],
         f"{_metric(doc)} at position {doc['position']}: m_clean {doc['m_clean']:.{precision}f}, "
         f"m_corrupt {doc['m_corrupt']:.{precision}f}",
         f"each cell: the {source} run's activation put into the {into} run, "
@@ -93,7 +93,7 @@ def dla_view(doc: dict, precision: int = 2, width: int = 100, most: int = 20) ->
     )
     title = Text(f"direct logit attribution of {_metric(doc)} at position {doc['position']}", style="bold")
     notes = [
-        doc["summary"] + ", trained weights",
+        doc["summary"],
         f"the {len(doc['rows'])} parts sum to {doc['sum']:.{precision + 4}f}; m = {doc['m']:.{precision + 4}f} "
         f"(difference {doc['difference']:.1e}, within float32 rounding {doc['tolerance']:.1e})",
         "each part through the final norm with its scale frozen from the full run, then the unembedding",
@@ -123,7 +123,7 @@ def knockout_view(doc: dict, precision: int = 2, width: int = 100) -> Renderable
         style="bold",
     )
     notes = [
-        doc["summary"] + ", trained weights",
+        doc["summary"],
         f"top next token {escape_token(top['token'])} (id {top['id']}): probability {top['prob']:.{precision + 2}f} "
         "with nothing blocked",
         f"in each window of {doc['window']} layers those edges' scores are −∞ before the softmax; relative change = "

@@ -6,7 +6,7 @@ from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Contrast, Target
 from attncli.cli.options import File, Out, Text, options
 from attncli.cli.output import emit
-from attncli.cli.text import given_text
+from attncli.cli.text import given_text, warn
 
 
 @options(out=Out, writes=("Records",))
@@ -29,4 +29,5 @@ def dla(
     assert target is not None  # required options (no default): the command line refused their absence
 
     found = api.dla(given_text(text, file), model=model, target=target, contrast=contrast, precision=out.precision)
+    warn(found)
     emit(found.document, out)

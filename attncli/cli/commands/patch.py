@@ -10,7 +10,7 @@ from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Contrast, Corrupt, Target
 from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
-from attncli.cli.text import given_text
+from attncli.cli.text import given_text, warn
 
 # attncli.models.patch.WHAT's keys, written out so that building the command imports no model code (a test checks)
 WHATS = ("resid", "heads", "attn-out", "mlp-out")
@@ -64,4 +64,5 @@ def patch(
         noising=noising,
         precision=out.precision,
     )
+    warn(found)
     emit(found.document, out)
