@@ -204,8 +204,8 @@ def test_smollm2_ioi_patching_equals_transformers(smollm2):
     model, ref = smollm2
     clean, corrupt = encode(model, ref["clean"]).ids, encode(model, ref["corrupt"]).ids
     assert list(clean) == ref["ids"]
-    ids = metric_ids(model, ref["target"], ref["contrast"])
-    assert ids == (ref["target_id"], ref["contrast_id"])
+    ids, notes = metric_ids(model, ref["target"], ref["contrast"])
+    assert ids == (ref["target_id"], ref["contrast_id"]) and notes == []  # " Mary", " John": one reading each
     src, tgt = trace(model, clean), trace(model, corrupt)
     m_clean, m_corrupt = (float(metric(model, t.hidden[-1][-1], ids)) for t in (src, tgt))
     assert abs(m_clean - ref["patch"]["m_clean"]) <= SMOLLM2_CONTRACT
