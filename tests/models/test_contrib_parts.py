@@ -1,0 +1,52 @@
+"""An encoder–decoder's decoder and cross-attention contribution maps against transformers' (tools/golden_contrib.py
+--parts: torch 2.13.0, transformers 5.23.0, float64 with hooks).
+
+tests/models/contrib/<name>-parts.json holds, for the golden BART and Marian (post-LN), mBART (pre-LN) and T5
+(pre-RMSNorm), each measure on the last decoder layer's self-attention and cross-attention, from the folder's own
+source and decoder input ids. attn runs them in float32 and computes each measure in float64. The bound is
+tests/models/test_contrib.py's: the issue's 1e-5 of each matrix's largest entry, or the float32 pass's typical
+error where a model is deep and wide (these are 2 + 2 layers of width 32: 1e-5).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncli.models import load_model
+from attncli.models.interpret.contrib import alti_of, block_budget, roll
+from attncli.models.interpret.contrib_parts import part_maps
+from attncli.models.runs.encdec import seq2seq_forward
+from tests.models.test_contrib import tolerance
+
+GOLDEN = Path(__file__).parent / "golden"
+REFERENCE = Path(__file__).parent / "contrib"
+CHECKS = {  # measure -> (PartMaps attribute, golden key after the part's name)
+    "norm": (("heads", "norm_heads"), ("layer", "norm_layer")),
+    "alti": (("layer", "alti_layer"), ("rollout", "alti_rollout"), ("residual", "alti_residual")),
+    "value-zeroing": (("layer", "value_zeroing"),),
+}
+
+
+@pytest.mark.parametrize("name", ["bart", "marian", "mbart", "t5"])
+@pytest.mark.parametrize("part", ["decoder", "cross"])
+@pytest.mark.parametrize("measure", list(CHECKS))
+def test_part_contributions_equal_transformers(name, part, measure):
+    model = load_model(GOLDEN / name)
+    golden = json.loads((REFERENCE / f"{name}-parts.json").read_text())
+    layer = golden["layer"]
+    run = seq2seq_forward(model, golden["source_ids"], golden["decoder_ids"])
+    budget = block_budget()
+    encoder = roll([alti_of(model, l, run.encoder.hidden[l], budget) for l in range(model.n_layer)])
+    maps = part_maps(model, run, part, layer, measure, budget, encoder)
+    for attribute, key in CHECKS[measure]:
+        got, want = getattr(maps, attribute), golden.get(f"{part}_{key}")
+        if want is None:  # the residual: cross-attention's alone
+            assert got is None, (part, key)
+            continue
+        want = np.array(want)
+        assert got.shape == want.shape, (part, key)
+        assert np.abs(got - want).max() <= tolerance(model) * np.abs(want).max(), (name, part, key)
