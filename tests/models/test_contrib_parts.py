@@ -11,11 +11,13 @@ error where a model is deep and wide (these are 2 + 2 layers of width 32: 1e-5).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attncli.errors import ConfigError
 from attncli.models import load_model
 from attncli.models.interpret.contrib import alti_of, block_budget, roll
 from attncli.models.interpret.contrib_parts import part_maps
@@ -50,3 +52,28 @@ def test_part_contributions_equal_transformers(name, part, measure):
         want = np.array(want)
         assert got.shape == want.shape, (part, key)
         assert np.abs(got - want).max() <= tolerance(model) * np.abs(want).max(), (name, part, key)
+
+
+def _run(name: str):
+    model = load_model(GOLDEN / name)
+    golden = json.loads((REFERENCE / f"{name}-parts.json").read_text())
+    return model, seq2seq_forward(model, golden["source_ids"], golden["decoder_ids"])
+
+
+def test_a_later_decoder_token_contributes_nothing():
+    model, run = _run("t5")
+    m = len(run.hidden[0])
+    later = np.triu(np.ones((m, m), dtype=bool), 1)
+    for measure in CHECKS:
+        maps = part_maps(model, run, "decoder", 1, measure, block_budget())
+        assert (maps.layer[later] == 0).all(), measure
+
+
+def test_alti_refuses_a_decoder_block_of_another_form():
+    """A post-LN decoder whose family names no norm after its attentions: neither form ALTI covers here."""
+    model, run = _run("bart")
+    family = replace(model.family, decoder=replace(model.family.decoder, attention_norm=None))
+    model = replace(model, family=family)
+    with pytest.raises(ConfigError, match="--contrib alti: the decoder attention block of"):
+        part_maps(model, run, "decoder", 1, "alti", block_budget())
+    assert part_maps(model, run, "cross", 1, "value-zeroing", block_budget()).layer.shape == (9, 8)
