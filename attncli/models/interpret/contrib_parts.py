@@ -112,13 +112,13 @@ def part_maps(
         layers = [alti_self(model, block(model, run, l), l, budget) for l in range(layer + 1)]
         return PartMaps(None, layers[-1], roll(layers), None, NOTES[cross, measure])
     assert encoder_rollout is not None  # contrib.of_result passes it for cross ALTI
-    n, m = len(run.encoder.final), len(run.hidden[0])
+    n, m = len(encoder_rollout), len(run.hidden[0])
     r = np.hstack([np.zeros((m, n)), np.eye(m)])  # [m, n + m]: each decoder input is its own token
     for l in range(layer + 1):
         b = block(model, run, l)
-        s = alti_self(model, b, l, budget) @ r  # [m, n + m]
+        through_self = alti_self(model, b, l, budget) @ r  # [m, n + m]
         shares = alti_of_cross(model, b, l, budget)  # [m, n + 1]
-        r = shares[:, n:] * s
+        r = shares[:, n:] * through_self
         r[:, :n] += shares[:, :n] @ encoder_rollout
     return PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], NOTES[cross, measure])
 
