@@ -22,8 +22,9 @@ paper:
   token j's value vector zeroed in every head, c_ij = 1 - cos(x̃_i, x̃_i^(¬j)), rows normalized (a causal
   model's j > i are 0: they are masked).
 
-An encoder–decoder's decoder layer (`--parts`: the golden folders bart and marian, post-LN; mbart, pre-LN; t5,
-pre-RMSNorm; writes tests/models/contrib/<name>-parts.json), its source and decoder input ids from the folder's
+An encoder–decoder's decoder layer (`--parts`: the golden folders bart and marian, post-LN, and their -heads
+twins, whose decoder has 2 heads to the encoder's 4; mbart, pre-LN; t5 and mt5, pre-RMSNorm; writes
+tests/models/contrib/<name>-parts.json), its source and decoder input ids from the folder's
 reference.npz ("short"), the last decoder layer, each measure on each part:
 
 - decoder self-attention: as above, the block y + Attn(·) of the decoder's stream y entering the layer (post-LN:
@@ -54,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT = "time flies like an arrow"
 
 
-SEQ2SEQ = ("bart", "marian", "mbart", "t5")
+SEQ2SEQ = ("bart", "bart-heads", "marian", "marian-heads", "mbart", "mt5", "t5")
 
 
 def main() -> None:
@@ -270,7 +271,7 @@ class Parts:
     BART, Marian), or None (pre-norm mBART, T5)."""
 
     def __init__(self, model, config):
-        self.model, self.t5 = model, config.model_type == "t5"
+        self.model, self.t5 = model, config.model_type in ("t5", "mt5")
         self.post = config.model_type in ("bart", "marian")
         self.n_head = config.num_heads if self.t5 else config.decoder_attention_heads
         self.n_enc_head = config.num_heads if self.t5 else config.encoder_attention_heads
