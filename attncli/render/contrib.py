@@ -41,7 +41,7 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
         title = f"{m.title}, {where}: the residual's share (each row's rest to 1)"
         parts.append(Matrix(contributions.residual[:, None], rows, ["residual"], title, precision))
     if contributions.rollout is not None:
-        where = f"{contributions.part} layers" if contributions.part else "layers"
+        where = "decoder layers" if contributions.part else "layers"  # a decoder part's rollout: the decoder's layers
         parts.append(matrix(contributions.rollout, f"{m.title} rolled out through {where} 0..{layer}"))
     parts.append(caption(result))
     parts.append(Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim"))

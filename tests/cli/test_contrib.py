@@ -91,7 +91,7 @@ def test_the_table_says_the_part_and_draws_the_residual():
     args = ("show", "le chat est assis", "--model", GOLDEN / "t5", "--context", TEXT, "--width", "200")
     out = ok(*args, "--part", "cross", "--contrib", "alti")
     assert "ALTI contributions, cross layer 1" in out and "the residual's share" in out
-    assert "rolled out through cross layers 0..1" in out and "ALTI+ (Ferrando et al. 2022b" in out
+    assert "rolled out through decoder layers 0..1" in out and "ALTI+ (Ferrando et al. 2022b" in out
     norm = ok(*args, "--part", "decoder", "--contrib", "norm", "--head", "2")
     assert "norm ‖αf(x)‖, decoder layer 1, per head" in norm and "head 2" in norm
 
