@@ -30,14 +30,21 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
         return Matrix(a, rows, cols, title, precision, "scores", masked, row_sum=m.normalized, max_rows=HEATMAP_ABOVE)
 
     layer = contributions.layer
+    where = f"{contributions.part} layer {layer}" if contributions.part else f"layer {layer}"
     parts: list[RenderableType] = []
     if contributions.heads is not None:
-        parts.append(Text(f"{m.title}, layer {layer}, per head", style="bold"))
+        parts.append(Text(f"{m.title}, {where}, per head", style="bold"))
         parts.append(Multiples([matrix(a, f"head {result.head_index(h)}") for h, a in enumerate(contributions.heads)]))
-    whole = f"{m.title}, layer {layer}" + (", all heads together" if m.per_head else "")
+    whole = f"{m.title}, {where}" + (", all heads together" if m.per_head else "")
     parts.append(matrix(contributions.layer_matrix, whole))
+    if contributions.residual is not None:
+        title = f"{m.title}, {where}: the residual's share (each row's rest to 1)"
+        parts.append(Matrix(contributions.residual[:, None], rows, ["residual"], title, precision))
     if contributions.rollout is not None:
-        parts.append(matrix(contributions.rollout, f"{m.title} rolled out through layers 0..{layer}"))
+        where = "decoder layers" if contributions.part else "layers"  # a decoder part's rollout: the decoder's layers
+        parts.append(matrix(contributions.rollout, f"{m.title} rolled out through {where} 0..{layer}"))
     parts.append(caption(result))
     parts.append(Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim"))
+    if contributions.note:
+        parts.append(Units(contributions.note, style="dim"))
     return Group(*parts)
