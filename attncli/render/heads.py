@@ -149,25 +149,37 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
     )
 
 
-def sinks_lines(sinks: dict, tokens: list[str], precision: int = 2, weight: str = "weight") -> Units:
+def sinks_lines(
+    sinks: dict, tokens: list[str | None], precision: int = 2, weight: str = "weight", corpus: bool = False
+) -> Units:
     """The sinks section: the sink rate and its heads, the largest residual norm over the median, and their
     meanings (every number computed in attncli.core.stats.sinks_section); `weight`: what a head's α is a mean of
-    (the weights, or --contrib's shares)."""
+    (the weights, or --contrib's shares); `tokens`: a position's token where it is known (a `corpus`'s first
+    positions, where its texts agree)."""
+
+    def at(i: int) -> str:
+        token = tokens[i] if i < len(tokens) else None
+        return "" if token is None else f" ({escape_token(token)})"
+
     heads = sinks["sink_heads"]
     named = ", ".join(f"L{l}H{h}" for l, h in heads[:24]) + (f" and {len(heads) - 24} more" if len(heads) > 24 else "")
     total = len(sinks["sink"]) * len(sinks["sink"][0])
     lines = [
         f"sink rate Sink^ε (ε = {sinks['epsilon']}): {sinks['sink_rate']:.{precision}f}, {len(heads)} of {total} "
-        f"heads put a mean {weight} > ε on position 0 ({escape_token(tokens[0])})" + (f": {named}" if heads else "")
+        f"heads put a mean {weight} > ε on position 0{at(0)}" + (f": {named}" if heads else "")
     ]
     massive = sinks["massive_activation"]
     layer, where = max(
         ((l, i) for l in range(len(massive)) for i in range(len(massive[l]))), key=lambda li: massive[li[0]][li[1]]
     )
     lines.append(
-        f"largest residual norm: {massive[layer][where]:.{precision}f} × the median, at position {where} "
-        f"({escape_token(tokens[where])}) entering layer {layer}"
+        f"largest residual norm: {massive[layer][where]:.{precision}f} × the median, at position {where}{at(where)} "
+        f"entering layer {layer}" + (", the mean over the texts that reach that position" if corpus else "")
     )
+    if corpus:
+        lines.append(
+            "over the corpus: α_k is the mean over every query i >= k of every text, so a longer text weighs more"
+        )
     lines += [f"{name}: {meaning}" for name, meaning in sinks["stats"].items()]
     return Units("\n".join(lines))
 
@@ -239,4 +251,5 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         *(f"{name}: {text}" for name, text in DETECTORS.items()),
         "-f json|csv: the mean and spread of every detector and statistic for every head",
     ]
-    return Group(grid, top, Units("\n".join(notes), style="dim"))
+    below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["sinks"]["positions"], precision, corpus=True)]
+    return Group(grid, top, *below, Units("\n".join(notes), style="dim"))
