@@ -16,6 +16,8 @@ import attncli
 from attncli.core.contrib import normalize_rows
 from attncli.core.measures import CONTRIBUTIONS
 from attncli.core.stats import head_stats, sink_stats
+from attncli.models.interpret.contrib import heads_of
+from attncli.models.runs import route
 from tests.conftest import attn, refused
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"
@@ -97,7 +99,8 @@ def test_heads_default_is_the_weights_byte_for_byte():
 @pytest.mark.parametrize("name", ["bert", "llama"])
 def test_heads_by_norm_are_the_statistics_of_shows_norm_maps(name):
     """Every statistic and α_k of `attn heads --contrib norm` recomputed here from each layer's `attn show
-    --contrib norm -f json` per-head maps, each row divided by its sum."""
+    --contrib norm -f json` per-head maps, each row divided by its sum. Equal to the bit: both run the layer's
+    attention on the same stream and the same float64 norms and sums (JSON keeps a float64 exactly)."""
     folder = GOLDEN / name
     doc = json.loads(ok("heads", TEXT, "--model", folder, "--contrib", "norm", "-f", "json"))
     maps = []
@@ -112,6 +115,11 @@ def test_heads_by_norm_are_the_statistics_of_shows_norm_maps(name):
     np.testing.assert_array_equal(doc["sinks"]["first"], sinks["first"])
     assert doc["sinks"]["sink_rate"] == sinks["sink_rate"]
     assert doc["contrib"]["measure"] == "norm" and {r["measure"] for r in doc["rows"]} == {"norm"}
+
+
+def test_heads_of_the_weights_is_heads_itself():
+    model = attncli.models.load_model(GOLDEN / "gpt2")
+    assert heads_of(model, TEXT, "weights") == route.heads(model, TEXT)
 
 
 def test_the_heads_table_names_its_measure():

@@ -44,7 +44,7 @@ from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
 from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.route import check_part
+from attncli.models.runs.route import check_part, heads
 from attncli.models.runs.run import heads_document, run_pass
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
@@ -195,7 +195,9 @@ def heads_of(
     (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. A measure of the
     whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
     m = CONTRIBUTIONS[measure]
-    if not m.per_head or measure == "weights":  # weights: `attn heads` itself
+    if measure == "weights":  # the maps are the weights: `attn heads` itself
+        return heads(model, text, pair, part, generate)
+    if not m.per_head:
         takes = ", ".join(name for name, e in CONTRIBUTIONS.items() if e.per_head)
         raise ConfigError(
             f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
