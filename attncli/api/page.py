@@ -35,7 +35,8 @@ def page_of(
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
-    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for; an encoder–decoder's
+    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for, any page with the
+    colour scale, the sinkless weights and the contribution maps it asks for; an encoder–decoder's
     with the target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
@@ -49,7 +50,7 @@ def page_of(
             name = model_argument(model_dir)
             doc = model_view(model, result, name, command, pair, behaviour or Behaviour(), generate)
         else:
-            doc = result_view(result, command, precision, head)
+            doc = result_view(result, command, precision, head, behaviour or Behaviour())
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build

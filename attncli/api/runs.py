@@ -323,6 +323,9 @@ def view(
     span: str | None = None,
     to: int | None = None,
     window: int | None = None,
+    contrib: str = "weights",
+    scale: str = "sqrt",
+    drop_sink: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -335,7 +338,13 @@ def view(
     set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them; activation patching from `text`
     into `corrupt` (`patch`, with `what` and `noising`) and the direct logit attribution (`dla`) of
     m = logit(`target`) − logit(`contrast`), as `attn patch` and `attn dla`; the edges from position `to` to the
-    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`."""
+    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`. `contrib` (a measure of
+    CONTRIBUTIONS other than "weights", with a `model`): the page adds its Contributions view, that measure's maps
+    of every layer (`attn show --contrib`'s numbers); `scale` the colour scale the page opens with and `drop_sink`
+    its weights without key 0, each row renormalized (both switchable on the page, which has these controls
+    whenever one of the three is given)."""
+    check_contrib(contrib, model, False)
+    check_scale(scale)
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -354,7 +363,13 @@ def view(
 
         # --context: an encoder–decoder's source, or an encoder's sentence pair
         loaded, name = load(model, chat, system)
-        asked = behaviour_of(loaded, lens, ablate, target, mode, **causal)
+        asked = replace(behaviour_of(loaded, lens, ablate, target, mode, **causal), contrib=contrib, scale=scale)
+        asked = replace(asked, drop_sink=drop_sink)
+        if asked.looks and len(route.model_parts(loaded)) > 1:
+            raise ConfigError(
+                f"{loaded.name} is an encoder–decoder ({loaded.model_type}): its page has no --contrib, --scale or "
+                "--drop-sink yet; attn show --part encoder --contrib and attn show --scale, --drop-sink have them"
+            )
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)
         build = page_of(
@@ -369,7 +384,10 @@ def view(
         result = run_text(text, run_config(**run), context=context, trace=True, limits=limits)
         if head is not None:
             one_head(result, head)  # checks that the run has it
-        build = page_of(result, "attn view", precision, head=head)
+        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
+
+        looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        build = page_of(result, "attn view", precision, head=head, behaviour=looked)
     shown = Page(build(), result, precision)
     if output is not None:
         shown.save(output)

@@ -24,7 +24,6 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
     m = CONTRIBUTIONS[contributions.measure]
     rows, cols = result.tokens.labels(), result.key_tokens.labels()
     masked = None if result.masked is None else result.masked[0]
-    unit = "shares of each output, rows sum to 1" if m.normalized else "lengths in the model's units"
 
     def matrix(a, title: str) -> Matrix:
         return Matrix(a, rows, cols, title, precision, "scores", masked, row_sum=m.normalized, max_rows=HEATMAP_ABOVE)
@@ -39,5 +38,5 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
     if contributions.rollout is not None:
         parts.append(matrix(contributions.rollout, f"{m.title} rolled out through layers 0..{layer}"))
     parts.append(caption(result))
-    parts.append(Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim"))
+    parts.append(Units(f"{m.title} ({m.unit}): {m.formula}. {m.paper}.", style="dim"))
     return Group(*parts)
