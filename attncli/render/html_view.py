@@ -69,7 +69,9 @@ def embedded(doc: dict) -> str:
 def _inside(doc: dict) -> str:
     """The stylesheet, the data, the short labels of the heads' patterns (and, with "colour", the scales) and the
     script: the page's <body>."""
-    shades = f'<script type="application/json" id="attn-scales">{embedded(scales())}</script>\n' if "colour" in doc else ""
+    shades = ""
+    if "colour" in doc:  # --scale, --drop-sink, --contrib: the scales the page's chooser offers
+        shades = f'<script type="application/json" id="attn-scales">{embedded(scales())}</script>\n'
     return (
         f"<style>\n{_asset('view.css')}</style>\n"
         "<noscript>This page draws with JavaScript; its data is the JSON below "
