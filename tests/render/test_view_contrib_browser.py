@@ -113,3 +113,20 @@ def test_the_sink_switch_draws_the_weights_without_key_0_and_says_so(browser, pa
     assert "key 0 dropped" not in _texts(browser, "svg text")[0]
     assert _fill(browser, '.matrix rect[data-i="3"][data-j="0"]') != "url(#hatch)"
     assert browser.get_log("browser") == []
+
+
+@pytest.mark.parametrize(
+    "args", [["--heads", "2", "--mask", "causal"], ["--model", GOLDEN / "gpt2", "--contrib", "norm"]]
+)
+def test_every_view_draws_on_a_page_with_the_three(browser, tmp_path, args):
+    from selenium.webdriver.support.ui import Select
+
+    path = tmp_path / "p.html"
+    assert attn("view", TEXT, *args, "--drop-sink", "--scale", "log", "-o", path).exit_code == 0
+    load(browser, path)
+    for scale in ("linear", "sqrt"):
+        Select(browser.find_element("id", "scale")).select_by_value(scale)
+        for tab in browser.find_elements("css selector", "nav button"):
+            tab.click()
+            assert count(browser, "#stage svg") == 1
+    assert browser.get_log("browser") == []

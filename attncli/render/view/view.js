@@ -638,8 +638,8 @@
       var t = el("g", { "class": "ctok", "data-j": b.j }, g);
       el("rect", { x: b.x, y: b.y, width: b.w, height: lh - 4, rx: 3, fill: shut ? HATCH() : css(ramp(v)),
         stroke: !CROSS && b.j === i ? C.accent : C.line, "stroke-width": !CROSS && b.j === i ? 2.5 : 1 }, t);
-      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: v > 0.55 ? C.bg : C.fg }, b.name, px);
-      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: v > 0.55 ? C.bg : C.muted }, t,
+      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg }, b.name, px);
+      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.muted }, t,
         shut ? "masked" : round(v));
     });
     function describe(j) {
@@ -730,7 +730,7 @@
           var v = b.a[b.r[0] + i][b.c[0] + j];
           if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": b.r[0] + i, "data-j": b.c[0] + j }, g);
           el("text", { x: x0 + j * cw + cw - 4, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono",
-            "pointer-events": weightCell ? "none" : null, fill: weightCell && v > 0.55 ? C.bg : C.fg }, g, fmt(v));
+            "pointer-events": weightCell ? "none" : null, fill: weightCell && /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg }, g, fmt(v));
         }
       });
       if (weightCell) {
@@ -987,7 +987,7 @@
       "layer " + l + (l === nl - 1 ? " (output)" : ""));
     var g = el("g", { "class": "lens", tabindex: 0, role: "grid", "aria-label": "lens: arrow keys move, the readout lists a cell's top tokens" }, svg);
     for (l = 0; l < nl; l++) for (var i = 0; i < n; i++) {
-      var r = cells[l + ":" + i], p = r.top_probs[0], x = x0 + i * c, y = y0 + l * ch, ink = p > 0.55 ? C.bg : C.fg;
+      var r = cells[l + ":" + i], p = r.top_probs[0], x = x0 + i * c, y = y0 + l * ch, ink = /*{colour*/(D.colour ? place(p) > 0.55 : /*colour}*/p > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg;
       var cell = el("g", { "class": "lens-cell", "data-l": l, "data-i": i }, g);
       el("rect", { x: x, y: y, width: c, height: ch, fill: css(ramp(p)), stroke: C.bg }, cell);
       labelText(cell, { x: x + c / 2, y: y + 13, "text-anchor": "middle", "class": "mono ltok", "font-size": px, fill: ink,
