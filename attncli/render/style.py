@@ -107,8 +107,19 @@ class Scale:
         return {
             "words": self.words,
             "positions": [round(self.position(b / 255), 5) for b in range(256)],
-            "ticks": [[round(self.position(w), 5), f"{w:g}"] for w in self.ticks],
+            "ticks": [[round(self.position(w), 5), tick(w)] for w in self.ticks],
         }
+
+
+def tick(w: float) -> str:
+    """A legend's words for the weight `w`: short, a power of ten below 0.01 as one.
+
+    >>> tick(1e-4), tick(0.01), tick(0.25), tick(0.0)
+    ('10⁻⁴', '0.01', '0.25', '0')
+    """
+    if 0 < w < 0.01 and math.log10(w) == round(math.log10(w)):
+        return "10" + str(round(math.log10(w))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{w:g}"
 
 
 SCALES = {

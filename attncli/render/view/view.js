@@ -467,7 +467,8 @@
     el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#" + grad.id + ")", stroke: C.line }, svg);
     var ticks = top === null ? SCALES[S.scale].ticks : [[0, "0"], [1, top.toPrecision(4)]];  // a length map: 0 and its largest
     ticks.forEach(function (t) {
-      el("text", { x: x + 160 * t[0], y: y + 31, "text-anchor": "middle", "font-size": 10.5, "class": "legend-tick" }, svg, t[1]);
+      var anchor = t[0] <= 0 ? "start" : t[0] >= 1 ? "end" : "middle";  // the ends' words inside the bar's width
+      el("text", { x: x + 160 * t[0], y: y + 31, "text-anchor": anchor, "font-size": 10.5, "class": "legend-tick" }, svg, t[1]);
     });
   }
   /*colour}*/
@@ -520,6 +521,9 @@
     });
   }
   function exactWeight(hi, i, j) {  // the exact float, or the command that prints it
+    /*{colour*/
+    if (S.sinkless) return "exact: the renormalized weights are drawn to 1/" + D.scale + "; with \"drop the sink\" off, a click gives the weight as run";
+    /*colour}*/
     var w = stepArray("weights");
     if (w && S.mean) return "exact: the mean of the heads' exact weights = " +
       w.reduce(function (t, a) { return t + a[i][j]; }, 0) / w.length;
