@@ -138,11 +138,19 @@ def model_argument(given: str) -> str:
 
 
 def model_page(
-    result_of: Callable, command: str, precision: int | None, loaded, model: str, text: str, context: str | None
+    result_of: Callable,
+    command: str,
+    precision: int | None,
+    loaded,
+    model: str,
+    text: str,
+    context: str | None,
+    behaviour: Behaviour | None = None,
 ) -> Callable[[], documents.View]:
     """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
-    encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
-    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+    encoder–decoder's every part of TEXT over --context; made only when a page is written), with what `behaviour`
+    asks for (`attn show --contrib`, `--scale`, `--drop-sink`: the page's own)."""
+    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context), behaviour=behaviour)()
 
 
 def causal_page(

@@ -141,12 +141,16 @@ def show(
         show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
     )
     if model is not None:
-        from attncli.models.runs import route  # late: start-up (model code only with a model)
+        from attncli.io.view import Behaviour  # late: start-up (model code only with a model)
+        from attncli.models.runs import route
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
+        looks = Behaviour(contrib=contrib, scale=scale, drop_sink=drop_sink)  # its page's, as attn view's
+        if len(route.model_parts(loaded)) > 1:
+            looks = Behaviour()  # an encoder–decoder's page has none of them yet (attn view says so)
         page: Callable[[], documents.View] | None = model_page(
-            lambda: result, "attn show", precision, loaded, name, text, context
+            lambda: result, "attn show", precision, loaded, name, text, context, looks
         )
     else:
         from attncli.pipeline.result import one_head  # late: start-up (not for import attncli or --help)
@@ -156,7 +160,12 @@ def show(
         limits = limits_of(limits, max_tokens, HEAD_STATISTICS if stats else None)
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
-        page = None if no_weights else page_of(result, "attn show", precision)
+        looked = None
+        if scale != "sqrt" or drop_sink:  # its page's too, as attn view's
+            from attncli.io.view import Behaviour  # late: start-up (the page's module, with these options only)
+
+            looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        page = None if no_weights else page_of(result, "attn show", precision, behaviour=looked)
     if raw_tokens:  # the labels as the vocabulary writes them (the page built from `result` too)
         result = result.raw_tokens()
     note = None

@@ -116,3 +116,12 @@ def test_the_maps_unpack_as_float64():
     n = len(doc["tokens"])
     entry = doc["contributions"]["layers"][-1]["map"]
     assert unpacked(entry["values"], "<f8", (n, n)).max() == entry["top"]
+
+
+def test_show_s_page_carries_what_show_draws():
+    shown = api.show(TEXT, model=str(GOLDEN / "gpt2"), contrib="alti", scale="log", layer=1)
+    doc = shown.view.doc
+    assert doc["colour"] == {"scale": "log", "drop_sink": False}
+    assert np.array_equal(maps_of(doc)[1]["map"], shown.contributions.layer_matrix)
+    assert "sinkless" in api.show(TEXT, heads=2, drop_sink=True).view.doc
+    assert not {"colour", "contributions"} & set(api.show(TEXT, model=str(GOLDEN / "gpt2")).view.doc)
