@@ -136,6 +136,36 @@ def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, 
     return Contributions(measure, layer, maps.heads, maps.layer, maps.rollout, part, maps.residual, maps.note)
 
 
+#: The most bytes of float64 maps a page carries for every layer; past it, the maps of the page's layer alone.
+PAGE_BYTES = 8 * 2**20
+
+
+def page_layers(model: Model, n: int, measure: str, layer: int) -> list[int]:
+    """The layers whose maps of `measure` the page of `model` on `n` tokens carries: every layer when their float64
+    maps (per head where defined, the layer's, the rollout) take at most PAGE_BYTES, else the page's `layer`.
+
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(n_layer=30, n_head=9)
+    >>> len(page_layers(m, 20, "norm", 29)), page_layers(m, 400, "norm", 29)
+    (30, [29])
+    """
+    m = CONTRIBUTIONS[measure]
+    maps = (model.n_head if m.per_head else 0) + 1 + (1 if m.rolls_out else 0)
+    return list(range(model.n_layer)) if model.n_layer * maps * n * n * 8 <= PAGE_BYTES else [layer]
+
+
+def page_maps(result: AttentionResult, measure: str) -> list[Contributions]:
+    """`attn view --contrib`: `measure` on the layers of `page_layers` of the model's `result`, every head; each
+    layer's maps the same numbers as `attn show --layer L --contrib` prints (the same pass of its text, its
+    pair or its written tokens, through that layer; ALTI's rollout through layers 0..L)."""
+    source = result.source
+    if not isinstance(source, ModelLayer):
+        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    layers = page_layers(source.model, len(result.tokens), measure, source.layer)
+    whole = replace(source, head=None)
+    return [of_result(replace(result, source=replace(whole, layer=l)), measure) for l in layers]
+
+
 def block_budget() -> int:
     """Bytes a block of [rows, n, d] vectors may take: a share of ATTN_MAX_MEMORY."""
     limit = max_bytes_from(os.environ)
