@@ -27,6 +27,8 @@ import pytest
 from attncli.errors import ConfigError
 from attncli.models import forward, load_model
 from attncli.models.interpret.contrib import contributions
+from tests.models.gguf_files import from_folder
+from tests.models.test_gguf import CONVERTED, _windowless
 from tests.smollm2 import SKIP, smollm2_path
 from tests.tolerance import U32
 
@@ -143,3 +145,21 @@ def test_an_output_of_length_0_is_moved_by_no_token():
         c = contributions(model, run, 1, measure).layer_matrix
         assert c[0].tolist() == [0.0, 0.0, 0.0], measure
         np.testing.assert_allclose(c[1:].sum(-1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CONVERTED))
+def test_a_converted_gguf_has_the_maps_of_its_folder(name, tmp_path):
+    """Every measure on a golden folder converted to GGUF as llama.cpp does (tests/models/test_gguf.py) equals the
+    same folder's from safetensors: the same weights, and the block forms read from the same family (Gemma's norms
+    to the rounding of their stored 1 + w, well inside the bound)."""
+    arch, bos = CONVERTED[name]
+    folder = _windowless(name, tmp_path)
+    converted, same = load_model(from_folder(folder, tmp_path / f"{name}.gguf", arch, add_bos=bos)), load_model(folder)
+    ids = np.array(json.loads((REFERENCE / f"{name}.json").read_text())["ids"])
+    layer = same.n_layer - 1
+    runs = [forward(m, ids, upto_layer=layer, steps_layer=layer) for m in (converted, same)]
+    for measure in CHECKS:
+        got, want = (contributions(m, run, layer, measure) for m, run in zip((converted, same), runs, strict=True))
+        for attribute, _ in CHECKS[measure]:
+            a, b = getattr(got, attribute), getattr(want, attribute)
+            assert np.abs(a - b).max() <= tolerance(same) * np.abs(b).max(), (name, measure, attribute)
