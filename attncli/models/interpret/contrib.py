@@ -59,7 +59,9 @@ from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
 from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
-from attncli.models.runs.run import run_pass
+from attncli.models.runs.generate import Generation
+from attncli.models.runs.route import check_part, heads
+from attncli.models.runs.run import heads_document, run_pass
 from attncli.models.runs.seq2seq import source_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
@@ -222,3 +224,57 @@ def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
     if steps.masked is not None:
         distance[steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))
+
+
+def norm_of(model: Model, l: int, x) -> np.ndarray:  # [n, d_model] the stream entering l -> [h, n, n]
+    """Each head's ‖α^h_ij f_h(x_j)‖ of layer `l` (Kobayashi et al. 2020, §3), from its attention on `x`."""
+    _, s = model.family.attention(model, l, x)
+    return norm_heads(s.weights, head_vectors(s.v, s.w_o))
+
+
+def heads_of(
+    model: Model,
+    text: str,
+    measure: str,
+    pair: str | None = None,
+    part: str | None = None,
+    generate: Generation | None = None,
+) -> dict:
+    """`attn heads --contrib MEASURE -f json`: every head's statistics, label and sinks computed on the measure's
+    per-head maps instead of the weights, each row as shares of its sum (norm: ‖α^h_ij f_h(x_j)‖ / Σ_k
+    ‖α^h_ik f_h(x_k)‖, what each token is of what the head moves to output i); the document says which measure
+    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. A measure of the
+    whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
+    m = CONTRIBUTIONS[measure]
+    if measure == "weights":  # the maps are the weights: `attn heads` itself
+        return heads(model, text, pair, part, generate)
+    if not m.per_head:
+        takes = ", ".join(name for name, e in CONTRIBUTIONS.items() if e.per_head)
+        raise ConfigError(
+            f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
+            f"it takes --contrib {takes}; attn show --contrib {measure} draws the layer's maps"
+        )
+    if is_seq2seq(model):
+        raise ConfigError(
+            f"--contrib {measure}: attn heads of an encoder–decoder does not have the maps yet; attn show --part "
+            f"encoder --contrib {measure} draws its encoder's ({model.name})"
+        )
+
+    check_part(model, part, pair)  # a decoder or an encoder has one part, its own
+
+    def shares(run: Forward) -> np.ndarray:  # -> [L, h, n, n], rows sum to 1
+        return np.stack([normalize_rows(norm_of(model, l, x)) for l, x in enumerate(run.hidden)])
+
+    doc = heads_document(model, text, pair, generate, shares)
+    for row in doc["rows"]:
+        row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
+    return doc | {
+        "contrib": {
+            "measure": measure,
+            "title": m.title,
+            "formula": m.formula,
+            "paper": m.paper,
+            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every statistic, "
+            "label and sink number here is computed on, in place of the attention weights",
+        }
+    }
