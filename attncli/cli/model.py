@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from attncli.api.options import SAMPLING, Words, check_model
 from attncli.cli.options import choice
 from attncli.errors import ConfigError
 
@@ -271,39 +272,6 @@ Ablate = Annotated[
         "moves the logit of the next token after TEXT; --target, --mode), about heads × layers / 2 passes.",
     ),
 ]
-SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
-MODEL_ONLY = (
-    "gguf_file",
-    "layer",
-    "head",
-    "rollout",
-    "part",
-    "generate",
-    "top_k",
-    "top_p",
-    "lens",
-    "ablate",
-    "chat",
-    "system",
-    "patch",
-    "dla",
-    "knockout",
-)  # meaningless without --model (but `attn show --head` takes a text run's)
-WITH_MODEL = (
-    "text",
-    "file",
-    "fmt",
-    "output",
-    "precision",
-    "color",
-    "model",
-    *MODEL_ONLY,  # always fine with it
-    "save_svg",
-    "save_html",
-    "width",
-    "theme",
-    "keep_newline",
-)
 
 
 def given(ctx: typer.Context) -> list[Any]:
@@ -318,49 +286,29 @@ def given(ctx: typer.Context) -> list[Any]:
     ]
 
 
-def _names(params: list[Any]) -> str:
-    return ", ".join("/".join(p.opts) for p in params)
-
-
-def check_options(
-    ctx: typer.Context, model: str | None, keep: tuple[str, ...] = (), every: bool = False, both: tuple[str, ...] = ()
-) -> None:
-    """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them.
-
-    `keep` names the command's own options that still apply with --model; `every` keeps all of them
-    (attn compare, where the other options shape the runs the model is compared with); `both` names model
-    options that the command also takes without --model.
-    """
+def check_options(ctx: typer.Context, model: str | None) -> None:
+    """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them as
+    they were written (api/options.py's `check_model`, the one rule, which the API follows too)."""
     params = given(ctx)
-    if model is None:
-        lonely = [p for p in params if p.name in MODEL_ONLY and p.name not in both]
-        if lonely:
-            raise ConfigError(f"{_names(lonely)} {'needs' if len(lonely) == 1 else 'need'} --model DIR")
-        return
     names = {p.name for p in params}
-    if "rollout" in names and "head" in names:
+    if model is not None and "rollout" in names and "head" in names:
         raise ConfigError("--rollout averages every head of each layer: drop --head")
-    if "rollout" in names and "stats" in names:
+    if model is not None and "rollout" in names and "stats" in names:
         raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
-    if every:
-        return
-    from attncli.core.variants import DEFAULT_VARIANT  # late: start-up (not for --help)
+    flags = {p.name: "/".join(p.opts) for p in params}
+    words = Words(flags.__getitem__, "--model", "--model DIR", ", ")
+    takes_generate = "generate" in {p.name for p in ctx.command.params}
+    generate = ("generate" in names) if takes_generate else None
+    command = ctx.command.name or ""
+    check_model(command, model is not None, {p.name: ctx.params.get(p.name) for p in params}, words, generate)
 
-    variant = ctx.params.get("variant")
-    clash = [
-        p
-        for p in params
-        if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == DEFAULT_VARIANT)
-    ]  # the default variant (scaled dot product) is what BERT and GPT-2 do
-    if clash:
-        sampling = [p for p in clash if p.name in SAMPLING and "generate" in {q.name for q in ctx.command.params}]
-        raise ConfigError(
-            f"--model uses the model's own tokenizer, embeddings and weights: drop {_names(clash)}"
-            + (
-                f" ({_names(sampling)} {'is' if len(sampling) == 1 else 'are'} for sampling with --generate N)"
-                * bool(sampling)
-            )
-        )
+
+def run_given(ctx: typer.Context, run: dict[str, Any], generating: bool) -> dict[str, Any]:
+    """The options of a text run the command line was given, as the API takes them (its defaults are the same
+    table's): not --context (the command reads it), nor --temperature and --seed when they are the sampling's of
+    --generate N."""
+    names = {p.name for p in given(ctx)} - {"context"} - (set(SAMPLING) if generating else set())
+    return {k: v for k, v in run.items() if k in names}
 
 
 def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):
