@@ -303,12 +303,18 @@ def check_options(ctx: typer.Context, model: str | None) -> None:
     check_model(command, model is not None, {p.name: ctx.params.get(p.name) for p in params}, words, generate)
 
 
+def written(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
+    """Those of `values` (an option's keyword -> its value) the command line was given: what the API is passed, so
+    that it meets a model as the command line does (its defaults are the same)."""
+    names = {p.name for p in given(ctx)}
+    return {k: v for k, v in values.items() if k in names}
+
+
 def run_given(ctx: typer.Context, run: dict[str, Any], generating: bool) -> dict[str, Any]:
-    """The options of a text run the command line was given, as the API takes them (its defaults are the same
-    table's): not --context (the command reads it), nor --temperature and --seed when they are the sampling's of
-    --generate N."""
-    names = {p.name for p in given(ctx)} - {"context"} - (set(SAMPLING) if generating else set())
-    return {k: v for k, v in run.items() if k in names}
+    """The options of a text run the command line was given (`written`), as the API takes them: not --context (the
+    command reads it), nor --temperature and --seed when they are the sampling's of --generate N."""
+    skip = {"context", *(SAMPLING if generating else ())}
+    return written(ctx, {k: v for k, v in run.items() if k not in skip})
 
 
 def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):

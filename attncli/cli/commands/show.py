@@ -28,6 +28,7 @@ from attncli.cli.model import (
     model_path,
     run_given,
     worker_count,
+    written,
 )
 from attncli.cli.options import (
     Dtype,
@@ -125,7 +126,7 @@ def show(
     )
     context = context_of(run["context"], source.errors)
     chosen = {**run_given(ctx, run, how is not None), "context": context, "layer": layer, "head": head, "part": part}
-    chosen |= {"dtype": dtype} if any(p.name == "dtype" for p in given(ctx)) else {}
+    chosen |= written(ctx, {"dtype": dtype})
     chosen |= {"chat": chat, "system": system}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     chosen |= {"raw_tokens": raw_tokens}
