@@ -14,7 +14,7 @@ float, a NumPy bool a bool, ablate's head pairs a list of (int, int).
 
 None is accepted exactly where the function's default is None. The options of a text run are declared once, with
 their defaults and help, in api/options.py's `RUN`, which adds their rows here. The values' ranges (--heads from 1
-to 256, a layer the model has) are checked where each is used (pipeline/config.py's RunConfig, models/generate.py,
+to 256, a layer the model has) are checked where each is used (pipeline/config.py's RunConfig, models/runs/generate.py,
 ...), with the same words on the command line and here.
 """
 

@@ -75,7 +75,7 @@ def _int_or_str(v: Any) -> int | str | None:
 def _model(v: Any) -> Any:  # a path or name, or a model `attncli.models.load_model` loaded
     if isinstance(v, (str, os.PathLike)):
         return _path(v)
-    from attncli.models.model import Model  # late: start-up (a loaded model means the model code is loaded)
+    from attncli.models.network.model import Model  # late: start-up (a loaded model means the model code is loaded)
 
     return v if isinstance(v, Model) else None
 
@@ -90,7 +90,7 @@ def _models(v: Any) -> Any:  # one model, or a list of them (compare's tokenizer
 def _generate(v: Any) -> Any:  # N new tokens, or a Generation
     if _int(v) is not None:
         return _int(v)
-    from attncli.models.generate import Generation  # late: start-up (model code only with a model)
+    from attncli.models.runs.generate import Generation  # late: start-up (model code only with a model)
 
     return v if isinstance(v, Generation) else None
 
@@ -142,7 +142,7 @@ MASK = Kind('a mask name or several ("causal,window:2", or a list of names)', _m
 INT_OR_STR = Kind("a query's index (an integer) or its token (a string)", _int_or_str)
 MODEL = Kind("a model folder, file or name (a string or os.PathLike), or a model load_model loaded", _model)
 MODELS = Kind("a model (a folder, file or name, or a loaded model) or a list of them", _models)
-GENERATE = Kind("a number of new tokens (an integer) or an attncli.models.generate.Generation", _generate)
+GENERATE = Kind("a number of new tokens (an integer) or an attncli.models.runs.generate.Generation", _generate)
 PAIRS = Kind("(layer, head) pairs of integers, e.g. [(0, 1), (2, 3)]", _pairs)
 LINES = Kind("an iterable of texts (a list or a file), not one string", _lines)
 LIMITS = Kind("an attncli.pipeline.limits.Limits", _limits)

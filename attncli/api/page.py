@@ -36,7 +36,7 @@ def page_of(
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
     decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for; an encoder–decoder's
-    with the target it writes with `generate` (attncli.models.generate.Generation) in every part.
+    with the target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
@@ -105,9 +105,9 @@ def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str,
 
     if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
-    from attncli.models.ablate import MODES  # late: start-up (model code: a --model run only)
-    from attncli.models.head import unembedding
-    from attncli.models.patch import WHAT
+    from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.patch import WHAT
+    from attncli.models.network.head import unembedding
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
@@ -154,7 +154,7 @@ def causal_page(
 
     def build() -> documents.View:
         from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
-        from attncli.models import route
+        from attncli.models.runs import route
 
         flags: dict[str, Any] = {view: True}
         behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
@@ -173,7 +173,7 @@ def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callabl
 
     def build() -> documents.View:
         from attncli.io.view import Behaviour  # late: start-up (model code only when the page is shown)
-        from attncli.models import route
+        from attncli.models.runs import route
 
         result = route.result(loaded, text)
         behaviour = Behaviour(**asked, opens=opens)

@@ -28,8 +28,8 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.generate import Generation
-    from attncli.models.model import Model
+    from attncli.models.network.model import Model
+    from attncli.models.runs.generate import Generation
 
 
 @checked
@@ -51,7 +51,7 @@ def heads(
     writes after it (an encoder–decoder's: the target it writes from `context` after `text`)."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
-    from attncli.models import route
+    from attncli.models.runs import route
     from attncli.render.heads import heads_view
 
     check_chat(chat, system)
@@ -87,7 +87,7 @@ def corpus(
     processes, each loading the model from its path. `progress(n)` hears the lines read so far. One of `stops`
     (Ctrl-C in a notebook) ends the run with the statistics so far, marked partial, and is kept in `.stopped`.
     With `dask` (a scheduler's address) the cluster's workers read the file `name` themselves instead."""
-    from attncli.models.corpus import (  # late: start-up (model code only with a model)
+    from attncli.models.runs.corpus import (  # late: start-up (model code only with a model)
         Corpus,
         corpus_document,
         dask_stats,
@@ -151,7 +151,7 @@ def tokens(
         if model is None:
             toks = tokenize(text, run["tokenizer"], max_tokens)
         else:
-            from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
+            from attncli.models.runs.run import model_tokens  # late: start-up (model code only with a model)
 
             toks = model_tokens(load(model, chat, system)[0], text)
     except TooManyTokens as e:
@@ -213,8 +213,8 @@ def compare(
     results = compare_runs(text, split_names(tokenizers or "char,word,bpe", "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
-        from attncli.models.run import compare_with_model
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
+        from attncli.models.runs.run import compare_with_model
 
         loaded = load(model)[0]
         results.append(route.result(loaded, text, layer, head, part=route.own_part(loaded)))
@@ -227,7 +227,7 @@ def compare(
 
 def _tokenizers(text: str, models: list, tokenizers: str | None, max_tokens: int) -> Records:
     """`compare` with several models: each model's tokenizer (and those of `tokenizers`), a row each."""
-    from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
+    from attncli.models.runs.run import model_tokens  # late: start-up (model code only with a model)
     from attncli.pipeline.compare import split_names, tokenizer_row, tokenizers_document
     from attncli.pipeline.run import check_text
     from attncli.pipeline.tokenize import tokenize
@@ -263,7 +263,7 @@ def lens(
 ) -> Records:
     """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position (an
     encoder–decoder's: its decoder's over the target `text`, reading the source `context`)."""
-    from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
     check_chat(chat, system)
@@ -291,7 +291,7 @@ def ablate(
     (`mode` zero or mean), ranked by how much it moves the next token (or `target`): `rank_by` logprob (default),
     logit, or logit-diff (target − `contrast`, the default with a contrast). The result's `warnings` are the
     notes on the tokens named (an ambiguous one; a target that is another spelling of the next token)."""
-    from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.ablate import ablate_document  # late: start-up (model code only with a model)
     from attncli.render.ablate import ablate_view
 
     check_chat(chat, system)
@@ -311,7 +311,7 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
     caches, Ollama, LM Studio, and the folder or folders `path`, as `--path`), one row each: the name `--model`
     takes, where it lives, family, parameters, quant, bytes, and whether attn supports it (`why` not). Only
     headers are read."""
-    from attncli.models.catalog import installed  # late: start-up (not for import attncli or --help)
+    from attncli.models.opening.catalog import installed  # late: start-up (not for import attncli or --help)
 
     folders = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
     for folder in folders:
@@ -343,7 +343,7 @@ def patch(
     """`attn patch`: activation patching of a decoder between `text` (clean) and `corrupt` (as many tokens): each
     activation of `what` (resid, heads, attn-out, mlp-out) moved from the clean run into the corrupt one (or the
     reverse, `noising`), scored by how much of m = logit(target) − logit(contrast) it restores."""
-    from attncli.models.patch import patch_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.patch import patch_document  # late: start-up (model code only with a model)
     from attncli.render.causal import patch_view
 
     loaded, name = load(model)
@@ -361,7 +361,7 @@ def dla(
 ) -> Records:
     """`attn dla`: direct logit attribution, each head's, MLP's and the embeddings' share of m = logit(target) −
     logit(contrast) at the last position, through the final norm with its scale frozen; the parts sum to m."""
-    from attncli.models.dla import dla_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.dla import dla_document  # late: start-up (model code only with a model)
     from attncli.render.causal import dla_view
 
     loaded, name = load(model)
@@ -385,7 +385,7 @@ def knockout(
     """`attn knockout`: the attention edges from position `to` (default the last) to the tokens of `span`
     (positions such as "2-4", or a part of the text) blocked in every window of `window` consecutive layers, and
     the relative change of the model's top next-token probability (Geva et al. 2023)."""
-    from attncli.models.knockout import knockout_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.knockout import knockout_document  # late: start-up (model code only with a model)
     from attncli.render.causal import knockout_view
 
     loaded, name = load(model)

@@ -35,8 +35,8 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.generate import Generation
-    from attncli.models.model import Model
+    from attncli.models.network.model import Model
+    from attncli.models.runs.generate import Generation
 
 
 def load(model: str | Model, chat: bool = False, system: str | None = None) -> tuple[Model, str]:
@@ -49,7 +49,7 @@ def load(model: str | Model, chat: bool = False, system: str | None = None) -> t
     else:
         loaded, name = model, str(model.path)
     if chat:
-        from attncli.models.tokens import with_chat  # late: start-up (model code only with a model)
+        from attncli.models.runs.tokens import with_chat  # late: start-up (model code only with a model)
 
         loaded = with_chat(loaded, system)
     return loaded, name
@@ -59,7 +59,7 @@ def generation_of(generate: Generation | int | None) -> Generation | None:
     """`generate=`: N new tokens (greedy), or a `Generation` (its sampling too), or None."""
     if generate is None or not isinstance(generate, int):
         return generate
-    from attncli.models.generate import Generation  # late: start-up (model code only with a model)
+    from attncli.models.runs.generate import Generation  # late: start-up (model code only with a model)
 
     return Generation(generate)
 
@@ -92,7 +92,7 @@ def show(
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
-    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`); an
+    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.runs.generate.Generation`); an
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index, or its token as text or as the vocabulary writes
@@ -120,7 +120,7 @@ def show(
         show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
     )
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
@@ -146,7 +146,7 @@ def show(
     drawn = partial(table, result)
     contributions = None
     if contrib != "weights":
-        from attncli.models.contrib import of_result  # late: start-up (model code only with a model)
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
         from attncli.render.contrib import contribution_view
 
         contributions = of_result(result, contrib)
@@ -192,7 +192,7 @@ def rollout(
 ) -> Output:
     """`attn show --rollout`: the attention rollout (Abnar & Zuidema 2020) of `model` on `text`, token to token
     through layers 0..`layer` (default the last); an encoder–decoder's `part` over the source `context`."""
-    from attncli.models import route  # late: start-up (model code only with a model)
+    from attncli.models.runs import route  # late: start-up (model code only with a model)
     from attncli.render.heads import rollout_view
 
     rolled = route.rollout(load(model)[0], text, layer, context, part)
@@ -225,7 +225,7 @@ def steps(
     from attncli.render.steps import show_steps
 
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
@@ -289,7 +289,7 @@ def view(
     causal |= dict(knockout=knockout, span=span, to=to, window=window)
     check_behaviour({**views, **causal, "target": target, "mode": mode}, lambda k: f"{k}=")
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
 
         # --context: an encoder–decoder's source, or an encoder's sentence pair
         loaded, name = load(model, chat, system)

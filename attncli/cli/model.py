@@ -199,7 +199,7 @@ SampleTopP = Annotated[
         show_default=False,
     ),
 ]
-# attncli.models.ablate.MODES, written out so that building a command imports no model code
+# attncli.models.interpret.ablate.MODES, written out so that building a command imports no model code
 # (tests/cli/test_ablate.py checks that they agree).
 MODES = ("zero", "mean")
 
@@ -236,7 +236,7 @@ Span = Annotated[  # required by attn knockout (no default there), optional in a
         show_default=False,
     ),
 ]
-RANK_BY = ("logprob", "logit", "logit-diff")  # attncli.models.ablate's RANKINGS (a test checks they agree)
+RANK_BY = ("logprob", "logit", "logit-diff")  # attncli.models.interpret.ablate's RANKINGS (a test checks they agree)
 RankBy = Annotated[
     str | None,
     choice(
@@ -318,13 +318,13 @@ def run_given(ctx: typer.Context, run: dict[str, Any], generating: bool) -> dict
 
 
 def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):
-    """--generate N and how its tokens are chosen, as attncli.models.generate's Generation (None without it):
+    """--generate N and how its tokens are chosen, as attncli.models.runs.generate's Generation (None without it):
     greedy, or sampled when --temperature, --top-k or --top-p is given (--seed seeds NumPy's stream)."""
     if generate is None:
         if top_k is not None or top_p is not None:
             raise ConfigError("--top-k and --top-p sample the tokens --generate writes: add --generate N")
         return None
-    from attncli.models.generate import Generation  # late: start-up (model code only with --model)
+    from attncli.models.runs.generate import Generation  # late: start-up (model code only with --model)
 
     names = {p.name for p in given(ctx)}
     how = Generation(generate, temperature if "temperature" in names else None, top_k, top_p, seed)
@@ -347,7 +347,7 @@ def model_path(model: str | None, gguf_file: str | None) -> str | None:
     Hugging Face cache repo, LM Studio's), so that every process of a run (heads --lines' workers) reads that one."""
     if model is None or gguf_file is None:
         return model
-    from attncli.models.hub import resolve_model  # late: start-up (only with --gguf-file)
+    from attncli.models.opening.hub import resolve_model  # late: start-up (only with --gguf-file)
 
     return str(resolve_model(model, gguf_file))
 

@@ -38,11 +38,11 @@ from attncli.pipeline.tokentext import labels as token_labels
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
-    from attncli.models.attention import LayerSteps
-    from attncli.models.forward import Forward
-    from attncli.models.generate import Generation
-    from attncli.models.seq2seq import PartLayer
-    from attncli.models.source import ModelLayer
+    from attncli.models.network.attention import LayerSteps
+    from attncli.models.network.forward import Forward
+    from attncli.models.runs.generate import Generation
+    from attncli.models.runs.seq2seq import PartLayer
+    from attncli.models.runs.source import ModelLayer
 
 SCHEMA = "attncli.view/4"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
@@ -66,7 +66,7 @@ def check_page(model: Model, n: int, drawn: int | None = None) -> None:
     the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
     unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
     heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
-    from attncli.models.folder import check_run  # late: start-up (model code: a --model run only)
+    from attncli.models.files.folder import check_run  # late: start-up (model code: a --model run only)
 
     drawn = model.n_layer * model.n_head if drawn is None else drawn
     page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
@@ -292,7 +292,7 @@ def model_view(
     A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
     and, after --generate, the probability of each written token and where they start ("generated").
     """
-    from attncli.models import route  # late: start-up (model code: a --model run only)
+    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
 
     if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
         return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate)
@@ -351,8 +351,8 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
     whose first one is then the model's own next token), each null unless asked for; after --generate,
     "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
     each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
-    from attncli.models.ablate import ablate_record  # late: start-up (model code: a --model run only)
-    from attncli.models.lens import LAYERS, lens_rows, written_probabilities
+    from attncli.models.interpret.ablate import ablate_record  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
 
     ids, start = list(tokens.ids), tokens.generated
     out: dict = {"lens": None, "ablation": None}
@@ -389,9 +389,9 @@ def causal_view(model: Model, text: str, tokens, behaviour: Behaviour) -> dict:
     and `attn knockout -f json` on the page's text (before any written tokens), each null unless asked for; the
     patch with "strongest" (its PATCH_NAMED rows of largest |score|, by index, named on the page) and the dla with
     "ranked" (every row's index by |dla|, largest first: the order of the page's bars)."""
-    from attncli.models.dla import dla_document  # late: start-up (model code: a --model run only)
-    from attncli.models.knockout import knockout_document
-    from attncli.models.patch import patch_document
+    from attncli.models.interpret.dla import dla_document  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.knockout import knockout_document
+    from attncli.models.interpret.patch import patch_document
 
     b = behaviour
     out: dict = {"patch": None, "dla": None, "knockout": None}
@@ -503,7 +503,7 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models import route  # late: start-up (model code: a --model run only)
+    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
     # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
@@ -548,8 +548,8 @@ def parts_view(
 def _written(model: Model, context: str, target) -> dict:
     """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
     first written token among the decoder's) and "probs" (the probability the model gave each)."""
-    from attncli.models.lens import written_probabilities  # late: start-up (model code: a --model run)
-    from attncli.models.seq2seq import source_tokens
+    from attncli.models.interpret.lens import written_probabilities  # late: start-up (model code: a --model run)
+    from attncli.models.runs.seq2seq import source_tokens
 
     start = target.generated
     probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)

@@ -2,7 +2,7 @@
 
 Per head where the measure has them (norm), then the whole layer's matrix, then (ALTI) its rollout; the caption
 says what was run and the line under it the measure's formula and paper. The numbers are the model's
-(attncli.models.contrib computes them); nothing here computes one.
+(attncli.models.interpret.contrib computes them); nothing here computes one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from attncli.render.units import Units
 
 
 def contribution_view(result: AttentionResult, contributions, precision: int = 2, width: int = 100) -> RenderableType:
-    # contributions: attncli.models.contrib.Contributions (heads [h, n, n] or None, layer_matrix, rollout [n, n])
+    # contributions: attncli.models.interpret.contrib.Contributions (heads [h, n, n] or None, layer_matrix, rollout [n,
+    # n])
     """The measure's matrices: every head's (where defined), the layer's, the rollout's (ALTI)."""
     m = CONTRIBUTIONS[contributions.measure]
     rows, cols = result.tokens.labels(), result.key_tokens.labels()

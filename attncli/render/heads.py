@@ -15,7 +15,7 @@ from rich.text import Text
 
 from attncli.core.statistics import DETECTORS, EVIDENCE, HINTS, shade_key
 from attncli.models import BROAD, PATTERN_MASS
-from attncli.models.source import describe, token_marks
+from attncli.models.runs.source import describe, token_marks
 from attncli.render.matrix import HEATMAP_ABOVE, Matrix, columns_shown
 from attncli.render.show import escape_token
 from attncli.render.style import shade, system_of

@@ -11,8 +11,8 @@ import pytest
 import attncli
 from attncli.core.measures import CONTRIBUTIONS
 from attncli.models import forward, load_model
-from attncli.models.contrib import contributions
-from attncli.models.run import run_pass
+from attncli.models.interpret.contrib import contributions
+from attncli.models.runs.run import run_pass
 from tests.conftest import attn
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"

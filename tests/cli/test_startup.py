@@ -115,7 +115,7 @@ def test_a_text_run_imports_no_model_code():
 def test_a_safetensors_model_imports_no_gguf():
     """The gguf package (0.4 s, and pyyaml, requests, tqdm behind it) loads for GGUF files only."""
     modules = imported("show", "time flies", "--model", str(ROOT / "tests" / "models" / "golden" / "qwen2"))
-    assert "attncli.models.load" in modules
+    assert "attncli.models.opening.load" in modules
     assert not {m for m in modules if m.split(".")[0] in ("gguf", "yaml", "requests", "tqdm")}
 
 
@@ -165,7 +165,7 @@ def test_a_corpus_run_imports_neither_dask_nor_pyarrow(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("time flies like an arrow\nfruit flies like a banana\n")
     modules = imported("heads", "--model", str(folder), "--lines", "--file", str(corpus), "--workers", "2")
-    assert "attncli.models.corpus" in modules
+    assert "attncli.models.runs.corpus" in modules
     assert not {m for m in modules if m.split(".")[0] in ("dask", "distributed", "pyarrow")}
 
 

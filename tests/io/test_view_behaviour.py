@@ -15,11 +15,11 @@ import pytest
 
 from attncli import api
 from attncli.models import forward, load_model
-from attncli.models.ablate import ablate_document, ablate_record
-from attncli.models.head import logits, probabilities
-from attncli.models.hparams import ModelError
-from attncli.models.lens import lens_document, lens_rows
-from attncli.models.tokens import encode
+from attncli.models.files.hparams import ModelError
+from attncli.models.interpret.ablate import ablate_document, ablate_record
+from attncli.models.interpret.lens import lens_document, lens_rows
+from attncli.models.network.head import logits, probabilities
+from attncli.models.runs.tokens import encode
 from attncli.pipeline.tokentext import labels
 from tests.conftest import attn
 from tests.io.test_view import embedded
@@ -139,8 +139,8 @@ def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(mo
 
 
 def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
-    from attncli.models.encdec import seq2seq_forward
-    from attncli.models.seq2seq import source_tokens
+    from attncli.models.runs.encdec import seq2seq_forward
+    from attncli.models.runs.seq2seq import source_tokens
     from tests.tolerance import matmul_bound
 
     model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"

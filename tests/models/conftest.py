@@ -21,7 +21,7 @@ def backend(request, monkeypatch):
     """The blocks' GELU and products with NumPy alone, then through Intel MKL (attncli.core.mkl); the "mkl" run
     is skipped where the optional mkl package is not installed, the "numpy" one runs even where it is."""
     from attncli.core import mkl
-    from attncli.models import blocks
+    from attncli.models.network import blocks
 
     if request.param == "numpy":
         monkeypatch.setattr(blocks, "_mkl", lambda: None)

@@ -15,11 +15,11 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import load_model
-from attncli.models.causal import trace
-from attncli.models.dla import dla_document, frozen_final
-from attncli.models.knockout import knockout_document
-from attncli.models.patch import WHAT, patch_document
-from attncli.models.tokens import encode
+from attncli.models.interpret.causal import trace
+from attncli.models.interpret.dla import dla_document, frozen_final
+from attncli.models.interpret.knockout import knockout_document
+from attncli.models.interpret.patch import WHAT, patch_document
+from attncli.models.runs.tokens import encode
 from tests.models.test_behaviour import DELTAS
 from tests.tolerance import U32
 
@@ -105,7 +105,7 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
     from safetensors.numpy import load_file, save_file
 
     from attncli.models import forward
-    from attncli.models.head import logits
+    from attncli.models.network.head import logits
 
     folder = tmp_path / "gpt2"
     shutil.copytree(GOLDEN / "gpt2", folder)
@@ -128,7 +128,7 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
 def test_patch_batches_within_the_memory_budget_give_the_same_scores(monkeypatch):
     """With ATTN_MAX_MEMORY room for 2 copies at a time, the copies of a layer run in batches of 2: the scores are
     those of one batch, to float32 rounding of a product whose rows are split otherwise."""
-    from attncli.models.patch import batch_size
+    from attncli.models.interpret.patch import batch_size
 
     model = load_model(GOLDEN / "llama")
     whole = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
@@ -199,7 +199,7 @@ def smollm2():
 
 def test_smollm2_ioi_patching_equals_transformers(smollm2):
     """The layers of LAYERS patched as `patch` does, each a batch of copies from that layer on."""
-    from attncli.models.causal import metric, metric_ids
+    from attncli.models.interpret.causal import metric, metric_ids
 
     model, ref = smollm2
     clean, corrupt = encode(model, ref["clean"]).ids, encode(model, ref["corrupt"]).ids

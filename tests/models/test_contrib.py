@@ -24,7 +24,7 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import forward, load_model
-from attncli.models.contrib import contributions
+from attncli.models.interpret.contrib import contributions
 from tests.smollm2 import SKIP, smollm2_path
 from tests.tolerance import U32
 

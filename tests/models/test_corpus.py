@@ -15,8 +15,15 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward
-from attncli.models.corpus import Corpus, corpus_document, induction_stats, merge_all, partition_stats, stream_stats
-from attncli.models.load import load_model
+from attncli.models.opening.load import load_model
+from attncli.models.runs.corpus import (
+    Corpus,
+    corpus_document,
+    induction_stats,
+    merge_all,
+    partition_stats,
+    stream_stats,
+)
 from tests.conftest import ROOT, attn
 from tests.model_fixtures import make_bert, make_gpt2
 from tests.models.test_batch import run_bound
@@ -105,7 +112,7 @@ def test_the_table_shows_the_grid_and_the_top_heads(gpt2, corpus):
 
 
 def test_an_interrupted_run_reports_what_it_has_marked_partial(bert, corpus, monkeypatch):
-    from attncli.models import corpus as corpus_module
+    from attncli.models.runs import corpus as corpus_module
 
     real = corpus_module.stream_stats
 
@@ -134,7 +141,7 @@ def test_options_of_a_corpus_need_lines(bert):
 def test_a_local_dask_cluster_gives_the_single_process_result(bert, corpus):
     import distributed  # the test extra installs the dask extra: a missing one fails here, never skips
 
-    from attncli.models.corpus import dask_stats
+    from attncli.models.runs.corpus import dask_stats
 
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
@@ -234,7 +241,7 @@ def test_ctrl_c_on_a_worker_pool_prints_the_partial_statistics_and_exits_130(ber
     reader = threading.Thread(target=read_the_terminal, daemon=True)
     reader.start()
     assert proc.stdin is not None
-    from attncli.models.corpus import WINDOW
+    from attncli.models.runs.corpus import WINDOW
 
     lines = [line for line in LINES if line]  # no blank line: the first lines done hold texts
     texts = lines * (WINDOW // len(lines) + 2)  # more than a window of lines: the first window runs
@@ -251,7 +258,7 @@ def test_ctrl_c_on_a_worker_pool_prints_the_partial_statistics_and_exits_130(ber
 
 
 def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
-    from attncli.models.corpus import _chunks
+    from attncli.models.runs.corpus import _chunks
 
     lines = [f"{i:02d} " + "x" * (i * 7 % 11) for i in range(23)]
     chunks = list(_chunks(lines, 3, 8))
@@ -266,7 +273,7 @@ def test_chunks_hold_every_line_once_of_similar_length_within_each_window():
 def test_progress_comes_after_the_first_batch_not_the_first_chunk(bert, workers):
     """The bar sat at 0 % until a whole chunk (128 lines) was done on every worker: the first chunks are one
     batch each, so the first report comes after BATCH lines."""
-    from attncli.models.corpus import BATCH, CHUNK
+    from attncli.models.runs.corpus import BATCH, CHUNK
 
     lines = [f"time flies like an arrow {'x' * (i % 7)} {i}" for i in range(3 * CHUNK)]
     reads = [read for _, read in stream_stats(bert, lines, workers)]
@@ -347,9 +354,9 @@ def test_a_worker_killed_mid_run_stops_the_run_with_one_line(bert, idle):
 
 def test_a_dask_address_where_no_scheduler_listens_is_one_line(bert, corpus, monkeypatch):
     """Hostile round III: `--dask tcp://127.0.0.1:1` gave a raw traceback."""
-    import attncli.models.corpus
+    import attncli.models.runs.corpus
 
-    monkeypatch.setattr(attncli.models.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying
+    monkeypatch.setattr(attncli.models.runs.corpus, "DASK_TIMEOUT", "1s")  # the address refuses at once; 30 s retrying
     for address, code, said in (("tcp://127.0.0.1:1", 1, "no Dask scheduler answered at"), ("a::", 2, "--dask 'a::'")):
         r = attn("heads", "--model", bert, "--lines", "--file", corpus, "--dask", address)
         assert r.exit_code == code and r.stderr.startswith(f"Error: {said}"), r.output

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import attncli.models.tokens as tokens_module
+import attncli.models.runs.tokens as tokens_module
 from attncli.models import ModelError, load_model
-from attncli.models.folder import MAX_BYTES, check_run, inside
-from attncli.models.model import Weights
+from attncli.models.files.folder import MAX_BYTES, check_run, inside
+from attncli.models.network.model import Weights
 from attncli.pipeline.read import MAX_JSON_DEPTH
 from tests.conftest import attn, refused
 from tests.model_fixtures import make_bert
@@ -119,7 +119,7 @@ def test_an_unreadable_safetensors_file_is_permission_denied():
 
     import safetensors  # noqa: F401  (imported here: nobody may not read the packages)
 
-    from attncli.models.folder import checkpoint
+    from attncli.models.files.folder import checkpoint
 
     top = Path(tempfile.mkdtemp())  # pytest's own tmp_path sits in a folder only its owner may enter
     folder = make_bert(top / "m")

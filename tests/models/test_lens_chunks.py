@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models import lens as lens_module
-from attncli.models.head import probabilities, unembedding
-from attncli.models.lens import lens_arrays, lens_top, written_probabilities
-from attncli.models.tokens import encode
+from attncli.models.interpret import lens as lens_module
+from attncli.models.interpret.lens import lens_arrays, lens_top, written_probabilities
+from attncli.models.network.head import probabilities, unembedding
+from attncli.models.runs.tokens import encode
 from tests.tolerance import matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -1,6 +1,7 @@
-"""A streamed pass (models/model.py's `Weights` keeping no layer, or only the first, within the room a run leaves
-it) computes with the same tensors in the same order as a pass over a model kept whole, so it gives the same bits:
-every golden folder (safetensors), GGUF files (F32 and quantized, dequantized a few rows at a time) and SmolLM2."""
+"""A streamed pass (models/network/model.py's `Weights` keeping no layer, or only the first, within the room a run
+leaves it) computes with the same tensors in the same order as a pass over a model kept whole, so it gives the same
+bits: every golden folder (safetensors), GGUF files (F32 and quantized, dequantized a few rows at a time) and
+SmolLM2."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models import gguf as gguf_module
-from attncli.models.encdec import is_seq2seq, seq2seq_forward
-from attncli.models.generate import decode
-from attncli.models.model import layer_of
-from attncli.models.tokens import encode
+from attncli.models.files import gguf as gguf_module
+from attncli.models.network.model import layer_of
+from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs.generate import decode
+from attncli.models.runs.tokens import encode
 from tests.conftest import ROOT
 from tests.smollm2 import SKIP, smollm2_path
 
@@ -156,8 +157,8 @@ def test_a_run_the_machine_cannot_give_is_refused_in_one_line_whatever_the_budge
         "from attncli.pipeline.budget import address_space\n"
         "limit = address_space() + 2**30\n"
         "resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))\n"
-        "from attncli.models.folder import check_run\n"
-        "from attncli.models.hparams import ModelError\n"
+        "from attncli.models.files.folder import check_run\n"
+        "from attncli.models.files.hparams import ModelError\n"
         "assert check_run(2**20, 2, 2, 16, 8, 'small') is not None\n"
         "try:\n"
         "    check_run(4 * 2**30, 2, 2, 16, 8, 'big')\n"

@@ -10,8 +10,8 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import load_model
-from attncli.models.ablate import another_spelling
-from attncli.models.vocab import VocabToken, spellings, token_text, vocab_token
+from attncli.models.interpret.ablate import another_spelling
+from attncli.models.runs.vocab import VocabToken, spellings, token_text, vocab_token
 
 GPT2 = Path(__file__).parent / "golden" / "gpt2"
 

@@ -14,7 +14,7 @@ from textual.widgets import Input
 
 from attncli.core.statistics import LABELS
 from attncli.models import load_model
-from attncli.models.generate import Generation
+from attncli.models.runs.generate import Generation
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import DEBOUNCE, ExploreApp
 from attncli.render.explore.state import Explorer

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from attncli.models import load_model
-from attncli.models.ablate import ablate_document
-from attncli.models.generate import Generation
-from attncli.models.lens import lens_document, written_probabilities
-from attncli.models.seq2seq import source_tokens
+from attncli.models.interpret.ablate import ablate_document
+from attncli.models.interpret.lens import lens_document, written_probabilities
+from attncli.models.runs.generate import Generation
+from attncli.models.runs.seq2seq import source_tokens
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokentext import labels
 from attncli.render.explore.app import DEBOUNCE

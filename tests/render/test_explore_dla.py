@@ -9,7 +9,7 @@ import json
 import pytest
 
 from attncli.models import load_model
-from attncli.models.ablate import ablate_document
+from attncli.models.interpret.ablate import ablate_document
 from attncli.pipeline.config import RunConfig
 from attncli.render.causal import part_name
 from attncli.render.explore.state import Explorer

@@ -65,7 +65,7 @@ def llama():
 
 
 def generated(model) -> ExploreApp:
-    from attncli.models.generate import Generation
+    from attncli.models.runs.generate import Generation
 
     e = Explorer("time flies", RunConfig(), model=model, generate=Generation(3))
     e.compute()

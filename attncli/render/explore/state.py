@@ -78,7 +78,9 @@ class Explorer:
     query: int = 0
     key: int = 0
     part: str | None = None
-    generate: Any = None  # a decoder's --generate (attncli.models.generate.Generation): every run is of the text and
+    generate: Any = (
+        None  # a decoder's --generate (attncli.models.runs.generate.Generation): every run is of the text and
+    )
     # the tokens it writes after it
     step: int | None = None  # of a generation: the written token in focus (0: the first), None: the whole matrix
     result: AttentionResult = field(init=False)
@@ -95,7 +97,7 @@ class Explorer:
 
     def _run(self, text: str, config: RunConfig, layer: int | None, part: str | None) -> AttentionResult:
         if self.model is not None:
-            from attncli.models import route  # late: start-up (model code only with --model)
+            from attncli.models.runs import route  # late: start-up (model code only with --model)
 
             return route.result(self.model, text, layer, None, self.context, part, self.generate)
         from attncli.pipeline.run import run  # late: start-up (the pipeline loads with the first text)
@@ -119,7 +121,7 @@ class Explorer:
             raise AttnError("attn explore shows the weights: run without --no-weights")
         self.text, self.config, self.result = text, config, result
         if self.model is not None:
-            from attncli.models.route import check_part  # late: start-up (model code only with --model)
+            from attncli.models.runs.route import check_part  # late: start-up (model code only with --model)
 
             self.layer = result.source.layer  # type: ignore[attr-defined]  # ModelLayer: the layer it resolved
             self.part = check_part(self.model, part, self.context)
@@ -143,7 +145,7 @@ class Explorer:
         """The layers of the run: a text run's one, a model's (an encoder–decoder's part's)."""
         if self.model is None:
             return 1
-        from attncli.models.route import part_layers  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import part_layers  # late: start-up (model code only with --model)
 
         return part_layers(self.model, self.part or "encoder")
 
@@ -152,7 +154,7 @@ class Explorer:
         if self.model is None:
             return ()
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.route import model_parts  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import model_parts  # late: start-up (model code only with --model)
 
         have = model_parts(self.model)
         return tuple(p for p in have if len(have) > 1 and (self.context is not None or not PARTS[p].needs_source))
@@ -210,7 +212,7 @@ class Explorer:
             if parts:
                 return "only the encoder's part: --context SOURCE runs TEXT through the decoder (cross, decoder)"
             return f"{self.model.name} has one part, its own self-attention (parts: an encoder–decoder's)"
-        from attncli.models.route import part_layers  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import part_layers  # late: start-up (model code only with --model)
 
         assert self.layer is not None and self.part is not None
         part = parts[(parts.index(self.part) + step) % len(parts)]
@@ -251,8 +253,8 @@ class Explorer:
         target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
-        from attncli.models.head import unembedding  # late: start-up (model code only with --model)
-        from attncli.models.route import model_parts
+        from attncli.models.network.head import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import model_parts
 
         seq2seq = len(model_parts(self.model)) > 1  # an encoder–decoder: parts, its decoder writes the target
         if seq2seq and self.context is None:
@@ -321,11 +323,11 @@ class Explorer:
 
     def written_probability(self) -> float:
         """The probability the model gave the written token in focus after the tokens before it."""
-        from attncli.models.lens import written_probabilities  # late: start-up (model code only with --model)
+        from attncli.models.interpret.lens import written_probabilities  # late: start-up (model code only with --model)
 
         tokens, start, source = self.result.tokens, len(self.result.tokens) - self.written(), None
         if self.context is not None:  # an encoder–decoder's target, written reading the source
-            from attncli.models.seq2seq import source_tokens  # late: start-up (model code only with --model)
+            from attncli.models.runs.seq2seq import source_tokens  # late: start-up (model code only with --model)
 
             source = source_tokens(self.model, self.context).ids
         found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start, source))
@@ -335,8 +337,8 @@ class Explorer:
     def lens(self) -> dict:
         """`attn lens -f json` of this run's tokens (a generation's whole sequence), the top LENS_K of each cell."""
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.lens import lens_document
-        from attncli.models.seq2seq import decoder_tokens
+        from attncli.models.interpret.lens import lens_document
+        from attncli.models.runs.seq2seq import decoder_tokens
 
         tokens, context = self.result.tokens, self.context
         if context is not None and self.part is not None and not PARTS[self.part].needs_source:
@@ -348,7 +350,7 @@ class Explorer:
     def ablation(self, progress: Callable[[int, int], None] | None = None) -> dict:
         """`attn ablate -f json` of the text (a generation's before its first written token): every head
         switched off alone; `progress(done, total)` after each layer."""
-        from attncli.models.ablate import ablate_document  # late: start-up (model code only with --model)
+        from attncli.models.interpret.ablate import ablate_document  # late: start-up (model code only with --model)
 
         tokens, text = self.result.tokens, self.text
         return self._cached(
@@ -358,7 +360,7 @@ class Explorer:
     def attribution(self) -> dict:
         """`attn dla -f json` of the text (a generation's before its first written token) for the model's own
         next token there (models.dla.own_next: no contrast, m = its logit): each part's direct share of it."""
-        from attncli.models.dla import dla_document, own_next  # late: start-up (model code only with --model)
+        from attncli.models.interpret.dla import dla_document, own_next  # late: start-up (model code only with --model)
 
         tokens, text = self.result.tokens, self.text
         return self._cached(
@@ -388,7 +390,7 @@ class Explorer:
         """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
         the one layer of a text run."""
         if self.model is not None:
-            from attncli.models import route  # late: start-up (model code only with --model)
+            from attncli.models.runs import route  # late: start-up (model code only with --model)
 
             return route.heads(self.model, self.text, self.context, self.part, self.generate)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)

@@ -1,0 +1,173 @@
+"""A real model's contribution maps (`--contrib norm|alti|value-zeroing`): the measures of
+attncli.core.measures' `CONTRIBUTIONS` on one layer of an encoder or a decoder.
+
+    model = load_model("tests/models/golden/bert")
+    c = contributions(model, "time flies", "alti")
+    c.layer_matrix.shape, c.rollout.shape      # (n, n) and (n, n): layer 1's ALTI and its rollout from layer 0
+
+What ALTI decomposes (Ferrando et al. 2022, §3), by the block's form:
+
+- a post-norm block (BERT and its kin), LN(x + Attn(x)): the layer norm's output, its linear part L_i at each
+  output row (the family's `attention_norm` names the norm);
+- a pre-norm block (GPT-2, Llama and every RMSNorm decoder), x + Attn(Norm(x)): the attention block's output plus
+  the residual, before the next norm. The norm before the attention is a function of x_j alone, so it sits inside
+  f_h(x_j) = Norm(x_j) W_V^h W_O^h (bias b_V included), and nothing is linearized. The block is recognized by its
+  output being exactly x + Attn(Norm(x)).
+
+Any other form (a norm on the attention's output alone, as Gemma 2's and OLMo 2's; GPT-NeoX's parallel MLP added
+in the same block) is refused in one line. Value zeroing (Mohebbi et al. 2023) runs the layer itself, attention,
+MLP and norms, once more per token in batches, so it takes every form.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncli.core.contrib import (
+    alti_layer,
+    cosine_distance,
+    head_vectors,
+    norm_heads,
+    norm_layer,
+    normalize_rows,
+    roll,
+)
+from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.parts import PARTS
+from attncli.errors import ConfigError
+from attncli.models.files.hparams import ModelError
+from attncli.models.network.attention import LayerSteps, editing_values, padding
+from attncli.models.network.forward import Forward, forward
+from attncli.models.network.model import Model
+from attncli.models.runs.encdec import is_seq2seq
+from attncli.models.runs.run import run_pass
+from attncli.models.runs.source import ModelLayer
+from attncli.pipeline.budget import max_bytes_from
+from attncli.pipeline.result import AttentionResult
+
+#: The share of ATTN_MAX_MEMORY a block of [rows, n, d] float64 vectors may take (the pass's arrays hold the rest).
+SHARE = 4
+#: With no ATTN_MAX_MEMORY limit, the bytes a block takes all the same.
+UNBOUNDED_BLOCK = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """One layer's contribution map of one measure: per head (where it has them), the layer's, its rollout."""
+
+    measure: str  # a key of CONTRIBUTIONS
+    layer: int
+    heads: np.ndarray | None  # [h, n, n] float64, or None (ALTI, value zeroing: defined for the layer only)
+    layer_matrix: np.ndarray  # [n, n] float64
+    rollout: np.ndarray | None  # [n, n] float64 through layers 0..layer (ALTI), or None
+
+    def document(self, precision: int | None = None) -> dict:
+        """`-f json`'s `contributions`: {measure, heads (where defined), layer, rollout (ALTI)}."""
+
+        def listed(a: np.ndarray) -> list:
+            return (a if precision is None else np.round(a, precision)).tolist()
+
+        doc: dict = {"measure": self.measure, "title": CONTRIBUTIONS[self.measure].title}
+        if self.heads is not None:
+            doc["heads"] = listed(self.heads)
+        doc["layer"] = listed(self.layer_matrix)
+        if self.rollout is not None:
+            doc["rollout"] = listed(self.rollout)
+        return doc
+
+
+def of_result(result: AttentionResult, measure: str) -> Contributions:
+    """`measure` on the layer of a model's `result` (`attn show --model ... --contrib`), from one more pass of its
+    text through that layer (its sentence pair, or its written tokens with --generate); `heads` those the result
+    holds (every head, or the one --head)."""
+    source = result.source
+    if not isinstance(source, ModelLayer):
+        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    model, layer = source.model, source.layer
+    if is_seq2seq(model):
+        part = getattr(source, "part", None)
+        if part is None or PARTS[part].needs_source:
+            raise ConfigError(
+                f"--contrib {measure}: the maps of an encoder–decoder's decoder and cross-attention are not "
+                f"covered yet; --part encoder has them ({model.name})"
+            )
+        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)  # the source's
+    elif result.tokens.generated is None:
+        run = run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
+    else:
+        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
+    c = contributions(model, run, layer, measure)
+    if c.heads is None or source.head is None:
+        return c
+    return Contributions(c.measure, layer, c.heads[source.head : source.head + 1], c.layer_matrix, c.rollout)
+
+
+def block_budget() -> int:
+    """Bytes a block of [rows, n, d] vectors may take: a share of ATTN_MAX_MEMORY."""
+    limit = max_bytes_from(os.environ)
+    return UNBOUNDED_BLOCK if limit is None else max(1, limit // SHARE)
+
+
+def contributions(model: Model, run: Forward, layer: int, measure: str) -> Contributions:
+    """`measure` (a key of CONTRIBUTIONS other than weights) on `layer` of the pass `run` (its `hidden` through
+    `layer`, and its `steps` of `layer`)."""
+    if measure not in CONTRIBUTIONS or measure == "weights":
+        raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
+    steps = run.steps
+    assert steps is not None and steps.layer == layer  # the pass keeps the steps of the layer shown
+    budget = block_budget()
+    if measure == "norm":
+        f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
+        return Contributions(measure, layer, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None)
+    if measure == "alti":
+        layers = [alti_of(model, l, run.hidden[l], budget) for l in range(layer + 1)]
+        return Contributions(measure, layer, None, layers[-1], roll(layers))
+    return Contributions(measure, layer, None, value_zeroing(model, layer, run.hidden[layer], steps), None)
+
+
+def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model] the stream entering l -> [n, n]
+    """ALTI of layer `l`'s attention block (see the module's docstring for what it decomposes)."""
+    y, s = model.family.attention(model, l, x)
+    f = head_vectors(s.v, s.w_o)
+    if np.array_equal(y, s.output + x):  # pre-norm: x + Attn(Norm(x)), no norm after
+        return alti_layer(s.weights, f, x, None, budget)
+    if model.family.attention_norm is None:
+        raise ConfigError(
+            f"--contrib alti: the attention block of {model.name} ({model.model_type}) is neither LN(x + Attn(x)) "
+            "nor x + Attn(Norm(x)) (a norm on the attention's output alone, or the MLP added in the same block), "
+            "which ALTI's decomposition here does not cover; norm and value-zeroing take it"
+        )
+    gamma = model.weights[model.family.attention_norm(model, l) + ".weight"]
+    return alti_layer(s.weights, f, x, (gamma, True), budget)  # its scale 1/σ_i cancels in each row (core.contrib)
+
+
+def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
+    # [n, d_model] the stream entering l -> [n, n]
+    """c_ij = 1 - cos(x̃_i, x̃_i^(¬j)), rows normalized (Mohebbi et al. 2023, §2): x̃ the output of layer `l`
+    (attention, MLP and their norms), x̃^(¬j) the same with token j's value vectors zeroed in every head. The layer
+    runs once on x, then on copies of x a batch of tokens at a time (one copy per zeroed token, as the padding
+    batch of attncli.models.runs.batch). A causal model's masked cells (j > i) are 0: token j does not reach row i."""
+    f = model.family
+    n, d = np.shape(x)
+    original = f.mlp(model, l, f.attention(model, l, x)[0])  # [n, d_model]
+    per_copy = 8 * n * max(d, 4 * d, n * model.n_head)  # the copy's widest arrays: its MLP and its weights
+    batch = max(1, min(n, block_budget() // per_copy))
+    distance = np.empty((n, n))  # [i, j]: output i, token j zeroed
+    for start in range(0, n, batch):
+        tokens = np.arange(start, min(n, start + batch))
+
+        def zero(v, tokens=tokens):  # [B, h_kv, n, d_v]: copy b loses token tokens[b]'s values
+            v[np.arange(len(tokens)), :, tokens, :] = 0
+
+        copies = np.repeat(np.asarray(x)[None], len(tokens), axis=0)  # [B, n, d_model]
+        with padding(np.zeros((len(tokens), n), dtype=bool)), editing_values(l, zero):
+            zeroed = f.mlp(model, l, f.attention(model, l, copies)[0])  # [B, n, d_model]
+        distance[:, tokens] = cosine_distance(original[None], zeroed).T
+    if not np.isfinite(distance).all():
+        raise ModelError(f"value zeroing of layer {l} of {model.name} is not finite (an output of length 0)")
+    if steps.masked is not None:
+        distance[steps.masked[0]] = 0.0
+    return normalize_rows(np.maximum(distance, 0.0))
