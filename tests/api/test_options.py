@@ -148,3 +148,18 @@ def test_the_table_is_the_one_place_of_a_run_options_help():
     for row in RUN:
         holders = [p for p in PACKAGE.rglob("*.py") if row.help[:40] in p.read_text()]
         assert [p.relative_to(PACKAGE).as_posix() for p in holders] == ["api/options.py"], row.name
+
+
+def test_the_pipelines_config_agrees_with_the_table():
+    """RunConfig (the pipeline's, below the API) keeps a default of each option, and RANGES the ranges it checks:
+    the same options, the same defaults as the table's rows."""
+    from dataclasses import fields
+
+    from attncli.pipeline.config import RANGES, RunConfig
+
+    field = {"dk": "d_k", "dv": "d_v"}  # RunConfig's names of --dk and --dv
+    defaults = {f.name: f.default for f in fields(RunConfig)} | {"mask": None}  # its masks are a tuple, () for none
+    for row in RUN:
+        if row.name != "context":  # the run's second text, not a choice of its config
+            assert defaults[field.get(row.name, row.name)] == row.default, row.name
+    assert set(RANGES) <= {row.name for row in RUN}
