@@ -30,7 +30,6 @@ from attncli.api.kinds import (
     BOOL,
     CALLABLE,
     EXCEPTIONS,
-    GENERATE,
     INT,
     INT_OR_STR,
     LIMITS,
@@ -45,7 +44,7 @@ from attncli.api.kinds import (
     TEXT,
     Kind,
 )
-from attncli.api.options import API, KEEP, RUN, check_model
+from attncli.api.options import API, KEEP, OPTIONS, check_model
 from attncli.api.options import signature as options_signature
 from attncli.errors import ConfigError
 
@@ -61,21 +60,15 @@ class Keyword:
 
 RUNS = "show steps view compare"  # the text runs
 KEYWORDS: tuple[Keyword, ...] = (
-    *(Keyword(o.name, o.kind, o.functions) for o in RUN),  # the options of a text run: api/options.py
+    *(Keyword(o.name, o.kind, o.functions) for o in OPTIONS),  # a text run's and a model's: api/options.py
     Keyword("text", TEXT, "show steps view compare tokens heads lens ablate rollout patch dla knockout"),
     Keyword("tokenizers", STR, "compare"),
     Keyword("variants", STR, "compare"),
     Keyword("heads", PAIRS, "ablate"),
     Keyword("mask", STR, "compute"),  # one mask name or several, comma-separated: no list
     Keyword("context", STR, "heads lens rollout"),  # a model's source or sentence pair (their own --context)
-    Keyword("model", MODEL, "show steps view tokens heads lens ablate rollout corpus patch dla knockout"),
+    Keyword("model", MODEL, "heads lens ablate rollout corpus patch dla knockout"),  # required there
     Keyword("model", MODELS, "compare"),
-    Keyword("layer", INT, "show steps view compare rollout"),
-    Keyword("head", INT, RUNS),
-    Keyword("part", STR, "show steps view heads rollout"),
-    Keyword("generate", GENERATE, "show steps view heads"),
-    Keyword("chat", BOOL, "show steps view tokens heads lens ablate"),
-    Keyword("system", STR, "show steps view tokens heads lens ablate"),
     Keyword("stats", BOOL, "show show_lines"),
     Keyword("no_weights", BOOL, "show compute"),
     Keyword("dtype", STR, "show compute"),

@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from attncli.api.kinds import INT, MASK, NUMBER, STR, Kind
+from attncli.api.kinds import BOOL, GENERATE, INT, MASK, NUMBER, STR, Kind
+from attncli.api.kinds import MODEL as MODEL_KIND
 from attncli.errors import ConfigError
 
 
@@ -109,6 +110,55 @@ RUN: tuple[Option, ...] = (
            RUNS + " compute", COMMANDS + " compute", int, show_default=False),
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {o.name: o.default for o in RUN}
+
+
+def _parts() -> Iterable[str]:
+    from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
+
+    return PARTS
+
+
+# The options of a model's run: each function names them in its own signature, with the row's default (a test
+# checks that they agree), because its body reads them one by one; their checks and the commands' options are
+# made from the rows. (heads, lens, ablate ... take a `model` they cannot run without, and their own --model.)
+MODEL: tuple[Option, ...] = (
+    Option("model", MODEL_KIND, None, ("--model",),
+           "A Hugging Face model folder (config.json, model.safetensors, tokenizer.json), a GGUF file, or a model "
+           "name found offline: in the local Hugging Face cache, an Ollama NAME:TAG, an LM Studio ORG/NAME "
+           "(BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
+           "Gemma, Pythia; BART, mBART, T5, Marian): "
+           "its own tokens and real, trained attention heads.",
+           "show steps view tokens", "show steps view explore tokens", show_default=False),
+    Option("chat", BOOL, False, ("--chat",),
+           "With --model: TEXT as the user's message of a chat in the model's own chat template (GGUF "
+           "tokenizer.chat_template, tokenizer_config.json or chat_template.jinja), ending where the assistant "
+           "answers (--generate continues as the assistant); its tokens marked system, user, assistant or template.",
+           "show steps view tokens heads lens ablate", "show steps view tokens heads lens ablate", bool),
+    Option("system", STR, None, ("--system",),
+           "With --chat: the system message before TEXT (default: none, or the template's own when it writes "
+           "one, as SmolLM2's does).",
+           "show steps view tokens heads lens ablate", "show steps view tokens heads lens ablate",
+           show_default=False),
+    Option("layer", INT, None, ("--layer",),
+           "With --model: the layer (default the last; negative counts from the end).",
+           "show steps view compare rollout", "show steps view explore compare", int, show_default=False),
+    Option("head", INT, None, ("--head",),
+           "One head (default every head, side by side as the width allows); with --model the model's head number; "
+           "negative counts from the end.", RUNS, COMMANDS, int, show_default=False),
+    Option("part", STR, None, ("--part",),
+           "With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, "
+           "--context the source; an alignment of target rows over source columns), decoder (its causal "
+           "self-attention) or encoder (the source's self-attention: --context, or TEXT without it).",
+           "show steps view heads rollout", "show steps view explore heads", choices=_parts, show_default=False),
+    Option("generate", GENERATE, None, ("--generate",),
+           "With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
+           "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is "
+           "of the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text. "
+           "With an encoder–decoder and --context SOURCE: it writes the target from the source, after TEXT (the "
+           "target's beginning; '' to start from the decoder start token alone).",
+           "show steps view heads", "show steps view explore heads", int, show_default=False),
+)  # fmt: skip
+OPTIONS = RUN + MODEL  # every option declared here
 
 
 def signature(function: Callable[..., Any], name: str) -> inspect.Signature:

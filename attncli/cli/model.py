@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from attncli.api.options import SAMPLING, Words, check_model
-from attncli.cli.options import choice
+from attncli.cli.options import choice, row
 from attncli.errors import ConfigError
 
 
@@ -27,19 +27,7 @@ def model_value(value: str | list[str] | None) -> str | list[str] | None:
     return value
 
 
-ModelDir = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json), a GGUF file, or a model "
-        "name found offline: in the local Hugging Face cache, an Ollama NAME:TAG, an LM Studio ORG/NAME "
-        "(BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
-        "Gemma, Pythia; BART, mBART, T5, Marian): "
-        "its own tokens and real, trained attention heads.",
-        show_default=False,
-        callback=model_value,
-    ),
-]
+ModelDir = Annotated[str | None, row("model", callback=model_value)]
 ModelDirs = Annotated[
     list[str] | None,
     typer.Option(
@@ -52,24 +40,8 @@ ModelDirs = Annotated[
         callback=model_value,
     ),
 ]
-Chat = Annotated[
-    bool,
-    typer.Option(
-        "--chat",
-        help="With --model: TEXT as the user's message of a chat in the model's own chat template (GGUF "
-        "tokenizer.chat_template, tokenizer_config.json or chat_template.jinja), ending where the assistant answers "
-        "(--generate continues as the assistant); its tokens marked system, user, assistant or template.",
-    ),
-]
-System = Annotated[
-    str | None,
-    typer.Option(
-        "--system",
-        help="With --chat: the system message before TEXT (default: none, or the template's own when it writes "
-        "one, as SmolLM2's does).",
-        show_default=False,
-    ),
-]
+Chat = Annotated[bool, row("chat")]
+System = Annotated[str | None, row("system")]
 GgufFile = Annotated[
     str | None,
     typer.Option(
@@ -78,21 +50,8 @@ GgufFile = Annotated[
         show_default=False,
     ),
 ]
-Layer = Annotated[
-    int | None,
-    typer.Option(
-        "--layer", help="With --model: the layer (default the last; negative counts from the end).", show_default=False
-    ),
-]
-Head = Annotated[
-    int | None,
-    typer.Option(
-        "--head",
-        help="One head (default every head, side by side as the width allows); with --model the model's head number; "
-        "negative counts from the end.",
-        show_default=False,
-    ),
-]
+Layer = Annotated[int | None, row("layer")]
+Head = Annotated[int | None, row("head")]
 Rollout = Annotated[
     bool,
     typer.Option(
@@ -147,41 +106,14 @@ DropSink = Annotated[
 ]
 
 
-def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
-    from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
-
-    return PARTS
-
-
-Part = Annotated[
-    str | None,
-    choice(
-        "--part",
-        names=_parts,
-        help="With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, --context "
-        "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
-        "encoder (the source's self-attention: --context, or TEXT without it).",
-        show_default=False,
-    ),
-]
+Part = Annotated[str | None, row("part")]
 Workers = Annotated[
     int | None,
     typer.Option(
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
-Generate = Annotated[
-    int | None,
-    typer.Option(
-        "--generate",
-        help="With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
-        "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is of "
-        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text. With an "
-        "encoder–decoder and --context SOURCE: it writes the target from the source, after TEXT (the target's "
-        "beginning; '' to start from the decoder start token alone).",
-        show_default=False,
-    ),
-]
+Generate = Annotated[int | None, row("generate")]
 SampleTopK = Annotated[
     int | None,
     typer.Option(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer._types import TyperChoice
 
-from attncli.api.options import RUN, Option
+from attncli.api.options import OPTIONS, RUN, Option
 from attncli.errors import meant
 from attncli.pipeline.read import ERRORS, MAX_TOKENS
 
@@ -54,12 +54,13 @@ def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs:
     return typer.Option(*flags, click_type=Choice(names), help=help, **kwargs)
 
 
-def row(name: str) -> Any:
-    """The `typer.Option` of the table's option `name` (api/options.py's RUN): its flags, help and choices."""
-    (o,) = (o for o in RUN if o.name == name)
+def row(name: str, **more: Any) -> Any:
+    """The `typer.Option` of the table's option `name` (api/options.py's OPTIONS): its flags, help and choices;
+    `more`: what only the command line has (--model's callback)."""
+    (o,) = (o for o in OPTIONS if o.name == name)
     if o.choices is not None:
-        return choice(*o.flags, names=o.choices, help=o.help, show_default=o.show_default)
-    return typer.Option(*o.flags, help=o.help, show_default=o.show_default)
+        return choice(*o.flags, names=o.choices, help=o.help, show_default=o.show_default, **more)
+    return typer.Option(*o.flags, help=o.help, show_default=o.show_default, **more)
 
 
 def typed(o: Option) -> Any:

@@ -13,7 +13,7 @@ import typer
 import attncli
 from attncli import api
 from attncli.api.keywords import KINDS
-from attncli.api.options import RUN
+from attncli.api.options import MODEL, OPTIONS, RUN
 from attncli.errors import ConfigError
 from tests.conftest import ROOT, app, attn, refused
 
@@ -46,10 +46,21 @@ def _command(name: str):
     return group.get_command(ctx, name)
 
 
-@pytest.mark.parametrize("name", sorted({c for row in RUN for c in row.commands.split()}))
+@pytest.mark.parametrize("name", sorted({o for row in MODEL for o in row.functions.split()}))
+def test_a_model_option_is_in_each_signature_the_table_names_with_the_tables_default(name):
+    """The options of a model's run stay in their functions' own signatures (the bodies read them one by one), with
+    the row's default and its kind (a function with a keyword of the same name the row does not list takes another
+    option: heads' required model; KEYWORDS has one row per keyword of a function)."""
+    own = inspect.signature(getattr(api, name).__wrapped__).parameters
+    for row in (r for r in MODEL if name in r.functions.split()):
+        assert own[row.name].default == row.default and own[row.name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert KINDS[(name, row.name)] is row.kind
+
+
+@pytest.mark.parametrize("name", sorted({c for row in OPTIONS for c in row.commands.split()}))
 def test_each_commands_typer_option_is_the_tables_row(name):
     params = {p.name: p for p in _command(name).params}
-    for row in (r for r in RUN if name in r.commands.split()):
+    for row in (r for r in OPTIONS if name in r.commands.split()):
         param = params[row.name]
         assert tuple(param.opts) == row.flags and param.help == row.help, (name, row.name)
         assert param.default == row.default and param.show_default is row.show_default
@@ -70,11 +81,15 @@ NOT_THE_ROW = {
     ("cli/commands/heads.py", "--context"): "a model's sentence pair or source, not a text run's cross-attention",
     ("cli/commands/lens.py", "--context"): "an encoder–decoder's source",
     ("cli/commands/ablate.py", "--heads"): "the heads ablate switches off, LAYER.HEAD pairs",
+    ("cli/model.py", "--model"): "attn compare's, which may be given several times (ModelDirs)",
+    ("cli/commands/heads.py", "--model"): "a model heads cannot run without",
+    ("cli/commands/lens.py", "--model"): "a decoder lens cannot run without",
+    ("cli/commands/ablate.py", "--model"): "a decoder ablate cannot run without",
 }
 
 
 def test_no_module_declares_a_tables_option_again():
-    flags = {f for row in RUN for f in row.flags}
+    flags = {f for row in OPTIONS for f in row.flags}
     names = {row.name: row for row in RUN}
     found = []
     for path in sorted((PACKAGE / "cli").rglob("*.py")):
@@ -145,7 +160,7 @@ def test_none_and_false_are_not_given():
 
 def test_the_table_is_the_one_place_of_a_run_options_help():
     """Each row's help is written once in the package: in api/options.py."""
-    for row in RUN:
+    for row in OPTIONS:
         holders = [p for p in PACKAGE.rglob("*.py") if row.help[:40] in p.read_text()]
         assert [p.relative_to(PACKAGE).as_posix() for p in holders] == ["api/options.py"], row.name
 
