@@ -1,13 +1,16 @@
-"""The options of a text run, each declared once, and the one rule of which options a real model may meet.
+"""The options of a text run and of a model's run, each declared once, and the one rule of which options a real
+model may meet.
 
-`RUN` is one table: an `Option` per row holds the option's keyword, what it takes (its `Kind`), its default, how
-the command line writes it and its help, the registry whose names it offers, and which API functions and which
-`attn` commands take it. From it come the API's keywords (api/keywords.py's `checked` puts the rows in place of a
-function's `**run`, so `help(attncli.show)` and `inspect.signature` list each with its default), their type
-checks (`KEYWORDS`) and the commands' Typer options (cli/options.py's `Run`). A new option of a text run is one
-row here (and its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is `RunConfig`'s to check
-(pipeline/config.py's `RANGES`): the pipeline guards a config whoever builds it, for the command line and the API
-alike.
+`RUN` and `MODEL` are one table (`OPTIONS`): an `Option` per row holds the option's keyword, what it takes (its
+`Kind`), its default, how the command line writes it and its help, the registry whose names it offers, and which
+API functions and which `attn` commands take it. From it come the keywords' type checks (api/keywords.py's
+`KEYWORDS`) and the commands' Typer options (cli/options.py's `Run` and `row`). A text run's options are handed
+to a function as one bundle: `checked` puts the rows of `RUN` in place of its `**run`, so that `help(attncli.show)`
+and `inspect.signature` list each with its default; a model's options, which a body reads one by one, stay in the
+function's own signature, with the row's default (tests/api/test_options.py holds them to it). A new option is one
+row here (and, for a text run's, its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is
+`RunConfig`'s to check (pipeline/config.py's `RANGES`): the pipeline guards a config whoever builds it, for the
+command line and the API alike, and this table stays light enough for `attn show -h` (no NumPy).
 
     >>> [o.name for o in RUN if o.default is None]
     ['dk', 'dv', 'd_a', 'mask', 'context', 'rank', 'features']
