@@ -178,3 +178,16 @@ def test_the_pipelines_config_agrees_with_the_table():
         if row.name != "context":  # the run's second text, not a choice of its config
             assert defaults[field.get(row.name, row.name)] == row.default, row.name
     assert set(RANGES) <= {row.name for row in RUN}
+
+
+def test_the_model_rule_names_only_options_that_exist():
+    """Every name the one rule lists (options a model has no use without, options always fine with one, each
+    command's own that still apply) is an option of a command or a keyword of the API."""
+    from attncli.api.options import BOTH, KEEP, MODEL_ONLY, SAMPLING, WITH_MODEL
+    from attncli.cli.app import COMMANDS
+
+    offered = {p.name for name in COMMANDS if name != "help" for p in _command(name).params}
+    keywords = {name for (_, name) in KINDS}
+    listed = {*MODEL_ONLY, *WITH_MODEL, *SAMPLING, *(n for k in KEEP.values() for n in k or ()), *BOTH["show"]}
+    assert listed <= offered | keywords, listed - offered - keywords
+    assert set(KEEP) <= set(COMMANDS) and set(BOTH) <= set(KEEP)
