@@ -217,7 +217,7 @@ DRAWN = ("contrib", "scale", "drop_sink")  # how show's table draws the weights
 CAUSAL = ("patch", "corrupt", "contrast", "what", "noising", "dla", "knockout", "span", "to", "window")
 KEEP: dict[str, tuple[str, ...] | None] = {  # a command's own options that still apply with a model (None: all)
     "show": ("stats", "mean_heads", "query", "matrix_only", "raw_tokens", "context", "lines", *DRAWN),
-    "steps": ("query", "context"),
+    "steps": ("query", "context", "contrib"),
     "view": ("context", "target", "mode", *CAUSAL),
     "explore": ("mean_heads", "query", "context"),
     "tokens": (),
