@@ -19,6 +19,7 @@ from rich.cells import cell_len
 
 import attncli.io.encode
 import attncli.io.escape
+import attncli.io.formats
 from attncli.io.escape import escape_token
 from attncli.pipeline.tokenize import tokenize
 from tests.conftest import ROOT, UNSAFE, attn, inert
