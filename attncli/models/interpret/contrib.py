@@ -246,6 +246,7 @@ def heads_of(
     doc = heads(model, text, pair, part, generate, shares)
     for row in doc["rows"]:
         row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
+    numbers = "statistic, label and sink number" if "sinks" in doc else "statistic and label"  # a part: no sinks
     noted = is_seq2seq(model) and PARTS[chosen].needs_source  # a decoder's part: the note says what f_h reads
     return doc | {
         "contrib": {
@@ -253,8 +254,8 @@ def heads_of(
             "title": m.title,
             "formula": m.formula,
             "paper": m.paper,
-            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every statistic, "
-            "label and sink number here is computed on, in place of the attention weights",
+            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every {numbers} here is "
+            "computed on, in place of the attention weights",
             **({"note": part_note(chosen, measure)} if noted else {}),
         }
     }
