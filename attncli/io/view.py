@@ -99,6 +99,14 @@ class Behaviour:
     window: int | None = None
     opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
     known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
+    contrib: str = "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (`looks_view`)
+    scale: str = "sqrt"  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
+    drop_sink: bool = False  # --drop-sink: the page carries the weights without key 0 too, and opens on them
+
+    @property
+    def looks(self) -> bool:
+        """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
+        return self.contrib != "weights" or self.scale != "sqrt" or self.drop_sink
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -230,14 +238,23 @@ def _weights(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | None]:  
     ], result.masked
 
 
-def result_view(result: AttentionResult, command: str, precision: int | None = None, head: int | None = None) -> dict:
+def result_view(
+    result: AttentionResult,
+    command: str,
+    precision: int | None = None,
+    head: int | None = None,
+    behaviour: Behaviour = Behaviour(),
+) -> dict:
     """A text run: its one layer of heads, opened at `head` (default the first), and every stage of
-    `attn steps` exactly (or to `precision` digits)."""
+    `attn steps` exactly (or to `precision` digits); the colour scale and the sinkless weights `behaviour` asks
+    for (`looks_view`)."""
     weights, masked = _weights(result)
     heads = [result.head_index(h) for h in range(weights.shape[0])]
     labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
-    layers, masks = _layers(weights[None], None if masked is None else masked[None], [0], heads, labels)
-    return _document(
+    stacked = None if masked is None else masked[None]
+    layers, masks = _layers(weights[None], stacked, [0], heads, labels)
+    looks = looks_view(result, weights[None], stacked, labels, behaviour, heads)
+    return looks | _document(
         result,
         command,
         masks=masks,
@@ -335,6 +352,7 @@ def model_view(
         **token_marks(tokens),
         **behaviour_view(model, run, tokens, behaviour),
         **causal_view(model, result.text or "", tokens, behaviour),
+        **looks_view(result, weights, masked, labels, behaviour),
         "opens": behaviour.opens,
         "opened": opened,
         "labels": tokens.labels(),
@@ -554,6 +572,98 @@ def _written(model: Model, context: str, target) -> dict:
     start = target.generated
     probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)
     return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
+
+
+# ---- the page's colour scale, its weights without the sink, a measure's maps (--scale, --drop-sink, --contrib) ----
+
+
+def looks_view(
+    result: AttentionResult,
+    weights: np.ndarray,
+    masked: np.ndarray | None,
+    labels: list[list[str]],
+    behaviour: Behaviour,
+    heads: list[int] | None = None,
+) -> dict:  # [L, h, m, n] the page's weights, the same bool or None
+    """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
+    the page opens with and whether it opens without the sink; the page offers every scale, from the table the
+    page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
+    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
+    document's own) and "contributions" (`contributions_view`). `heads`: the heads' numbers (default 0..h-1)."""
+    if not behaviour.looks:
+        return {}
+    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+
+    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
+    if behaviour.drop_sink:
+        kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
+        key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
+        full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
+        shut = np.concatenate([key0, left], axis=-1)
+        numbers = list(range(weights.shape[1])) if heads is None else heads
+        layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
+        out["sinkless"] = {"layers": layers, "masks": masks}
+    if behaviour.contrib != "weights":
+        from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
+
+        out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
+    return out
+
+
+CONTRIB_ENCODING = (
+    "each map: float64 little-endian, row-major [queries][keys], compressed with raw deflate (RFC 1951), in "
+    "base64: the exact numbers of attn show --layer L --contrib -f json"
+)
+
+
+def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.Contributions of some layers
+    """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
+    layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
+    with "top", the end of its colour range (1 for shares; a length map's largest)."""
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
+
+    m = CONTRIBUTIONS[maps[0].measure]
+
+    def entry(a: np.ndarray) -> dict:  # [n, n] float64
+        return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
+
+    return {
+        "measure": m.name,
+        "title": m.title,
+        "formula": m.formula,
+        "paper": m.paper,
+        "unit": m.unit,
+        "per_head": m.per_head,
+        "normalized": m.normalized,
+        "encoding": CONTRIB_ENCODING,
+        "layers": [
+            {
+                "layer": c.layer,
+                "heads": None if c.heads is None else [entry(a) for a in c.heads],
+                "map": entry(c.layer_matrix),
+                "rollout": None if c.rollout is None else entry(c.rollout),
+            }
+            for c in maps
+        ],
+    }
+
+
+def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: name -> [n, n] or [h, n, n] float64
+    """The page's contribution maps, unpacked: "layer", "heads" (or None), "map", "rollout" (or None)."""
+    n = (len(doc["tokens"]),) * 2
+
+    def one(e: dict | None) -> np.ndarray | None:
+        return None if e is None else unpacked(e["values"], "<f8", n)
+
+    return [
+        {
+            "layer": l["layer"],
+            "heads": None if l["heads"] is None else np.array([one(h) for h in l["heads"]]),
+            "map": one(l["map"]),
+            "rollout": one(l["rollout"]),
+        }
+        for l in doc["contributions"]["layers"]
+    ]
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------
