@@ -24,7 +24,7 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import forward, load_model
-from attncli.models.interpret.contrib import contributions
+from attncli.models.interpret.contrib import contributions, every_layer
 from tests.smollm2 import SKIP, smollm2_path
 from tests.tolerance import U32
 
@@ -108,3 +108,20 @@ def test_alti_refuses_a_block_it_does_not_decompose():
     with pytest.raises(ConfigError, match="--contrib alti: the attention block of"):
         contributions(model, run, 0, "alti")
     assert contributions(model, run, 0, "value-zeroing").layer_matrix.shape == (3, 3)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert"])
+@pytest.mark.parametrize("measure", list(CHECKS))
+def test_every_layers_maps_from_one_pass_are_each_layers_alone(name, measure):
+    # every_layer runs each block once and accumulates ALTI's rollout once: equal, not close, to each layer's own
+    # pass (contributions of a pass through that layer, as attn show --layer L --contrib computes it)
+    model = load_model(GOLDEN / name)
+    ids = np.array(json.loads((REFERENCE / f"{name}.json").read_text())["ids"])
+    layers = list(range(model.n_layer))
+    together = every_layer(model, forward(model, ids), measure, layers)
+    for layer, c in zip(layers, together, strict=True):
+        alone = contributions(model, forward(model, ids, upto_layer=layer, steps_layer=layer), layer, measure)
+        assert c.layer == layer
+        for name_ in ("heads", "layer_matrix", "rollout"):
+            a, b = getattr(c, name_), getattr(alone, name_)
+            assert (a is None and b is None) or np.array_equal(a, b), (layer, name_)

@@ -36,7 +36,7 @@ from attncli.core.contrib import (
     norm_heads,
     norm_layer,
     normalize_rows,
-    roll,
+    rollouts,
 )
 from attncli.core.parts import PARTS
 from attncli.errors import ConfigError
@@ -101,26 +101,43 @@ def part_maps(
 ) -> PartMaps:
     # encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's rollout composes it) -> PartMaps
     """`measure` (norm, alti, value-zeroing) on decoder layer `layer`'s `part` (decoder, cross) of `run`."""
+    return part_layers(model, run, part, [layer], measure, budget, encoder_rollout)[0]
+
+
+def part_layers(
+    model: Model, run: Seq2Seq, part: str, layers: list[int], measure: str, budget: int, encoder_rollout=None
+) -> list[PartMaps]:
+    # layers ascending; encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's composes it)
+    """`measure` on each of decoder layers `layers`' `part` of `run`, each block once: ALTI's rollouts are
+    accumulated once through layers 0..L (the same numbers as `part_maps` of each layer alone)."""
     cross = PARTS[part].keys != PARTS[part].queries  # keys and values from the other side: the source
+    note = NOTES[cross, measure]
     if measure == "norm":
-        s = (run.cross if cross else run.decoder)[layer]
-        f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
-        return PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, NOTES[cross, measure])
+        out = []
+        for layer in layers:
+            s = (run.cross if cross else run.decoder)[layer]
+            f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
+            out.append(PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, note))
+        return out
     if measure == "value-zeroing":
-        return PartMaps(None, value_zeroing(model, run, layer, cross, budget), None, None, NOTES[cross, measure])
+        return [PartMaps(None, value_zeroing(model, run, l, cross, budget), None, None, note) for l in layers]
     if not cross:
-        layers = [alti_self(model, block(model, run, l), l, budget) for l in range(layer + 1)]
-        return PartMaps(None, layers[-1], roll(layers), None, NOTES[cross, measure])
+        each = [alti_self(model, block(model, run, l), l, budget) for l in range(layers[-1] + 1)]
+        rolled = rollouts(each)
+        return [PartMaps(None, each[l], rolled[l], None, note) for l in layers]
     assert encoder_rollout is not None  # contrib.of_result passes it for cross ALTI
     n, m = len(encoder_rollout), len(run.hidden[0])
     r = np.hstack([np.zeros((m, n)), np.eye(m)])  # [m, n + m]: each decoder input is its own token
-    for l in range(layer + 1):
+    out = []
+    for l in range(layers[-1] + 1):
         b = block(model, run, l)
         through_self = alti_self(model, b, l, budget) @ r  # [m, n + m]
         shares = alti_of_cross(model, b, l, budget)  # [m, n + 1]
         r = shares[:, n:] * through_self
         r[:, :n] += shares[:, :n] @ encoder_rollout
-    return PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], NOTES[cross, measure])
+        if l in layers:
+            out.append(PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], note))
+    return out
 
 
 def _decoder(model: Model) -> Decoder:
