@@ -184,6 +184,19 @@ def page_bytes(n_layer: int, n_head: int, cells: int, measure: str) -> int:
     return len(carried) * maps_per_layer(n_head, measure) * cells * cell + kept + n_head * cells * 8 * 2
 
 
+def page_cost(model: Model, measure: str, n: int, m: int | None = None) -> int:
+    """`page_bytes` of the page of `model` with `measure`'s maps: on `n` tokens (an encoder–decoder's source), and
+    an encoder–decoder's `m` target tokens (its decoder's and cross parts; None: the encoder alone); 0 for the
+    weights, which the page has anyway."""
+    if measure == "weights":
+        return 0
+    cost = page_bytes(model.n_layer, model.n_head, n * n, measure)
+    if m is not None:
+        layers, heads = int(model.hp["n_dec_layer"]), int(model.hp["n_dec_head"])
+        cost += page_bytes(layers, heads, m * m, measure) + page_bytes(layers, heads, m * n, measure)
+    return cost
+
+
 #: Bytes of a carried float64 cell in base64 (4/3 of 8, rounded up): deflate never makes random float64 smaller.
 CARRIED_CELL = 11
 
