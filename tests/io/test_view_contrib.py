@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from attncli import api
-from attncli.io.view import SCALE, maps_of, unpacked, weights_of
+from attncli.io.view import PAGE_CELL_BYTES, SCALE, STATS_CELL_BYTES, maps_of, unpacked, weights_of
+from attncli.models import load_model
+from attncli.models.files.hparams import ModelError
 from attncli.models.interpret import contrib
 from attncli.pipeline.heads import sinkless
 from attncli.render import html_view
@@ -167,3 +169,26 @@ def test_show_s_page_carries_what_show_draws():
     assert np.array_equal(maps_of(doc)[1]["map"], shown.contributions.layer_matrix)
     assert "sinkless" in api.show(TEXT, heads=2, drop_sink=True).view.doc
     assert not {"colour", "contributions"} & set(api.show(TEXT, model=str(GOLDEN / "gpt2")).view.doc)
+
+
+@pytest.mark.parametrize(("family", "context"), [("gpt2", None), ("bart", SOURCE)])
+def test_the_maps_are_priced_with_the_page_and_refused_before_they_are_computed(monkeypatch, family, context):
+    model = load_model(GOLDEN / family)
+    text = TEXT
+    page = api.view(text, model=model, context=context).doc
+    longest = max(len(p["tokens"]) for p in page.get("parts", {"": page}).values())
+    maps = contrib.page_cost(model, "alti", longest, None if context is None else longest)
+    assert maps > 0 and contrib.page_cost(model, "weights", longest) == 0
+    drawn = sum(len(layer["heads"]) for p in page.get("parts", {"": page}).values() for layer in p["layers"])
+    priced = longest**2 * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)  # the page without the maps
+    per_layer = (3 * model.n_head * longest**2 + 8 * longest * model.d_model) * 4  # folder.check_run's
+    without = model.weights.least() + model.n_layer * per_layer + priced
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(without + maps // 2))  # the page fits, its maps do not
+    api.view(text, model=model, context=context, scale="log")
+
+    def computed(*args, **kwargs):
+        raise AssertionError("the maps were computed before the page was priced")
+
+    monkeypatch.setattr(contrib, "every_layer", computed)
+    with pytest.raises(ModelError, match=r"the page of .* with its contribution maps on \d+ tokens needs about"):
+        api.view(text, model=model, context=context, contrib="alti")
