@@ -15,9 +15,22 @@ What ALTI decomposes (Ferrando et al. 2022, §3), by the block's form:
   f_h(x_j) = Norm(x_j) W_V^h W_O^h (bias b_V included), and nothing is linearized. The block is recognized by its
   output being exactly x + Attn(Norm(x)).
 
-Any other form (a norm on the attention's output alone, as Gemma 2's and OLMo 2's; GPT-NeoX's parallel MLP added
-in the same block) is refused in one line. Value zeroing (Mohebbi et al. 2023) runs the layer itself, attention,
-MLP and norms, once more per token in batches, so it takes every form.
+- a norm on the attention's output alone, inside the residual, x + N(Attn(N'(x))) (Gemma 2 and 3's, OLMo 2's
+  post_attention_layernorm; the family's `attention_out_linear`): N is RMSNorm, linear at each output row once its
+  scale s_i = 1/rms(o_i) of the whole attention output o_i is fixed, so T_i(x_j) = s_i γ ⊙ Σ_h α^h_ij f_h(x_j)
+  + [i = j] x_j (core.contrib's `alti_out_norm`, the equations there); s_i does not cancel, the residual being
+  outside the norm;
+- parallel attention and MLP, x + Attn(N_1(x)) + MLP(N_2(x)) (GPT-NeoX's parallel residual; the family's
+  `parallel_mlp`): the attention block's output plus the residual, x + Attn(N_1(x)), as for a pre-norm block. ALTI
+  measures how the attention mixes the tokens and leaves the MLP out of every block (§3: the decomposition ends
+  at the attention's layer norm in BERT, before the feed-forward network, which acts on each token alone); the
+  parallel MLP also reads x_i alone, so counting it in token i's own share would make the same quantity mean
+  something else in GPT-NeoX than in a sequential block.
+
+A block of yet another form is refused in one line. Value zeroing (Mohebbi et al. 2023) runs the layer itself,
+attention, MLP and norms, once more per token in batches, so it takes every form; an output that is zero and stays
+zero (a token whose embedding row is zero, as the padding row transformers' nn.Embedding(padding_idx) keeps at 0,
+Gemma's <pad>) is not moved by any token: its row is 0.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import numpy as np
 
 from attncli.core.contrib import (
     alti_layer,
+    alti_out_norm,
     cosine_distance,
     head_vectors,
     norm_heads,
@@ -42,14 +56,14 @@ from attncli.core.measures import CONTRIBUTIONS
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
-from attncli.models.interpret.contrib_parts import part_layers, part_maps
+from attncli.models.interpret.contrib_parts import part_layers, part_maps, part_note, part_steps
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs.encdec import Seq2Seq, is_seq2seq, seq2seq_forward
 from attncli.models.runs.generate import Generation
 from attncli.models.runs.route import check_part, heads
-from attncli.models.runs.run import heads_document, run_pass
+from attncli.models.runs.run import run_pass
 from attncli.models.runs.seq2seq import source_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
@@ -287,15 +301,20 @@ def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model]
     """ALTI of layer `l`'s attention block (see the module's docstring for what it decomposes)."""
     y, s = model.family.attention(model, l, x)
     f = head_vectors(s.v, s.w_o)
-    if np.array_equal(y, s.output + x):  # pre-norm: x + Attn(Norm(x)), no norm after
-        return alti_layer(s.weights, f, x, None, budget)
-    if model.family.attention_norm is None:
+    family = model.family
+    if np.array_equal(y, s.output + x) or (family.parallel_mlp is not None and family.parallel_mlp(model)):
+        return alti_layer(s.weights, f, x, None, budget)  # pre-norm x + Attn(Norm(x)), no norm after; or parallel
+    normed = None if family.attention_out_linear is None else family.attention_out_linear(model, l, s.output)
+    if normed is not None:  # x + N(Attn(N'(x))): the norm's per-row linear map
+        gain, scale = normed
+        return alti_out_norm(s.weights, f, x, gain, scale, budget)
+    if family.attention_norm is None:
         raise ConfigError(
-            f"--contrib alti: the attention block of {model.name} ({model.model_type}) is neither LN(x + Attn(x)) "
-            "nor x + Attn(Norm(x)) (a norm on the attention's output alone, or the MLP added in the same block), "
-            "which ALTI's decomposition here does not cover; norm and value-zeroing take it"
+            f"--contrib alti: the attention block of {model.name} ({model.model_type}) is none of LN(x + Attn(x)), "
+            "x + Attn(Norm(x)), x + N(Attn(Norm(x))) and x + Attn(N_1(x)) + MLP(N_2(x)), which ALTI's "
+            "decomposition here covers; norm and value-zeroing take it"
         )
-    gamma = model.weights[model.family.attention_norm(model, l) + ".weight"]
+    gamma = model.weights[family.attention_norm(model, l) + ".weight"]
     return alti_layer(s.weights, f, x, (gamma, True), budget)  # its scale 1/σ_i cancels in each row (core.contrib)
 
 
@@ -320,17 +339,20 @@ def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
         copies = np.repeat(np.asarray(x)[None], len(tokens), axis=0)  # [B, n, d_model]
         with padding(np.zeros((len(tokens), n), dtype=bool)), editing_values(l, zero):
             zeroed = f.mlp(model, l, f.attention(model, l, copies)[0])  # [B, n, d_model]
-        distance[:, tokens] = cosine_distance(original[None], zeroed).T
+        with np.errstate(invalid="ignore"):  # 0/0 at an output of length 0; read below
+            moved = cosine_distance(original[None], zeroed)  # [B, n]
+        still = ~original.any(axis=-1) & ~zeroed.any(axis=-1)  # [B, n]: a zero output that zeroing left zero
+        distance[:, tokens] = np.where(still, 0.0, moved).T
     if not np.isfinite(distance).all():
-        raise ModelError(f"value zeroing of layer {l} of {model.name} is not finite (an output of length 0)")
+        raise ModelError(f"value zeroing of layer {l} of {model.name} is not finite (an output of length 0, moved)")
     if steps.masked is not None:
         distance[steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))
 
 
-def norm_of(model: Model, l: int, x) -> np.ndarray:  # [n, d_model] the stream entering l -> [h, n, n]
-    """Each head's ‖α^h_ij f_h(x_j)‖ of layer `l` (Kobayashi et al. 2020, §3), from its attention on `x`."""
-    _, s = model.family.attention(model, l, x)
+def norm_of(s: LayerSteps) -> np.ndarray:  # -> [h, m, n]
+    """Each head's ‖α^h_ij f_h(x_j)‖ of one attention as it ran (Kobayashi et al. 2020, §3): its weights, values
+    and output projection."""
     return norm_heads(s.weights, head_vectors(s.v, s.w_o))
 
 
@@ -345,8 +367,10 @@ def heads_of(
     """`attn heads --contrib MEASURE -f json`: every head's statistics, label and sinks computed on the measure's
     per-head maps instead of the weights, each row as shares of its sum (norm: ‖α^h_ij f_h(x_j)‖ / Σ_k
     ‖α^h_ik f_h(x_k)‖, what each token is of what the head moves to output i); the document says which measure
-    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. A measure of the
-    whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
+    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. An encoder–decoder's
+    part (encoder, decoder, cross) gets the statistics `attn heads --part` computes on its weights (cross: its
+    own), on the part's maps (contrib_parts.py's: cross's f_h reads the encoder's output, `contrib.note` says so).
+    A measure of the whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
     m = CONTRIBUTIONS[measure]
     if measure == "weights":  # the maps are the weights: `attn heads` itself
         return heads(model, text, pair, part, generate)
@@ -356,27 +380,28 @@ def heads_of(
             f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
             f"it takes --contrib {takes}; attn show --contrib {measure} draws the layer's maps"
         )
-    if is_seq2seq(model):
-        raise ConfigError(
-            f"--contrib {measure}: attn heads of an encoder–decoder does not have the maps yet; attn show --part "
-            f"encoder --contrib {measure} draws its encoder's ({model.name})"
-        )
+    chosen = check_part(model, part, pair)  # an encoder's or a decoder's one part; an encoder–decoder's three
 
-    check_part(model, part, pair)  # a decoder or an encoder has one part, its own
+    def shares(run: Forward | Seq2Seq) -> np.ndarray:  # -> [L, h, m, n], rows sum to 1
+        if isinstance(run, Seq2Seq):  # an encoder–decoder's decoder or cross part: the pass keeps every layer's steps
+            steps = [part_steps(run, chosen, l) for l in range(len(run.hidden))]
+        else:  # an encoder or a decoder (an encoder–decoder's encoder): each layer's attention again on its stream
+            steps = [model.family.attention(model, l, x)[1] for l, x in enumerate(run.hidden)]
+        return np.stack([normalize_rows(norm_of(s)) for s in steps])
 
-    def shares(run: Forward) -> np.ndarray:  # -> [L, h, n, n], rows sum to 1
-        return np.stack([normalize_rows(norm_of(model, l, x)) for l, x in enumerate(run.hidden)])
-
-    doc = heads_document(model, text, pair, generate, shares)
+    doc = heads(model, text, pair, part, generate, shares)
     for row in doc["rows"]:
         row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
+    numbers = "statistic, label and sink number" if "sinks" in doc else "statistic and label"  # a part: no sinks
+    noted = is_seq2seq(model) and PARTS[chosen].needs_source  # a decoder's part: the note says what f_h reads
     return doc | {
         "contrib": {
             "measure": measure,
             "title": m.title,
             "formula": m.formula,
             "paper": m.paper,
-            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every statistic, "
-            "label and sink number here is computed on, in place of the attention weights",
+            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every {numbers} here is "
+            "computed on, in place of the attention weights",
+            **({"note": part_note(chosen, measure)} if noted else {}),
         }
     }

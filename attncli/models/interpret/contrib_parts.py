@@ -110,12 +110,12 @@ def part_layers(
     # layers ascending; encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's composes it)
     """`measure` on each of decoder layers `layers`' `part` of `run`, each block once: ALTI's rollouts are
     accumulated once through layers 0..L (the same numbers as `part_maps` of each layer alone)."""
-    cross = PARTS[part].keys != PARTS[part].queries  # keys and values from the other side: the source
+    cross = crosses(part)
     note = NOTES[cross, measure]
     if measure == "norm":
         out = []
         for layer in layers:
-            s = (run.cross if cross else run.decoder)[layer]
+            s = part_steps(run, part, layer)
             f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
             out.append(PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, note))
         return out
@@ -138,6 +138,21 @@ def part_layers(
         if l in layers:
             out.append(PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], note))
     return out
+
+
+def crosses(part: str) -> bool:
+    """Whether `part` reads its keys and values from the other side (the source): cross-attention."""
+    return PARTS[part].keys != PARTS[part].queries
+
+
+def part_steps(run: Seq2Seq, part: str, layer: int) -> LayerSteps:
+    """Decoder layer `layer`'s attention of `part` in the pass `run`: its cross-attention or its self-attention."""
+    return (run.cross if crosses(part) else run.decoder)[layer]
+
+
+def part_note(part: str, measure: str) -> str:
+    """What `measure`'s maps are on a decoder `part` (decoder, cross): NOTES' line."""
+    return NOTES[crosses(part), measure]
 
 
 def _decoder(model: Model) -> Decoder:
