@@ -108,7 +108,9 @@ class Behaviour:
     @property
     def looks(self) -> bool:
         """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
-        return self.contrib != "weights" or self.scale != "sqrt" or self.drop_sink
+        from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+
+        return computed(self.contrib) or self.scale != "sqrt" or self.drop_sink
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -367,7 +369,9 @@ def model_view(
 
 def _maps_cost(model: Model, behaviour: Behaviour, n: int, m: int | None = None) -> int:
     """The bytes of the contribution maps `behaviour` asks for, on `n` tokens (and an encoder–decoder's `m`)."""
-    if behaviour.contrib == "weights":
+    from attncli.core.measures import computed  # late: start-up (model code: a --model run only)
+
+    if not computed(behaviour.contrib):
         return 0
     from attncli.models.interpret.contrib import page_cost  # late: start-up (model code: a --model run only)
 
@@ -612,10 +616,12 @@ def looks_view(
     heads' numbers (default 0..h-1)."""
     if not behaviour.looks:
         return {}
+    from attncli.core.measures import computed  # late: start-up (only when a page is written)
+
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
     if behaviour.drop_sink:
         out["sinkless"] = sinkless_view(weights, masked, labels, heads)
-    if behaviour.contrib != "weights":
+    if computed(behaviour.contrib):
         from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
 
         out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
@@ -644,8 +650,10 @@ def parts_looks(model: Model, every: dict, behaviour: Behaviour, layer: int) -> 
     nothing without --scale, --drop-sink or --contrib (each part's "sinkless" is in its entry: `part_entry`)."""
     if not behaviour.looks:
         return {}
+    from attncli.core.measures import computed  # late: start-up (only when a page is written)
+
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
-    if behaviour.contrib != "weights":
+    if computed(behaviour.contrib):
         from attncli.models.interpret.contrib import part_page_maps  # late: start-up (model code: a --model run)
 
         target = every["decoder"].tokens.ids if "decoder" in every else None

@@ -180,3 +180,14 @@ def test_every_layers_maps_from_one_pass_are_each_layers_alone(name, measure):
         for name_ in ("heads", "layer_matrix", "rollout"):
             a, b = getattr(c, name_), getattr(alone, name_)
             assert (a is None and b is None) or np.array_equal(a, b), (layer, name_)
+
+
+def test_every_computed_measure_is_computed_on_a_layer_and_on_every_part():
+    """LAYER_MAPS and PART_MAPS hold one computation for each measure of the registry that is computed, and for
+    nothing else: a measure added to CONTRIBUTIONS without its computation fails here, not in a user's run."""
+    from attncli.core.measures import CONTRIBUTIONS
+    from attncli.models.interpret.contrib import LAYER_MAPS
+    from attncli.models.interpret.contrib_parts import PART_MAPS
+
+    computed = {name for name, m in CONTRIBUTIONS.items() if m.computed}
+    assert set(LAYER_MAPS) == set(PART_MAPS) == computed == {"norm", "alti", "value-zeroing"}

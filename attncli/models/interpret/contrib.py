@@ -52,7 +52,7 @@ from attncli.core.contrib import (
     roll,
     rollouts,
 )
-from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
@@ -148,14 +148,14 @@ def _one_head(c: Contributions, head: int | None) -> Contributions:
 def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, part: str) -> Contributions:
     """`measure` on decoder layer `layer`'s `part` (decoder, cross) of an encoder–decoder's result: one more
     teacher-forced pass of its source and its decoder's tokens (contrib_parts.py computes the maps)."""
-    if measure not in CONTRIBUTIONS or measure == "weights":
+    if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
     source_text = getattr(result.source, "source_text", None)
     assert source_text is not None  # a decoder's part reads a source (route.check_part asks for it)
     run = seq2seq_forward(model, source_tokens(model, source_text).ids, result.tokens.ids)
     budget = block_budget()
     encoder = None
-    if measure == "alti" and PARTS[part].keys != PARTS[part].queries:  # cross ALTI composes the encoder's rollout
+    if CONTRIBUTIONS[measure].rolls_out and PARTS[part].keys != PARTS[part].queries:  # cross: the encoder's rollout
         encoder = roll([alti_of(model, l, run.encoder.hidden[l], budget) for l in range(model.n_layer)])
     maps = part_maps(model, run, part, layer, measure, budget, encoder)
     return Contributions(measure, layer, maps.heads, maps.layer, maps.rollout, part, maps.residual, maps.note)
@@ -202,7 +202,7 @@ def page_cost(model: Model, measure: str, n: int, m: int | None = None) -> int:
     """`page_bytes` of the page of `model` with `measure`'s maps: on `n` tokens (an encoder–decoder's source), and
     an encoder–decoder's `m` target tokens (its decoder's and cross parts; None: the encoder alone); 0 for the
     weights, which the page has anyway."""
-    if measure == "weights":
+    if not computed(measure):
         return 0
     cost = page_bytes(model.n_layer, model.n_head, n * n, measure)
     if m is not None:
@@ -237,7 +237,7 @@ def part_page_maps(model: Model, source_ids, target_ids, measure: str, layer: in
         return {"encoder": every_layer(model, forward(model, np.asarray(source_ids)), measure, enc_layers)}
     run = seq2seq_forward(model, source_ids, target_ids)
     budget, encoder, rollout = block_budget(), None, None
-    if measure == "alti":  # cross ALTI composes the encoder's whole rollout: every encoder layer's ALTI, once
+    if CONTRIBUTIONS[measure].rolls_out:  # cross ALTI composes the encoder's whole rollout: every encoder layer
         whole = every_layer(model, run.encoder, measure, list(range(model.n_layer)))
         encoder, rollout = [whole[l] for l in enc_layers], whole[-1].rollout
     else:
@@ -275,26 +275,47 @@ def every_layer(model: Model, run: Forward, measure: str, layers: list[int]) -> 
     `steps`, where it kept a layer's, spare that layer's attention): each layer's attention block once, and ALTI's
     rollout accumulated once through layers 0..L (`rollouts`), not again for every layer: the same numbers as
     `contributions` of each layer alone, at the cost of one layer pass per layer instead of L(L+1)/2."""
-    if measure not in CONTRIBUTIONS or measure == "weights":
+    if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
-    budget = block_budget()
-    if measure == "alti":
-        each = [alti_of(model, l, run.hidden[l], budget) for l in range(layers[-1] + 1)]
-        rolled = rollouts(each)
-        return [Contributions(measure, l, None, each[l], rolled[l]) for l in layers]
+    return LAYER_MAPS[measure](model, run, layers, block_budget())
+
+
+def _steps(model: Model, run: Forward, l: int) -> LayerSteps:
+    """Layer `l`'s attention as the pass ran it: its kept steps, or the layer's attention again on its stream."""
+    if run.steps is not None and run.steps.layer == l:
+        return run.steps
+    return model.family.attention(model, l, run.hidden[l])[1]
+
+
+def _norm_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
+    """Kobayashi et al. 2020: ‖α^h_ij f_h(x_j)‖ per head and ‖Σ_h α^h_ij f_h(x_j)‖ for the layer."""
     out = []
     for l in layers:
-        kept = run.steps is not None and run.steps.layer == l
-        steps = run.steps if kept else model.family.attention(model, l, run.hidden[l])[1]
-        assert steps is not None  # kept only when the pass has them
-        if measure == "norm":
-            f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
-            out.append(
-                Contributions(measure, l, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None)
-            )
-        else:
-            out.append(Contributions(measure, l, None, value_zeroing(model, l, run.hidden[l], steps), None))
+        steps = _steps(model, run, l)
+        f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
+        out.append(Contributions("norm", l, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None))
     return out
+
+
+def _alti_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
+    """Ferrando et al. 2022: each layer's ALTI through the last of `layers`, once, and their rollouts, once."""
+    each = [alti_of(model, l, run.hidden[l], budget) for l in range(layers[-1] + 1)]
+    rolled = rollouts(each)
+    return [Contributions("alti", l, None, each[l], rolled[l]) for l in layers]
+
+
+def _zeroing_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
+    """Mohebbi et al. 2023: the layer's output with each token's values zeroed, by cosine distance."""
+    return [
+        Contributions("value-zeroing", l, None, value_zeroing(model, l, run.hidden[l], _steps(model, run, l)), None)
+        for l in layers
+    ]
+
+
+#: How each measure of CONTRIBUTIONS that is computed (`Measure.computed`) is, on layers of an encoder or a
+#: decoder: measure -> f(model, run, layers, bytes a block may take) -> a Contributions for each of the layers
+#: (contrib_parts.PART_MAPS: on a decoder's part).
+LAYER_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}
 
 
 def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model] the stream entering l -> [n, n]
@@ -372,7 +393,7 @@ def heads_of(
     own), on the part's maps (contrib_parts.py's: cross's f_h reads the encoder's output, `contrib.note` says so).
     A measure of the whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
     m = CONTRIBUTIONS[measure]
-    if measure == "weights":  # the maps are the weights: `attn heads` itself
+    if not computed(measure):  # the maps are the weights: `attn heads` itself
         return heads(model, text, pair, part, generate)
     if not m.per_head:
         takes = ", ".join(name for name, e in CONTRIBUTIONS.items() if e.per_head)

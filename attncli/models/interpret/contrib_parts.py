@@ -110,17 +110,33 @@ def part_layers(
     # layers ascending; encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's composes it)
     """`measure` on each of decoder layers `layers`' `part` of `run`, each block once: ALTI's rollouts are
     accumulated once through layers 0..L (the same numbers as `part_maps` of each layer alone)."""
+    return PART_MAPS[measure](model, run, part, layers, budget, encoder_rollout)
+
+
+def _norm_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
+    """Kobayashi et al. 2020 on the part: cross's f_h reads the encoder's output."""
+    out = []
+    for layer in layers:
+        s = part_steps(run, part, layer)
+        f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
+        heads, whole = norm_heads(s.weights, f), norm_layer(s.weights, f, budget)
+        out.append(PartMaps(heads, whole, None, None, NOTES[crosses(part), "norm"]))
+    return out
+
+
+def _zeroing_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
+    """Mohebbi et al. 2023 on the part: a decoder token's values zeroed (decoder) or a source token's (cross)."""
     cross = crosses(part)
-    note = NOTES[cross, measure]
-    if measure == "norm":
-        out = []
-        for layer in layers:
-            s = part_steps(run, part, layer)
-            f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
-            out.append(PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, note))
-        return out
-    if measure == "value-zeroing":
-        return [PartMaps(None, value_zeroing(model, run, l, cross, budget), None, None, note) for l in layers]
+    note = NOTES[cross, "value-zeroing"]
+    return [PartMaps(None, value_zeroing(model, run, l, cross, budget), None, None, note) for l in layers]
+
+
+def _alti_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
+    # encoder_rollout: [n, n] the encoder's ALTI rollout, which cross's rollout composes
+    """Ferrando et al. 2022 on the decoder's self-attention; ALTI+ (Ferrando et al. 2022b) on the cross-attention;
+    each block once, the rollout accumulated once through the last of `layers`."""
+    cross = crosses(part)
+    note = NOTES[cross, "alti"]
     if not cross:
         each = [alti_self(model, block(model, run, l), l, budget) for l in range(layers[-1] + 1)]
         rolled = rollouts(each)
@@ -228,3 +244,9 @@ def value_zeroing(model: Model, run: Seq2Seq, l: int, cross: bool, budget: int) 
     if not cross and b.self_steps.masked is not None:
         distance[b.self_steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))
+
+
+#: How each computed measure of CONTRIBUTIONS is, on an encoder–decoder's decoder or cross part: measure ->
+#: f(model, run, part, layers, bytes a block may take, the encoder's rollout where it composes one) -> a PartMaps
+#: for each of the layers.
+PART_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}

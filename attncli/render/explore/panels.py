@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from attncli.core.attention import softmax_terms
-from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.io.escape import escape_text, escape_token
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
@@ -59,7 +59,7 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
     array, cells, what, of_head = e.drawn()
     n = e.seen()
     upto = len(result.tokens) if e.step is None else n
-    mapped = e.measure != "weights" and e.maps_ready()  # a measure's map, its rows' sums beside it when shares
+    mapped = computed(e.measure) and e.maps_ready()  # a measure's map, its rows' sums beside it when shares
     return CursorMatrix(
         array[:upto, :n],
         result.tokens.labels()[:upto],
@@ -107,7 +107,7 @@ def weight_formula(e: Explorer, precision: int) -> Text:
 def row_panel(e: Explorer, precision: int) -> RenderableType:
     """The focused query's row as bars with its scores and weights, then the focused weight's formula; when the
     matrix draws a measure's map (`o`), that map's row and the measure's formula instead (`measure_panel`)."""
-    if e.measure != "weights" and e.maps_ready():
+    if computed(e.measure) and e.maps_ready():
         return measure_panel(e, precision)
     weights, scores, masked = e.row()
     i = e.query
