@@ -61,16 +61,18 @@ PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as flo
 STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
 
 
-def check_page(model: Model, n: int, drawn: int | None = None) -> None:
+def check_page(model: Model, n: int, drawn: int | None = None, maps: int = 0) -> None:
     """The page of `model` on `n` tokens priced against ATTN_MAX_MEMORY before its pass: the run (`check_run`) and
     the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
     unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
-    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
+    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts'); `maps`:
+    the bytes its contribution maps take (--contrib: attncli.models.interpret.contrib's `page_cost`)."""
     from attncli.models.files.folder import check_run  # late: start-up (model code: a --model run only)
 
     drawn = model.n_layer * model.n_head if drawn is None else drawn
-    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
-    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
+    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES) + maps
+    what = f"the page of {model.name}" + (" with its contribution maps" if maps else "")
+    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, what)
 
 
 @dataclass(frozen=True)
@@ -314,11 +316,11 @@ def model_view(
     from attncli.models.runs import route  # late: start-up (model code: a --model run only)
 
     if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
-        return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate)
+        return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate, behaviour)
 
     source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
-    check_page(model, len(result.tokens))
+    check_page(model, len(result.tokens), maps=_maps_cost(model, behaviour, len(result.tokens)))
     tokens, weights, masked, run = route.every_layer(model, result)  # [L, h, n, n], the same or None, the pass
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
@@ -363,6 +365,17 @@ def model_view(
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
         "neuron": carried,
     }
+
+
+def _maps_cost(model: Model, behaviour: Behaviour, n: int, m: int | None = None) -> int:
+    """The bytes of the contribution maps `behaviour` asks for, on `n` tokens (and an encoder–decoder's `m`)."""
+    from attncli.core.measures import computed  # late: start-up (model code: a --model run only)
+
+    if not computed(behaviour.contrib):
+        return 0
+    from attncli.models.interpret.contrib import page_cost  # late: start-up (model code: a --model run only)
+
+    return page_cost(model, behaviour.contrib, n, m)
 
 
 def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> dict:
@@ -481,15 +494,18 @@ def _exact(shown: str) -> dict:
     }
 
 
-def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None) -> dict:
+def part_entry(
+    name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None, drop_sink: bool = False
+) -> dict:
     # [m] strings, [n] strings or None, [L, h, m, n], [m, n] bool or None (the same mask in every head)
-    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights."""
+    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights (and,
+    with `drop_sink`, its "sinkless" weights, as a one-part page's: `sinkless_view`)."""
     shape = weights.shape
     labels = _labels(weights, masked is not None, key_tokens is not None)
     every = None if masked is None else np.broadcast_to(masked, shape)
     layers, masks = _layers(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
     part = PARTS[name]
-    return {
+    return ({"sinkless": sinkless_view(weights, every, labels)} if drop_sink else {}) | {
         "help": part.help,
         "queries": part.queries,
         "keys": part.keys,
@@ -514,10 +530,12 @@ def parts_view(
     text: str,
     context: str | None,
     generate: Generation | None = None,
+    behaviour: Behaviour = Behaviour(),
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
-    only the encoder is there), opened at the result's part, layer and head.
+    only the encoder is there), opened at the result's part, layer and head; with the colour scale, each part's
+    weights without the sink and each part's contribution maps `behaviour` asks for (`parts_looks`).
 
     "parts" maps each part's name to what a one-part document has at its top: its rows' "tokens", its columns'
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
@@ -530,11 +548,14 @@ def parts_view(
     written = result.tokens.generated is not None
     target = result.tokens if written else route.written_target(model, text, context, generate)
     longest = max(len(result.tokens), len(result.context_tokens or ()), len(target or ()))  # either side's tokens
-    check_page(model, longest, model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"])
+    drawn = model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"]
+    check_page(model, longest, drawn, _maps_cost(model, behaviour, longest, None if context is None else longest))
     parts = {}
-    for name, found in route.every_part(model, text, context, target).items():
+    every = route.every_part(model, text, context, target)
+    for name, found in every.items():
         weights = np.stack(found.weights)  # [L, h, m, n]
-        parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), weights, found.masked)
+        keys = _strings(found.key_tokens)
+        parts[name] = part_entry(name, found.tokens.strings, keys, weights, found.masked, behaviour.drop_sink)
         if target is not None and PARTS[name].queries == "target":  # the written tokens marked ›, as a decoder's
             parts[name]["labels"] = target.labels()
         at = min(record["layer"], len(weights) - 1)
@@ -556,6 +577,7 @@ def parts_view(
     )
     return {
         **doc,
+        **parts_looks(model, every, behaviour, record["layer"]),
         "text": text,
         "context": context,
         "config": config,
@@ -590,26 +612,53 @@ def looks_view(
     """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
     the page opens with and whether it opens without the sink; the page offers every scale, from the table the
     page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
-    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
-    document's own) and "contributions" (`contributions_view`). `heads`: the heads' numbers (default 0..h-1)."""
+    `attn show --drop-sink` draws them: `sinkless_view`) and "contributions" (`contributions_view`). `heads`: the
+    heads' numbers (default 0..h-1)."""
     if not behaviour.looks:
         return {}
     from attncli.core.measures import computed  # late: start-up (only when a page is written)
-    from attncli.pipeline.heads import sinkless
 
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
     if behaviour.drop_sink:
-        kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
-        key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
-        full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
-        shut = np.concatenate([key0, left], axis=-1)
-        numbers = list(range(weights.shape[1])) if heads is None else heads
-        layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
-        out["sinkless"] = {"layers": layers, "masks": masks}
+        out["sinkless"] = sinkless_view(weights, masked, labels, heads)
     if computed(behaviour.contrib):
         from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
 
         out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
+    return out
+
+
+def sinkless_view(
+    weights: np.ndarray, masked: np.ndarray | None, labels: list[list[str]], heads: list[int] | None = None
+) -> dict:  # [L, h, m, n] the weights, the same bool or None
+    """The page's "sinkless": every layer's weights without key 0, each row renormalized, as `attn show
+    --drop-sink` draws them (key 0 and a row with nothing left masked); "layers" and "masks" as the document's."""
+    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+
+    kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
+    key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
+    full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
+    shut = np.concatenate([key0, left], axis=-1)
+    numbers = list(range(weights.shape[1])) if heads is None else heads
+    layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
+    return {"layers": layers, "masks": masks}
+
+
+def parts_looks(model: Model, every: dict, behaviour: Behaviour, layer: int) -> dict:
+    # every: part -> attncli.models.runs.seq2seq.PartWeights of the page's pass
+    """An encoder–decoder page's "colour" and "contributions" (each part's maps: `contributions_view`'s "parts"),
+    nothing without --scale, --drop-sink or --contrib (each part's "sinkless" is in its entry: `part_entry`)."""
+    if not behaviour.looks:
+        return {}
+    from attncli.core.measures import computed  # late: start-up (only when a page is written)
+
+    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
+    if computed(behaviour.contrib):
+        from attncli.models.interpret.contrib import part_page_maps  # late: start-up (model code: a --model run)
+
+        target = every["decoder"].tokens.ids if "decoder" in every else None
+        maps = part_page_maps(model, every["encoder"].tokens.ids, target, behaviour.contrib, layer)
+        out["contributions"] = contributions_view(maps)
     return out
 
 
@@ -619,18 +668,34 @@ CONTRIB_ENCODING = (
 )
 
 
-def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.Contributions of some layers
+def contributions_view(maps: list | dict) -> dict:
+    # attncli.models.interpret.contrib.Contributions of some layers, or an encoder–decoder's: part -> such a list
     """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
     layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
-    with "top", the end of its colour range (1 for shares; a length map's largest)."""
+    with "top", the end of its colour range (1 for shares; a length map's largest). An encoder–decoder's has
+    "parts" instead of "layers": each part's "layers" and "note" (what the maps are on that part), a cross ALTI
+    layer's "residual" too (the share of each target row its residual carries, the rest of the row)."""
     from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
 
-    m = CONTRIBUTIONS[maps[0].measure]
+    first = next(iter(maps.values()))[0] if isinstance(maps, dict) else maps[0]
+    m = CONTRIBUTIONS[first.measure]
 
-    def entry(a: np.ndarray) -> dict:  # [n, n] float64
+    def entry(a: np.ndarray) -> dict:  # [m, n] float64
         return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
 
-    return {
+    def layers(of: list) -> list[dict]:
+        return [
+            {
+                "layer": c.layer,
+                "heads": None if c.heads is None else [entry(a) for a in c.heads],
+                "map": entry(c.layer_matrix),
+                "rollout": None if c.rollout is None else entry(c.rollout),
+            }
+            | ({} if c.residual is None else {"residual": packed(np.asarray(c.residual, "<f8"))})
+            for c in of
+        ]
+
+    doc = {
         "measure": m.name,
         "title": m.title,
         "formula": m.formula,
@@ -639,24 +704,23 @@ def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.
         "per_head": m.per_head,
         "normalized": m.normalized,
         "encoding": CONTRIB_ENCODING,
-        "layers": [
-            {
-                "layer": c.layer,
-                "heads": None if c.heads is None else [entry(a) for a in c.heads],
-                "map": entry(c.layer_matrix),
-                "rollout": None if c.rollout is None else entry(c.rollout),
-            }
-            for c in maps
-        ],
     }
+    if isinstance(maps, dict):
+        return doc | {"parts": {part: {"note": of[0].note, "layers": layers(of)} for part, of in maps.items()}}
+    return doc | {"layers": layers(maps)}
 
 
-def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: name -> [n, n] or [h, n, n] float64
-    """The page's contribution maps, unpacked: "layer", "heads" (or None), "map", "rollout" (or None)."""
-    n = (len(doc["tokens"]),) * 2
+def maps_of(doc: dict, part: str | None = None) -> list[dict]:
+    # a view document -> per layer carried: name -> [m, n] or [h, m, n] float64 ([m]: "residual")
+    """The page's contribution maps (an encoder–decoder's `part`'s), unpacked: "layer", "heads" (or None), "map",
+    "rollout" (or None), "residual" (or None)."""
+    where = doc if part is None else doc["parts"][part]
+    m = len(where["tokens"])
+    shape = (m, len(where["context_tokens"] or where["tokens"]))
+    carried = doc["contributions"]["layers"] if part is None else doc["contributions"]["parts"][part]["layers"]
 
     def one(e: dict | None) -> np.ndarray | None:
-        return None if e is None else unpacked(e["values"], "<f8", n)
+        return None if e is None else unpacked(e["values"], "<f8", shape)
 
     return [
         {
@@ -664,8 +728,9 @@ def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: n
             "heads": None if l["heads"] is None else np.array([one(h) for h in l["heads"]]),
             "map": one(l["map"]),
             "rollout": one(l["rollout"]),
+            "residual": unpacked(l["residual"], "<f8", (m,)) if "residual" in l else None,
         }
-        for l in doc["contributions"]["layers"]
+        for l in carried
     ]
 
 
