@@ -8,9 +8,10 @@ API functions and which `attn` commands take it. From it come the keywords' type
 to a function as one bundle: `checked` puts the rows of `RUN` in place of its `**run`, so that `help(attncli.show)`
 and `inspect.signature` list each with its default; a model's options, which a body reads one by one, stay in the
 function's own signature, with the row's default (tests/api/test_options.py holds them to it). A new option is one
-row here (and, for a text run's, its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is
-`RunConfig`'s to check (pipeline/config.py's `RANGES`): the pipeline guards a config whoever builds it, for the
-command line and the API alike, and this table stays light enough for `attn show -h` (no NumPy).
+row here (and, for a text run's, its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is an
+entry of pipeline/ranges.py's `RANGES` under the row's name (`Option.range`), written once and checked by the one
+`check_range` where the value is used: the pipeline guards a config whoever builds it, for the command line and the
+API alike, and the table stays light enough for `attn show -h` (ranges.py is plain data, no NumPy).
 
     >>> [o.name for o in RUN if o.default is None]
     ['dk', 'dv', 'd_a', 'mask', 'context', 'rank', 'features']
@@ -36,6 +37,7 @@ from typing import Any
 from attncli.api.kinds import BOOL, GENERATE, INT, MASK, NUMBER, STR, Kind
 from attncli.api.kinds import MODEL as MODEL_KIND
 from attncli.errors import ConfigError
+from attncli.pipeline.ranges import RANGES, Range
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,11 @@ class Option:
     choices: Callable[[], Iterable[str]] | None = None
     show_default: bool = True
     annotation: str | None = None
+
+    @property
+    def range(self) -> Range | None:
+        """The values it takes, when it is a number with bounds (pipeline/ranges.py)."""
+        return RANGES.get(self.name)
 
     def signature(self) -> inspect.Parameter:
         """The option as a keyword-only parameter of an API function, with its default."""

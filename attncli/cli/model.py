@@ -15,6 +15,7 @@ import typer
 from attncli.api.options import SAMPLING, Words, check_model
 from attncli.cli.options import choice, row
 from attncli.errors import ConfigError
+from attncli.pipeline.ranges import check_range
 
 
 def model_value(value: str | list[str] | None) -> str | list[str] | None:
@@ -290,6 +291,5 @@ def worker_count(given: int | None) -> int:
     """--workers, checked; by default the cores this process may use, at most 4."""
     if given is None:
         return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if not 1 <= given <= 64:
-        raise ConfigError(f"--workers must be between 1 and 64, got {given}")
+    check_range("workers", given)
     return given

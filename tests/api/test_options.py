@@ -170,14 +170,30 @@ def test_the_pipelines_config_agrees_with_the_table():
     the same options, the same defaults as the table's rows."""
     from dataclasses import fields
 
-    from attncli.pipeline.config import RANGES, RunConfig
+    from attncli.pipeline.config import RunConfig
+    from attncli.pipeline.ranges import RANGES
 
     field = {"dk": "d_k", "dv": "d_v"}  # RunConfig's names of --dk and --dv
     defaults = {f.name: f.default for f in fields(RunConfig)} | {"mask": None}  # its masks are a tuple, () for none
     for row in RUN:
         if row.name != "context":  # the run's second text, not a choice of its config
             assert defaults[field.get(row.name, row.name)] == row.default, row.name
-    assert set(RANGES) <= {row.name for row in RUN}
+    assert set(RANGES) >= {"dim", "heads", "dk", "dv", "d_a", "seed", "rank", "features"}
+
+
+def test_each_range_is_an_options():
+    """pipeline/ranges.py's RANGES holds each range once: every entry is an option a command offers (by the flag
+    its message names), and the messages are the one check's."""
+    from attncli.cli.app import COMMANDS
+    from attncli.pipeline.ranges import RANGES, check_range
+
+    flags = {f for name in COMMANDS if name != "help" for p in _command(name).params for f in p.opts}
+    for name, bound in RANGES.items():
+        flag = bound.flag or "--" + name.replace("_", "-")
+        assert flag in flags, name
+        with pytest.raises(ConfigError, match=f"^{flag} must be (between|at least) "):
+            check_range(name, bound.least - 1)
+        check_range(name, bound.least)
 
 
 def test_the_model_rule_names_only_options_that_exist():
