@@ -27,16 +27,11 @@ from typing import Any, TypeVar
 
 from attncli.api.kinds import (
     ARRAY,
-    BOOL,
     CALLABLE,
     EXCEPTIONS,
-    INT,
     LIMITS,
     LINES,
-    MODEL,
-    PAIRS,
     PARAMS,
-    PATHS,
     STR,
     TEXT,
     Kind,
@@ -60,15 +55,7 @@ RUNS = "show steps view compare"  # the text runs
 KEYWORDS: tuple[Keyword, ...] = (
     *(Keyword(o.name, o.kind, o.functions) for o in EVERY),  # every option's row: api/options.py, api/own.py
     Keyword("text", TEXT, "show steps view compare tokens heads lens ablate rollout patch dla knockout"),
-    Keyword("heads", PAIRS, "ablate"),
     Keyword("mask", STR, "compute"),  # one mask name or several, comma-separated: no list
-    Keyword("context", STR, "heads lens rollout"),  # a model's source or sentence pair (their own --context)
-    Keyword("model", MODEL, "heads lens ablate rollout corpus patch dla knockout"),  # required there
-    Keyword("patch", BOOL, "view"),
-    Keyword("dla", BOOL, "view"),
-    Keyword("knockout", BOOL, "view"),
-    Keyword("stat", STR, "heads"),
-    Keyword("top_k", INT, "lens"),
     Keyword("limits", LIMITS, RUNS + " compute"),
     Keyword("q", ARRAY, "compute"),
     Keyword("k", ARRAY, "compute"),
@@ -77,13 +64,6 @@ KEYWORDS: tuple[Keyword, ...] = (
     Keyword("lines", LINES, "corpus show_lines"),
     Keyword("name", STR, "corpus show_lines"),
     Keyword("on_warning", CALLABLE, "show_lines"),
-    Keyword("what", STR, "patch view"),
-    Keyword("noising", BOOL, "patch view"),
-    Keyword("to", INT, "knockout view"),
-    Keyword("window", INT, "knockout view"),
-    Keyword("path", PATHS, "catalog"),
-    Keyword("max_lines", INT, "corpus"),
-    Keyword("dask", STR, "corpus"),
     Keyword("progress", CALLABLE, "corpus"),
     Keyword("stops", EXCEPTIONS, "corpus"),
 )

@@ -97,6 +97,10 @@ def _projections() -> Iterable[str]:
     return PROJECTIONS
 
 
+MODEL_CONTEXT = (  # a model's --context (heads' own row too, api/own.py)
+    "With an encoder --model: the second text of a sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an "
+    "encoder–decoder --model: the source (see --part)."
+)
 RUNS = "show steps view compare"  # the API functions of a text run
 COMMANDS = RUNS + " explore"  # and the commands (explore runs show's)
 RUN: tuple[Option, ...] = (
@@ -117,8 +121,7 @@ RUN: tuple[Option, ...] = (
     Option("projection", STR, "random", ("--projection",),
            "random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.", RUNS, COMMANDS, choices=_projections),
     Option("context", STR, None, ("--context",),
-           "Cross-attention: keys and values from this text. With an encoder --model: the second text of a "
-           "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an encoder–decoder --model: the source (see --part).",
+           "Cross-attention: keys and values from this text. " + MODEL_CONTEXT,
            "show steps view", "show steps view explore"),
     Option("seed", INT, 0, ("--seed",), "Seed of embeddings and weights.", RUNS + " compute", COMMANDS, int),
     Option("temperature", NUMBER, 1.0, ("--temperature",), "Scores are divided by T.", RUNS + " compute",

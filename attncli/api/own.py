@@ -6,21 +6,24 @@ tests/api/test_options.py holds them to), its `commands` the `attn` commands who
 (cli/options.py's `row`). Where a keyword means another thing in another command, it is another row with its own
 `key`: steps' --query (a per-pair term's slice) is not show's (one query's bars), compute's --seed seeds only the
 learned variants' parameters, compare's --model may be given several times, and --generate's sampling --top-k is
-not lens's. `EVERY` is the whole table, its rows' ids (`Option.id`) one each.
+not lens's, and heads', lens's and ablate's required --model each say what model they take. `EVERY` is the whole
+table, its rows' ids (`Option.id`) one each.
 
-    >>> [o.id for o in OWN if o.name in ("query", "seed", "model", "top_k")]
-    ['query', 'steps_query', 'compare_model', 'compute_seed', 'sample_top_k']
+    >>> [o.id for o in OWN if o.name in ("query", "seed", "top_k")]
+    ['query', 'steps_query', 'compute_seed', 'sample_top_k', 'top_k']
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attncli.api.kinds import BOOL, INT, INT_OR_STR, MODELS, NUMBER, PATH, STR
-from attncli.api.options import OPTIONS, Option
+from attncli.api.kinds import BOOL, INT, INT_OR_STR, MODEL, MODELS, NUMBER, PAIRS, PATH, PATHS, STR
+from attncli.api.options import MODEL_CONTEXT, OPTIONS, Option
+from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES  # plain data, no NumPy
 
 MODES = ("zero", "mean")  # attncli.models.interpret.ablate's MODES (tests/cli/test_ablate.py checks they agree)
 RANK_BY = ("logprob", "logit", "logit-diff")  # attncli.models.interpret.ablate's RANKINGS (likewise)
+WHATS = ("resid", "heads", "attn-out", "mlp-out")  # attncli.models.interpret.patch's WHAT (likewise)
 
 
 def _dtypes() -> Iterable[str]:
@@ -47,6 +50,14 @@ def _modes() -> Iterable[str]:
 
 def _rankings() -> Iterable[str]:
     return RANK_BY
+
+
+def _whats() -> Iterable[str]:
+    return WHATS
+
+
+def _stats() -> Iterable[str]:
+    return STAT_CHOICES
 
 
 OWN: tuple[Option, ...] = (
@@ -169,6 +180,79 @@ OWN: tuple[Option, ...] = (
     Option("ablate", BOOL, False, ("--ablate",),
            "With a decoder --model: add the ablation view (attn ablate: every head switched off alone, how it "
            "moves the logit of the next token after TEXT; --target, --mode), about heads × layers / 2 passes.",
+           "view", "view", bool),
+    Option("model", MODEL, None, ("--model",),
+           "A Hugging Face decoder folder or cached model name.",
+           "ablate patch dla knockout", "ablate patch dla knockout", show_default=False, key="decoder_model"),
+    Option("heads", PAIRS, None, ("--heads",),
+           "The heads to switch off, each alone, as LAYER.HEAD separated by commas (0.3,5.1); default every head.",
+           "ablate", "ablate", show_default=False, key="ablate_heads"),
+    Option("model", MODEL, None, ("--model",),
+           "A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
+           "Ollama NAME:TAG, LM Studio ORG/NAME).",
+           "heads rollout corpus", "heads", show_default=False, key="heads_model"),
+    Option("context", STR, None, ("--context",),
+           MODEL_CONTEXT,
+           "heads rollout", "heads", key="model_context"),
+    Option("stat", STR, "entropy", ("--stat",),
+           "The number in each cell: entropy (bits), max, diagonal, previous (or previous-token), first-token or "
+           "broadness; with --part cross (target rows over source columns, where diagonal and previous mean "
+           "nothing): entropy, max, diagonality (weight near the proportional diagonal), monotonic (share of "
+           "target tokens whose strongest source token does not move left), first-token, last-token or broadness.",
+           "heads", "heads", choices=_stats),
+    Option("lines", BOOL, False, ("--lines",),
+           "Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of them "
+           "of each head's statistics and detector scores, streamed in padded batches of texts of similar length "
+           "on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
+           + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
+           + ". Statistics: "
+           + "; ".join(f"{name}: {text}" for name, text in CORPUS_STATISTICS.items())
+           + ".",
+           "", "heads", bool, key="corpus_lines"),
+    Option("max_lines", INT, None, ("--max-lines",),
+           "With --lines: the first N lines only.",
+           "corpus", "heads", int, show_default=False),
+    Option("dask", STR, None, ("--dask",),
+           "With --lines --file: run on the Dask cluster at this address (pip install 'attncli[dask]'); its "
+           "workers read the same file and model paths.",
+           "corpus", "heads", show_default=False),
+    Option("to", INT, None, ("--to",),
+           "The query position whose edges are blocked (default the last; negative counts from the end).",
+           "knockout view", "view knockout", int, show_default=False),
+    Option("window", INT, None, ("--window",),
+           "Consecutive layers blocked at a time (default about a fifth of the layers).",
+           "knockout view", "view knockout", int, show_default=False),
+    Option("model", MODEL, None, ("--model",),
+           "A Hugging Face decoder (or encoder–decoder, with --context) folder or cached model name.",
+           "lens", "lens", show_default=False, key="lens_model"),
+    Option("context", STR, None, ("--context",),
+           "With an encoder–decoder --model: the source; the lens is its decoder's over TEXT, the target (teacher "
+           "forcing).",
+           "lens", "lens", key="lens_context"),
+    Option("top_k", INT, 5, ("--top-k",),
+           "How many of the most probable next tokens each row of -f json lists (1-100).",
+           "lens", "lens", int),
+    Option("path", PATHS, None, ("--path",),
+           "Also list the models in DIR (a model folder, GGUF files, model folders one level below); repeatable.",
+           "catalog", "models", list[str]),
+    Option("what", STR, "resid", ("--what",),
+           "resid: the residual stream entering each layer, per position; heads: each head's output; attn-out, "
+           "mlp-out: each layer's attention or MLP output, per position.",
+           "patch view", "view patch", choices=_whats),
+    Option("noising", BOOL, False, ("--noising",),
+           "Patch the corrupt run's activation into the clean run (default: the reverse).",
+           "patch view", "view patch", bool),
+    Option("patch", BOOL, False, ("--patch",),
+           "With a decoder --model: add the patching view (attn patch: TEXT clean, --corrupt, --target, "
+           "--contrast, --what, --noising), a grid of every activation's normalized score.",
+           "view", "view", bool),
+    Option("dla", BOOL, False, ("--dla",),
+           "With a decoder --model: add the direct logit attribution view (attn dla: --target, --contrast), every "
+           "head's, MLP's and the embeddings' share of m, ranked.",
+           "view", "view", bool),
+    Option("knockout", BOOL, False, ("--knockout",),
+           "With a decoder --model: add the knockout view (attn knockout: --from, --to, --window), the change of "
+           "the top next token's probability per window of layers.",
            "view", "view", bool),
 )  # fmt: skip
 EVERY = OPTIONS + OWN

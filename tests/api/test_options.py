@@ -50,6 +50,7 @@ def _command(name: str):
 # rows whose command line default is not the API's, and why
 API_DEFAULT = {
     "workers": "the command line's None is the cores (at most 4); the API's 1 runs the lines in this process",
+    "path": "the command line's None (no --path) is the API's () (no folder of the user's)",
     "steps_query": "the command line reads a token or an index as text ('0'); the API's is the index 0",
 }
 NAMED = [r for r in EVERY if r not in RUN]  # the rows each function names in its own signature
@@ -95,38 +96,19 @@ def test_each_commands_typer_option_is_the_tables_row(name):
 
 
 def test_every_command_offers_the_tables_options_only():
-    """No command offers an option (but TEXT and --version) that is not a row of the table, save those its own
-    module declares still (NOT_THE_ROW's and OTHERS'), each named below."""
+    """No command offers an option that is not a row of the table (TEXT is an argument; --version is attn's)."""
     known = {f for row in EVERY for f in row.flags}
     from attncli.cli.app import COMMANDS as NAMES
 
-    left = {f for n in NAMES if n != "help" for p in _command(n).params for f in p.opts if f.startswith("-")} - known
-    assert left == OTHERS, left - OTHERS
+    offered = {f for n in NAMES if n != "help" for p in _command(n).params for f in p.opts if f.startswith("-")}
+    assert offered <= known, offered - known
 
 
 def _typer_flags(tree: ast.AST):
-    """(line, flags) of every typer.Option(...) call of a module, its string arguments."""
+    """(line, flags) of every typer.Option(...) call of a module, its string arguments (a row's are its fields)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Option":
             yield node.lineno, {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
-
-
-# options that share a row's flag but are other options, each with its own meaning and help
-NOT_THE_ROW = {
-    ("cli/commands/heads.py", "--context"): "a model's sentence pair or source, not a text run's cross-attention",
-    ("cli/commands/lens.py", "--context"): "an encoder–decoder's source",
-    ("cli/commands/ablate.py", "--heads"): "the heads ablate switches off, LAYER.HEAD pairs",
-    ("cli/commands/lens.py", "--top-k"): "the lens's rows' length, not the sampling's --top-k",
-    ("cli/commands/heads.py", "--lines"): "a corpus's lines, whose help names the detectors",
-    ("cli/commands/heads.py", "--model"): "a model heads cannot run without",
-    ("cli/commands/lens.py", "--model"): "a decoder lens cannot run without",
-    ("cli/commands/ablate.py", "--model"): "a decoder ablate cannot run without",
-}
-
-
-# the options a command's own module still declares (issue 38: not in the table yet), by flag
-OTHERS = {"--stat", "--max-lines", "--dask", "--to", "--window", "--path", "--what", "--noising", "--patch", "--dla",
-          "--knockout"}  # fmt: skip
 
 
 def test_no_module_declares_a_tables_option_again():
@@ -136,7 +118,7 @@ def test_no_module_declares_a_tables_option_again():
     for path in sorted((PACKAGE / "cli").rglob("*.py")):
         where = str(path.relative_to(PACKAGE))
         for line, given in _typer_flags(ast.parse(path.read_text())):
-            found += [(where, line, f) for f in given & flags if (where, f) not in NOT_THE_ROW]
+            found += [(where, line, f) for f in given & flags]
     for path in sorted((PACKAGE / "api").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS:
@@ -204,8 +186,8 @@ def test_the_table_is_the_one_place_of_a_run_options_help():
     for row in EVERY:
         holders = [p for p in PACKAGE.rglob("*.py") if row.help[:40] in p.read_text()]
         where = "api/options.py" if row in MODEL + RUN or row.commands == GROUP else "api/own.py"
-        also = ["cli/commands/heads.py"] * (row.id == "compare_model")  # heads' own --model (NOT_THE_ROW) begins alike
-        assert [p.relative_to(PACKAGE).as_posix() for p in holders] == [where, *also], row.id
+        shared = "api/options.py" if row.id == "model_context" else where  # a model's --context, said once
+        assert [p.relative_to(PACKAGE).as_posix() for p in holders] == [shared], row.id
 
 
 def test_the_pipelines_config_agrees_with_the_table():
