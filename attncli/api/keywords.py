@@ -12,10 +12,12 @@ float, a NumPy bool a bool, ablate's head pairs a list of (int, int).
     Traceback (most recent call last):
     attncli.errors.ConfigError: --heads takes an integer, got '2' (str)
 
-None is accepted exactly where the function's default is None. The options of a text run are declared once, with
-their defaults and help, in api/options.py's `RUN`, which adds their rows here. The values' ranges (--heads from 1
-to 256, a layer the model has) are checked where each is used (pipeline/config.py's RunConfig, models/runs/generate.py,
-...), with the same words on the command line and here.
+None is accepted exactly where the function's default is None. Every option is declared once, with its default and
+help, as a row of api/options.py's table or api/own.py's (`EVERY`), which adds its rows here; the rows written here
+are the keywords only the API has (the text, a corpus's lines, callbacks, limits). The values' ranges (--heads from
+1 to 256) are pipeline/ranges.py's, each checked by its one `check_range` where it is used (pipeline/config.py's
+RunConfig, models/runs/generate.py, ...), and a layer the model has by the model's run, with the same words on the
+command line and here.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from attncli.api.kinds import (
-    ARRAY,
     CALLABLE,
     EXCEPTIONS,
     LIMITS,
@@ -57,9 +58,6 @@ KEYWORDS: tuple[Keyword, ...] = (
     Keyword("text", TEXT, "show steps view compare tokens heads lens ablate rollout patch dla knockout"),
     Keyword("mask", STR, "compute"),  # one mask name or several, comma-separated: no list
     Keyword("limits", LIMITS, RUNS + " compute"),
-    Keyword("q", ARRAY, "compute"),
-    Keyword("k", ARRAY, "compute"),
-    Keyword("v", ARRAY, "compute"),
     Keyword("params", PARAMS, "compute"),
     Keyword("lines", LINES, "corpus show_lines"),
     Keyword("name", STR, "corpus show_lines"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attncli.api.kinds import BOOL, INT, INT_OR_STR, MODEL, MODELS, NUMBER, PAIRS, PATH, PATHS, STR
+from attncli.api.kinds import ARRAY, BOOL, INT, INT_OR_STR, MODEL, MODELS, NUMBER, PAIRS, PATH, PATHS, STR
 from attncli.api.options import MODEL_CONTEXT, OPTIONS, Option
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES  # plain data, no NumPy
 
@@ -108,15 +108,15 @@ OWN: tuple[Option, ...] = (
            'JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; k, v, params optional; - or '
            "nothing reads stdin.",
            "", "compute"),
-    Option("q", PATH, None, ("--q",),
+    Option("q", ARRAY, None, ("--q",),
            "Queries [m, d_q] as a .npy file.",
-           "", "compute", key="q_path"),
-    Option("k", PATH, None, ("--k",),
+           "compute", "compute"),  # the API's q=, k=, v= take the arrays themselves
+    Option("k", ARRAY, None, ("--k",),
            "Keys [n, d_k] as a .npy file (default: q).",
-           "", "compute", key="k_path"),
-    Option("v", PATH, None, ("--v",),
+           "compute", "compute"),
+    Option("v", ARRAY, None, ("--v",),
            "Values [n, d_v] as a .npy file (default: k).",
-           "", "compute", key="v_path"),
+           "compute", "compute"),
     Option("seed", INT, 0, ("--seed",),
            "Seed of the learned variants' parameters, unless the JSON gives params.",
            "", "compute", int, key="compute_seed"),

@@ -130,9 +130,9 @@ Query = Annotated[str, row("steps_query")]
 Tokenizers = Annotated[str | None, row("tokenizers")]
 VariantNames = Annotated[str, row("variants")]
 InputPath = Annotated[str | None, row("input_path")]
-QPath = Annotated[str | None, row("q_path")]
-KPath = Annotated[str | None, row("k_path")]
-VPath = Annotated[str | None, row("v_path")]
+QPath = Annotated[str | None, row("q")]
+KPath = Annotated[str | None, row("k")]
+VPath = Annotated[str | None, row("v")]
 ParamSeed = Annotated[int, row("compute_seed")]
 
 
