@@ -26,7 +26,7 @@ from attncli.models.network.model import Model
 from attncli.models.runs import run, seq2seq
 from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.seq2seq import PartWeights
+from attncli.models.runs.seq2seq import PartWeights, PassMaps
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import Tokens
 
@@ -164,13 +164,19 @@ def rollout(
 
 
 def heads(
-    model: Model, text: str, context: str | None = None, part: str | None = None, generate: Generation | None = None
+    model: Model,
+    text: str,
+    context: str | None = None,
+    part: str | None = None,
+    generate: Generation | None = None,
+    maps: PassMaps | None = None,
 ) -> dict:
     """Every head of every layer of one part, its statistics and label: `attn heads -f json` (`generate`: as
-    `result`'s)."""
+    `result`'s; `maps`: what the statistics are computed on from the part's pass instead of its weights, as
+    `attn heads --contrib` asks)."""
     chosen = check_part(model, part, context)
     if is_seq2seq(model):
         return seq2seq.part_heads_document(
-            model, text, context, chosen, _written(model, text, context, chosen, generate)
+            model, text, context, chosen, _written(model, text, context, chosen, generate), maps
         )
-    return run.heads_document(model, text, context, generate)
+    return run.heads_document(model, text, context, generate, maps)
