@@ -55,12 +55,13 @@ ROLLOUT_METHOD = (
 
 
 def _encode(
-    model: Model, text: str, pair: str | None, generate: Generation | None = None
+    model: Model, text: str, pair: str | None, generate: Generation | None = None, upto: int | None = None
 ) -> tuple[Tokens, ModelTokens]:
     """The text (and a second text `pair`) as the model's own tokenizer cuts it, as `Tokens` and as encoded.
 
     Its special tokens are marked, and a pair's second segment start is kept; only an encoder takes a pair.
-    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.generate).
+    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.generate). `upto`: the run
+    stops after that layer, and is priced by the layers it reads (`encode`).
     """
     _check_text(text, "text")
     if pair is not None:
@@ -71,7 +72,7 @@ def _encode(
                 f"{model.name} is a decoder ({model.model_type})"
             )
     if model.chat is None:
-        t, read = encode(model, text, pair), text
+        t, read = encode(model, text, pair, upto=upto), text
     elif pair is not None:
         raise ConfigError("--chat reads TEXT as the user's message of a chat: drop --context")
     else:
@@ -112,7 +113,7 @@ def run_pass(
 ) -> tuple[Tokens, Forward]:
     """Tokenize and run the model (`forward`'s keywords): a pair with its token types; with `generate`, the text
     and its continuation, in one pass over the whole sequence (causal: each row is what that step saw)."""
-    tokens, t = _encode(model, text, pair, generate)
+    tokens, t = _encode(model, text, pair, generate, kwargs.get("upto_layer"))
     return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
 
