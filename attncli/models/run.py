@@ -259,8 +259,11 @@ def heads_document(model: Model, text: str, pair: str | None = None, generate: G
 
 
 def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]
-    """The `attn heads` document of these self-attention weights (a model's, or one part of an encoder–decoder's)."""
-    stats = head_stats(weights, causal=causal)
+    """The `attn heads` document of these self-attention weights (a model's, or one part of an encoder–decoder's).
+    The statistics are computed a layer at a time: head_stats works in float64, and every layer's at once would be
+    twice the float32 weights again (an 8B's 32 layers × 32 heads)."""
+    layers = [head_stats(w[None], causal=causal) for w in weights]  # each {stat: [1, h]}
+    stats = {k: np.concatenate([s[k] for s in layers]) for k in layers[0]}
     return heads_table(model, text, tokens, stats, label_heads(stats), HEAD_STATS, LABELS) | {"causal": causal}
 
 
