@@ -139,7 +139,7 @@ def sweep(
                 mid, _ = f.attention(model, l, streams[a:b])
                 streams[a:b] = f.mlp(model, l, mid)
         tick()
-    return streams[:, -1]
+    return streams[:, -1].copy()  # the streams freed before the head's rows are made
 
 
 def _deltas(model: Model, last, target: int, contrast: int | None) -> np.ndarray:
@@ -165,15 +165,15 @@ def ablate(
     """Each head of `heads` switched off alone: Δ logit and Δ log-probability of `target` (default: the model's
     own next token after `ids`) at the last position, and Δ logit difference target − `contrast` when one is
     given, ranked by |Δ| of `rank_by` (a `RANKINGS` name; default `ranking_of`'s), largest first. `progress(done,
-    total)` is told after each layer's heads (`attn explore` says how far it is). "top" is the model's own next
+    total)` is told after each layer a sweep goes through (`attn explore` says how far it is). "top" is the model's own next
     token, "clean_logit_diff" the clean difference (with a contrast)."""
     if mode not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     column = RANKINGS[ranking_of(rank_by, contrast is not None)].column
     order, n = sorted(heads), len(ids)  # by layer: the copies started by layer l are the first ones
     held, at_once = sizes(model, n, len(order))
-    stream, layer, head = _prices(model, n)
-    beside = (held + model.n_layer + 1) * stream + at_once * max(0, head - layer)
+    stream, a_layer, the_head = _prices(model, n)
+    beside = (held + model.n_layer + 1) * stream + at_once * max(0, the_head - a_layer)
     # priced as `at_once` layers of one pass (check_run's), with the streams held and the head's rows beside them
     room = check_run(
         model.weights.least() + beside, at_once, model.n_head, model.d_model, n, f"{model.name} with heads off"
