@@ -165,8 +165,8 @@ def ablate(
     """Each head of `heads` switched off alone: Δ logit and Δ log-probability of `target` (default: the model's
     own next token after `ids`) at the last position, and Δ logit difference target − `contrast` when one is
     given, ranked by |Δ| of `rank_by` (a `RANKINGS` name; default `ranking_of`'s), largest first. `progress(done,
-    total)` is told after each layer a sweep goes through (`attn explore` says how far it is). "top" is the model's own next
-    token, "clean_logit_diff" the clean difference (with a contrast)."""
+    total)` is told after each layer a sweep goes through (`attn explore` says how far it is). "top" is the model's
+    own next token, "clean_logit_diff" the clean difference (with a contrast)."""
     if mode not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     column = RANKINGS[ranking_of(rank_by, contrast is not None)].column
