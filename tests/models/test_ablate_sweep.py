@@ -77,3 +77,16 @@ def test_a_streamed_model_in_sweeps_reads_each_layer_once_a_sweep(monkeypatch):
     assert (reads.count(q0), reads.count(q1)) == (1 + 2, 1 + 2)
     assert heard == [(k, 5) for k in range(1, 6)]  # 2 + 2 + 1 layers swept
     _same_as_alone(load_model(GOLDEN / "llama"), ids, found, "zero")
+
+
+def test_an_ablation_without_room_for_one_copy_is_refused_in_one_line_before_its_pass(monkeypatch):
+    from attncli.errors import AttnError
+
+    model = load_model(GOLDEN / "llama")
+    ids = encode(model, TEXT).ids
+    _, layer, _ = _prices(model, len(ids))
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(model.weights.least() + layer))  # no room for the streams beside it
+    before = len(model.weights.claimed())
+    with pytest.raises(AttnError, match=r"with heads off on \d+ tokens needs about"):
+        ablate(model, ids, [(0, 0)])
+    assert len(model.weights.claimed()) == before  # nothing read
