@@ -39,7 +39,7 @@ _PUBLIC = {  # name -> the module that holds it
     "patch": "attncli.api",
     "dla": "attncli.api",
     "knockout": "attncli.api",
-    "Generation": "attncli.models.generate",
+    "Generation": "attncli.models.runs.generate",
     "Attention": "attncli.api",
     "Page": "attncli.api",
     "Records": "attncli.api",

@@ -68,7 +68,7 @@ with torch.no_grad():
 DEQUANTIZE = """
 import sys
 from pathlib import Path
-from attncli.models.gguf import open_gguf
+from attncli.models.files.gguf import open_gguf
 _, tensors = open_gguf(Path(sys.argv[1]))
 for name in tensors.names():
     tensors.get_tensor(name)

@@ -7,7 +7,7 @@ The model (default $ATTN_SMOLLM2, the SmolLM2-135M Q4_1 GGUF, which both sides d
 patches the IOI pair of issue 35 ("When Mary and John went to the store, John gave a drink to" / "..., Mary
 gave ...", target " Mary", contrast " John"), denoising, every head (--what heads) or every layer and position
 (--what resid). attn: two traced passes, then per layer one batch of copies from that layer on
-(attncli.models.patch). transformers: tools/golden_causal.py's `patch`, one full forward pass per patch with a
+(attncli.models.interpret.patch). transformers: tools/golden_causal.py's `patch`, one full forward pass per patch with a
 forward (pre-)hook, as the goldens are made. Each run is a fresh process of one side, the two interleaved, on one
 thread (OPENBLAS_NUM_THREADS=1; torch.set_num_threads(1)); the model is loaded before the clock starts. The table
 shows the medians of wall and CPU time (what a busy machine's waiting does not count) and attn / transformers.
@@ -35,7 +35,7 @@ TINY = ("time flies like an arrow", "time fries like an arrow", "Ġa", "Ġl")
 ATTN = """
 import sys, time
 from attncli.models import load_model
-from attncli.models.patch import patch_document
+from attncli.models.interpret.patch import patch_document
 model = load_model(sys.argv[1]); clean, corrupt, target, contrast, what = sys.argv[2:7]
 start, cpu = time.perf_counter(), time.process_time()
 patch_document(model, clean, corrupt, target, contrast, what)

@@ -53,7 +53,7 @@ def main() -> None:
 
     from attncli.core.measures import CONTRIBUTIONS
     from attncli.models import encode, forward, load_model
-    from attncli.models.contrib import contributions
+    from attncli.models.interpret.contrib import contributions
 
     model = load_model(args.model or default_model())
     words = (ROOT / "sample_texts" / "paragraph.txt").read_text().split()

@@ -72,9 +72,9 @@ def one_by_one(folder: str, lines: list[str]) -> None:
     import numpy as np
 
     from attncli.core.stats import CorpusStats
-    from attncli.models.corpus import _model
-    from attncli.models.forward import forward
-    from attncli.models.tokens import encode
+    from attncli.models.network.forward import forward
+    from attncli.models.runs.corpus import _model
+    from attncli.models.runs.tokens import encode
 
     model, stats = _model(folder), CorpusStats()
     for line in lines:
@@ -83,7 +83,7 @@ def one_by_one(folder: str, lines: list[str]) -> None:
 
 
 def batched(folder: str, lines: list[str], workers: int) -> None:
-    from attncli.models.corpus import stream_stats
+    from attncli.models.runs.corpus import stream_stats
 
     for _ in stream_stats(folder, lines, workers):
         pass

@@ -31,7 +31,7 @@ PROMPT = [504, 3575, 282, 4649, 314, 253, 1345, 30]  # 8 ids inside every vocabu
 ATTN = """
 import sys, time
 from attncli.models import load_model
-from attncli.models.generate import decode
+from attncli.models.runs.generate import decode
 model = load_model(sys.argv[1]); prompt, new = [int(i) for i in sys.argv[2].split(",")], int(sys.argv[3])
 decode(model, prompt, 2, eos=set())
 start, cpu = time.perf_counter(), time.process_time()

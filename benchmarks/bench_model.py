@@ -88,7 +88,7 @@ def in_process(folder: Path, repeats: int) -> dict[str, float]:
     """Median seconds of the work alone in this (warm) process: attn's, and transformers' if importable."""
     sys.path.insert(0, str(ROOT))
     from attncli.models import load_model
-    from attncli.models.run import model_result
+    from attncli.models.runs.run import model_result
 
     def attn_once():
         return model_result(load_model(folder), TEXT, LAYER, HEAD).weights[0]

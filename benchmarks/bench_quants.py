@@ -1,4 +1,4 @@
-"""Dequantization speed per ggml type: attn's (attncli/models/quants.py) against gguf.quants', one thread.
+"""Dequantization speed per ggml type: attn's (attncli/models/files/quants.py) against gguf.quants', one thread.
 
     python benchmarks/bench_quants.py [--values 4194304] [--runs 5] [--only Q4_K Q6_K]
     python benchmarks/bench_quants.py --model $ATTN_SMOLLM2 [--runs 7]   # a whole cold forward, too
@@ -33,8 +33,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # after the thread count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from attncli.models import quants
-from attncli.models.quants import DEQUANTIZED, TYPES, QuantType, dequantize
+from attncli.models.files import quants
+from attncli.models.files.quants import DEQUANTIZED, TYPES, QuantType, dequantize
 
 SCALES = {  # type -> the byte offsets of its fp16 scales in a block (IQ1_M's d is spread: fixed in `blocks`)
     **dict.fromkeys(("Q4_0", "Q5_0", "Q8_0", "IQ4_NL", "IQ4_XS", "IQ2_XXS", "IQ2_XS", "IQ2_S"), (0,)),
@@ -139,8 +139,9 @@ def forward_table(path: str, runs: int) -> None:
     import gguf
     from gguf import quants as reference
 
-    from attncli.models import encode, forward, gguf_model, load_model
-    from attncli.models import gguf as reader
+    from attncli.models import encode, forward, load_model
+    from attncli.models.files import gguf as reader
+    from attncli.models.opening import gguf_model
 
     def theirs(data: np.ndarray, kind: QuantType) -> np.ndarray:  # [rows, bytes] -> [rows, cols]: before quants.py
         return np.asarray(reference.dequantize(np.ascontiguousarray(data), gguf.GGMLQuantizationType(kind.id)))

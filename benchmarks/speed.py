@@ -131,6 +131,11 @@ def startup_rows(python: str, reps: int) -> list[Row]:
         # of `attn show` took 215 ms with them, 190 without, medians on 2 cores at a load of 10): the ratio measured
         # the machine's thread pool, not attn
         env["OPENBLAS_NUM_THREADS"] = "1"
+    # Bytecode, as an installed attn has it (pip compiles every module): where PYTHONDONTWRITEBYTECODE is set (this
+    # sandbox sets it) and attn runs from a checkout, every run compiled attn's ~80 modules from source, +70 ms
+    # (1.95x the floor instead of 1.59x on 2026-12-06), while the floor's packages had theirs. Written to a
+    # directory of its own, never into the checkout; one untimed run of each command writes them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     commands = {
         "import typer": ["-c", "import typer"],
         "import numpy, typer, rich.console, rich.table": ["-c", "import numpy, typer, rich.console, rich.table"],
@@ -139,7 +144,12 @@ def startup_rows(python: str, reps: int) -> list[Row]:
         "attn variants": ["-c", ATTN, "variants"],
         'attn show "time flies like an arrow"': ["-c", ATTN, "show", "time flies like an arrow"],
     }
-    t = interleaved({name: process([python, *args], env) for name, args in commands.items()}, reps)
+    with tempfile.TemporaryDirectory(prefix="attncli-speed-pyc-") as pyc:
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        runs = {name: process([python, *args], env) for name, args in commands.items()}
+        for run in runs.values():  # writes the bytecode
+            run()
+        t = interleaved(runs, reps)
     return [
         (f"start-up: {name}", f"python -c '{floor}'", t[name], t[floor], target, "")
         for name, floor, target in [
@@ -257,7 +267,7 @@ def model_rows(sizes: list[int], reps: int, thread_counts: tuple[int, ...] = (1,
 
     from attncli.core import mkl
     from attncli.models import load_model
-    from attncli.models.forward import forward
+    from attncli.models.network.forward import forward
 
     folder = str(Path(spec.origin).parent / "model")
     model = load_model(folder)
@@ -281,7 +291,7 @@ def model_rows(sizes: list[int], reps: int, thread_counts: tuple[int, ...] = (1,
                 runs = {"attn": lambda ids=ids, th=threads: forward(model, ids, threads=th), "hf": hf_run}
                 t = interleaved(runs, 4 * reps if n <= 128 else 2 * reps)  # a forward is quick: more runs, less noise
             note = f"weights agree to {diff:.1e}"
-            if mkl.load() is not None:  # the optional mkl package (attncli.models.blocks)
+            if mkl.load() is not None:  # the optional mkl package (attncli.models.network.blocks)
                 note += "; GELU through MKL" if threads > 1 else "; the products and GELU through MKL"
             rows.append(
                 (
@@ -330,7 +340,7 @@ LOAD_SCRIPT = """
 import sys, time
 import numpy as np
 from attncli.models import load_model
-from attncli.models.forward import forward
+from attncli.models.network.forward import forward
 def status(key):  # bytes of this process's VmRSS or VmHWM (its peak; ru_maxrss keeps the parent's across exec)
     return next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith(key + ":"))
 before = status("VmRSS")
@@ -358,7 +368,7 @@ def load_rows(python: str, folder: Path, reps: int, tiny: bool) -> list[Row]:
     import transformers
 
     from attncli.models import load_model
-    from attncli.models.forward import forward
+    from attncli.models.network.forward import forward
 
     make_qwen2(folder, tiny)
     torch.set_num_threads(1)
@@ -467,8 +477,8 @@ def corpus_rows(count: int, reps: int) -> list[Row]:
     if spec is None or spec.origin is None:
         return [("corpus: heads --lines (MiniLM)", "FLOP ceiling", None, None, 1 / 0.9, "the model is missing")]
     from attncli.models import load_model
-    from attncli.models.corpus import stream_stats
-    from attncli.models.tokens import encode_many
+    from attncli.models.runs.corpus import stream_stats
+    from attncli.models.runs.tokens import encode_many
 
     sys.path.insert(0, str(ROOT / "tools"))
     from make_corpus import corpus

@@ -18,7 +18,8 @@ import numpy as np
 
 import attncli
 from attncli.core.stats import sink_stats
-from attncli.models import load_model, route
+from attncli.models import load_model
+from attncli.models.runs import route
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "the quick brown fox jumps over the lazy dog, and the dog sleeps."

@@ -17,7 +17,7 @@ Imports = ast.Import | ast.ImportFrom
 
 
 def module_name(path: Path) -> str:
-    """attncli/models/families/__init__.py -> attncli.models.families"""
+    """attncli/models/network/families/__init__.py -> attncli.models.network.families"""
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -113,7 +113,7 @@ if TYPE_CHECKING:
     from attncli.pipeline.steps import Step
 def f():
     import attncli.core.variants  # late: start-up (an example)
-    from attncli.models import forward  # late: start-up (an example)
+    from attncli.models.network import forward  # late: start-up (an example)
 """
     node = ast.parse(source)
     got = {t for n in ast.walk(node) if isinstance(n, Imports) for t in targets("attncli.pipeline.run", n)}
@@ -122,7 +122,7 @@ def f():
         "attncli.pipeline.config",
         "attncli.pipeline.steps",
         "attncli.core.variants",
-        "attncli.models.forward",
+        "attncli.models.network.forward",
     }
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

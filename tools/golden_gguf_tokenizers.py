@@ -96,7 +96,7 @@ def llama_cpp_splits() -> dict:
     from tokenizers import Regex
     from tokenizers.pre_tokenizers import ByteLevel, Digits, Sequence, Split
 
-    from attncli.models.gguf_tokenizer import _LATIN_GREEK_CYRILLIC  # the one range list too long to write twice
+    from attncli.models.text.gguf_tokenizer import _LATIN_GREEK_CYRILLIC  # the one range list too long to write twice
 
     def cut(*regexes: str) -> list:
         return [Split(Regex(r), behavior="isolated") for r in regexes]

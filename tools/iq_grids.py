@@ -1,11 +1,11 @@
-"""Writes attncli/models/iq_grids.py: the lattice grids of llama.cpp's i-quants as data.
+"""Writes attncli/models/files/iq_grids.py: the lattice grids of llama.cpp's i-quants as data.
 
     python tools/iq_grids.py        # with gguf==0.19.0 (the test extra), from this checkout
 
 The grids are llama.cpp's ggml-common.h tables (iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid,
 iq1s_grid: uint64/uint32 words whose bytes are a grid row's values). gguf-py (llama.cpp's Python package) carries
 the same tables; this script reads them from it, turns each value into its index among the grid's levels
-(attncli/models/quants.py maps indices back to values) and writes them zlib-compressed, base64-encoded, one
+(attncli/models/files/quants.py maps indices back to values) and writes them zlib-compressed, base64-encoded, one
 string per grid. tests/models/test_quants.py checks the written grids against gguf's, row for row.
 """
 

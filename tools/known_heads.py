@@ -137,7 +137,7 @@ def build(folder: Path = OUT) -> Path:
     """config.json, model.safetensors and tokenizer.json of the model, in `folder`."""
     from safetensors.numpy import save_file
 
-    from attncli.models.model import WEIGHTS_MARK  # what captions say the weights are
+    from attncli.models.network.model import WEIGHTS_MARK  # what captions say the weights are
 
     folder.mkdir(parents=True, exist_ok=True)
     config = {

@@ -52,7 +52,7 @@ def mark_weights(folder: Path, said: str) -> None:
     """Write into `folder`'s config.json what its weights are (attncli's WEIGHTS_MARK, which captions show), so that
     a test model is never called trained: `said` as "random weights, never trained (...)". The file keeps
     save_pretrained's layout (indent 2, sorted keys) when it had it."""
-    from attncli.models.model import WEIGHTS_MARK
+    from attncli.models.network.model import WEIGHTS_MARK
 
     path = folder / "config.json"
     text = path.read_text(encoding="utf-8")

@@ -4,7 +4,7 @@
 
 Pinned: torch==2.13.0, transformers==5.23.0 (never attncli's dependencies;
 the environment tools/reference.py makes, checked when run); attncli is imported from this
-checkout. attn's induction detector (`attncli.models.corpus.induction_stats`: 10 random sequences r of 25
+checkout. attn's induction detector (`attncli.models.runs.corpus.induction_stats`: 10 random sequences r of 25
 vocabulary ids, seed 0, each run as r r; per head the mean weight a query of the second copy puts on the token
 after its earlier copy) is computed on the same sequences from transformers' eager attention (the GGUF loaded
 by transformers, float32), and the top heads of both printed with their largest difference.
@@ -29,7 +29,8 @@ def main() -> None:
     from transformers import AutoModelForCausalLM
 
     from attncli.core.stats import Moments, induction_rows
-    from attncli.models import corpus, load_model
+    from attncli.models import load_model
+    from attncli.models.runs import corpus
 
     path = Path(os.environ["ATTN_SMOLLM2"])
     model = load_model(path)

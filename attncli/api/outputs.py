@@ -95,7 +95,8 @@ class Attention(Output):
     ):
         super().__init__(document, precision, result.tokens.warnings)
         self.result = result
-        #: `contrib=`'s maps (attncli.models.contrib.Contributions: measure, heads, layer_matrix, rollout), or None
+        #: `contrib=`'s maps (models/interpret/contrib.py's Contributions: measure, heads, layer_matrix, rollout),
+        #: or None
         self.contributions = contributions
 
     @property

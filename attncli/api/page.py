@@ -35,8 +35,9 @@ def page_of(
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
-    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for; an encoder–decoder's
-    with the target it writes with `generate` (attncli.models.generate.Generation) in every part.
+    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for, any page with the
+    colour scale, the sinkless weights and the contribution maps it asks for; an encoder–decoder's
+    with the target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
@@ -49,7 +50,7 @@ def page_of(
             name = model_argument(model_dir)
             doc = model_view(model, result, name, command, pair, behaviour or Behaviour(), generate)
         else:
-            doc = result_view(result, command, precision, head)
+            doc = result_view(result, command, precision, head, behaviour or Behaviour())
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
@@ -105,9 +106,9 @@ def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str,
 
     if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
-    from attncli.models.ablate import MODES  # late: start-up (model code: a --model run only)
-    from attncli.models.head import unembedding
-    from attncli.models.patch import WHAT
+    from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.patch import WHAT
+    from attncli.models.network.head import unembedding
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
@@ -137,11 +138,19 @@ def model_argument(given: str) -> str:
 
 
 def model_page(
-    result_of: Callable, command: str, precision: int | None, loaded, model: str, text: str, context: str | None
+    result_of: Callable,
+    command: str,
+    precision: int | None,
+    loaded,
+    model: str,
+    text: str,
+    context: str | None,
+    behaviour: Behaviour | None = None,
 ) -> Callable[[], documents.View]:
     """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
-    encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
-    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+    encoder–decoder's every part of TEXT over --context; made only when a page is written), with what `behaviour`
+    asks for (`attn show --contrib`, `--scale`, `--drop-sink`: the page's own)."""
+    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context), behaviour=behaviour)()
 
 
 def causal_page(
@@ -154,7 +163,7 @@ def causal_page(
 
     def build() -> documents.View:
         from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
-        from attncli.models import route
+        from attncli.models.runs import route
 
         flags: dict[str, Any] = {view: True}
         behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
@@ -173,7 +182,7 @@ def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callabl
 
     def build() -> documents.View:
         from attncli.io.view import Behaviour  # late: start-up (model code only when the page is shown)
-        from attncli.models import route
+        from attncli.models.runs import route
 
         result = route.result(loaded, text)
         behaviour = Behaviour(**asked, opens=opens)

@@ -16,19 +16,20 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, limits_of, run_config
 from attncli.api.keywords import checked
+from attncli.api.options import DEFAULTS
 from attncli.api.outputs import Records
 from attncli.api.page import behaviour_page, causal_page, model_page
-from attncli.api.runs import generation_of, load
+from attncli.api.runs import check_contrib, generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.generate import Generation
-    from attncli.models.model import Model
+    from attncli.models.network.model import Model
+    from attncli.models.runs.generate import Generation
 
 
 @checked
@@ -43,26 +44,38 @@ def heads(
     chat: bool = False,
     system: str | None = None,
     precision: int | None = None,
+    contrib: str = "weights",
 ) -> Records:
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
     an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
-    writes after it (an encoder–decoder's: the target it writes from `context` after `text`)."""
+    writes after it (an encoder–decoder's: the target it writes from `context` after `text`). `contrib` (a
+    measure of CONTRIBUTIONS with per-head maps other than "weights": norm): every statistic, label and sink
+    number computed on each head's maps of that measure as shares of each row, the document saying so under
+    "contrib"."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
-    from attncli.models import route
+    from attncli.models.runs import route
     from attncli.render.heads import heads_view
 
+    check_contrib(contrib, model, False)
     check_chat(chat, system)
     loaded, name = load(model, chat, system)
     how = generation_of(generate)
-    doc = route.heads(loaded, text, context, part, how)
+    if contrib == "weights":
+        doc = route.heads(loaded, text, context, part, how)
+    else:
+        from attncli.models.interpret.contrib import heads_of  # late: start-up (model code only with a model)
+
+        doc = heads_of(loaded, text, contrib, context, part, how)
     column = stat_named(stat)
     if column not in doc["stats"]:
         why = doc.get("undefined", {}).get(column, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
     page_at_last_layer = partial(route.result, loaded, text, None, None, context, part, how)
-    view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
+    view = None  # with --contrib: the page draws the weights, not the measure's statistics
+    if contrib == "weights":
+        view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
     keys = len(doc.get("context_tokens", doc["tokens"]))  # a cross-attention's keys are the source's tokens
     table = partial(heads_view, doc, column, entropy_scale(None, keys)[0])
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)
@@ -86,7 +99,7 @@ def corpus(
     processes, each loading the model from its path. `progress(n)` hears the lines read so far. One of `stops`
     (Ctrl-C in a notebook) ends the run with the statistics so far, marked partial, and is kept in `.stopped`.
     With `dask` (a scheduler's address) the cluster's workers read the file `name` themselves instead."""
-    from attncli.models.corpus import (  # late: start-up (model code only with a model)
+    from attncli.models.runs.corpus import (  # late: start-up (model code only with a model)
         Corpus,
         corpus_document,
         dask_stats,
@@ -131,11 +144,11 @@ def corpus(
 def tokens(
     text: str,
     *,
-    tokenizer: str = "word",
     model: str | Model | None = None,
     chat: bool = False,
     system: str | None = None,
     max_tokens: int = MAX_TOKENS,
+    **run: Any,
 ) -> Records:
     """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
     from attncli.pipeline.compare import tokens_document  # late: start-up (not for import attncli or --help)
@@ -145,13 +158,12 @@ def tokens(
     if not text:
         raise DataError("empty text: nothing to tokenize")
     limits_of(None, max_tokens)  # checks max_tokens itself
-    check_model_options(model, {}, chat=chat or None)
     check_chat(chat, system)
     try:
         if model is None:
-            toks = tokenize(text, tokenizer, max_tokens)
+            toks = tokenize(text, run["tokenizer"], max_tokens)
         else:
-            from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
+            from attncli.models.runs.run import model_tokens  # late: start-up (model code only with a model)
 
             toks = model_tokens(load(model, chat, system)[0], text)
     except TooManyTokens as e:
@@ -181,23 +193,12 @@ def compare(
     *,
     tokenizers: str | None = None,
     variants: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | Sequence[str | Model] | None = None,
     layer: int | None = None,
     head: int | None = None,
     max_tokens: int = MAX_TOKENS,
     limits: Limits | None = None,
+    **run: Any,
 ) -> Records:
     """`attn compare`: one run per tokenizer and variant (comma-separated names, default char,word,bpe), side by
     side, and with `model=` its layer (`layer`, `head`) as one more row. With several models (a list: folders,
@@ -205,14 +206,12 @@ def compare(
     from attncli.pipeline.compare import compare_document, compare_runs, split_names  # late: start-up (not at import)
     from attncli.render.compare import compare_view
 
-    run: dict[str, Any] = dict(
-        heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask, positional=positional, projection=projection
-    )
     if isinstance(model, Sequence) and not isinstance(model, str):
         models = list(dict.fromkeys(model))
         if len(models) > 1:
-            given = dict(run, seed=seed, temperature=temperature, rank=rank, features=features, variants=variants)
-            kept = [k for k, v in given.items() if v != _COMPARE_DEFAULTS[k]] + ["layer"] * (layer is not None)
+            given = dict(run, variants=variants)  # several models ignore none of them silently
+            defaults = DEFAULTS | {"variants": inspect.signature(compare).parameters["variants"].default}
+            kept = [k for k, v in given.items() if v != defaults[k]] + ["layer"] * (layer is not None)
             if kept or head is not None:
                 raise ConfigError(
                     "several models compare their tokenizers, not attention: drop "
@@ -220,15 +219,14 @@ def compare(
                 )
             return _tokenizers(text, models, tokenizers, max_tokens)
         model = models[0] if models else None
-    check_model_options(model, {}, layer=layer, head=head)
     names = split_names(variants, "variants")
-    config = run_config(**run, seed=seed, temperature=temperature, rank=rank, features=features, variants=names)
+    config = run_config(**run, variants=names)
     limits = limits_of(limits, max_tokens, HEAD_STATISTICS)
     results = compare_runs(text, split_names(tokenizers or "char,word,bpe", "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
-        from attncli.models.run import compare_with_model
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
+        from attncli.models.runs.run import compare_with_model
 
         loaded = load(model)[0]
         results.append(route.result(loaded, text, layer, head, part=route.own_part(loaded)))
@@ -241,7 +239,7 @@ def compare(
 
 def _tokenizers(text: str, models: list, tokenizers: str | None, max_tokens: int) -> Records:
     """`compare` with several models: each model's tokenizer (and those of `tokenizers`), a row each."""
-    from attncli.models.run import model_tokens  # late: start-up (model code only with a model)
+    from attncli.models.runs.run import model_tokens  # late: start-up (model code only with a model)
     from attncli.pipeline.compare import split_names, tokenizer_row, tokenizers_document
     from attncli.pipeline.run import check_text
     from attncli.pipeline.tokenize import tokenize
@@ -277,7 +275,7 @@ def lens(
 ) -> Records:
     """`attn lens`: the logit lens of a decoder, every layer's `top_k` next tokens at every position (an
     encoder–decoder's: its decoder's over the target `text`, reading the source `context`)."""
-    from attncli.models.lens import lens_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.lens import lens_document  # late: start-up (model code only with a model)
     from attncli.render.lens import lens_view
 
     check_chat(chat, system)
@@ -305,7 +303,7 @@ def ablate(
     (`mode` zero or mean), ranked by how much it moves the next token (or `target`): `rank_by` logprob (default),
     logit, or logit-diff (target − `contrast`, the default with a contrast). The result's `warnings` are the
     notes on the tokens named (an ambiguous one; a target that is another spelling of the next token)."""
-    from attncli.models.ablate import ablate_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.ablate import ablate_document  # late: start-up (model code only with a model)
     from attncli.render.ablate import ablate_view
 
     check_chat(chat, system)
@@ -325,7 +323,7 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
     caches, Ollama, LM Studio, and the folder or folders `path`, as `--path`), one row each: the name `--model`
     takes, where it lives, family, parameters, quant, bytes, and whether attn supports it (`why` not). Only
     headers are read."""
-    from attncli.models.catalog import installed  # late: start-up (not for import attncli or --help)
+    from attncli.models.opening.catalog import installed  # late: start-up (not for import attncli or --help)
 
     folders = [Path(p).expanduser() for p in ([path] if isinstance(path, str | Path) else path)]
     for folder in folders:
@@ -340,11 +338,6 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
 
     doc = {"schema": "attncli.models/1", "rows": rows, "notes": notes}
     return Records(documents.Records("attn models", table, doc=doc), warnings=tuple(notes))
-
-
-_COMPARE_DEFAULTS = {  # what compare's run keywords are when not given: several models ignore none of them silently
-    k: p.default for k, p in inspect.signature(compare).parameters.items() if p.default is not p.empty
-}
 
 
 @checked
@@ -362,7 +355,7 @@ def patch(
     """`attn patch`: activation patching of a decoder between `text` (clean) and `corrupt` (as many tokens): each
     activation of `what` (resid, heads, attn-out, mlp-out) moved from the clean run into the corrupt one (or the
     reverse, `noising`), scored by how much of m = logit(target) − logit(contrast) it restores."""
-    from attncli.models.patch import patch_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.patch import patch_document  # late: start-up (model code only with a model)
     from attncli.render.causal import patch_view
 
     loaded, name = load(model)
@@ -380,7 +373,7 @@ def dla(
 ) -> Records:
     """`attn dla`: direct logit attribution, each head's, MLP's and the embeddings' share of m = logit(target) −
     logit(contrast) at the last position, through the final norm with its scale frozen; the parts sum to m."""
-    from attncli.models.dla import dla_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.dla import dla_document  # late: start-up (model code only with a model)
     from attncli.render.causal import dla_view
 
     loaded, name = load(model)
@@ -404,7 +397,7 @@ def knockout(
     """`attn knockout`: the attention edges from position `to` (default the last) to the tokens of `span`
     (positions such as "2-4", or a part of the text) blocked in every window of `window` consecutive layers, and
     the relative change of the model's top next-token probability (Geva et al. 2023)."""
-    from attncli.models.knockout import knockout_document  # late: start-up (model code only with a model)
+    from attncli.models.interpret.knockout import knockout_document  # late: start-up (model code only with a model)
     from attncli.render.causal import knockout_view
 
     loaded, name = load(model)

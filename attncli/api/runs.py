@@ -20,12 +20,12 @@ The functions import what they run inside them: a text run loads no model code, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, check_show, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, check_show, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import behaviour_of, check_behaviour, model_page, page_of
@@ -35,8 +35,8 @@ from attncli.pipeline.limits import Limits
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
-    from attncli.models.generate import Generation
-    from attncli.models.model import Model
+    from attncli.models.network.model import Model
+    from attncli.models.runs.generate import Generation
 
 
 def load(model: str | Model, chat: bool = False, system: str | None = None) -> tuple[Model, str]:
@@ -49,7 +49,7 @@ def load(model: str | Model, chat: bool = False, system: str | None = None) -> t
     else:
         loaded, name = model, str(model.path)
     if chat:
-        from attncli.models.tokens import with_chat  # late: start-up (model code only with a model)
+        from attncli.models.runs.tokens import with_chat  # late: start-up (model code only with a model)
 
         loaded = with_chat(loaded, system)
     return loaded, name
@@ -59,7 +59,7 @@ def generation_of(generate: Generation | int | None) -> Generation | None:
     """`generate=`: N new tokens (greedy), or a `Generation` (its sampling too), or None."""
     if generate is None or not isinstance(generate, int):
         return generate
-    from attncli.models.generate import Generation  # late: start-up (model code only with a model)
+    from attncli.models.runs.generate import Generation  # late: start-up (model code only with a model)
 
     return Generation(generate)
 
@@ -68,21 +68,6 @@ def generation_of(generate: Generation | int | None) -> Generation | None:
 def show(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -103,10 +88,11 @@ def show(
     contrib: str = "weights",
     scale: str = "sqrt",
     drop_sink: bool = False,
+    **run: Any,
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
-    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.generate.Generation`); an
+    decoder's text and the tokens it writes after it (N, greedy, or a `attncli.models.runs.generate.Generation`); an
     encoder–decoder's target written from `context` after `text` (its beginning, or "").
 
     `mean_heads`, `query` (one query's row as bars: its index, or its token as text or as the vocabulary writes
@@ -122,14 +108,7 @@ def show(
         raise ConfigError(
             "--drop-sink redraws each head's weights: drop --mean-heads, --query, --no-weights and --contrib"
         )
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
-    check_model_options(
-        model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part, chat=chat or None
-    )
+    context = run.pop("context")
     check_chat(chat, system)
     check_show(stats, no_weights, head, mean_heads)
     from attncli.pipeline.heads import stats_document  # late: start-up (not at import)
@@ -141,12 +120,16 @@ def show(
         show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
     )
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.io.view import Behaviour  # late: start-up (model code only with a model)
+        from attncli.models.runs import route
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
+        looks = Behaviour(contrib=contrib, scale=scale, drop_sink=drop_sink)  # its page's, as attn view's
+        if len(route.model_parts(loaded)) > 1:
+            looks = Behaviour()  # an encoder–decoder's page has none of them yet (attn view says so)
         page: Callable[[], documents.View] | None = model_page(
-            lambda: result, "attn show", precision, loaded, name, text, context
+            lambda: result, "attn show", precision, loaded, name, text, context, looks
         )
     else:
         from attncli.pipeline.result import one_head  # late: start-up (not for import attncli or --help)
@@ -156,7 +139,12 @@ def show(
         limits = limits_of(limits, max_tokens, HEAD_STATISTICS if stats else None)
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
-        page = None if no_weights else page_of(result, "attn show", precision)
+        looked = None
+        if scale != "sqrt" or drop_sink:  # its page's too, as attn view's
+            from attncli.io.view import Behaviour  # late: start-up (the page's module, with these options only)
+
+            looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        page = None if no_weights else page_of(result, "attn show", precision, behaviour=looked)
     if raw_tokens:  # the labels as the vocabulary writes them (the page built from `result` too)
         result = result.raw_tokens()
     note = None
@@ -167,7 +155,7 @@ def show(
     drawn = partial(table, result)
     contributions = None
     if contrib != "weights":
-        from attncli.models.contrib import of_result  # late: start-up (model code only with a model)
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
         from attncli.render.contrib import contribution_view
 
         contributions = of_result(result, contrib)
@@ -213,7 +201,7 @@ def rollout(
 ) -> Output:
     """`attn show --rollout`: the attention rollout (Abnar & Zuidema 2020) of `model` on `text`, token to token
     through layers 0..`layer` (default the last); an encoder–decoder's `part` over the source `context`."""
-    from attncli.models import route  # late: start-up (model code only with a model)
+    from attncli.models.runs import route  # late: start-up (model code only with a model)
     from attncli.render.heads import rollout_view
 
     rolled = route.rollout(load(model)[0], text, layer, context, part)
@@ -224,21 +212,6 @@ def rollout(
 def steps(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     query: int | str = 0,
     model: str | Model | None = None,
     layer: int | None = None,
@@ -250,22 +223,22 @@ def steps(
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
+    contrib: str = "weights",
+    **run: Any,
 ) -> Attention:
     """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
     per-pair term shows, its index or its token as `show`'s); with `model=` the stages of one layer's attention
-    (`layer`, `head`, `part`)."""
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, head=head, part=part, chat=chat or None)
+    (`layer`, `head`, `part`). `contrib` (a measure of CONTRIBUTIONS other than "weights", with a `model`): the
+    table draws that measure's maps of the layer where it draws the weights A, and the document adds them under
+    "contributions", as `show`'s."""
+    check_contrib(contrib, model, False)
+    context = run.pop("context")
     check_chat(chat, system)
     from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
     from attncli.render.steps import show_steps
 
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
@@ -277,8 +250,15 @@ def steps(
         result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
         page = page_of(result, "attn steps", precision)
     row, note = result.tokens.resolve(str(query))
-    doc = documents.Steps("attn steps", partial(show_steps, result, query=row), result=result, view=page)
-    stepped = Attention(doc, result, precision)
+    contributions, extra = None, None
+    if contrib != "weights":
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
+
+        contributions = of_result(result, contrib)
+        extra = {"contributions": contributions.document(precision)}
+    table = partial(show_steps, result, query=row, contributions=contributions)
+    doc = documents.Steps("attn steps", table, result=result, view=page, extra=extra)
+    stepped = Attention(doc, result, precision, contributions)
     stepped.warnings += () if note is None else (note,)
     return stepped
 
@@ -287,21 +267,6 @@ def steps(
 def view(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -323,10 +288,14 @@ def view(
     span: str | None = None,
     to: int | None = None,
     window: int | None = None,
+    contrib: str = "weights",
+    scale: str = "sqrt",
+    drop_sink: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
     output: str | None = None,
+    **run: Any,
 ) -> Page:
     """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
     given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`; without `head`,
@@ -335,26 +304,31 @@ def view(
     set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them; activation patching from `text`
     into `corrupt` (`patch`, with `what` and `noising`) and the direct logit attribution (`dla`) of
     m = logit(`target`) − logit(`contrast`), as `attn patch` and `attn dla`; the edges from position `to` to the
-    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`."""
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
+    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`. `contrib` (a measure of
+    CONTRIBUTIONS other than "weights", with a `model`): the page adds its Contributions view, that measure's maps
+    of every layer (`attn show --contrib`'s numbers); `scale` the colour scale the page opens with and `drop_sink`
+    its weights without key 0, each row renormalized (both switchable on the page, which has these controls
+    whenever one of the three is given)."""
+    check_contrib(contrib, model, False)
+    check_scale(scale)
+    context = run.pop("context")
     views = dict(lens=lens, ablate=ablate, patch=patch, dla=dla, knockout=knockout)
-    check_model_options(
-        model, run, layer=layer, part=part, chat=chat or None, **{k: v or None for k, v in views.items()}
-    )
     check_chat(chat, system)
     causal: dict[str, Any] = dict(patch=patch, corrupt=corrupt, contrast=contrast, what=what, noising=noising, dla=dla)
     causal |= dict(knockout=knockout, span=span, to=to, window=window)
     check_behaviour({**views, **causal, "target": target, "mode": mode}, lambda k: f"{k}=")
     if model is not None:
-        from attncli.models import route  # late: start-up (model code only with a model)
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
 
         # --context: an encoder–decoder's source, or an encoder's sentence pair
         loaded, name = load(model, chat, system)
-        asked = behaviour_of(loaded, lens, ablate, target, mode, **causal)
+        asked = replace(behaviour_of(loaded, lens, ablate, target, mode, **causal), contrib=contrib, scale=scale)
+        asked = replace(asked, drop_sink=drop_sink)
+        if asked.looks and len(route.model_parts(loaded)) > 1:
+            raise ConfigError(
+                f"{loaded.name} is an encoder–decoder ({loaded.model_type}): its page has no --contrib, --scale or "
+                "--drop-sink yet; attn show --part encoder --contrib and attn show --scale, --drop-sink have them"
+            )
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)
         build = page_of(
@@ -369,7 +343,10 @@ def view(
         result = run_text(text, run_config(**run), context=context, trace=True, limits=limits)
         if head is not None:
             one_head(result, head)  # checks that the run has it
-        build = page_of(result, "attn view", precision, head=head)
+        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
+
+        looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        build = page_of(result, "attn view", precision, head=head, behaviour=looked)
     shown = Page(build(), result, precision)
     if output is not None:
         shown.save(output)
@@ -382,18 +359,13 @@ def compute(
     k: Any = None,
     v: Any = None,
     *,
-    variant: str = "scaled",
-    d_a: int | None = None,
     mask: str | None = None,
-    rank: int | None = None,
-    features: int | None = None,
     no_weights: bool = False,
     dtype: str = "float64",
-    seed: int = 0,
-    temperature: float = 1.0,
     params: dict[str, Any] | None = None,
     precision: int | None = None,
     limits: Limits | None = None,
+    **run: Any,
 ) -> Attention:
     """`attn compute`: one head of attention on your own queries q [m, d_q], keys k [n, d_k] (default q) and values
     v [n, d_v] (default k), anything `numpy.asarray` takes; no embedding, no projection. `params`: a learned
@@ -410,6 +382,7 @@ def compute(
     from attncli.pipeline import given, matrices
     from attncli.render.show import show as show_table
 
+    variant, rank, features = run["variant"], run["rank"], run["features"]
     check_variant_options([variant], rank, features)
     if isinstance(q, matrices.Given):
         read = q
@@ -422,7 +395,7 @@ def compute(
     if limits is None:  # no tokens here: the memory guard alone, priced for the dtype and weights asked
         limits = replace(limits_of(None, None), weights=not no_weights, dtype=dtype)
     result = given.compute(
-        read, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights,
+        read, variant, mask, run["temperature"], run["seed"], run["d_a"], limits, dtype=dtype, weights=not no_weights,
         rank=rank, features=features,
     )  # fmt: skip
     return Attention(documents.Result("attn compute", partial(show_table, result), result=result), result, precision)

@@ -9,7 +9,7 @@ the GIL during each call, so the kernels' two threads still run side by side):
   (a model's [d_out, d_in] weights read as W^T), but for one column;
 - `vmsExp` / `vmdExp` in high-accuracy mode (VML_HA, at most 1 ulp): `exp` in place;
 - `vmsCdfNorm` / `vmdCdfNorm` (VML_HA, at most 1 ulp; 0.75 in Intel's accuracy data): Φ(x), the exact GELU's
-  x·Φ(x) in two passes (attncli.models.blocks) where NumPy, which has no erf, needs ~30.
+  x·Φ(x) in two passes (attncli.models.network.blocks) where NumPy, which has no erf, needs ~30.
 
 MKL runs sequentially (its threading layer is set to SEQUENTIAL): the kernels bring their own threads. If the
 process already uses this MKL with another threading layer, or anything is missing, `load()` gives None and the

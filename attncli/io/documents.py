@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # annotations only: documents are built before any writer loads
     from rich.console import RenderableType
 
-    from attncli.models.run import Rollout as ModelRollout
+    from attncli.models.runs.run import Rollout as ModelRollout
     from attncli.pipeline.result import AttentionResult
 
 Table = Callable[[int, int], "RenderableType"]  # (precision, width) -> what the terminal shows
@@ -109,6 +109,7 @@ class Lines(Document):
 @dataclass(frozen=True)
 class Steps(Tabled):
     result: AttentionResult = field(kw_only=True)
+    extra: dict[str, Any] | None = field(default=None, kw_only=True)  # more keys after the JSON's own (--contrib)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from attncli.io.documents import Rollout
 from attncli.io.encode import dumps, token_marks
-from attncli.models.run import ROLLOUT_SCHEMA
+from attncli.models.runs.run import ROLLOUT_SCHEMA
 
 
 def _rows(a: np.ndarray, precision: int | None) -> list:  # [n, n] -> nested lists

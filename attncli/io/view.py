@@ -38,11 +38,11 @@ from attncli.pipeline.tokentext import labels as token_labels
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
-    from attncli.models.attention import LayerSteps
-    from attncli.models.forward import Forward
-    from attncli.models.generate import Generation
-    from attncli.models.seq2seq import PartLayer
-    from attncli.models.source import ModelLayer
+    from attncli.models.network.attention import LayerSteps
+    from attncli.models.network.forward import Forward
+    from attncli.models.runs.generate import Generation
+    from attncli.models.runs.seq2seq import PartLayer
+    from attncli.models.runs.source import ModelLayer
 
 SCHEMA = "attncli.view/4"
 SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
@@ -66,7 +66,7 @@ def check_page(model: Model, n: int, drawn: int | None = None) -> None:
     the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
     unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
     heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
-    from attncli.models.folder import check_run  # late: start-up (model code: a --model run only)
+    from attncli.models.files.folder import check_run  # late: start-up (model code: a --model run only)
 
     drawn = model.n_layer * model.n_head if drawn is None else drawn
     page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
@@ -99,6 +99,14 @@ class Behaviour:
     window: int | None = None
     opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
     known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
+    contrib: str = "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (`looks_view`)
+    scale: str = "sqrt"  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
+    drop_sink: bool = False  # --drop-sink: the page carries the weights without key 0 too, and opens on them
+
+    @property
+    def looks(self) -> bool:
+        """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
+        return self.contrib != "weights" or self.scale != "sqrt" or self.drop_sink
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -230,14 +238,23 @@ def _weights(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | None]:  
     ], result.masked
 
 
-def result_view(result: AttentionResult, command: str, precision: int | None = None, head: int | None = None) -> dict:
+def result_view(
+    result: AttentionResult,
+    command: str,
+    precision: int | None = None,
+    head: int | None = None,
+    behaviour: Behaviour = Behaviour(),
+) -> dict:
     """A text run: its one layer of heads, opened at `head` (default the first), and every stage of
-    `attn steps` exactly (or to `precision` digits)."""
+    `attn steps` exactly (or to `precision` digits); the colour scale and the sinkless weights `behaviour` asks
+    for (`looks_view`)."""
     weights, masked = _weights(result)
     heads = [result.head_index(h) for h in range(weights.shape[0])]
     labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
-    layers, masks = _layers(weights[None], None if masked is None else masked[None], [0], heads, labels)
-    return _document(
+    stacked = None if masked is None else masked[None]
+    layers, masks = _layers(weights[None], stacked, [0], heads, labels)
+    looks = looks_view(result, weights[None], stacked, labels, behaviour, heads)
+    return looks | _document(
         result,
         command,
         masks=masks,
@@ -292,7 +309,7 @@ def model_view(
     A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
     and, after --generate, the probability of each written token and where they start ("generated").
     """
-    from attncli.models import route  # late: start-up (model code: a --model run only)
+    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
 
     if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
         return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate)
@@ -335,6 +352,7 @@ def model_view(
         **token_marks(tokens),
         **behaviour_view(model, run, tokens, behaviour),
         **causal_view(model, result.text or "", tokens, behaviour),
+        **looks_view(result, weights, masked, labels, behaviour),
         "opens": behaviour.opens,
         "opened": opened,
         "labels": tokens.labels(),
@@ -351,8 +369,8 @@ def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> 
     whose first one is then the model's own next token), each null unless asked for; after --generate,
     "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
     each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
-    from attncli.models.ablate import ablate_record  # late: start-up (model code: a --model run only)
-    from attncli.models.lens import LAYERS, lens_rows, written_probabilities
+    from attncli.models.interpret.ablate import ablate_record  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
 
     ids, start = list(tokens.ids), tokens.generated
     out: dict = {"lens": None, "ablation": None}
@@ -389,9 +407,9 @@ def causal_view(model: Model, text: str, tokens, behaviour: Behaviour) -> dict:
     and `attn knockout -f json` on the page's text (before any written tokens), each null unless asked for; the
     patch with "strongest" (its PATCH_NAMED rows of largest |score|, by index, named on the page) and the dla with
     "ranked" (every row's index by |dla|, largest first: the order of the page's bars)."""
-    from attncli.models.dla import dla_document  # late: start-up (model code: a --model run only)
-    from attncli.models.knockout import knockout_document
-    from attncli.models.patch import patch_document
+    from attncli.models.interpret.dla import dla_document  # late: start-up (model code: a --model run only)
+    from attncli.models.interpret.knockout import knockout_document
+    from attncli.models.interpret.patch import patch_document
 
     b = behaviour
     out: dict = {"patch": None, "dla": None, "knockout": None}
@@ -503,7 +521,7 @@ def parts_view(
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models import route  # late: start-up (model code: a --model run only)
+    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
 
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
     # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
@@ -548,12 +566,104 @@ def parts_view(
 def _written(model: Model, context: str, target) -> dict:
     """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
     first written token among the decoder's) and "probs" (the probability the model gave each)."""
-    from attncli.models.lens import written_probabilities  # late: start-up (model code: a --model run)
-    from attncli.models.seq2seq import source_tokens
+    from attncli.models.interpret.lens import written_probabilities  # late: start-up (model code: a --model run)
+    from attncli.models.runs.seq2seq import source_tokens
 
     start = target.generated
     probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)
     return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
+
+
+# ---- the page's colour scale, its weights without the sink, a measure's maps (--scale, --drop-sink, --contrib) ----
+
+
+def looks_view(
+    result: AttentionResult,
+    weights: np.ndarray,
+    masked: np.ndarray | None,
+    labels: list[list[str]],
+    behaviour: Behaviour,
+    heads: list[int] | None = None,
+) -> dict:  # [L, h, m, n] the page's weights, the same bool or None
+    """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
+    the page opens with and whether it opens without the sink; the page offers every scale, from the table the
+    page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
+    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
+    document's own) and "contributions" (`contributions_view`). `heads`: the heads' numbers (default 0..h-1)."""
+    if not behaviour.looks:
+        return {}
+    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+
+    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
+    if behaviour.drop_sink:
+        kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
+        key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
+        full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
+        shut = np.concatenate([key0, left], axis=-1)
+        numbers = list(range(weights.shape[1])) if heads is None else heads
+        layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
+        out["sinkless"] = {"layers": layers, "masks": masks}
+    if behaviour.contrib != "weights":
+        from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
+
+        out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
+    return out
+
+
+CONTRIB_ENCODING = (
+    "each map: float64 little-endian, row-major [queries][keys], compressed with raw deflate (RFC 1951), in "
+    "base64: the exact numbers of attn show --layer L --contrib -f json"
+)
+
+
+def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.Contributions of some layers
+    """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
+    layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
+    with "top", the end of its colour range (1 for shares; a length map's largest)."""
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
+
+    m = CONTRIBUTIONS[maps[0].measure]
+
+    def entry(a: np.ndarray) -> dict:  # [n, n] float64
+        return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
+
+    return {
+        "measure": m.name,
+        "title": m.title,
+        "formula": m.formula,
+        "paper": m.paper,
+        "unit": m.unit,
+        "per_head": m.per_head,
+        "normalized": m.normalized,
+        "encoding": CONTRIB_ENCODING,
+        "layers": [
+            {
+                "layer": c.layer,
+                "heads": None if c.heads is None else [entry(a) for a in c.heads],
+                "map": entry(c.layer_matrix),
+                "rollout": None if c.rollout is None else entry(c.rollout),
+            }
+            for c in maps
+        ],
+    }
+
+
+def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: name -> [n, n] or [h, n, n] float64
+    """The page's contribution maps, unpacked: "layer", "heads" (or None), "map", "rollout" (or None)."""
+    n = (len(doc["tokens"]),) * 2
+
+    def one(e: dict | None) -> np.ndarray | None:
+        return None if e is None else unpacked(e["values"], "<f8", n)
+
+    return [
+        {
+            "layer": l["layer"],
+            "heads": None if l["heads"] is None else np.array([one(h) for h in l["heads"]]),
+            "map": one(l["map"]),
+            "rollout": one(l["rollout"]),
+        }
+        for l in doc["contributions"]["layers"]
+    ]
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------

@@ -8,26 +8,26 @@
     head_stats(np.stack(run.weights), causal=model.causal)  # {stat: [L, n_head]}
     rollout(run.weights, upto_layer=5)                      # [n, n]
 
-load.py opens a folder or a GGUF file (and raises ModelError for every bad input): weights.py reads the
-safetensors tensors, folder_tokenizer.py builds the folder's tokenizer, gguf*.py read a GGUF file (stores.py finds
-Ollama's and LM Studio's); tokens.py cuts a text with the model's tokenizer; route.py sends a run to its kind's
-module (run.py: an encoder or a decoder, seq2seq.py: an encoder–decoder); families/ is the registry
-of architecture families (their config readers and blocks), built from the shared blocks.py and
-attention.py; forward.py runs a family's blocks in one loop. Needs `safetensors` and `tokenizers`,
+The subpackages are layers, by job (each imports only those below it; import-linter checks): interpret (the
+lens, contribution maps, the causal tools) -> runs (route.py sends a run to its kind's module: run.py, an encoder
+or a decoder; seq2seq.py, an encoder–decoder; tokens.py cuts a text; generate.py writes) -> opening (load.py opens
+a folder or a GGUF file, and raises ModelError for every bad input; hub.py, stores.py and llamacpp.py find what a
+name means) -> network (Model and Weights, families/, the registry of architecture families built from blocks.py
+and attention.py, forward.py's one loop, head.py) -> text (the model's tokenizer and chat template) -> files
+(folder.py, tensorfile.py, gguf.py, quants.py: files read as untrusted). Needs `safetensors` and `tokenizers`,
 imported only when a model is loaded.
 """
 
 from attncli.core.statistics import HEAD_STATS, LABELS
 from attncli.core.stats import BROAD, PATTERN_MASS, head_stats, label_head, label_heads, rollout
-
-from .attention import LayerSteps
-from .blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm
-from .families import FAMILIES, Family
-from .forward import Forward, forward
-from .hparams import ModelError
-from .load import SUPPORTED, check_head, check_layer, load_model
-from .model import Model, Weights
-from .tokens import ModelTokens, encode
+from attncli.models.files.hparams import ModelError
+from attncli.models.network.attention import LayerSteps
+from attncli.models.network.blocks import ACTIVATION_FNS, erf, erfc, gelu, gelu_tanh, layer_norm, rms_norm
+from attncli.models.network.families import FAMILIES, Family
+from attncli.models.network.forward import Forward, forward
+from attncli.models.network.model import Model, Weights, check_head, check_layer
+from attncli.models.opening.load import SUPPORTED, load_model
+from attncli.models.runs.tokens import ModelTokens, encode
 
 __all__ = [
     "ACTIVATION_FNS",

@@ -1,6 +1,6 @@
 """ATTN_MAX_MEMORY: how much memory a run may take, read from the environment (the estimates that must fit
 in it are limits.py's). Its own module, light and free of the registries, because the tokenizer in a
-contained child (tokenize.py) and a model's folder (models/folder.py) read it as the memory guard does.
+contained child (tokenize.py) and a model's folder (models/files/folder.py) read it as the memory guard does.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def machine_bytes() -> Machine | None:
     """What the machine can give a run: its physical memory, or the address-space limit this process inherited
     (`ulimit -v`, RLIMIT_AS) less what is mapped already (the interpreter, its libraries, a model's file), whichever
     is smaller; None where neither can be read. A budget above it would end in a MemoryError, so a run that needs
-    more is refused first (models/folder.py's `check_run`). The physical memory, not what is available now
+    more is refused first (models/files/folder.py's `check_run`). The physical memory, not what is available now
     (MemAvailable): that moves with every other process and the page cache (a streamed GGUF file's own pages
     count as used until dropped), so the same command on the same file would be refused or not from one minute to
     the next; a refusal is for a run that cannot fit this machine at all."""

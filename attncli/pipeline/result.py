@@ -2,7 +2,7 @@
 
 Its `source` says what was run — a text (`TextRun`, attncli.pipeline.run), matrices the
 user gave (`GivenMatrices`, attncli.pipeline.given) or one layer of a real model
-(`ModelLayer`, attncli.models.source) — and supplies everything that differs between them:
+(`ModelLayer`, attncli.models.runs.source) — and supplies everything that differs between them:
 the caption, the JSON "config" record, the stages of `attn steps` and the heads' names.
 """
 
@@ -229,7 +229,7 @@ class OneHead:
 
 def one_head(result: AttentionResult, head: int) -> AttentionResult:
     """`result` with only head `head` in its per-head arrays (the output O keeps every head's part); a negative
-    `head` counts from the end, as it does with --model (`models.load.check_head`).
+    `head` counts from the end, as it does with --model (`models/network/model.py`'s `check_head`).
 
     >>> from attncli.pipeline.run import run
     >>> r = one_head(run("time flies", RunConfig(heads=2)), 1)

@@ -1,5 +1,5 @@
 """`attn patch`, `attn dla` and `attn knockout` as Rich renderables: every number comes computed in the document
-(attncli.models.patch, .dla, .knockout); here they are only laid out."""
+(attncli.models.interpret.patch, .dla, .knockout); here they are only laid out."""
 
 from __future__ import annotations
 

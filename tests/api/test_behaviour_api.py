@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from attncli import api
-from attncli.models.generate import Generation
+from attncli.models.runs.generate import Generation
 from tests.conftest import attn
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden" / "llama"

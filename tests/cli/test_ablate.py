@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from attncli.models import encode, load_model
-from attncli.models.ablate import MODES, ablate
+from attncli.models.interpret.ablate import MODES, ablate
 from tests.conftest import attn
 from tests.tolerance import U32
 
@@ -59,7 +59,7 @@ def test_heads_and_target_choose_what_is_run_and_watched():
 
 def test_the_command_s_rankings_are_the_models():
     from attncli.cli.model import RANK_BY
-    from attncli.models.ablate import RANKINGS
+    from attncli.models.interpret.ablate import RANKINGS
 
     assert tuple(RANKINGS) == RANK_BY
 

@@ -11,9 +11,9 @@ import pytest
 
 import attncli
 from attncli.models import load_model
-from attncli.models.dla import dla_document
-from attncli.models.knockout import knockout_document
-from attncli.models.patch import WHAT, patch_document
+from attncli.models.interpret.dla import dla_document
+from attncli.models.interpret.knockout import knockout_document
+from attncli.models.interpret.patch import WHAT, patch_document
 from tests.conftest import attn
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"

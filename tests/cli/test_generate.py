@@ -86,7 +86,7 @@ def test_sampling_from_the_most_probable_alone_is_greedy():
 
 
 def test_draws_follow_the_warped_probabilities():
-    from attncli.models.generate import draw, warped
+    from attncli.models.runs.generate import draw, warped
 
     logits = np.array([2.0, 0.5, -1.0, 1.0, 0.0])
     probs = warped(logits, 0.7, 4, 0.9)  # temperature, then top-k 4 (drops -1.0), then top-p 0.9

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attncli.models import load_model
-from attncli.models.encdec import seq2seq_forward
+from attncli.models.runs.encdec import seq2seq_forward
 from tests.conftest import attn
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"

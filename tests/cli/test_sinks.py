@@ -10,7 +10,7 @@ import pytest
 
 from attncli.core.statistics import SINK_EPSILON, SINK_POSITIONS, SINKS, STATISTICS
 from attncli.models import load_model
-from attncli.models.run import run_pass
+from attncli.models.runs.run import run_pass
 from tests.conftest import attn
 from tests.tolerance import U32, gamma
 

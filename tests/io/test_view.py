@@ -14,12 +14,11 @@ from attncli.core.stats import head_stats, label_heads
 from attncli.errors import DataError
 from attncli.io.view import SCALE, _layers, model_view, result_view, steps_of, weights_of
 from attncli.models import forward, load_model
-from attncli.models.run import heads_document, model_result
+from attncli.models.runs.run import heads_document, model_result
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
 from tests.conftest import attn
-from tests.model_fixtures import make_bert, make_gpt2
 from tests.tolerance import U64, gamma
 
 
@@ -31,13 +30,13 @@ def embedded(html: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    return str(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
+def gpt2_dir(gpt2) -> str:  # the session's tiny GPT-2 (tests/conftest.py), as the path a user types
+    return str(gpt2.path)
 
 
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return str(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
+def bert_dir(bert) -> str:  # the session's tiny BERT, as the path a user types
+    return str(bert.path)
 
 
 def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():
@@ -215,7 +214,7 @@ def test_a_40_token_page_of_a_12_layer_12_head_model_carries_under_205_kb_of_dat
 def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_own(bert_dir, monkeypatch):
     from attncli.io import view
     from attncli.io.view import unpacked
-    from attncli.models.run import model_layer
+    from attncli.models.runs.run import model_layer
 
     model, text = load_model(bert_dir), "time flies like an arrow"
     doc = model_view(model, model_result(model, text, 1), bert_dir, "attn view")

@@ -15,12 +15,12 @@ import pytest
 
 from attncli import api
 from attncli.models import forward, load_model
-from attncli.models.ablate import ablate_document, ablate_record
-from attncli.models.head import logits, probabilities
-from attncli.models.lens import lens_document, lens_rows
-from attncli.models.tokens import encode
+from attncli.models.interpret.ablate import ablate_document, ablate_record
+from attncli.models.interpret.lens import lens_document, lens_rows
+from attncli.models.network.head import logits, probabilities
+from attncli.models.runs.tokens import encode
 from attncli.pipeline.tokentext import labels
-from tests.conftest import attn
+from tests.conftest import attn, refused
 from tests.io.test_view import embedded
 
 GOLDEN = Path(__file__).parent.parent / "models" / "golden"
@@ -110,7 +110,8 @@ def test_ablate_takes_a_target_and_a_mode():
 )
 def test_the_views_of_a_next_token_head_are_refused_where_there_is_none(args, message):
     out = attn("view", TEXT, *args, "-f", "json")
-    assert out.exit_code == 2 and message in out.output and out.output.count("\n") == 1
+    refused(out, message, code=2)
+    assert out.stdout == ""
 
 
 def test_the_json_of_the_command_is_the_pages_document(tmp_path):
@@ -123,11 +124,11 @@ def test_the_json_of_the_command_is_the_pages_document(tmp_path):
 
 def test_the_ablation_runs_within_the_memory_limit_a_batch_of_copies_at_a_time(monkeypatch):
     """A budget between the page's pass and a layer's heads as copies all at once (the price before the ablation
-    swept the layers) runs the page's ablation 2 copies at a time (models/ablate.py's `sizes`), each head's deltas
-    those of all at once within DELTAS (tests/models/test_behaviour.py's: the rows of a batch's products split
+    swept the layers) runs the page's ablation 2 copies at a time (models/interpret/ablate.py's `sizes`), each head's
+    deltas those of all at once within DELTAS (tests/models/test_behaviour.py's: the rows of a batch's products split
     otherwise). (Its refusal never comes after the pass's: one copy and the streams cost less than a layer more.)"""
     from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
-    from attncli.models.ablate import sizes
+    from attncli.models.interpret.ablate import sizes
     from tests.models.test_behaviour import DELTAS
 
     model = load_model(GOLDEN / "llama")
@@ -151,8 +152,8 @@ def test_the_ablation_runs_within_the_memory_limit_a_batch_of_copies_at_a_time(m
 
 
 def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
-    from attncli.models.encdec import seq2seq_forward
-    from attncli.models.seq2seq import source_tokens
+    from attncli.models.runs.encdec import seq2seq_forward
+    from attncli.models.runs.seq2seq import source_tokens
     from tests.tolerance import matmul_bound
 
     model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"

@@ -1,4 +1,4 @@
-"""Ablation in one sweep (attncli.models.ablate's `sweep`): every copy advances through a layer together, so a
+"""Ablation in one sweep (attncli.models.interpret.ablate's `sweep`): every copy advances through a layer together, so a
 streamed model reads each layer once per sweep (not once per ablated layer before it), and each head's deltas are
 those of that head switched off alone, in a pass of its own."""
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models.ablate import _deltas, _prices, _switch_off, ablate, sizes
-from attncli.models.attention import editing, padding
-from attncli.models.head import logits, probabilities
-from attncli.models.tokens import encode
+from attncli.models.interpret.ablate import _deltas, _prices, _switch_off, ablate, sizes
+from attncli.models.network.attention import editing, padding
+from attncli.models.network.head import logits, probabilities
+from attncli.models.runs.tokens import encode
 from tests.models.test_behaviour import DELTAS
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,7 +10,7 @@ import pytest
 
 from attncli.core.attention import softmax
 from attncli.models import encode, forward, load_model
-from attncli.models.attention import padding
+from attncli.models.network.attention import padding
 from tests.models.test_golden import GOLDEN
 from tests.tolerance import U32, assert_within, matmul_bound, softmax_bound, softmax_sum_bound
 

@@ -5,7 +5,7 @@ import pytest
 
 from attncli.core.stats import CorpusStats
 from attncli.models import encode, forward
-from attncli.models.batch import batches, forward_weights
+from attncli.models.runs.batch import batches, forward_weights
 from tests.tolerance import U32, assert_within, softmax_sum_bound, weights_bound
 
 TEXTS = ["time flies like an arrow", "a", "the cat sat on the mat and the cat slept", "fruit flies", "an arrow"]

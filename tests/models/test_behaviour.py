@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward, load_model
-from attncli.models import head as head_module
-from attncli.models import model as model_module
-from attncli.models.ablate import ablate, ablate_document
-from attncli.models.generate import Generation, decode
-from attncli.models.head import logits, probabilities
-from attncli.models.hparams import ModelError
-from attncli.models.lens import lens_arrays, lens_document, written_probabilities
-from attncli.models.run import _encode
+from attncli.models.files.hparams import ModelError
+from attncli.models.interpret.ablate import ablate, ablate_document
+from attncli.models.interpret.lens import lens_arrays, lens_document, written_probabilities
+from attncli.models.network import head as head_module
+from attncli.models.network import model as model_module
+from attncli.models.network.head import logits, probabilities
+from attncli.models.runs.generate import Generation, decode
+from attncli.models.runs.run import _encode
 from tests.tolerance import matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"

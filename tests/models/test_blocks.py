@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from attncli.core import mkl
-from attncli.models import ModelError, blocks, encode, forward, load_model, parallel, rms_norm
-from attncli.models.blocks import ACTIVATION_FNS, apply_rope, feed_forward, relu, rope_frequencies, rope_tables
-from attncli.models.tensorfile import TensorFile, TensorFileError, bf16_to_float32
+from attncli.models import ModelError, encode, forward, load_model, rms_norm
+from attncli.models.files.tensorfile import TensorFile, TensorFileError, bf16_to_float32
+from attncli.models.network import blocks, parallel
+from attncli.models.network.blocks import ACTIVATION_FNS, apply_rope, feed_forward, relu, rope_frequencies, rope_tables
 from tests.models.test_golden import GOLDEN
 from tests.tolerance import U32, affine_bound, assert_within, gamma, matmul_bound
 

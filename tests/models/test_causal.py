@@ -15,11 +15,11 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import load_model
-from attncli.models.causal import trace
-from attncli.models.dla import dla_document, frozen_final
-from attncli.models.knockout import knockout_document
-from attncli.models.patch import WHAT, patch_document
-from attncli.models.tokens import encode
+from attncli.models.interpret.causal import trace
+from attncli.models.interpret.dla import dla_document, frozen_final
+from attncli.models.interpret.knockout import knockout_document
+from attncli.models.interpret.patch import WHAT, patch_document
+from attncli.models.runs.tokens import encode
 from tests.models.test_behaviour import DELTAS
 from tests.tolerance import U32
 
@@ -105,7 +105,7 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
     from safetensors.numpy import load_file, save_file
 
     from attncli.models import forward
-    from attncli.models.head import logits
+    from attncli.models.network.head import logits
 
     folder = tmp_path / "gpt2"
     shutil.copytree(GOLDEN / "gpt2", folder)
@@ -128,7 +128,7 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
 def test_patch_batches_within_the_memory_budget_give_the_same_scores(monkeypatch):
     """With ATTN_MAX_MEMORY room for 2 copies at a time, the copies of a layer run in batches of 2: the scores are
     those of one batch, to float32 rounding of a product whose rows are split otherwise."""
-    from attncli.models.patch import batch_size
+    from attncli.models.interpret.patch import batch_size
 
     model = load_model(GOLDEN / "llama")
     whole = patch_document(model, CLEAN, CORRUPT, "Ġa", "Ġl", "heads")
@@ -185,23 +185,16 @@ SMOLLM2_CONTRACT = 1e-4
 LAYERS = (0, 20, 23, 24, 29)  # the layers where the IOI answer moves (docs/models.md), and the first and last
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    from tests.smollm2 import SKIP, smollm2_path
-
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
-    ref = json.loads((Path(__file__).parent / "smollm2" / "causal.json").read_text(encoding="utf-8"))
-    return load_model(path), ref
+def smollm2_causal() -> dict:
+    """transformers' answers on SmolLM2 (tools/golden_causal.py)."""
+    return json.loads((Path(__file__).parent / "smollm2" / "causal.json").read_text(encoding="utf-8"))
 
 
 def test_smollm2_ioi_patching_equals_transformers(smollm2):
     """The layers of LAYERS patched as `patch` does, each a batch of copies from that layer on."""
-    from attncli.models.causal import metric, metric_ids
+    from attncli.models.interpret.causal import metric, metric_ids
 
-    model, ref = smollm2
+    model, ref = smollm2, smollm2_causal()
     clean, corrupt = encode(model, ref["clean"]).ids, encode(model, ref["corrupt"]).ids
     assert list(clean) == ref["ids"]
     ids, notes = metric_ids(model, ref["target"], ref["contrast"])
@@ -219,7 +212,7 @@ def test_smollm2_ioi_patching_equals_transformers(smollm2):
 
 
 def test_smollm2_ioi_dla_and_france_knockout_equal_transformers(smollm2):
-    model, ref = smollm2
+    model, ref = smollm2, smollm2_causal()
     doc = dla_document(model, ref["clean"], ref["target"], ref["contrast"])
     want = {(r["component"], r["layer"], r["head"]): r["dla"] for r in ref["dla"]["rows"]}
     assert {(r["component"], r["layer"], r["head"]): r["dla"] for r in doc["rows"]}.keys() == want.keys()

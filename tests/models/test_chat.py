@@ -1,4 +1,4 @@
-"""--chat: a text as the model sees it in its own chat template (attncli/models/chat.py).
+"""--chat: a text as the model sees it in its own chat template (attncli/models/text/chat.py).
 
 The ids are transformers' `apply_chat_template(messages, add_generation_prompt=True, tokenize=True)`, committed by
 tools/golden_chat.py in tests/models/golden/chat/expected.json: for the Qwen2, Llama 3 and Gemma templates on
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from attncli.errors import DataError
-from attncli.models.chat import (
+from attncli.models.files.hparams import ModelError
+from attncli.models.text.chat import (
     MAX_RENDERED_CHARS,
     MAX_TEMPLATE_CHARS,
     Chat,
@@ -24,10 +25,8 @@ from attncli.models.chat import (
     gguf_template,
     render,
 )
-from attncli.models.folder_tokenizer import load_tokenizer
-from attncli.models.hparams import ModelError
+from attncli.models.text.folder_tokenizer import load_tokenizer
 from tests.conftest import attn, refused
-from tests.smollm2 import SKIP, smollm2_path
 
 GOLDEN = Path(__file__).parent / "golden"
 CHATS = GOLDEN / "chat"
@@ -135,7 +134,7 @@ def test_a_huge_template_and_a_huge_rendering_are_stopped():
     huge = ChatTemplate("{% for i in range(99999) %}{% for j in range(99999) %}xx{% endfor %}{% endfor %}", "t")
     with pytest.raises(DataError, match=f"more than {MAX_RENDERED_CHARS:,} characters"):
         render(huge, Chat().messages("hi"))
-    from attncli.models.chat import template_text
+    from attncli.models.text.chat import template_text
 
     with pytest.raises(ModelError, match="not read"):
         template_text("x" * (MAX_TEMPLATE_CHARS + 1), "a test template")
@@ -163,18 +162,8 @@ def test_a_looping_template_is_stopped_in_bounded_time(monkeypatch):
         render(looping, Chat().messages("hi"))
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    from attncli.models import load_model
-
-    return load_model(path)
-
-
 def test_smollm2_chat_ids_equal_transformers(smollm2):
-    from attncli.models.run import model_tokens
+    from attncli.models.runs.run import model_tokens
 
     for case in EXPECTED["smollm2"]:
         tokens = model_tokens(dataclasses.replace(smollm2, chat=Chat(case["system"])), case["text"])

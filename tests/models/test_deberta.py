@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attncli.models.run import model_result
+from attncli.models.runs.run import model_result
 from tests.models.test_golden import GOLDEN
 
 

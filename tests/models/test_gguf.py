@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from attncli.models import ModelError, encode, forward, load_model
-from attncli.models.gguf import open_gguf
+from attncli.models.files.gguf import open_gguf
 from tests.models.gguf_files import GOLDEN, from_folder, write
 
 TOLERANCE = 1e-5  # the golden folders' own bound against transformers (tests/models/test_golden.py)
@@ -308,7 +308,7 @@ def test_a_metadata_array_is_refused_from_its_count(item, count, says, tmp_path)
 
 
 def test_an_array_of_strings_is_priced_before_it_is_read(tmp_path, monkeypatch):
-    from attncli.models.gguf import STRING_BYTES
+    from attncli.models.files.gguf import STRING_BYTES
 
     path = _array_file(tmp_path / "vocab.gguf", 8, 10**6, 8 * 10**6 + 64)  # a million empty strings
     monkeypatch.setenv("ATTN_MAX_MEMORY", "64M")
@@ -327,7 +327,7 @@ def test_a_long_array_of_numbers_is_a_view_of_the_file_not_a_list(tmp_path):
     child = f"""
 import re, resource
 import numpy as np
-from attncli.models.gguf import open_gguf
+from attncli.models.files.gguf import open_gguf
 import gguf
 vm = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
 resource.setrlimit(resource.RLIMIT_AS, (vm + 64 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
@@ -368,8 +368,8 @@ def test_mixture_of_experts_and_vision_towers_are_refused_in_one_line(tmp_path):
 
 
 def test_every_gguf_architecture_is_served_and_converted_here():
-    from attncli.models.families import family_of
-    from attncli.models.gguf_arch import ARCHITECTURES
+    from attncli.models.network.families import family_of
+    from attncli.models.opening.gguf_arch import ARCHITECTURES
 
     assert all(family_of(a.model_type) is not None for a in ARCHITECTURES.values())
     assert {a for a, _ in CONVERTED.values()} == set(ARCHITECTURES)  # each one checked by a conversion above
@@ -378,7 +378,7 @@ def test_every_gguf_architecture_is_served_and_converted_here():
 def test_gemma_27b_scales_scores_as_llama_cpp_does():
     """llama.cpp scales Gemma 2/3 27B's scores by d_model / n_head (their query_pre_attn_scalar), the others' by
     the head width: the layer count is the only sign of the size a file carries."""
-    from attncli.models.gguf_arch import config_of
+    from attncli.models.opening.gguf_arch import config_of
 
     meta = {"gemma2.block_count": 46, "gemma2.embedding_length": 4608, "gemma2.attention.head_count": 32}
     assert config_of(meta | {"gemma2.attention.key_length": 128}, "gemma2", {})["query_pre_attn_scalar"] == 144
@@ -407,7 +407,7 @@ def test_the_weights_are_priced_before_they_are_read(tmp_path, monkeypatch):
 
 
 def test_only_the_layers_run_are_dequantized(tmp_path, monkeypatch):
-    from attncli.models import gguf as reader
+    from attncli.models.files import gguf as reader
 
     seen: list[int] = []
     real = reader.dequantize
@@ -422,8 +422,8 @@ def test_only_the_layers_run_are_dequantized(tmp_path, monkeypatch):
 def test_a_cold_gguf_forward_reads_ahead_with_the_bits_of_one_thread(tmp_path, monkeypatch):
     """quants.py leaves the GIL, so a GGUF model's next layer is dequantized on the reader thread (readahead.py);
     the attention and hidden states are those of a pass that reads every tensor itself."""
-    from attncli.models import readahead
-    from attncli.models.forward import _forward
+    from attncli.models.network import readahead
+    from attncli.models.network.forward import _forward
 
     plans: list[list] = []
     read = readahead.ReadAhead._read
@@ -547,7 +547,7 @@ def test_an_lmstudio_folder_that_is_a_link_out_of_the_store_is_refused(tmp_path,
 def test_an_ollama_manifest_has_its_own_small_cap_whatever_its_tag(tag, tmp_path, monkeypatch):
     """Hostile round IV, 4: tag `tokenizer.json` was read under 256 MiB and then parsed with no price; a manifest
     is capped at MANIFEST_BYTES before it is parsed (a sparse file: nothing big is written)."""
-    from attncli.models.stores import MANIFEST_BYTES
+    from attncli.models.opening.stores import MANIFEST_BYTES
 
     store = _ollama(tmp_path, _tiny(tmp_path), tag=tag)
     manifest = store / "manifests" / "registry.ollama.ai" / "library" / "tiny" / tag
@@ -604,18 +604,21 @@ def test_a_gguf_tokenizer_gives_transformers_ids(case):
     EOS, over texts with leading and repeated spaces, tabs, newlines, digits, CJK, emoji, code and control
     tokens: the ids transformers' GGUF loading gave,
     or llama.cpp's split where transformers ignores the name (tools/golden_gguf_tokenizers.py, `reference`)."""
-    from attncli.models.gguf_tokenizer import tokenizer_from
+    from attncli.models.opening.gguf_arch import ARCHITECTURES
+    from attncli.models.text.gguf_tokenizer import tokenizer_from
     from tests.models.gguf_files import ARCHITECTURE, tokenizer_cases
 
     meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])[case]
-    tok = tokenizer_from({**meta, "general.architecture": ARCHITECTURE.get(case, "llama")}, case)
+    arch = ARCHITECTURE.get(case, "llama")
+    by_position = ARCHITECTURES[arch].merges_by_position
+    tok = tokenizer_from({**meta, "general.architecture": arch}, case, merges_by_position=by_position)
     for text, ids in zip(TOKENIZERS["texts"], TOKENIZERS["ids"][case]):
         assert tok.encode(text).ids == ids, text
 
 
 def test_a_pre_tokenizer_attn_does_not_know_is_refused_in_one_line():
     """A tokenizer.ggml.pre not in PRES would cut the text where the merges never did: refused, never guessed."""
-    from attncli.models.gguf_tokenizer import PRES, tokenizer_from
+    from attncli.models.text.gguf_tokenizer import PRES, tokenizer_from
     from tests.models.gguf_files import tokenizer_cases
 
     meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])["bpe-default"]
@@ -628,7 +631,7 @@ def test_a_pre_tokenizer_attn_does_not_know_is_refused_in_one_line():
 def test_bos_follows_llama_cpp_when_the_file_does_not_say():
     """llama.cpp adds BOS for a SentencePiece vocabulary and for the llama-bpe and tekken splits when the file has
     no add_bos_token, not for GPT-2's; a flag that is not a boolean is refused."""
-    from attncli.models.gguf_tokenizer import tokenizer_from
+    from attncli.models.text.gguf_tokenizer import tokenizer_from
     from tests.models.gguf_files import tokenizer_cases
 
     cases = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])
@@ -645,7 +648,7 @@ def test_deepseek_llm_letters_are_the_cased_scripts_in_ascending_ranges():
     Greek, Cyrillic, capital Armenian, Georgian, Cherokee, Glagolitic, Deseret, Adlam), never CJK, digits or a space."""
     import re
 
-    from attncli.models.gguf_tokenizer import _LATIN_GREEK_CYRILLIC
+    from attncli.models.text.gguf_tokenizer import _LATIN_GREEK_CYRILLIC
 
     body = _LATIN_GREEK_CYRILLIC.removeprefix("\\s?[").removesuffix("]+")
     assert all(lo <= hi for lo, hi in re.findall(r"(.)-(.)", body, re.S))
@@ -656,7 +659,7 @@ def test_deepseek_llm_letters_are_the_cased_scripts_in_ascending_ranges():
 
 def test_scores_and_token_types_may_be_numpy_arrays():
     """A reader may give the numeric arrays of the metadata as NumPy views of the file: the same tokenizer."""
-    from attncli.models.gguf_tokenizer import tokenizer_from
+    from attncli.models.text.gguf_tokenizer import tokenizer_from
     from tests.models.gguf_files import tokenizer_cases
 
     meta = tokenizer_cases(TOKENIZERS["sentencepiece"], TOKENIZERS["bytelevel"])["spm-user-defined"]

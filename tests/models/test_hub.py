@@ -105,10 +105,12 @@ def test_a_model_or_cache_attn_may_not_read_is_reported_as_such(tmp_path, monkey
     """Hostile round III: an unreadable folder or cache came out as "cannot write the output" or "No such file"."""
     import errno
 
-    import attncli.models.load
+    import attncli.models.opening.load
 
     def denied(path, gguf_file=None):
         raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "cache"))
 
-    monkeypatch.setattr(attncli.models.load, "resolve_model", denied)  # as root, chmod 000 would not stop a read
+    monkeypatch.setattr(
+        attncli.models.opening.load, "resolve_model", denied
+    )  # as root, chmod 000 would not stop a read
     _refused("org/m", None, f"Error: cannot read the model: {tmp_path / 'cache'}: Permission denied")

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models import lens as lens_module
-from attncli.models.head import probabilities, unembedding
-from attncli.models.lens import lens_arrays, lens_top, written_probabilities
-from attncli.models.tokens import encode
+from attncli.models.interpret import lens as lens_module
+from attncli.models.interpret.lens import lens_arrays, lens_top, written_probabilities
+from attncli.models.network.head import probabilities, unembedding
+from attncli.models.runs.tokens import encode
 from tests.tolerance import matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -49,7 +49,7 @@ def test_the_lens_prices_its_logits_beside_the_pass(monkeypatch):
     """A budget with room for the pass and not for a group of layers' logits and the lens' chunk of rows refuses the
     lens in one line before its pass; with room for both, it runs and keeps the weights in what is left."""
     from attncli.errors import AttnError
-    from attncli.models.lens import check_lens, lens_document
+    from attncli.models.interpret.lens import check_lens, lens_document
 
     model = load_model(GOLDEN / "llama")
     text = "the cat sat on the mat"

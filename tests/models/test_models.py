@@ -482,7 +482,7 @@ def test_head_stats_on_clear_patterns():
 def test_heads_rows_are_the_statistics_of_every_layer_at_once_a_layer_at_a_time():
     """`attn heads` computes head_stats a layer at a time (float64 copies of one layer's weights, not the model's):
     each statistic reduces one head's rows, so the bits are those of every layer at once."""
-    from attncli.models.run import heads_rows, run_pass
+    from attncli.models.runs.run import heads_rows, run_pass
 
     model = load_model(Path(__file__).parent / "golden" / "llama")
     tokens, run = run_pass(model, "time flies like an arrow")

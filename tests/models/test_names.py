@@ -1,5 +1,5 @@
 """The names people type, resolved offline in stores faked in tmp_path: Ollama's hf.co/USER/REPO:QUANT, llama.cpp's
--hf cache (both layouts), and `attn models` listing every store (attncli/models/catalog.py)."""
+-hf cache (both layouts), and `attn models` listing every store (attncli/models/opening/catalog.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attncli.models import ModelError, load_model
-from attncli.models.hub import resolve_model
+from attncli.models.opening.hub import resolve_model
 from tests.conftest import attn
 from tests.models.test_gguf import _tiny, _with
 from tests.models.test_golden import GOLDEN
@@ -187,7 +187,7 @@ def test_a_damaged_cache_repo_is_listed_with_why(home):
 
 def test_llama_cpp_cache_folder_per_system(home, monkeypatch):
     """llama.cpp's fs_get_cache_directory: LLAMA_CACHE, else the system's cache folder's llama.cpp/."""
-    from attncli.models import llamacpp
+    from attncli.models.opening import llamacpp
 
     monkeypatch.setattr(llamacpp.sys, "platform", "darwin")
     assert llamacpp.llamacpp_cache() == home / "Library" / "Caches" / "llama.cpp"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attncli.models import gelu, load_model
-from attncli.models.attention import attend
-from attncli.models.parallel import split, threads
+from attncli.models.network.attention import attend
+from attncli.models.network.parallel import split, threads
 from tests.models.test_golden import GOLDEN
 
 

@@ -1,5 +1,5 @@
-"""The read-ahead of a cold forward pass (attncli/models/readahead.py): only the tensors the pass needs, the same
-results as reading them on first use, its errors raised as the pass's own, and no thread left behind."""
+"""The read-ahead of a cold forward pass (attncli/models/network/readahead.py): only the tensors the pass needs, the
+same results as reading them on first use, its errors raised as the pass's own, and no thread left behind."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import threading
 import numpy as np
 import pytest
 
-import attncli.models.readahead as readahead
+import attncli.models.network.readahead as readahead
 from attncli.models import ModelError, load_model
-from attncli.models.forward import _forward, forward
+from attncli.models.network.forward import _forward, forward
 from tests.conftest import attn
 from tests.model_fixtures import make_bert, make_gpt2
 from tests.models.test_folder import one_line, poke

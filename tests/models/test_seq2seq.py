@@ -15,12 +15,13 @@ from attncli.core.parts import PARTS
 from attncli.core.statistics import CROSS_LABELS, CROSS_PATTERNS, CROSS_STATS
 from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rollout
 from attncli.errors import ConfigError
-from attncli.models import ModelError, encode, forward, load_model, route
-from attncli.models.encdec import decoder_input, seq2seq_forward
-from attncli.models.families.bart import sinusoids
-from attncli.models.families.t5 import position_buckets
-from attncli.models.route import check_part, kind_of, model_parts
-from attncli.models.seq2seq import target_labels
+from attncli.models import ModelError, encode, forward, load_model
+from attncli.models.network.families.bart import sinusoids
+from attncli.models.network.families.t5 import position_buckets
+from attncli.models.runs import route
+from attncli.models.runs.encdec import decoder_input, seq2seq_forward
+from attncli.models.runs.route import check_part, kind_of, model_parts
+from attncli.models.runs.seq2seq import target_labels
 from tests.tolerance import (
     U32,
     U64,

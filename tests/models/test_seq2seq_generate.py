@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 
 from attncli.errors import ConfigError
-from attncli.models import encode, load_model, route
-from attncli.models.attention import cached
-from attncli.models.encdec import decode_target, generation_start, seq2seq_forward
-from attncli.models.generate import Generation, KVCache
-from attncli.models.head import probabilities
-from attncli.models.lens import lens_document, target_lens_arrays
-from attncli.models.seq2seq import decoder_tokens, source_tokens, written_target
+from attncli.models import encode, load_model
+from attncli.models.interpret.lens import lens_document, target_lens_arrays
+from attncli.models.network.attention import cached
+from attncli.models.network.head import probabilities
+from attncli.models.runs import route
+from attncli.models.runs.encdec import decode_target, generation_start, seq2seq_forward
+from attncli.models.runs.generate import Generation, KVCache
+from attncli.models.runs.seq2seq import decoder_tokens, source_tokens, written_target
 from tests.tolerance import U32, matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"

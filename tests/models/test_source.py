@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attncli.models import load_model
-from attncli.models.run import model_result
-from attncli.models.source import ModelLayer, describe
+from attncli.models.runs.run import model_result
+from attncli.models.runs.source import ModelLayer, describe
 from attncli.pipeline.steps import steps
 from attncli.render.show import caption
 from tests.model_fixtures import make_bert

@@ -1,6 +1,7 @@
-"""A streamed pass (models/model.py's `Weights` keeping no layer, or only the first, within the room a run leaves
-it) computes with the same tensors in the same order as a pass over a model kept whole, so it gives the same bits:
-every golden folder (safetensors), GGUF files (F32 and quantized, dequantized a few rows at a time) and SmolLM2."""
+"""A streamed pass (models/network/model.py's `Weights` keeping no layer, or only the first, within the room a run
+leaves it) computes with the same tensors in the same order as a pass over a model kept whole, so it gives the same
+bits: every golden folder (safetensors), GGUF files (F32 and quantized, dequantized a few rows at a time) and
+SmolLM2."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ import numpy as np
 import pytest
 
 from attncli.models import forward, load_model
-from attncli.models import gguf as gguf_module
-from attncli.models.encdec import is_seq2seq, seq2seq_forward
-from attncli.models.generate import decode
-from attncli.models.model import layer_of
-from attncli.models.tokens import encode
+from attncli.models.files import gguf as gguf_module
+from attncli.models.network.model import layer_of
+from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs.generate import decode
+from attncli.models.runs.tokens import encode
 from tests.conftest import ROOT
-from tests.smollm2 import SKIP, smollm2_path
 
 GOLDEN = Path(__file__).parent / "golden"
 TEXT = "time flies like an arrow"
@@ -76,7 +76,6 @@ def test_generation_while_streaming_writes_the_tokens_of_the_whole_model():
 def test_a_streamed_gguf_pass_dequantized_a_few_rows_at_a_time_gives_the_bits_of_the_whole_one(
     kind, tmp_path, monkeypatch
 ):
-    pytest.importorskip("gguf")
     from tests.models.gguf_files import from_folder
     from tests.models.test_gguf import CONVERTED, _windowless
 
@@ -89,24 +88,15 @@ def test_a_streamed_gguf_pass_dequantized_a_few_rows_at_a_time_gives_the_bits_of
     _same_bits(_streamed_twice(load_model(path), ids), expected)
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    pytest.importorskip("gguf")
-    return path
-
-
 def test_smollm2_streamed_gives_the_bits_of_the_whole_model(smollm2):
-    whole = load_model(smollm2)
+    whole = load_model(smollm2.path)
     ids = np.asarray(encode(whole, TEXT).ids)
     upto = 3  # four of its 30 layers, each dequantized three times (seconds)
-    _same_bits(_streamed_twice(load_model(smollm2), ids, upto), _pass(whole, ids, upto))
+    _same_bits(_streamed_twice(load_model(smollm2.path), ids, upto), _pass(whole, ids, upto))
 
 
 def test_a_room_for_one_layer_more_keeps_the_first_and_reads_only_the_later_ones_again(smollm2):
-    model = load_model(smollm2)
+    model = load_model(smollm2.path)
     ids = np.asarray(encode(model, TEXT).ids)
     expected = _pass(model, ids, 2)
     layers, w = model.weights.layer_bytes(), model.weights
@@ -156,8 +146,8 @@ def test_a_run_the_machine_cannot_give_is_refused_in_one_line_whatever_the_budge
         "from attncli.pipeline.budget import address_space\n"
         "limit = address_space() + 2**30\n"
         "resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))\n"
-        "from attncli.models.folder import check_run\n"
-        "from attncli.models.hparams import ModelError\n"
+        "from attncli.models.files.folder import check_run\n"
+        "from attncli.models.files.hparams import ModelError\n"
         "assert check_run(2**20, 2, 2, 16, 8, 'small') is not None\n"
         "try:\n"
         "    check_run(4 * 2**30, 2, 2, 16, 8, 'big')\n"
@@ -174,7 +164,7 @@ def test_a_run_that_stops_at_layer_l_is_priced_by_the_layers_it_reads(monkeypatc
     """`attn show --layer 0` reads layer 0 only: with room for its weights and one layer's arrays, it runs, where a
     run through both layers of the golden Llama is refused in one line (ModelError) before its pass."""
     from attncli.errors import AttnError
-    from attncli.models.run import model_result
+    from attncli.models.runs.run import model_result
 
     model = load_model(GOLDEN / "llama")
     n = len(encode(model, TEXT).ids)

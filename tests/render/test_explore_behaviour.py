@@ -11,27 +11,21 @@ from pathlib import Path
 import pytest
 
 from attncli.models import load_model
-from attncli.models.ablate import ablate_document
-from attncli.models.generate import Generation
-from attncli.models.lens import lens_document, written_probabilities
-from attncli.models.seq2seq import source_tokens
+from attncli.models.interpret.ablate import ablate_document
+from attncli.models.interpret.lens import lens_document, written_probabilities
+from attncli.models.runs.generate import Generation
+from attncli.models.runs.seq2seq import source_tokens
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokentext import labels
 from attncli.render.explore.app import DEBOUNCE
 from attncli.render.explore.state import Explorer
 from attncli.render.matrix import fmt
 from tests.conftest import attn
-from tests.model_fixtures import make_bert
 from tests.render.test_explore import bars, explore, said
 
 LLAMA = Path(__file__).parents[1] / "models" / "golden" / "llama"
 TEXT = "time flies like an arrow"
 SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def llama():
-    return load_model(LLAMA)
 
 
 def run(model, generate: int | None = 3, text: str = TEXT) -> Explorer:
@@ -231,17 +225,17 @@ def test_esc_while_it_ablates_stops_it(llama, monkeypatch):
 
 
 @pytest.mark.parametrize("key", ["n", "l", "x"])
-def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_none(key, tmp_path):
-    bert = Explorer(TEXT, RunConfig(), model=load_model(make_bert(tmp_path / "bert-tiny")))
-    bert.compute()
+def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_none(key, bert):
+    encoder = Explorer(TEXT, RunConfig(), model=bert)
+    encoder.compute()
     text = Explorer(TEXT, RunConfig())
     text.compute()
     why = {
-        id(bert): "is an encoder (bert): it has no next-token head, which the logit lens, ablation, patching, logit "
+        id(encoder): "is an encoder (bert): it has no next-token head, which the logit lens, ablation, patching, logit "
         "attribution, knockout and --generate read; its attention: attn show, attn heads or attn view with --model",
         id(text): "a text run predicts no token: --model DIR of a decoder has the lens",
     }
-    for e in (bert, text):
+    for e in (encoder, text):
 
         async def test(pilot, app, e=e):
             await pilot.press(key)

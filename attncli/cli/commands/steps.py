@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from typing import Any
 
 import typer
 
 from attncli.cli.model import (
-    SAMPLING,
     Chat,
+    Contrib,
     Generate,
     GgufFile,
     Head,
@@ -21,9 +21,10 @@ from attncli.cli.model import (
     check_options,
     generation,
     model_path,
+    run_given,
 )
 from attncli.cli.options import Out, Query, Run, Source, options
-from attncli.cli.output import emit, writing
+from attncli.cli.output import contrib_format, emit, writing
 from attncli.cli.text import context_of, text_of, warn
 
 
@@ -31,7 +32,7 @@ from attncli.cli.text import context_of, text_of, warn
 def steps(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     query: Query = "0",
     model: ModelDir = None,
@@ -44,6 +45,7 @@ def steps(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    contrib: Contrib = "weights",
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -53,21 +55,27 @@ def steps(
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
     --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context);
     a decoder's --generate N: of TEXT and the N tokens it writes after it (an encoder–decoder's: of the target it
-    writes from --context SOURCE after TEXT).
+    writes from --context SOURCE after TEXT); --contrib: the layer's norm, alti or value-zeroing maps drawn where
+    the weights A are (-f json adds them under "contributions").
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
 
-    check_options(ctx, model, keep=("query", "context", *(SAMPLING if generate is not None else ())))
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    check_options(ctx, model)
+    if contrib != "weights":
+        contrib_format(contrib, out, documents.Steps)
+    how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
     model = model_path(model, gguf_file)
     text = text_of(source)
-    context = context_of(run.context, source.errors)
+    context = context_of(run["context"], source.errors)
     limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))
-    chosen = {**asdict(run), "context": context, "query": query, "layer": layer, "head": head, "part": part}
-    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
-        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
-    stepped = api.steps(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)
+    chosen = {**run_given(ctx, run, how is not None), "context": context, "query": query}
+    chosen |= {"layer": layer, "head": head, "part": part}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's (run_given)
+        chosen |= {"generate": how}
+    stepped = api.steps(
+        text, **chosen, model=model, chat=chat, system=system, contrib=contrib, precision=out.precision, limits=limits
+    )
     warn(stepped)
     emit(stepped.document, out)

@@ -4,7 +4,7 @@ switched off (`x`) and the direct logit attribution of the model's own next toke
 Each is computed the first time it opens, in a thread (the ablation of SmolLM2's 270 heads takes seconds): the
 screen says what is being computed and, for the ablation, how many layers are done; Esc stops it. Then it is
 drawn from the explorer's cache, computed again only for another text. The numbers are `attn lens -f json`'s,
-`attn ablate -f json`'s and `attn dla -f json`'s (attncli.models.lens, .ablate, .dla); the grids reuse their
+`attn ablate -f json`'s and `attn dla -f json`'s (attncli.models.interpret.lens, .ablate, .dla); the grids reuse their
 renderables.
 """
 

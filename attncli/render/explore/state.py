@@ -78,15 +78,20 @@ class Explorer:
     query: int = 0
     key: int = 0
     part: str | None = None
-    generate: Any = None  # a decoder's --generate (attncli.models.generate.Generation): every run is of the text and
+    generate: Any = (
+        None  # a decoder's --generate (attncli.models.runs.generate.Generation): every run is of the text and
+    )
     # the tokens it writes after it
     step: int | None = None  # of a generation: the written token in focus (0: the first), None: the whole matrix
+    measure: str = "weights"  # --contrib: what the matrix draws, a key of CONTRIBUTIONS (`o` cycles)
+    scale: str = "sqrt"  # --scale: how the matrix's shades are placed, a key of attncli.render.style's SCALES (`z`)
+    drop_sink: bool = False  # --drop-sink: the weights drawn without key 0, each row renormalized (`k`)
     result: AttentionResult = field(init=False)
     cache: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, init=False, repr=False)
     # the lens, the ablation and the written tokens' probabilities, each with the token ids it is of (an edited
     # text has other ids: computed again); each computed by one thread at a time (a screen's, or the app's)
     locks: dict[str, threading.Lock] = field(
-        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate", "dla")},
+        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate", "dla", "contrib")},
         init=False,
         repr=False,
     )
@@ -95,7 +100,7 @@ class Explorer:
 
     def _run(self, text: str, config: RunConfig, layer: int | None, part: str | None) -> AttentionResult:
         if self.model is not None:
-            from attncli.models import route  # late: start-up (model code only with --model)
+            from attncli.models.runs import route  # late: start-up (model code only with --model)
 
             return route.result(self.model, text, layer, None, self.context, part, self.generate)
         from attncli.pipeline.run import run  # late: start-up (the pipeline loads with the first text)
@@ -119,7 +124,7 @@ class Explorer:
             raise AttnError("attn explore shows the weights: run without --no-weights")
         self.text, self.config, self.result = text, config, result
         if self.model is not None:
-            from attncli.models.route import check_part  # late: start-up (model code only with --model)
+            from attncli.models.runs.route import check_part  # late: start-up (model code only with --model)
 
             self.layer = result.source.layer  # type: ignore[attr-defined]  # ModelLayer: the layer it resolved
             self.part = check_part(self.model, part, self.context)
@@ -143,7 +148,7 @@ class Explorer:
         """The layers of the run: a text run's one, a model's (an encoder–decoder's part's)."""
         if self.model is None:
             return 1
-        from attncli.models.route import part_layers  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import part_layers  # late: start-up (model code only with --model)
 
         return part_layers(self.model, self.part or "encoder")
 
@@ -152,7 +157,7 @@ class Explorer:
         if self.model is None:
             return ()
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.route import model_parts  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import model_parts  # late: start-up (model code only with --model)
 
         have = model_parts(self.model)
         return tuple(p for p in have if len(have) > 1 and (self.context is not None or not PARTS[p].needs_source))
@@ -210,7 +215,7 @@ class Explorer:
             if parts:
                 return "only the encoder's part: --context SOURCE runs TEXT through the decoder (cross, decoder)"
             return f"{self.model.name} has one part, its own self-attention (parts: an encoder–decoder's)"
-        from attncli.models.route import part_layers  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import part_layers  # late: start-up (model code only with --model)
 
         assert self.layer is not None and self.part is not None
         part = parts[(parts.index(self.part) + step) % len(parts)]
@@ -243,6 +248,96 @@ class Explorer:
             return f"{name}: {shown_value(value)}" + (f"; skipped {'; '.join(skipped)}" if skipped else "")
         return f"{name}: no other choice runs with these options" + (f": {'; '.join(skipped)}" if skipped else "")
 
+    # ---- what the matrix draws: the weights or a measure's maps, on a colour scale, with or without the sink -----
+
+    def switch_measure(self) -> str:
+        """The next measure of CONTRIBUTIONS (weights, norm, ALTI, value zeroing, round) for the layer in view: its
+        maps come from `maps` (computed in a thread by the app when they are not yet: `maps_ready`)."""
+        from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+
+        if self.model is None:
+            return "a text run has its weights only: --model DIR measures a real model's layer (norm, ALTI, ...)"
+        names = list(CONTRIBUTIONS)
+        self.measure = names[(names.index(self.measure) + 1) % len(names)]
+        return f"measure: {CONTRIBUTIONS[self.measure].title}" + (
+            "" if self.measure == "weights" or self.maps_ready() else " (computing …)"
+        )
+
+    def switch_scale(self) -> str:
+        """The next colour scale of SCALES (√, log, linear, round): the numbers stay the same."""
+        from attncli.render.style import SCALES  # late: start-up (Rich's colours: with the key)
+
+        names = list(SCALES)
+        self.scale = names[(names.index(self.scale) + 1) % len(names)]
+        return f"colour: {SCALES[self.scale].words}"
+
+    def toggle_sink(self) -> str:
+        """The weights without key 0 (each row renormalized), or back to the weights as run."""
+        self.drop_sink = not self.drop_sink
+        return "key 0 dropped, each row renormalized" if self.drop_sink else "key 0 back: the weights as run"
+
+    def maps_key(self) -> tuple:
+        return (self.result.tokens.ids, self.layer, self.part, self.measure)
+
+    def maps_ready(self) -> bool:
+        """Whether the maps of the measure in view are computed for this run's tokens, layer and part."""
+        found = self.cache.get("contrib")
+        return found is not None and found[0] == self.maps_key()
+
+    def maps(self) -> Any:
+        """The maps of the measure in view (attncli.models.interpret.contrib.Contributions), once `maps_ready`."""
+        return self.cache["contrib"][1]
+
+    def maps_job(self) -> Callable[[], Any]:
+        """What computes `attn show --contrib`'s maps of the measure in view on this run's layer, every head: the run
+        as it is now, for a thread to call (one at a time); the last maps computed are kept."""
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with --model)
+
+        key, result, measure = self.maps_key(), self.result, self.measure
+
+        def job() -> Any:
+            with self.locks["contrib"]:
+                found = self.cache.get("contrib")
+                if found is None or found[0] != key:
+                    found = self.cache["contrib"] = (key, of_result(result, measure))
+                return found[1]
+
+        return job
+
+    def drawn(self) -> tuple[np.ndarray, np.ndarray | None, str, bool]:
+        # -> [m, n] the matrix drawn, [m, n] bool masked or None, what it is, whether it is the head's in focus
+        """What the matrix draws: the head in focus (or the heads' mean), or its measure's map when computed
+        (the layer's for a measure without per-head maps, and for the mean), or the weights without key 0."""
+        masked = self.result.masked
+        if self.measure != "weights" and self.maps_ready():
+            from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+
+            c, m = self.maps(), CONTRIBUTIONS[self.measure]
+            cells = None if masked is None else masked[self.head]
+            if c.heads is not None and not self.mean:
+                return c.heads[self.head], cells, m.title, True
+            return (
+                c.layer_matrix,
+                cells,
+                m.title + (" · all heads together" if m.per_head else " (of the layer)"),
+                False,
+            )
+        if self.mean:
+            array, cells = mean_of_heads(self.result)
+        else:
+            array, cells = self.weights[self.head], None if masked is None else masked[self.head]
+        what = "Attention weights A = softmax(S)"
+        if self.measure != "weights":
+            what += f" (computing {self.measure} …)"
+        if not self.drop_sink:
+            return array, cells, what, True
+        from attncli.pipeline.heads import sinkless  # late: start-up (with the key)
+
+        kept, left = sinkless(array, cells)
+        full = np.concatenate([np.zeros((len(kept), 1)), kept], axis=1)
+        shut = np.concatenate([np.ones((len(kept), 1), dtype=bool), left], axis=1)
+        return full, shut, what + ", key 0 dropped (each row renormalized)", True
+
     # ---- what the model wrote, the lens, the ablation ---------------------------------------------------------
 
     def not_a_decoder(self, lens: bool = False, ablate: bool = False) -> str | None:
@@ -251,8 +346,8 @@ class Explorer:
         target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
-        from attncli.models.head import unembedding  # late: start-up (model code only with --model)
-        from attncli.models.route import model_parts
+        from attncli.models.network.head import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import model_parts
 
         seq2seq = len(model_parts(self.model)) > 1  # an encoder–decoder: parts, its decoder writes the target
         if seq2seq and self.context is None:
@@ -321,11 +416,11 @@ class Explorer:
 
     def written_probability(self) -> float:
         """The probability the model gave the written token in focus after the tokens before it."""
-        from attncli.models.lens import written_probabilities  # late: start-up (model code only with --model)
+        from attncli.models.interpret.lens import written_probabilities  # late: start-up (model code only with --model)
 
         tokens, start, source = self.result.tokens, len(self.result.tokens) - self.written(), None
         if self.context is not None:  # an encoder–decoder's target, written reading the source
-            from attncli.models.seq2seq import source_tokens  # late: start-up (model code only with --model)
+            from attncli.models.runs.seq2seq import source_tokens  # late: start-up (model code only with --model)
 
             source = source_tokens(self.model, self.context).ids
         found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start, source))
@@ -335,8 +430,8 @@ class Explorer:
     def lens(self) -> dict:
         """`attn lens -f json` of this run's tokens (a generation's whole sequence), the top LENS_K of each cell."""
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.lens import lens_document
-        from attncli.models.seq2seq import decoder_tokens
+        from attncli.models.interpret.lens import lens_document
+        from attncli.models.runs.seq2seq import decoder_tokens
 
         tokens, context = self.result.tokens, self.context
         if context is not None and self.part is not None and not PARTS[self.part].needs_source:
@@ -348,7 +443,7 @@ class Explorer:
     def ablation(self, progress: Callable[[int, int], None] | None = None) -> dict:
         """`attn ablate -f json` of the text (a generation's before its first written token): every head
         switched off alone; `progress(done, total)` after each layer."""
-        from attncli.models.ablate import ablate_document  # late: start-up (model code only with --model)
+        from attncli.models.interpret.ablate import ablate_document  # late: start-up (model code only with --model)
 
         tokens, text = self.result.tokens, self.text
         return self._cached(
@@ -358,7 +453,7 @@ class Explorer:
     def attribution(self) -> dict:
         """`attn dla -f json` of the text (a generation's before its first written token) for the model's own
         next token there (models.dla.own_next: no contrast, m = its logit): each part's direct share of it."""
-        from attncli.models.dla import dla_document, own_next  # late: start-up (model code only with --model)
+        from attncli.models.interpret.dla import dla_document, own_next  # late: start-up (model code only with --model)
 
         tokens, text = self.result.tokens, self.text
         return self._cached(
@@ -388,7 +483,7 @@ class Explorer:
         """Every head's statistics and pattern label, as `attn heads -f json` has them: a model's every layer, or
         the one layer of a text run."""
         if self.model is not None:
-            from attncli.models import route  # late: start-up (model code only with --model)
+            from attncli.models.runs import route  # late: start-up (model code only with --model)
 
             return route.heads(self.model, self.text, self.context, self.part, self.generate)
         causal = any(m.partition(":")[0] == "causal" for m in self.config.mask)
