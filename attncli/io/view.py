@@ -106,7 +106,9 @@ class Behaviour:
     @property
     def looks(self) -> bool:
         """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
-        return self.contrib != "weights" or self.scale != "sqrt" or self.drop_sink
+        from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+
+        return computed(self.contrib) or self.scale != "sqrt" or self.drop_sink
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -592,7 +594,8 @@ def looks_view(
     document's own) and "contributions" (`contributions_view`). `heads`: the heads' numbers (default 0..h-1)."""
     if not behaviour.looks:
         return {}
-    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+    from attncli.core.measures import computed  # late: start-up (only when a page is written)
+    from attncli.pipeline.heads import sinkless
 
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
     if behaviour.drop_sink:
@@ -603,7 +606,7 @@ def looks_view(
         numbers = list(range(weights.shape[1])) if heads is None else heads
         layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
         out["sinkless"] = {"layers": layers, "masks": masks}
-    if behaviour.contrib != "weights":
+    if computed(behaviour.contrib):
         from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
 
         out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
