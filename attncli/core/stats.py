@@ -159,10 +159,10 @@ def sink_stats(weights, positions: int = SINK_POSITIONS, epsilon: float = SINK_E
     >>> s["first"].tolist(), s["sink"].tolist(), s["sink_rate"]
     ([[[0.75, 0.5], [0.5, 1.0]]], [[True, True]], 1.0)
     """
-    a = np.asarray(weights, dtype=np.float64)
+    a = np.asarray(weights)  # float64 a column at a time: the whole array in float64 is twice a float32 one
     n = a.shape[-1]
     k = min(positions, n)
-    first = np.stack([a[..., j:, j].mean(axis=-1) for j in range(k)], axis=-1)  # [L, h, k]
+    first = np.stack([a[..., j:, j].astype(np.float64).mean(axis=-1) for j in range(k)], axis=-1)  # [L, h, k]
     return sink_heads(first, epsilon)
 
 

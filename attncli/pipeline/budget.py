@@ -52,7 +52,10 @@ def machine_bytes() -> Machine | None:
     """What the machine can give a run: its physical memory, or the address-space limit this process inherited
     (`ulimit -v`, RLIMIT_AS) less what is mapped already (the interpreter, its libraries, a model's file), whichever
     is smaller; None where neither can be read. A budget above it would end in a MemoryError, so a run that needs
-    more is refused first (models/files/folder.py's `check_run`)."""
+    more is refused first (models/files/folder.py's `check_run`). The physical memory, not what is available now
+    (MemAvailable): that moves with every other process and the page cache (a streamed GGUF file's own pages
+    count as used until dropped), so the same command on the same file would be refused or not from one minute to
+    the next; a refusal is for a run that cannot fit this machine at all."""
     found = []
     with contextlib.suppress(ValueError, OSError, AttributeError):  # no sysconf names: not a POSIX system
         found.append(Machine(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "its physical memory"))

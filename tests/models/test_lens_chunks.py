@@ -43,3 +43,24 @@ def test_the_lens_a_row_at_a_time_is_the_lens_of_the_whole_array(family, monkeyp
     start = 3
     got = written_probabilities(model, ids, start, run=run)
     np.testing.assert_allclose(got, whole[-1, start - 1 : -1][np.arange(len(ids) - start), ids[start:]], rtol=rtol)
+
+
+def test_the_lens_prices_its_logits_beside_the_pass(monkeypatch):
+    """A budget with room for the pass and not for a group of layers' logits and the lens' chunk of rows refuses the
+    lens in one line before its pass; with room for both, it runs and keeps the weights in what is left."""
+    from attncli.errors import AttnError
+    from attncli.models.interpret.lens import check_lens, lens_document
+
+    model = load_model(GOLDEN / "llama")
+    text = "the cat sat on the mat"
+    n = len(encode(model, text).ids)
+    vocab = model.weights.shape(unembedding(model))[0]
+    pass_ = model.weights.least() + model.n_layer * (3 * model.n_head * n * n + 8 * n * model.d_model) * 4
+    beside = 4 * vocab * n * (model.n_layer + 1) + lens_module.CHUNK_BYTES  # the tiny vocabulary: one group
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(pass_ + beside - 1))
+    with pytest.raises(AttnError, match="the lens of"):
+        check_lens(model, n)
+    with pytest.raises(AttnError, match="the lens of"):
+        lens_document(model, text)
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(pass_ + beside))
+    assert len(lens_document(model, text)["rows"]) == (model.n_layer + 1) * n

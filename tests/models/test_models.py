@@ -479,6 +479,20 @@ def test_head_stats_on_clear_patterns():
     assert label_heads(stats) == [["previous-token", "diagonal", "first-token/sink", "broad"]]
 
 
+def test_heads_rows_are_the_statistics_of_every_layer_at_once_a_layer_at_a_time():
+    """`attn heads` computes head_stats a layer at a time (float64 copies of one layer's weights, not the model's):
+    each statistic reduces one head's rows, so the bits are those of every layer at once."""
+    from attncli.models.runs.run import heads_rows, run_pass
+
+    model = load_model(Path(__file__).parent / "golden" / "llama")
+    tokens, run = run_pass(model, "time flies like an arrow")
+    weights = np.stack(run.weights)  # [L, h, n, n]
+    whole = head_stats(weights, causal=True)
+    rows = heads_rows(model, "", tokens, weights, True)["rows"]
+    for r in rows:
+        assert all(r[k] == float(whole[k][r["layer"], r["head"]]) for k in whole), r
+
+
 def test_head_stats_causal_leaves_out_row_zero(gpt2):
     n = 5
     uniform_causal = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]

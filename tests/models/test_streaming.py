@@ -158,3 +158,19 @@ def test_a_run_the_machine_cannot_give_is_refused_in_one_line_whatever_the_budge
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
     assert "more than this machine can give" in done.stdout and "ulimit -v" in done.stdout
+
+
+def test_a_run_that_stops_at_layer_l_is_priced_by_the_layers_it_reads(monkeypatch):
+    """`attn show --layer 0` reads layer 0 only: with room for its weights and one layer's arrays, it runs, where a
+    run through both layers of the golden Llama is refused in one line (ModelError) before its pass."""
+    from attncli.errors import AttnError
+    from attncli.models.runs.run import model_result
+
+    model = load_model(GOLDEN / "llama")
+    n = len(encode(model, TEXT).ids)
+    layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # folder.py's check_run, one layer's arrays
+    assert model.weights.least(0) <= model.weights.least()
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(model.weights.least(0) + layer + layer // 2))
+    assert model_result(model, TEXT, layer=0).weights.shape[0] == model.n_head
+    with pytest.raises(AttnError, match="needs about"):
+        model_result(model, TEXT, layer=1)

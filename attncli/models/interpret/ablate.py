@@ -11,14 +11,21 @@ the Wild", §3: the metric of the circuit literature).
 tokens (a head that scales the residual stream moves every logit alike and no probability): Δ log-probability
 (default) and Δ logit difference are free of such shifts, Δ logit is not.
 
-One forward pass keeps the residual stream entering every layer; the heads of a layer are then run together,
-as one batch of copies of that stream (attncli.models.network.attention's `padding`, nothing padded), from that layer
-on, each copy with its own head switched off (`editing`): SmolLM2's 270 heads cost 30 batched partial passes,
-not 270 full ones.
+One forward pass keeps the residual stream entering every layer; then one sweep runs every ablated copy through
+the layers once (`sweep`): at layer l the copies of the heads of layers <= l advance through layer l together, the
+heads of l joining as copies of the clean stream entering l, each copy with its own head switched off there
+(`editing`), as a batch (attncli.models.network.attention's `padding`, nothing padded). A streamed model (one that
+does not fit ATTN_MAX_MEMORY: models/network/model.py's `Weights.fit`) so reads (dequantizes) each layer once for
+every head, not once per ablated layer after it (about L²/2 layer reads). The copies run a layer `at_once` at a time
+while the layer's weights stay held; only when the copies' streams themselves do not fit beside the weights
+(`sizes`: a long text, a small budget) are the heads cut into several sweeps, each reading the layers from its
+first head's layer once. A copy's numbers are those of the copy run alone to float32 rounding (a batch's products
+add over other rows, as models/interpret/patch.py's batches of copies).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,6 +41,7 @@ from attncli.models.network.model import Model, check_head, check_layer
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
 from attncli.models.runs.vocab import check_token, spellings, token_text, vocab_token
+from attncli.pipeline.budget import machine_bytes, max_bytes_from
 from attncli.pipeline.tokenize import Tokens
 
 MODES = {
@@ -73,30 +81,74 @@ def ranking_of(rank_by: str | None, contrast: bool) -> str:
     return name
 
 
-def _switch_off(heads: list[int], d_k: int, mode: str):  # -> edit(merged [B, m, n_head · d_k]) in place
+def _switch_off(heads: list[tuple[int, int]], layer: int, d_k: int, mode: str):
+    # -> edit(merged [B, m, n_head · d_k]) in place: copy b's head off when its (layer, head) is of `layer`
     def edit(merged) -> None:
-        for b, h in enumerate(heads):
-            cut = merged[b, :, h * d_k : (h + 1) * d_k]  # [m, d_k]: copy b's head h
-            cut[...] = 0 if mode == "zero" else cut.mean(axis=0)
+        for b, (l, h) in enumerate(heads):
+            if l == layer:
+                cut = merged[b, :, h * d_k : (h + 1) * d_k]  # [m, d_k]: copy b's head h
+                cut[...] = 0 if mode == "zero" else cut.mean(axis=0)
 
     return edit
 
 
-def layer_deltas(
-    model: Model, x, layer: int, heads: list[int], target: int, mode: str, contrast: int | None = None
+def _prices(model: Model, n: int) -> tuple[int, int, int]:
+    """The bytes of one copy: its stream held between layers ([n, d_model] float32), running a layer (check_run's
+    price of a layer's arrays), running the head (its last row's logits, float32, and the two float64 arrays of
+    their softmax: `probabilities`' copy and the softmax's own; measured on the 1B shape, 4 + 8 alone left the
+    run 0.4 GiB above the budget)."""
+    vocab = model.weights.shape(unembedding(model))[0]
+    return 4 * n * model.d_model, (3 * model.n_head * n * n + 8 * n * model.d_model) * 4, vocab * (4 + 2 * 8)
+
+
+def sizes(model: Model, n: int, total: int) -> tuple[int, int]:
+    """(held, at_once): how many copies of an n-token text one sweep holds (its streams) and how many run through a
+    layer (or the head) together, within ATTN_MAX_MEMORY and what the machine can give, beside the weights a pass
+    holds at least and the clean pass's streams; `total` (every ablated head) each when no limit applies. All the
+    copies in one sweep when their streams fit beside one copy running (then each layer is read once); else half
+    the room for the running ones and the rest for the streams (then once per sweep)."""
+    budget, machine = max_bytes_from(os.environ), machine_bytes()
+    limits = [b for b in (budget, None if machine is None else machine.bytes) if b is not None]
+    if not limits:
+        return total, total
+    stream, layer, head = _prices(model, n)
+    copy = max(layer, head)
+    room = min(limits) - model.weights.least() - (model.n_layer + 1) * stream  # beside the clean streams
+    if total * stream + copy <= room:
+        return total, int(min(total, (room - total * stream) // copy))
+    at_once = int(max(1, min(total, room // 2 // copy)))
+    return int(max(at_once, min(total, (room - at_once * copy) // stream))), at_once
+
+
+def sweep(
+    model: Model, hidden: list[np.ndarray], heads: list[tuple[int, int]], mode: str, at_once: int, tick: Callable
 ) -> np.ndarray:
-    # x [n, d_model] entering `layer` -> [len(heads), 3]: logit, log-probability of `target`, logit − contrast's
-    """The logit and log-probability of `target` at the last position with each of `heads` of `layer` off, and
-    its logit minus `contrast`'s (0 without a contrast); not yet minus the clean values."""
-    f = model.family
-    batch = np.repeat(x[None], len(heads), axis=0)  # [B, n, d_model]: one copy per head
-    with padding(np.zeros(batch.shape[:2], dtype=bool)), editing(layer, _switch_off(heads, model.d_k, mode)):
-        for l in range(layer, model.n_layer):
-            batch, _ = f.attention(model, l, batch)
-            batch = f.mlp(model, l, batch)
-    last = next_logits(model, batch[:, -1])  # [B, vocab]
-    other = last[:, target if contrast is None else contrast]  # [B]
-    return np.stack([last[:, target], np.log(probabilities(last)[:, target]), last[:, target] - other], axis=-1)
+    # hidden (L+1) × [n, d_model] clean, heads sorted (layer, head) -> [len(heads), d_model]: last position, last layer
+    """Every copy of `heads` (one per head, switched off in its layer) through the layers from the first head's on,
+    the layers read once: at layer l the copies of layers <= l run through it `at_once` at a time (the weights of l
+    held meanwhile), the heads of l joining from the clean stream `hidden[l]`. `tick()` after each layer."""
+    f, n = model.family, len(hidden[0])
+    started = np.array([l for l, _ in heads])  # [B] each copy's layer, ascending
+    streams = np.empty((len(heads), *hidden[0].shape), np.float32)  # [B, n, d_model]
+    for l in range(heads[0][0], model.n_layer):
+        streams[started == l] = hidden[l]
+        active = int(np.searchsorted(started, l, side="right"))  # copies 0..active-1 have started
+        for a in range(0, active, at_once):
+            b = min(a + at_once, active)
+            with padding(np.zeros((b - a, n), dtype=bool)), editing(l, _switch_off(heads[a:b], l, model.d_k, mode)):
+                mid, _ = f.attention(model, l, streams[a:b])
+                streams[a:b] = f.mlp(model, l, mid)
+        tick()
+    return streams[:, -1].copy()  # the streams freed before the head's rows are made
+
+
+def _deltas(model: Model, last, target: int, contrast: int | None) -> np.ndarray:
+    # last [B, d_model] -> [B, 3]: logit, log-probability of `target`, logit − contrast's (0 without a contrast)
+    """The logit and log-probability of `target` from each copy's last stream, and its logit minus `contrast`'s; not
+    yet minus the clean values."""
+    out = next_logits(model, last)  # [B, vocab]
+    other = out[:, target if contrast is None else contrast]  # [B]
+    return np.stack([out[:, target], np.log(probabilities(out)[:, target]), out[:, target] - other], axis=-1)
 
 
 def ablate(
@@ -113,17 +165,20 @@ def ablate(
     """Each head of `heads` switched off alone: Δ logit and Δ log-probability of `target` (default: the model's
     own next token after `ids`) at the last position, and Δ logit difference target − `contrast` when one is
     given, ranked by |Δ| of `rank_by` (a `RANKINGS` name; default `ranking_of`'s), largest first. `progress(done,
-    total)` is told after each layer's heads (`attn explore` says how far it is). "top" is the model's own next
-    token, "clean_logit_diff" the clean difference (with a contrast)."""
+    total)` is told after each layer a sweep goes through (`attn explore` says how far it is). "top" is the model's
+    own next token, "clean_logit_diff" the clean difference (with a contrast)."""
     if mode not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     column = RANKINGS[ranking_of(rank_by, contrast is not None)].column
-    copies = max((sum(1 for l, _ in heads if l == layer) for layer, _ in heads), default=0)
-    # priced as `copies` layers of one pass: the copies of one layer run together, a layer at a time
+    order, n = sorted(heads), len(ids)  # by layer: the copies started by layer l are the first ones
+    held, at_once = sizes(model, n, len(order))
+    stream, a_layer, the_head = _prices(model, n)
+    beside = (held + model.n_layer + 1) * stream + at_once * max(0, the_head - a_layer)
+    # priced as `at_once` layers of one pass (check_run's), with the streams held and the head's rows beside them
     room = check_run(
-        model.weights.least(), copies, model.n_head, model.d_model, len(ids), f"{model.name} with heads off"
+        model.weights.least() + beside, at_once, model.n_head, model.d_model, n, f"{model.name} with heads off"
     )
-    model.weights.fit(room)
+    model.weights.fit(None if room is None else room - beside)
     run = forward(model, ids)
     assert run.final is not None  # a full pass
     clean = logits(model, run.final[-1])  # [vocab]
@@ -131,25 +186,32 @@ def ablate(
     token = top if target is None else target
     clean_logprob = float(np.log(probabilities(clean)[token]))
     clean_diff = float(clean[token] - clean[token if contrast is None else contrast])
-    rows = []
-    layers = sorted({l for l, _ in heads})
-    for done, layer in enumerate(layers, 1):
-        chosen = sorted(h for l, h in heads if l == layer)
-        deltas = layer_deltas(model, run.hidden[layer], layer, chosen, token, mode, contrast)
-        if not np.isfinite(deltas).all():
-            raise ModelError(f"the logits of {model.name} with a head of layer {layer} off are not finite")
-        for h, (logit, logprob, diff) in zip(chosen, deltas):
-            row = {
-                "layer": layer,
-                "head": h,
-                "delta_logit": float(logit - clean[token]),
-                "delta_logprob": float(logprob - clean_logprob),
-            }
-            if contrast is not None:
-                row["delta_logit_diff"] = float(diff - clean_diff)
-            rows.append(row)
+    parts = [order[i : i + held] for i in range(0, len(order), held)]
+    total, done = sum(model.n_layer - part[0][0] for part in parts), 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
         if progress is not None:
-            progress(done, len(layers))
+            progress(done, total)
+
+    rows = []
+    for part in parts:
+        last = sweep(model, run.hidden, part, mode, at_once, tick)  # [len(part), d_model]
+        for a in range(0, len(part), at_once):
+            deltas = _deltas(model, last[a : a + at_once], token, contrast)  # [at_once, 3]
+            for (layer, h), (logit, logprob, diff) in zip(part[a : a + at_once], deltas):
+                if not np.isfinite([logit, logprob, diff]).all():
+                    raise ModelError(f"the logits of {model.name} with a head of layer {layer} off are not finite")
+                row = {
+                    "layer": layer,
+                    "head": h,
+                    "delta_logit": float(logit - clean[token]),
+                    "delta_logprob": float(logprob - clean_logprob),
+                }
+                if contrast is not None:
+                    row["delta_logit_diff"] = float(diff - clean_diff)
+                rows.append(row)
     rows.sort(key=lambda r: (-abs(r[column]), r["layer"], r["head"]))
     found = {"target": token, "top": top, "clean_logit": float(clean[token]), "clean_logprob": clean_logprob}
     if contrast is not None:

@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 
 from attncli.errors import ConfigError
+from attncli.models.files.folder import check_run
 from attncli.models.files.hparams import ModelError
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.head import logits, next_logits, probabilities, top_k, unembedding
@@ -97,13 +98,32 @@ def lens_top(model: Model, run: Forward, k: int) -> tuple[np.ndarray, np.ndarray
     return top_tokens(model, streams, lambda l, at: (logits if l == last else next_logits)(model, streams[l][at]), k)
 
 
+def _per_group(model: Model, n: int) -> int:
+    """The layers whose n rows of logits go through a head read in chunks together: as many as GROUP_BYTES hold,
+    at least one (a long text's group is one layer's logits, more than GROUP_BYTES), at most every layer."""
+    vocab = model.weights.shape(model.unembed or "")[0]
+    return min(model.n_layer + 1, max(1, GROUP_BYTES // (4 * vocab * n)))
+
+
+def check_lens(model: Model, n: int) -> None:
+    """The lens of a decoder's pass over n tokens priced against ATTN_MAX_MEMORY (folder.py's `check_run`) before
+    its logits are made, and the weights told what room is left (`Weights.fit`): the pass, a group of layers'
+    logits (`_per_group`, float32) and the CHUNK_BYTES of rows `top_tokens` takes at once."""
+    vocab = model.weights.shape(unembedding(model))[0]
+    beside = 4 * vocab * n * _per_group(model, n) + CHUNK_BYTES
+    room = check_run(
+        model.weights.least() + beside, model.n_layer, model.n_head, model.d_model, n, f"the lens of {model.name}"
+    )
+    model.weights.fit(None if room is None else room - beside)
+
+
 def _grouped(model: Model, streams: list[np.ndarray]) -> Callable[[int, slice], np.ndarray]:
     # L + 1 streams [n, d_model] (the last already through the final norm) -> read(layer, rows) -> [rows, vocab]
     """The lens' logits when the head is read a chunk of rows at a time (`head.logits`): the streams of as many
     layers as GROUP_BYTES of logits hold go through the head together, so that it is read once per group rather
     than once per layer and chunk of rows (33 times for an 8B model's 16 tokens)."""
-    n, vocab, last = streams[0].shape[0], model.weights.shape(model.unembed or "")[0], len(streams) - 1
-    per = max(1, GROUP_BYTES // (4 * vocab * n))  # layers a group
+    n, last = streams[0].shape[0], len(streams) - 1
+    per = _per_group(model, n)  # layers a group
     group: dict[int, np.ndarray] = {}
 
     def read(l: int, at: slice) -> np.ndarray:
@@ -221,6 +241,7 @@ def lens_document(
         unembedding(model)  # an encoder has none: said before the text is run
         if tokens is None:
             tokens = _encode(model, text, None)[0]
+        check_lens(model, len(tokens))
         rows = lens_rows(model, forward(model, tokens.ids), k)
         n_layer, layers = model.n_layer, LAYERS
     generation = tokens.generation()

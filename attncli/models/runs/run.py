@@ -56,12 +56,13 @@ ROLLOUT_METHOD = (
 
 
 def _encode(
-    model: Model, text: str, pair: str | None, generate: Generation | None = None
+    model: Model, text: str, pair: str | None, generate: Generation | None = None, upto: int | None = None
 ) -> tuple[Tokens, ModelTokens]:
     """The text (and a second text `pair`) as the model's own tokenizer cuts it, as `Tokens` and as encoded.
 
     Its special tokens are marked, and a pair's second segment start is kept; only an encoder takes a pair.
-    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.runs.generate).
+    `generate`: a decoder's continuation of `generate.new` tokens follows (attncli.models.runs.generate). `upto`: the
+    run stops after that layer, and is priced by the layers it reads (`encode`).
     """
     _check_text(text, "text")
     if pair is not None:
@@ -72,7 +73,7 @@ def _encode(
                 f"{model.name} is a decoder ({model.model_type})"
             )
     if model.chat is None:
-        t, read = encode(model, text, pair), text
+        t, read = encode(model, text, pair, upto=upto), text
     elif pair is not None:
         raise ConfigError("--chat reads TEXT as the user's message of a chat: drop --context")
     else:
@@ -113,7 +114,7 @@ def run_pass(
 ) -> tuple[Tokens, Forward]:
     """Tokenize and run the model (`forward`'s keywords): a pair with its token types; with `generate`, the text
     and its continuation, in one pass over the whole sequence (causal: each row is what that step saw)."""
-    tokens, t = _encode(model, text, pair, generate)
+    tokens, t = _encode(model, text, pair, generate, kwargs.get("upto_layer"))
     return tokens, forward(model, t.ids, types=None if pair is None else t.types, **kwargs)
 
 
@@ -266,8 +267,11 @@ def heads_document(
 
 
 def heads_rows(model: Model, text: str, tokens: Tokens, weights, causal: bool) -> dict:  # weights [L, h, n, n]
-    """The `attn heads` document of these self-attention weights (a model's, or one part of an encoder–decoder's)."""
-    stats = head_stats(weights, causal=causal)
+    """The `attn heads` document of these self-attention weights (a model's, or one part of an encoder–decoder's).
+    The statistics are computed a layer at a time: head_stats works in float64, and every layer's at once would be
+    twice the float32 weights again (an 8B's 32 layers × 32 heads)."""
+    layers = [head_stats(w[None], causal=causal) for w in weights]  # each {stat: [1, h]}
+    stats = {k: np.concatenate([s[k] for s in layers]) for k in layers[0]}
     return heads_table(model, text, tokens, stats, label_heads(stats), HEAD_STATS, LABELS) | {"causal": causal}
 
 

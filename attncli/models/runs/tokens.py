@@ -63,8 +63,11 @@ def _counted(model: Model, text: str, what: str = "text") -> None:
             )
 
 
-def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text") -> ModelTokens:
-    """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced."""
+def _tokens(
+    model: Model, enc: dict, pair: str | None = None, what: str = "text", upto: int | None = None
+) -> ModelTokens:
+    """An encoding checked: some tokens, no more than the positions, ids inside the table, the run priced: a pass
+    through layer `upto` (default: every layer) at what it reads, the layers 0..upto (`Weights.least(upto)`)."""
     n = len(enc["ids"])
     if n == 0:
         raise ModelError(f"the {what} gives no tokens for {model.name}")
@@ -82,7 +85,8 @@ def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text"
         second = enc["second"]
         if second is None:
             raise ModelError(f"the context gives no tokens for {model.name}")
-    model.weights.fit(check_run(model.weights.least(), model.n_layer, model.n_head, model.d_model, n, model.name))
+    layers = model.n_layer if upto is None else upto + 1
+    model.weights.fit(check_run(model.weights.least(upto), layers, model.n_head, model.d_model, n, model.name))
     return ModelTokens(
         tuple(enc["tokens"]),
         tuple(enc["ids"]),
@@ -93,15 +97,17 @@ def _tokens(model: Model, enc: dict, pair: str | None = None, what: str = "text"
     )
 
 
-def encode(model: Model, text: str, pair: str | None = None, what: str = "text") -> ModelTokens:
+def encode(
+    model: Model, text: str, pair: str | None = None, what: str = "text", upto: int | None = None
+) -> ModelTokens:
     """Tokenize `text` (and a second text `pair`) with the model's tokenizer (contained); an error if it gives
     no tokens or more than the positions. A long text is counted on a prefix first (`_counted`), and the run is
     priced (`check_run`) before the forward pass allocates. `what` names `text` in the messages ("context": an
-    encoder–decoder's source)."""
+    encoder–decoder's source); `upto`: the run stops at that layer (`attn show --layer L`), priced as far."""
     _counted(model, text, what)
     if pair is not None:
         _counted(model, pair, "context")
-    return _tokens(model, _encoded(model, text, pair), pair, what)
+    return _tokens(model, _encoded(model, text, pair), pair, what, upto)
 
 
 def encode_many(model: Model, texts: list[str]) -> list[ModelTokens | ModelError]:
