@@ -123,12 +123,12 @@ def test_the_json_of_the_command_is_the_pages_document(tmp_path):
 
 
 def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(monkeypatch):
-    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
+    from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 
     model = load_model(GOLDEN / "llama")
     n = len(encode(model, TEXT).ids)
     per_layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # folder.check_run's price of one layer
-    page = model.n_head * n * n * (model.n_layer * PAGE_CELL_BYTES + STATS_CELL_BYTES)  # io/view.py's check_page
+    page = model.n_head * n * n * (model.n_layer * PAGE_CELL_BYTES + STATS_CELL_BYTES)  # runs/page.py's check_page
     one_pass = model.weights.least() + model.n_layer * per_layer + page  # the weights a pass holds at least, streamed
     ablation = model.weights.least() + model.n_head * per_layer  # every head of a layer: one copy each
     assert ablation > one_pass  # this model has more heads than layers

@@ -1,0 +1,139 @@
+"""A model's page data (`attn view --model`): the attention of every layer and head (`route.page_attention`, one
+pass) and what a decoder's page adds to it, the `Behaviour` it is asked for: the logit lens and the written
+tokens' probabilities from the same pass, the ablation and the causal answers (patch, DLA, knockout) from their
+own commands' functions. io/view.py encodes what `model_page` returns; nothing there runs the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attncli.models.interpret.ablate import ablate_record
+from attncli.models.interpret.dla import dla_document
+from attncli.models.interpret.knockout import knockout_document
+from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
+from attncli.models.interpret.patch import patch_document
+from attncli.models.network.model import Model
+from attncli.models.runs import route
+from attncli.models.runs.generate import Generation
+from attncli.models.runs.page import Layers, Parts
+from attncli.models.runs.seq2seq import source_tokens
+from attncli.pipeline.result import AttentionResult
+
+LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a decoder's page adds to its attention: the logit lens (`lens`), every head switched off alone
+    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`), and
+    the causal answers of `attn patch`, `attn dla` and `attn knockout`: activation patching from the text into
+    `corrupt` (`patch`, each activation of `what`, the reverse if `noising`) and the direct logit attribution
+    (`dla`), both of m = logit(target) − logit(contrast); the edges from position `to` to the tokens of `span`
+    blocked a window of `window` layers at a time (`knockout`). The page opens on `opens`; `known` holds the
+    documents the command behind the page has computed already (`attn patch`'s own), used as they are."""
+
+    lens: bool = False
+    ablate: bool = False
+    target: str | None = None
+    mode: str = "zero"
+    patch: bool = False
+    corrupt: str | None = None
+    contrast: str | None = None
+    what: str = "resid"
+    noising: bool = False
+    dla: bool = False
+    knockout: bool = False
+    span: str | None = None
+    to: int | None = None
+    window: int | None = None
+    opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
+    known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
+
+
+@dataclass(frozen=True)
+class LayersPage:
+    """An encoder's or a decoder's page: its attention, and each view the behaviour asked for (else None): the
+    lens (`attn lens -f json`'s rows, LENS_K a cell), the ablation's record (`attn ablate -f json`'s from "mode"
+    on, with n_layer and n_head), the probability the model gave each written token (after --generate), the
+    patch, DLA and knockout documents."""
+
+    attention: Layers
+    lens: dict | None = None  # k, n_layer, layers, rows
+    ablation: dict | None = None
+    probs: np.ndarray | None = None  # [written tokens]
+    patch: dict | None = None
+    dla: dict | None = None
+    knockout: dict | None = None
+    document = "layers"  # how io/view.py writes it
+
+
+@dataclass(frozen=True)
+class PartsPage:
+    """An encoder–decoder's page: its every part, and the probability it gave each token of the target it wrote
+    (None: teacher forcing, or no source)."""
+
+    attention: Parts
+    probs: np.ndarray | None = None  # [written tokens]
+    document = "parts"  # how io/view.py writes it
+
+
+def model_page(
+    model: Model,
+    result: AttentionResult,
+    pair: tuple[str, str | None] | None = None,
+    behaviour: Behaviour = Behaviour(),
+    generate: Generation | None = None,
+) -> LayersPage | PartsPage:
+    """The data of a model's page on the text of `result` (route.result's), opened at its layer (and part): every
+    layer and head from one pass; an encoder–decoder's every part of `pair` (the (target, source) the command was
+    given, by default the result's), with the target it writes with `generate`; a decoder's with the views
+    `behaviour` asks for."""
+    attention = route.page_attention(model, result, pair, generate)
+    return PAGES[attention.document](model, result.text or "", attention, behaviour)
+
+
+def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPage:
+    """An encoder–decoder's page: with the probability it gave each token of the target it wrote, reading the
+    source."""
+    target, context = parts.target, parts.context
+    if target is None or context is None:
+        return PartsPage(parts)
+    assert target.generated is not None  # a written target
+    return PartsPage(
+        parts, written_probabilities(model, target.ids, target.generated, source_tokens(model, context).ids)
+    )
+
+
+def _layers_page(model: Model, text: str, attention: Layers, b: Behaviour) -> LayersPage:
+    """A decoder page's views: the lens and the written tokens' probabilities from the page's pass (before a
+    sampling's temperature, top-k and top-p), the ablation over the text before the written tokens (whose first is
+    then the model's own next token), the patch, DLA and knockout on the page's text (before any written tokens;
+    a view's document its command computed already, `b.known`, used as it is)."""
+    tokens, run = attention.tokens, attention.run
+    lens = ablation = None
+    if b.lens:
+        lens = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
+    if b.ablate:
+        ablation = {"n_layer": model.n_layer, "n_head": model.n_head}
+        ablation |= ablate_record(model, tokens.prompt().ids, None, b.target, b.mode)
+    start = tokens.generated
+    probs = None if start is None else written_probabilities(model, list(tokens.ids), start, run=run)
+    patch = dla = knockout = None
+    if b.patch:
+        assert b.corrupt is not None and b.target is not None  # api.page.check_behaviour asked for both
+        patch = b.known.get("patch") or patch_document(model, text, b.corrupt, b.target, b.contrast, b.what, b.noising)
+    if b.dla:
+        assert b.target is not None  # api.page.check_behaviour asked for it
+        dla = b.known.get("dla") or dla_document(model, text, b.target, b.contrast, tokens)
+    if b.knockout:
+        assert b.span is not None  # api.page.check_behaviour asked for it
+        knockout = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
+    return LayersPage(attention, lens, ablation, probs, patch, dla, knockout)
+
+
+# a page's attention (its `document`) -> what it adds
+PAGES: dict[str, Callable[..., LayersPage | PartsPage]] = {"layers": _layers_page, "parts": _parts_page}
