@@ -128,12 +128,13 @@ def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str,
     from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
     from attncli.models.interpret.patch import WHAT
     from attncli.models.network.head import unembedding
+    from attncli.models.runs import route
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
     if causal.get("what", "resid") not in WHAT:
         raise ConfigError(f"--what must be one of {', '.join(WHAT)}, not {causal['what']!r}")
-    if model.family.decoder is not None:
+    if route.kind(model).reads_source:
         raise ConfigError(
             f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens, ablation, patch, dla and "
             "knockout are a decoder-only model's (its decoder's lens: attn lens TARGET --context SOURCE)"
@@ -189,7 +190,9 @@ def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callabl
     attncli.models.interpret.page.Behaviour), opening on its view `opens` ("lens", "ablation"): what
     `attncli.lens(...)` and `attncli.ablate(...)` show in a notebook. None for a model without that page (an
     encoder–decoder)."""
-    if loaded.family.decoder is not None:
+    from attncli.models.runs import route  # late: start-up (model code only with a model)
+
+    if route.kind(loaded).reads_source:
         return None
 
     def build() -> documents.View:

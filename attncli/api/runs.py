@@ -49,7 +49,7 @@ def load(model: str | Model, chat: bool = False, system: str | None = None) -> t
     else:
         loaded, name = model, str(model.path)
     if chat:
-        from attncli.models.runs.tokens import with_chat  # late: start-up (model code only with a model)
+        from attncli.models.runs.route import with_chat  # late: start-up (model code only with a model)
 
         loaded = with_chat(loaded, system)
     return loaded, name

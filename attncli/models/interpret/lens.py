@@ -21,7 +21,8 @@ from attncli.models.files.hparams import ModelError
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.head import logits, next_logits, probabilities, top_k, unembedding
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs import route
+from attncli.models.runs.encdec import seq2seq_forward
 from attncli.models.runs.run import _check_finite, _encode
 from attncli.models.runs.seq2seq import decoder_tokens, source_tokens
 from attncli.models.runs.source import chat_fields, describe
@@ -205,7 +206,7 @@ def lens_document(
     `generated`), instead of the text cut again. An encoder–decoder's: of its decoder over the target `text` (or
     its decoder's `tokens`), reading the source `context`."""
     check_k(k)
-    if is_seq2seq(model):
+    if route.kind(model).reads_source:
         if context is None:
             raise ConfigError(
                 f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "

@@ -24,7 +24,7 @@ from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.network.attention import LayerSteps
 from attncli.models.network.model import Model
-from attncli.models.runs import page, run, seq2seq
+from attncli.models.runs import page, run, seq2seq, tokens
 from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.generate import Generation
 from attncli.pipeline.result import AttentionResult
@@ -110,6 +110,17 @@ def kind(model: Model) -> Kind:
 def model_parts(model: Model) -> tuple[str, ...]:
     """The parts a model has: an encoder–decoder all of PARTS, an encoder (BERT) or a decoder (GPT-2) its one."""
     return kind(model).parts
+
+
+def with_chat(model: Model, system: str | None) -> Model:
+    """`model` reading each text as the user's message of a chat in its template (`tokens.with_chat`), or
+    ConfigError: an encoder–decoder's TEXT is its target, not a prompt; a model without a template."""
+    if kind(model).reads_source:
+        raise ConfigError(
+            f"--chat writes a prompt for a decoder; {model.name} is an encoder–decoder, whose TEXT is its target: "
+            "drop --chat"
+        )
+    return tokens.with_chat(model, system)
 
 
 def check_part(model: Model, part: str | None, context: str | None) -> str:

@@ -154,10 +154,10 @@ class Explorer:
         if self.model is None:
             return ()
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.runs.route import model_parts  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import kind  # late: start-up (model code only with --model)
 
-        have = model_parts(self.model)
-        return tuple(p for p in have if len(have) > 1 and (self.context is not None or not PARTS[p].needs_source))
+        k = kind(self.model)
+        return tuple(p for p in k.parts if k.reads_source and (self.context is not None or not PARTS[p].needs_source))
 
     def focus(self) -> tuple[int, int, int]:
         """(head, query, key) of the cell in focus."""
@@ -254,9 +254,9 @@ class Explorer:
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
         from attncli.models.network.head import unembedding  # late: start-up (model code only with --model)
-        from attncli.models.runs.route import model_parts
+        from attncli.models.runs.route import kind
 
-        seq2seq = len(model_parts(self.model)) > 1  # an encoder–decoder: parts, its decoder writes the target
+        seq2seq = kind(self.model).reads_source  # an encoder–decoder: parts, its decoder writes the target
         if seq2seq and self.context is None:
             return (
                 f"{self.model.name} is an encoder–decoder: its decoder writes a target from a source: --context SOURCE"
