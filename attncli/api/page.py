@@ -118,16 +118,16 @@ def check_behaviour(given: dict[str, Any], word: Callable[[str], str]) -> None:
 def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str, **causal: Any) -> Behaviour:
     """The lens, the ablation and the causal answers (`causal`: Behaviour's patch, dla, knockout and their
     options) a decoder's page is asked for (attncli.models.interpret.page.Behaviour), or the refusal of
-    `models.head.unembedding` when the model has no next-token head to read them from (an encoder: ConfigError, as
-    `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an encoder–decoder or an
-    unknown `mode` or `what`."""
+    `models.network.unembed.unembedding` when the model has no next-token head to read them from (an encoder:
+    ConfigError, as `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an
+    encoder–decoder or an unknown `mode` or `what`."""
     from attncli.models.interpret.page import Behaviour  # late: start-up (only when a model's page is asked for)
 
     if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
     from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
     from attncli.models.interpret.patch import WHAT
-    from attncli.models.network.head import unembedding
+    from attncli.models.network.unembed import unembedding
     from attncli.models.runs import route
 
     if mode not in MODES:

@@ -18,7 +18,7 @@ from attncli.models import forward, load_model
 from attncli.models.files.hparams import ModelError
 from attncli.models.interpret.ablate import ablate_document, ablate_record
 from attncli.models.interpret.lens import lens_document, lens_rows
-from attncli.models.network.head import logits, probabilities
+from attncli.models.network.unembed import logits, probabilities
 from attncli.models.runs.tokens import encode
 from attncli.pipeline.tokentext import labels
 from tests.conftest import attn

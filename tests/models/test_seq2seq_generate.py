@@ -18,7 +18,7 @@ from attncli.errors import ConfigError
 from attncli.models import encode, load_model
 from attncli.models.interpret.lens import lens_document, target_lens_arrays
 from attncli.models.network.attention import cached
-from attncli.models.network.head import probabilities
+from attncli.models.network.unembed import probabilities
 from attncli.models.runs import route
 from attncli.models.runs.encdec import decode_target, generation_start, seq2seq_forward
 from attncli.models.runs.generate import Generation, KVCache

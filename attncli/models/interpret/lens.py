@@ -1,8 +1,8 @@
 """The logit lens (nostalgebraist 2020): what a decoder would predict next if it stopped after each layer.
 
 For every layer l = 0..L (0: the embeddings; l: the output of block l - 1, transformers' hidden_states[l]) and
-every position, the residual stream goes through the model's own final norm and unembedding
-(attncli.models.network.head); the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
+every position, the residual stream goes through the model's own final norm and unembedding (network/unembed.py);
+the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
 the target (teacher forcing, reading the source) through the decoder's final norm and head (`Decoder.logits`).
 
     doc = lens_document(load_model("SmolLM2-135M"), "The capital of France is", k=3)
@@ -19,8 +19,8 @@ import numpy as np
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
 from attncli.models.network.forward import Forward, forward
-from attncli.models.network.head import logits, next_logits, probabilities, top_k, unembedding
 from attncli.models.network.model import Model
+from attncli.models.network.unembed import logits, next_logits, probabilities, top_k, unembedding
 from attncli.models.runs import route
 from attncli.models.runs.encdec import seq2seq_forward
 from attncli.models.runs.run import _check_finite, _encode

@@ -253,7 +253,7 @@ class Explorer:
         target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
-        from attncli.models.network.head import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.network.unembed import unembedding  # late: start-up (model code only with --model)
         from attncli.models.runs.route import kind
 
         seq2seq = kind(self.model).reads_source  # an encoder–decoder: parts, its decoder writes the target
