@@ -140,7 +140,7 @@ def test_the_ablation_is_priced_against_the_memory_limit_as_a_layer_of_copies(mo
 
 def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
     from attncli.models.runs.encdec import seq2seq_forward
-    from attncli.models.runs.seq2seq import source_tokens
+    from attncli.models.runs.seq2seq import encoder_tokens
     from tests.tolerance import matmul_bound
 
     model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"
@@ -150,7 +150,7 @@ def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tok
     assert written["ids"] == list(target.ids[target.generated :]) and len(written["probs"]) == 3
     # the decoder's own softmax at the rows before each written token, from the whole output at once (BART: no
     # final norm, so the logits are y Wᵀ + bias and differ from the page's by at most twice the product's bound)
-    run = seq2seq_forward(model, source_tokens(model, source).ids, target.ids)
+    run = seq2seq_forward(model, encoder_tokens(model, source).ids, target.ids)
     y, w = run.output[target.generated - 1 : -1], model.weights[model.unembed]
     expected = probabilities(model.family.decoder.logits(model, run.output))[target.generated - 1 : -1]
     rtol = np.expm1(2 * 2 * matmul_bound(y, w.T).max()) + 1e-12

@@ -24,7 +24,7 @@ from attncli.models.network.unembed import logits, next_logits, probabilities, t
 from attncli.models.runs import route
 from attncli.models.runs.encdec import seq2seq_forward
 from attncli.models.runs.run import _check_finite, _encode
-from attncli.models.runs.seq2seq import decoder_tokens, source_tokens
+from attncli.models.runs.seq2seq import decoder_tokens, encoder_tokens
 from attncli.models.runs.source import chat_fields, describe
 from attncli.models.runs.vocab import token_text
 from attncli.pipeline.tokenize import Tokens
@@ -47,12 +47,12 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
+def target_lens_arrays(model: Model, encoder_ids, decoder_ids) -> np.ndarray:
     # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
     """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
     final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
     _seq2seq_head(model)
-    run = seq2seq_forward(model, source_ids, decoder_ids)
+    run = seq2seq_forward(model, encoder_ids, decoder_ids)
     return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
 
 
@@ -118,30 +118,30 @@ def _grouped(model: Model, streams: list[np.ndarray]) -> Callable[[int, slice], 
     return read
 
 
-def target_lens_top(model: Model, source_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
+def target_lens_top(model: Model, encoder_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
     # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, k] ids int64, probabilities float64
     """`top_tokens` of an encoder–decoder's decoder (what `target_lens_arrays` holds whole): one teacher-forced
     pass, each stream through the decoder's final norm and head."""
     _seq2seq_head(model)  # said before the pass
-    run = seq2seq_forward(model, source_ids, decoder_ids)
+    run = seq2seq_forward(model, encoder_ids, decoder_ids)
     streams = [*run.hidden, run.output]
     return top_tokens(model, streams, lambda l, at: model.family.decoder.logits(model, streams[l][at]), k)
 
 
-def written_probabilities(model: Model, ids, start: int, source_ids=None, run: Forward | None = None) -> np.ndarray:
-    # [n] token ids (an encoder–decoder's: its decoder's, reading [s] source_ids), 1 <= start < n -> [n - start] float64
+def written_probabilities(model: Model, ids, start: int, encoder_ids=None, run: Forward | None = None) -> np.ndarray:
+    # [n] token ids (an encoder–decoder: its decoder's, reading [s] encoder_ids), 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
     the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
-    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`source_ids`), from
+    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`encoder_ids`), from
     its decoder's output in one teacher-forced pass. Of greedy tokens, each is the most probable of its step; of
     sampled ones, it is before the sampling's temperature, top-k and top-p:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
     _check_start(start, len(ids))
-    if source_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
+    if encoder_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
         _seq2seq_head(model)
-        output = seq2seq_forward(model, source_ids, ids).output
+        output = seq2seq_forward(model, encoder_ids, ids).output
         read = partial(model.family.decoder.logits, model)
         return _chosen(model, output[start - 1 : len(ids) - 1], ids[start:], read)
     unembedding(model)  # an encoder has none: said before the pass
@@ -212,7 +212,7 @@ def lens_document(
                 f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "
                 "source: give it with --context SOURCE"
             )
-        source = source_tokens(model, context)
+        source = encoder_tokens(model, context)
         tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
         rows = rows_of(model, *target_lens_top(model, source.ids, tokens.ids, k))
         n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS

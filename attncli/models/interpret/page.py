@@ -20,7 +20,7 @@ from attncli.models.network.model import Model
 from attncli.models.runs import route
 from attncli.models.runs.generate import Generation
 from attncli.models.runs.page import Layers, Parts
-from attncli.models.runs.seq2seq import source_tokens
+from attncli.models.runs.seq2seq import encoder_tokens
 from attncli.pipeline.result import AttentionResult
 
 LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
@@ -104,7 +104,7 @@ def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPag
         return PartsPage(parts)
     assert target.generated is not None  # a written target
     return PartsPage(
-        parts, written_probabilities(model, target.ids, target.generated, source_tokens(model, context).ids)
+        parts, written_probabilities(model, target.ids, target.generated, encoder_tokens(model, context).ids)
     )
 
 

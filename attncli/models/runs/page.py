@@ -124,7 +124,7 @@ class Parts:
 def pair_of(result: AttentionResult) -> tuple[str, str | None]:
     """The (target, source) of an encoder–decoder's result: the source is its context (cross) or the one its
     decoder read; an encoder's result without a target is (source, None)."""
-    return result.text or "", result.context or getattr(result.source, "source_text", None)
+    return result.text or "", result.context or cast(PartLayer, result.source).encoder_text
 
 
 def parts(

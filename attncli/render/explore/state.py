@@ -327,9 +327,9 @@ class Explorer:
 
         tokens, start, source = self.result.tokens, len(self.result.tokens) - self.written(), None
         if self.context is not None:  # an encoder–decoder's target, written reading the source
-            from attncli.models.runs.seq2seq import source_tokens  # late: start-up (model code only with --model)
+            from attncli.models.runs.seq2seq import encoder_tokens  # late: start-up (model code only with --model)
 
-            source = source_tokens(self.model, self.context).ids
+            source = encoder_tokens(self.model, self.context).ids
         found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start, source))
         assert self.step is not None
         return float(found[self.step])
