@@ -762,7 +762,7 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     load(browser, path)
     for view in "1234":
         key(browser, view)
-    assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
+    assert count(browser, ".thumb") == 0 and count(browser, ".qk-steps rect") > 0  # the steps view, drawn
     assert browser.get_log("browser") == []
 
 
