@@ -57,7 +57,7 @@ def qkv_bytes(s: LayerSteps) -> int:
     >>> s = LayerSteps(0, *[np.zeros(1)] * 9, 1.0, *[np.zeros((4, 3, 8))] * 3, None, np.zeros(1), np.zeros(1),
     ...                np.zeros(1), n_kv_head=2)
     >>> qkv_bytes(s)  # q: 4 heads × 3 × 8 × 4 bytes, k: 2 × 3 × 8 × 4, v: 2 × 3 × 8 × 2
-    624
+    672
     """
     n_kv, (n_head, n, d_k), d_v = s.n_kv_head, s.q.shape, s.v.shape[-1]
     return n * (4 * n_head * d_k + 4 * n_kv * d_k + 2 * n_kv * d_v)
