@@ -96,7 +96,7 @@ def model_page(
     return PAGES[attention.document](model, result.text or "", attention, behaviour)
 
 
-def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPage:
+def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPage:  # probs [written] or None
     """An encoder–decoder's page: with the probability it gave each token of the target it wrote, reading the
     source."""
     target, context = parts.target, parts.context
@@ -108,7 +108,7 @@ def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPag
     )
 
 
-def _layers_page(model: Model, text: str, attention: Layers, b: Behaviour) -> LayersPage:
+def _layers_page(model: Model, text: str, attention: Layers, b: Behaviour) -> LayersPage:  # probs [written]
     """A decoder page's views: the lens and the written tokens' probabilities from the page's pass (before a
     sampling's temperature, top-k and top-p), the ablation over the text before the written tokens (whose first is
     then the model's own next token), the patch, DLA and knockout on the page's text (before any written tokens;

@@ -76,7 +76,7 @@ class Layers:
     document = "layers"  # how io/view.py writes it
 
 
-def layers(model: Model, result: AttentionResult) -> Layers:
+def layers(model: Model, result: AttentionResult) -> Layers:  # -> weights [L, h, n, n], carried [L] or [1]
     """The page of an encoder or a decoder on the text of `result` (`route.result`'s), opened at its layer: one pass
     (`run.every_layer`), which also keeps each layer's stages when every layer's q, k and v fit QKV_BYTES (decided
     on layer 0; never after --generate, whose page carries the layer shown)."""
@@ -129,7 +129,7 @@ def pair_of(result: AttentionResult) -> tuple[str, str | None]:
 
 def parts(
     model: Model, result: AttentionResult, pair: tuple[str, str | None] | None, generate: Generation | None
-) -> Parts:
+) -> Parts:  # -> each part's weights [L, h, m, n] and its carried layer
     """An encoder–decoder's page: every layer and head of each of its parts (PARTS: cross, decoder, encoder) from
     one teacher-forced pass of the target over the source, `pair` (default the result's), with the target it
     writes with `generate` whichever part the result shows, and each part's stages at the result's layer."""
