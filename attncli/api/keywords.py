@@ -211,6 +211,7 @@ KEYWORDS: tuple[Keyword, ...] = (
     Keyword("query", INT_OR_STR, "steps"),
     Keyword("matrix_only", BOOL, "show"),
     Keyword("contrib", STR, "show"),
+    Keyword("contrib", STR, "steps heads"),
     Keyword("scale", STR, "show"),
     Keyword("drop_sink", BOOL, "show"),
     Keyword("lens", BOOL, "view"),

@@ -20,7 +20,7 @@ from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options,
 from attncli.api.keywords import checked
 from attncli.api.outputs import Records
 from attncli.api.page import behaviour_page, causal_page, model_page
-from attncli.api.runs import generation_of, load
+from attncli.api.runs import check_contrib, generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
@@ -43,26 +43,38 @@ def heads(
     chat: bool = False,
     system: str | None = None,
     precision: int | None = None,
+    contrib: str = "weights",
 ) -> Records:
     """`attn heads`: every head of every layer of `model` on `text`, its statistics and pattern labels
     (`stat`: the number each cell of the table shows, by its name or its column: previous-token or previous);
     an encoder–decoder's `part` over the source `context`; `generate`: of a decoder's text and the tokens it
-    writes after it (an encoder–decoder's: the target it writes from `context` after `text`)."""
+    writes after it (an encoder–decoder's: the target it writes from `context` after `text`). `contrib` (a
+    measure of CONTRIBUTIONS with per-head maps other than "weights": norm): every statistic, label and sink
+    number computed on each head's maps of that measure as shares of each row, the document saying so under
+    "contrib"."""
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models.runs import route
     from attncli.render.heads import heads_view
 
+    check_contrib(contrib, model, False)
     check_chat(chat, system)
     loaded, name = load(model, chat, system)
     how = generation_of(generate)
-    doc = route.heads(loaded, text, context, part, how)
+    if contrib == "weights":
+        doc = route.heads(loaded, text, context, part, how)
+    else:
+        from attncli.models.interpret.contrib import heads_of  # late: start-up (model code only with a model)
+
+        doc = heads_of(loaded, text, contrib, context, part, how)
     column = stat_named(stat)
     if column not in doc["stats"]:
         why = doc.get("undefined", {}).get(column, "it is a statistic of cross-attention (--part cross) only")
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
     page_at_last_layer = partial(route.result, loaded, text, None, None, context, part, how)
-    view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
+    view = None  # with --contrib: the page draws the weights, not the measure's statistics
+    if contrib == "weights":
+        view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
     keys = len(doc.get("context_tokens", doc["tokens"]))  # a cross-attention's keys are the source's tokens
     table = partial(heads_view, doc, column, entropy_scale(None, keys)[0])
     return Records(documents.Records("attn heads", table, doc=doc, view=view), precision)

@@ -250,10 +250,14 @@ def steps(
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
+    contrib: str = "weights",
 ) -> Attention:
     """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
     per-pair term shows, its index or its token as `show`'s); with `model=` the stages of one layer's attention
-    (`layer`, `head`, `part`)."""
+    (`layer`, `head`, `part`). `contrib` (a measure of CONTRIBUTIONS other than "weights", with a `model`): the
+    table draws that measure's maps of the layer where it draws the weights A, and the document adds them under
+    "contributions", as `show`'s."""
+    check_contrib(contrib, model, False)
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -277,8 +281,15 @@ def steps(
         result = run_text(text, config, context=context, trace=True, limits=limits_of(limits, max_tokens, JSON_LISTS))
         page = page_of(result, "attn steps", precision)
     row, note = result.tokens.resolve(str(query))
-    doc = documents.Steps("attn steps", partial(show_steps, result, query=row), result=result, view=page)
-    stepped = Attention(doc, result, precision)
+    contributions, extra = None, None
+    if contrib != "weights":
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
+
+        contributions = of_result(result, contrib)
+        extra = {"contributions": contributions.document(precision)}
+    table = partial(show_steps, result, query=row, contributions=contributions)
+    doc = documents.Steps("attn steps", table, result=result, view=page, extra=extra)
+    stepped = Attention(doc, result, precision, contributions)
     stepped.warnings += () if note is None else (note,)
     return stepped
 

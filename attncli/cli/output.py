@@ -42,6 +42,27 @@ def table_only(out: Out, default: str, **chosen: bool) -> None:
         raise ConfigError(f"{', '.join(given)} only {change} what the table draws; -f {fmt} has every number")
 
 
+def contrib_format(contrib: str, out: Out, kind: type[Document], rows: bool = False) -> None:
+    """ConfigError when --contrib's maps would not be in the output: the interactive page (it draws the weights),
+    or a data format that writes the weights alone (csv, npz ...) unless the document's `rows` are computed on
+    the measure and say so (attn heads)."""
+    from attncli.io.formats import FORMATS  # late: start-up (--help and --version load no output machinery)
+    from attncli.io.output import resolve_format
+
+    fmt = FORMATS[resolve_format(out.fmt, out.output, kind.default_format)]
+    if fmt.extras or (fmt.picture and not fmt.interactive) or (rows and not fmt.interactive):
+        return
+    if rows:
+        raise ConfigError(
+            f"--contrib {contrib}: -f {fmt.name}'s page draws the weights; the table, svg and data formats have the "
+            f"statistics of {contrib}"
+        )
+    raise ConfigError(
+        f"--contrib {contrib}: -f {fmt.name} writes the weights alone; the table and svg draw the maps, "
+        '-f json and jsonl add them under "contributions"'
+    )
+
+
 def check_writes(kind: type[Document], command: str, out: Out) -> None:
     """Before any work: ConfigError when the format chosen (-f, or -o's extension) cannot write this kind of
     document (`attn view -o x.svg`: the page is HTML)."""

@@ -125,6 +125,30 @@ def alti_layer(weights, f, residual, norm, budget: int) -> np.ndarray:
     return out
 
 
+def alti_cross(weights, f, residual, norm, budget: int) -> np.ndarray:
+    # [h, m, n], [h, n, d], [m, d], (γ [d], centred) or None -> [m, n + 1]
+    """One cross-attention block's ALTI contributions (ALTI+, Ferrando et al. 2022b, 'Towards Opening the Black
+    Box of Neural Machine Translation', §3): the output of decoder token i decomposed into what each source token j
+    sends through the heads, T_i(s_j) = L_i(Σ_h α^h_ij f_h(s_j)), f_h of the encoder's output, and what the residual
+    carries, T_i(r) = L_i(y_i), the decoder's own stream at i (one vector: the target side, as a last column).
+    `norm` and the Manhattan shares as `alti_layer`; each row of the n + 1 columns sums to 1.
+
+    >>> a = np.array([[[1.0, 0.0]]])  # 1 head, 1 decoder token, 2 source tokens
+    >>> alti_cross(a, np.array([[[1.0, 0.0], [5.0, 5.0]]]), np.array([[0.0, 3.0]]), None, 1 << 20).tolist()
+    [[0.25, 0.0, 0.75]]
+    """
+    m, n = np.shape(weights)[-2:]
+    out = np.empty((m, n + 1))
+    f = np.asarray(f, np.float64) if norm is None else layer_norm_part(f, *norm)
+    y = np.asarray(residual, np.float64) if norm is None else layer_norm_part(residual, *norm)
+    step = rows_per_block(n + 1, f.shape[-1], budget)
+    for start in range(0, m, step):
+        rows = slice(start, min(m, start + step))
+        t = np.concatenate([mixed(weights, f, rows), y[rows, None, :]], axis=1)  # [r, n + 1, d]
+        out[rows] = manhattan_shares(t)
+    return out
+
+
 def normalize_rows(c) -> np.ndarray:  # [..., m, n] >= 0 -> [..., m, n], rows sum to 1 (a zero row stays zero)
     """Each row divided by its sum: the share of each input in the output.
 

@@ -165,6 +165,18 @@ def sink_stats(weights, positions: int = SINK_POSITIONS, epsilon: float = SINK_E
     n = a.shape[-1]
     k = min(positions, n)
     first = np.stack([a[..., j:, j].mean(axis=-1) for j in range(k)], axis=-1)  # [L, h, k]
+    return sink_heads(first, epsilon)
+
+
+def sink_heads(first, epsilon: float = SINK_EPSILON) -> dict:
+    # [L, h, k] -> {"first": [L, h, k], "sink": [L, h] bool, "sink_rate": float}
+    """Gu et al. 2025's sink heads (α_0 > ε) and sink rate Sink^ε from each head's α_k, `first`.
+
+    >>> s = sink_heads(np.array([[[0.9, 0.1], [0.2, 0.5]]]))
+    >>> s["sink"].tolist(), s["sink_rate"]
+    ([[True, False]], 0.5)
+    """
+    first = np.asarray(first, dtype=np.float64)
     sink = first[..., 0] > epsilon
     return {"first": first, "sink": sink, "sink_rate": float(sink.mean())}
 
@@ -177,7 +189,12 @@ def massive_activations(hidden) -> np.ndarray:  # [L, n, d] -> [L, n]
     >>> massive_activations(np.array([[[30.0, 40.0], [3.0, 4.0], [0.0, 5.0]]])).tolist()
     [[10.0, 1.0, 1.0]]
     """
-    norms = np.linalg.norm(np.asarray(hidden, dtype=np.float64), axis=-1)  # [L, n]
+    return massive_activations_of(np.linalg.norm(np.asarray(hidden, dtype=np.float64), axis=-1))
+
+
+def massive_activations_of(norms) -> np.ndarray:  # [L, n] -> [L, n]
+    """Each position's residual norm over the median of its layer's (`massive_activations` from the norms)."""
+    norms = np.asarray(norms, dtype=np.float64)
     return norms / np.median(norms, axis=-1, keepdims=True)
 
 
@@ -185,17 +202,24 @@ def sinks_section(weights, hidden, tokens: list[str]) -> dict:  # [L, h, n, n], 
     """`attn heads -f json`'s "sinks": per head the mean weight on each of the first positions and whether it is a
     sink head (`sink_stats`), the model's sink rate, and per layer each position's residual norm over the median
     (`massive_activations`); with what each measures (statistics.SINKS)."""
-    s, massive = sink_stats(weights), massive_activations(hidden)
+    s = sink_stats(weights)
+    return sinks_document(s, massive_activations(hidden), tokens[: s["first"].shape[-1]])
+
+
+def sinks_document(s: dict, massive, positions: list) -> dict:
+    # sink_heads' {"first": [L, h, k], "sink": [L, h]}, [L, n] -> `attn heads`' "sinks"
+    """The sinks section from `sink_heads`' numbers, the residual norms over the median `massive` and the tokens
+    at the first `positions` (a corpus's: None where its texts differ), one text's or a corpus's alike."""
     L, h = s["sink"].shape
     return {
         "epsilon": SINK_EPSILON,
-        "positions": tokens[: s["first"].shape[-1]],
+        "positions": positions,
         "stats": {name: STATISTICS[name].sinks for name in SINKS},
         "first": s["first"].tolist(),
         "sink": s["sink"].tolist(),
         "sink_rate": s["sink_rate"],
         "sink_heads": [[l, k] for l in range(L) for k in range(h) if s["sink"][l, k]],
-        "massive_activation": massive.tolist(),
+        "massive_activation": np.asarray(massive).tolist(),
     }
 
 
@@ -354,7 +378,8 @@ def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal
     """The per-row values of every statistic and detector but induction for a padded batch of texts: text b
     is its first lengths[b] tokens (its padding keys carry no weight; padding rows and ids are ignored). The
     rows of every text, text after text. With `causal`, row 0 (which can see only itself) is left out of
-    the statistics and of the first-token sink."""
+    the statistics and of the first-token sink. Also, under `sink_key(k)`, the weight on key k of every query
+    i >= k, row 0 too (`sink_stats`' α_k, whose mean over a corpus is over all those rows of all its texts)."""
     n = weights.shape[-1]
     lengths = np.asarray(lengths)
     at = np.arange(n)
@@ -377,9 +402,19 @@ def batch_rows(weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal
         )
         for name, value in zip(names, values):
             layers[name].append(value)
+        for k in range(min(SINK_POSITIONS, n)):  # Gu et al.'s α_k: key k's weight from every query i >= k
+            layers.setdefault(sink_key(k), []).append(a[..., k])
     masks = {"previous-token": real[:, 1:], "duplicate-token": earlier.any(axis=-1)}
+    masks |= {sink_key(k): real & (at[None, :] >= k) for k in range(min(SINK_POSITIONS, n))}
     # [B, L, h, m] -> [L, h, B, m] -> the masked rows, text after text
-    return {name: np.moveaxis(np.stack(v, axis=1), 0, 2)[..., masks.get(name, rows)] for name, v in layers.items()}
+    out = {name: np.moveaxis(np.stack(v, axis=1), 0, 2)[..., masks.get(name, rows)] for name, v in layers.items()}
+    none = np.zeros((*weights.shape[1:3], 0))  # [L, h, 0]: a key k no text of the batch reaches has no rows
+    return out | {sink_key(k): none for k in range(n, SINK_POSITIONS)}
+
+
+def sink_key(k: int) -> str:
+    """The name of α_k's moments in a corpus's `CorpusStats` (the weight on key k of each query i >= k)."""
+    return f"{STATISTICS['sink'].name}:{k}"
 
 
 def induction_rows(weights: np.ndarray, start: int, period: int) -> np.ndarray:  # [L, h, n, n] -> [L, h, rows]
@@ -417,31 +452,84 @@ class Moments:
 
 
 @dataclass
+class Streams:
+    """Sun et al.'s massive activations over a corpus: per layer and position, the sum over the texts of the
+    residual norm over its text's median (`massive_activations`), and how many texts reach each position; merged
+    by adding (the longer's positions kept), their mean the corpus's ratio at each position.
+
+    >>> a, b = Streams(), Streams()
+    >>> a.add(np.array([[1.0, 3.0]])); b.add(np.array([[3.0, 1.0, 5.0]]))
+    >>> a.merge(b).mean().tolist()
+    [[2.0, 2.0, 5.0]]
+    """
+
+    total: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # [L, N]
+    count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # [N]
+
+    def add(self, ratios: np.ndarray) -> None:  # [L, n] one text's
+        merged = self.merge(Streams(np.asarray(ratios, dtype=np.float64), np.ones(np.shape(ratios)[-1], np.int64)))
+        self.total, self.count = merged.total, merged.count
+
+    def merge(self, other: Streams) -> Streams:
+        if not self.count.size or not other.count.size:
+            return other if not self.count.size else self
+        layers, n = self.total.shape[0], max(self.count.size, other.count.size)
+        total, count = np.zeros((layers, n)), np.zeros(n, dtype=np.int64)
+        for part in (self, other):
+            total[:, : part.count.size] += part.total
+            count[: part.count.size] += part.count
+        return Streams(total, count)
+
+    def mean(self) -> np.ndarray:  # -> [L, N]
+        return self.total / self.count
+
+
+def leading(a: tuple, b: tuple) -> tuple:
+    """The tokens at the first positions that two sets of texts share: the id where both have the same one (or
+    one set has none there: None), -1 where they differ.
+
+    >>> leading((1, 5, 7), (1, 6)), leading((), (2,))
+    ((1, -1, 7), (2,))
+    """
+    n = max(len(a), len(b))
+    a, b = a + (None,) * (n - len(a)), b + (None,) * (n - len(b))
+    return tuple(x if y is None or x == y else y if x is None else -1 for x, y in zip(a, b))
+
+
+@dataclass
 class CorpusStats:
-    """The moments of every statistic and detector over the texts seen so far (one partition, or all)."""
+    """The moments of every statistic and detector over the texts seen so far (one partition, or all), the
+    residual norms over the median at each position (`streams`), and the ids the texts share at their first
+    positions (`first_ids`, as `leading` merges them)."""
 
     texts: int = 0
     tokens: int = 0
     moments: dict[str, Moments] = field(default_factory=dict)
     skipped: int = 0  # texts the model could not take (too long, no tokens)
     overflowed: int = 0  # texts on which the model's numbers overflowed (non-finite weights): left out
+    streams: Streams = field(default_factory=Streams)
+    first_ids: tuple = ()
 
     def add(self, name: str, values: np.ndarray) -> None:  # [L, h, rows]
         self.moments.setdefault(name, Moments()).add(values)
 
-    def add_text(self, weights: np.ndarray, ids: np.ndarray, causal: bool) -> None:  # [L, h, n, n], [n]
-        self.texts += 1
-        self.tokens += len(ids)
-        for name, values in text_rows(weights, ids, causal).items():
-            self.add(name, values)
+    def add_text(self, weights: np.ndarray, ids: np.ndarray, causal: bool, norms=None) -> None:
+        # [L, h, n, n], [n], [L, n] or None
+        self.add_batch(np.asarray(weights)[None], np.asarray(ids)[None], np.array([len(ids)]), causal,
+                       None if norms is None else np.asarray(norms)[None])  # fmt: skip
 
-    def add_batch(self, weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool) -> None:
-        # [B, L, h, n, n], [B, n], [B]
-        """The texts of a padded batch (`batch_rows`), in one pass over all of them."""
+    def add_batch(self, weights: np.ndarray, ids: np.ndarray, lengths: np.ndarray, causal: bool, norms=None) -> None:
+        # [B, L, h, n, n], [B, n], [B], [B, L, n] or None
+        """The texts of a padded batch (`batch_rows`), in one pass over all of them; `norms`: each text's residual
+        stream norms entering each layer (Sun et al.'s massive activations)."""
         self.texts += len(lengths)
         self.tokens += int(sum(lengths))
         for name, values in batch_rows(weights, ids, lengths, causal).items():
             self.add(name, values)
+        for b, n in enumerate(lengths):
+            self.first_ids = leading(self.first_ids, tuple(int(i) for i in ids[b, : min(n, SINK_POSITIONS)]))
+            if norms is not None:
+                self.streams.add(massive_activations_of(norms[b, :, :n]))
 
     def merge(self, other: CorpusStats) -> CorpusStats:
         names = self.moments.keys() | other.moments.keys()
@@ -451,4 +539,16 @@ class CorpusStats:
             {k: self.moments.get(k, Moments()).merge(other.moments.get(k, Moments())) for k in sorted(names)},
             self.skipped + other.skipped,
             self.overflowed + other.overflowed,
+            self.streams.merge(other.streams),
+            leading(self.first_ids, other.first_ids),
         )
+
+    def sinks(self) -> dict | None:
+        """Gu et al.'s α_k of every head over every row i >= k of the texts, its sink heads and sink rate
+        (`sink_heads`), and the streams' mean ratio at each position: `attn heads`' sinks numbers over the corpus
+        (None before any text)."""
+        alphas = [np.asarray(self.moments[sink_key(k)].total) / self.moments[sink_key(k)].count
+                  for k in range(SINK_POSITIONS) if self.moments.get(sink_key(k), Moments()).count]  # fmt: skip
+        if not alphas:
+            return None
+        return sink_heads(np.stack(alphas, axis=-1)) | {"massive_activation": self.streams.mean()}

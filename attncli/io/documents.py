@@ -109,6 +109,7 @@ class Lines(Document):
 @dataclass(frozen=True)
 class Steps(Tabled):
     result: AttentionResult = field(kw_only=True)
+    extra: dict[str, Any] | None = field(default=None, kw_only=True)  # more keys after the JSON's own (--contrib)
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,15 @@ def step_record(step: Step, precision: int | None = None) -> dict:
     return doc
 
 
-def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None = None, lines: bool = False) -> None:
-    """Schema attncli.steps/1: text, tokens, config, then every step whole, one step per line."""
+def write_json(
+    result: AttentionResult,
+    stream: BinaryIO,
+    precision: int | None = None,
+    lines: bool = False,
+    extra: dict | None = None,
+) -> None:
+    """Schema attncli.steps/1: text, tokens, config, then every step whole, one step per line, the parameters,
+    and `extra`'s keys after them (--contrib's "contributions")."""
     nl = "" if lines else "\n"
     head = {
         "schema": SCHEMA,
@@ -65,7 +72,10 @@ def write_json(result: AttentionResult, stream: BinaryIO, precision: int | None 
     for i, (name, a) in enumerate(params(result).items()):
         stream.write(f"{', ' if i else ''}{json.dumps(name)}: ".encode())
         stream.write(json.dumps(_nested(a, precision), allow_nan=False).encode())
-    stream.write(b"}}\n")
+    stream.write(b"}")
+    for key, value in (extra or {}).items():
+        stream.write(f",{nl} {json.dumps(key)}: {dumps(value, allow_nan=False)}".encode())
+    stream.write(b"}\n")
 
 
 def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None = None) -> None:
@@ -77,11 +87,11 @@ def write_npz(result: AttentionResult, stream: BinaryIO, precision: int | None =
 
 
 def json_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:
-    write_json(doc.result, stream, precision)
+    write_json(doc.result, stream, precision, extra=doc.extra)
 
 
 def jsonl_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:
-    write_json(doc.result, stream, precision, lines=True)
+    write_json(doc.result, stream, precision, lines=True, extra=doc.extra)
 
 
 def npz_document(doc: Steps, stream: BinaryIO, precision: int | None = None) -> None:

@@ -21,23 +21,40 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
     # contributions: attncli.models.interpret.contrib.Contributions (heads [h, n, n] or None, layer_matrix, rollout [n,
     # n])
     """The measure's matrices: every head's (where defined), the layer's, the rollout's (ALTI)."""
+    parts = measure_matrices(result, contributions, precision)
+    notes = [Units(contributions.note, style="dim")] if contributions.note else []
+    return Group(*parts, caption(result), measure_note(contributions.measure), *notes)
+
+
+def measure_matrices(result: AttentionResult, contributions, precision: int, max_rows: int = HEATMAP_ABOVE) -> list:
+    """The measure's matrices, each titled by it: every head's (where defined), the layer's, the rollout's (ALTI);
+    `max_rows`: the longest matrix drawn with numbers (`attn steps` elides rows past its own)."""
     m = CONTRIBUTIONS[contributions.measure]
     rows, cols = result.tokens.labels(), result.key_tokens.labels()
     masked = None if result.masked is None else result.masked[0]
-    unit = "shares of each output, rows sum to 1" if m.normalized else "lengths in the model's units"
 
     def matrix(a, title: str) -> Matrix:
-        return Matrix(a, rows, cols, title, precision, "scores", masked, row_sum=m.normalized, max_rows=HEATMAP_ABOVE)
+        return Matrix(a, rows, cols, title, precision, "scores", masked, row_sum=m.normalized, max_rows=max_rows)
 
     layer = contributions.layer
+    where = f"{contributions.part} layer {layer}" if contributions.part else f"layer {layer}"
     parts: list[RenderableType] = []
     if contributions.heads is not None:
-        parts.append(Text(f"{m.title}, layer {layer}, per head", style="bold"))
+        parts.append(Text(f"{m.title}, {where}, per head", style="bold"))
         parts.append(Multiples([matrix(a, f"head {result.head_index(h)}") for h, a in enumerate(contributions.heads)]))
-    whole = f"{m.title}, layer {layer}" + (", all heads together" if m.per_head else "")
+    whole = f"{m.title}, {where}" + (", all heads together" if m.per_head else "")
     parts.append(matrix(contributions.layer_matrix, whole))
+    if contributions.residual is not None:
+        title = f"{m.title}, {where}: the residual's share (each row's rest to 1)"
+        parts.append(Matrix(contributions.residual[:, None], rows, ["residual"], title, precision))
     if contributions.rollout is not None:
-        parts.append(matrix(contributions.rollout, f"{m.title} rolled out through layers 0..{layer}"))
-    parts.append(caption(result))
-    parts.append(Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim"))
-    return Group(*parts)
+        where = "decoder layers" if contributions.part else "layers"  # a decoder part's rollout: the decoder's layers
+        parts.append(matrix(contributions.rollout, f"{m.title} rolled out through {where} 0..{layer}"))
+    return parts
+
+
+def measure_note(measure: str) -> Units:
+    """The dim line under a measure's matrices: what its numbers are, its formula and its paper."""
+    m = CONTRIBUTIONS[measure]
+    unit = "shares of each output, rows sum to 1" if m.normalized else "lengths in the model's units"
+    return Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim")

@@ -57,7 +57,8 @@ class HeadsGrid:
             keep -= 1
         shown = columns_shown(n_head, keep)
         system = system_of(console)
-        yield Text(f"{self.stat} of every head  [{n_layer} layers × {n_head} heads]", style="bold")
+        on = "" if "contrib" not in self.doc else f" by {self.doc['contrib']['title']}, as shares of each row"
+        yield Text(f"{self.stat} of every head{on}  [{n_layer} layers × {n_head} heads]", style="bold")
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0)
         table.add_column(Text("layer", style="dim"), justify="right", no_wrap=True, width=self.label)
         for h in shown:
@@ -138,30 +139,47 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
         group = doc["n_head"] // doc["n_kv_head"]
         shares = ", ".join(f"H{g * group}–H{g * group + group - 1} key/value head {g}" for g in range(doc["n_kv_head"]))
         notes.append(f"grouped-query, heads sharing keys and values: {shares}")
-    below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["tokens"], precision)]
+    contrib = doc.get("contrib")
+    if contrib is not None:  # --contrib: what every number above and below is computed on
+        notes.insert(0, f"{contrib['measure']}: {contrib['shares']}; {contrib['formula']}. {contrib['paper']}.")
+    weight = "weight" if contrib is None else f"share of {contrib['title']}"
+    below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["tokens"], precision, weight)]
     return Group(
         HeadsGrid(doc, stat, precision), patterns(doc, precision), *below, Units("\n".join(notes), style="dim")
     )
 
 
-def sinks_lines(sinks: dict, tokens: list[str], precision: int = 2) -> Units:
+def sinks_lines(
+    sinks: dict, tokens: list[str | None], precision: int = 2, weight: str = "weight", corpus: bool = False
+) -> Units:
     """The sinks section: the sink rate and its heads, the largest residual norm over the median, and their
-    meanings (every number computed in attncli.core.stats.sinks_section)."""
+    meanings (every number computed in attncli.core.stats.sinks_section); `weight`: what a head's α is a mean of
+    (the weights, or --contrib's shares); `tokens`: a position's token where it is known (a `corpus`'s first
+    positions, where its texts agree)."""
+
+    def at(i: int) -> str:
+        token = tokens[i] if i < len(tokens) else None
+        return "" if token is None else f" ({escape_token(token)})"
+
     heads = sinks["sink_heads"]
     named = ", ".join(f"L{l}H{h}" for l, h in heads[:24]) + (f" and {len(heads) - 24} more" if len(heads) > 24 else "")
     total = len(sinks["sink"]) * len(sinks["sink"][0])
     lines = [
         f"sink rate Sink^ε (ε = {sinks['epsilon']}): {sinks['sink_rate']:.{precision}f}, {len(heads)} of {total} "
-        f"heads put a mean weight > ε on position 0 ({escape_token(tokens[0])})" + (f": {named}" if heads else "")
+        f"heads put a mean {weight} > ε on position 0{at(0)}" + (f": {named}" if heads else "")
     ]
     massive = sinks["massive_activation"]
     layer, where = max(
         ((l, i) for l in range(len(massive)) for i in range(len(massive[l]))), key=lambda li: massive[li[0]][li[1]]
     )
     lines.append(
-        f"largest residual norm: {massive[layer][where]:.{precision}f} × the median, at position {where} "
-        f"({escape_token(tokens[where])}) entering layer {layer}"
+        f"largest residual norm: {massive[layer][where]:.{precision}f} × the median, at position {where}{at(where)} "
+        f"entering layer {layer}" + (", the mean over the texts that reach that position" if corpus else "")
     )
+    if corpus:
+        lines.append(
+            "over the corpus: α_k is the mean over every query i >= k of every text, so a longer text weighs more"
+        )
     lines += [f"{name}: {meaning}" for name, meaning in sinks["stats"].items()]
     return Units("\n".join(lines))
 
@@ -233,4 +251,5 @@ def corpus_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTy
         *(f"{name}: {text}" for name, text in DETECTORS.items()),
         "-f json|csv: the mean and spread of every detector and statistic for every head",
     ]
-    return Group(grid, top, Units("\n".join(notes), style="dim"))
+    below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["sinks"]["positions"], precision, corpus=True)]
+    return Group(grid, top, *below, Units("\n".join(notes), style="dim"))

@@ -22,6 +22,7 @@ from attncli.core.variants import VARIANTS, Cell, Worked, check_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
+from attncli.render.contrib import measure_matrices, measure_note
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix, columns_shown, fmt
 from attncli.render.show import Multiples, caption, escape_lines, escape_token
@@ -265,8 +266,12 @@ def check(result: AttentionResult, step: Step, precision: int, i: int = 0) -> Te
     return Units("check: " + line + "\n", style="dim")
 
 
-def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0) -> RenderableType:
-    """`attn steps`: tokens, then every stage of the pipeline as its own table, formula and shape in the title."""
+def show_steps(
+    result: AttentionResult, precision: int = 2, width: int = 100, query: int = 0, contributions=None
+) -> RenderableType:
+    # contributions: attncli.models.interpret.contrib.Contributions, or None (the weights)
+    """`attn steps`: tokens, then every stage of the pipeline as its own table, formula and shape in the title;
+    with `contributions` (--contrib), the measure's matrices where the weights A would be, titled by it."""
     parts: list[RenderableType] = [caption(result), Rule("1 · tokenize", align="left", style="dim")]
     parts.append(
         Fitted(
@@ -296,6 +301,17 @@ def show_steps(result: AttentionResult, precision: int = 2, width: int = 100, qu
                 parts += [Rule(f"{number} · mask", align="left", style="dim"), Text("no mask: S' = S", style="dim")]
             stage, number = name, number + 1
             parts.append(Rule(f"{number} · {name}", align="left", style="dim"))
+        if contributions is not None and step.name == "weights":
+            parts += measure_matrices(result, contributions, precision, MAX_ROWS)
+            parts.append(measure_note(contributions.measure))
+            parts.append(
+                Units(
+                    f"drawn in place of the weights {step.formula} (-f json keeps them in its steps; --contrib "
+                    "weights draws them)",
+                    style="dim",
+                )
+            )
+            continue
         parts.extend(step_tables(result, step, precision, width, query))
         worked = check(result, step, precision, query)
         if worked is not None:

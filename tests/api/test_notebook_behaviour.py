@@ -65,7 +65,7 @@ def test_the_frame_takes_the_height_of_its_page(browser, tmp_path):
     page = browser.execute_script("return document.body.offsetHeight")
     assert page != 720 - 2  # not the frame's default height, which it has until it hears from the page
     browser.switch_to.default_content()
-    WebDriverWait(browser, 10).until(lambda d: frame.size["height"] == max(240, page) + 2)  # + its border
+    WebDriverWait(browser, 60).until(lambda d: frame.size["height"] == max(240, page) + 2)  # + its border
     browser.switch_to.frame(frame)  # the page whole, and no more: its height is the frame's, so it stays
     assert browser.execute_script("return [innerHeight, document.body.offsetHeight]") == [page, page]
     assert browser.execute_script("return document.documentElement.scrollHeight") == page  # nothing to scroll

@@ -86,6 +86,8 @@ COMMANDS = {
     "dla --model": ["dla", "time flies like an arrow", "--model", GOLDEN_GPT2, "--target", "Ġa"],
     "knockout --model": ["knockout", "time flies like an arrow", "--model", GOLDEN_GPT2, "--from", "flies"],
     "show --model --generate": ["show", SENTENCE, "--model", "{gpt2}", "--generate", "4"],
+    "steps --model --contrib alti": ["steps", "time flies", "--model", GOLDEN_GPT2, "--contrib", "alti"],
+    "heads --model --contrib norm": ["heads", SENTENCE, "--model", "{bert}", "--contrib", "norm"],
 }
 
 

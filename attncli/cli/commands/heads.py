@@ -9,6 +9,7 @@ import typer
 
 from attncli.cli.model import (
     Chat,
+    Contrib,
     Generate,
     GgufFile,
     Part,
@@ -20,7 +21,7 @@ from attncli.cli.model import (
     worker_count,
 )
 from attncli.cli.options import File, Out, Text, choice, options
-from attncli.cli.output import emit
+from attncli.cli.output import contrib_format, emit
 from attncli.cli.signals import Stopped
 from attncli.cli.text import given_lines, given_text, say
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
@@ -107,13 +108,21 @@ def heads(
     chat: Chat = False,
     system: System = None,
     generate: Generate = None,
+    contrib: Contrib = "weights",
 ) -> None:
     """Every head of a real model at a glance, layers × heads.
 
     --stat in each cell, labels for clear patterns (previous-token, diagonal, first-token/sink, broad);
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
-    TEXT and the N tokens a decoder writes after it (an encoder–decoder's target, written from --context)."""
+    TEXT and the N tokens a decoder writes after it (an encoder–decoder's target, written from --context).
+    --contrib norm: every number computed on each head's ‖α f(x)‖ as shares of each row, not on the weights."""
     model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
+    if contrib != "weights":
+        if lines:
+            raise ConfigError(f"--contrib {contrib} describes one text's heads: drop --lines or --contrib")
+        from attncli.io import documents  # late: start-up (not for --help)
+
+        contrib_format(contrib, out, documents.Records, rows=True)
     if lines:
         if part is not None or context is not None or generate is not None or chat or system is not None:
             raise ConfigError(
@@ -129,7 +138,7 @@ def heads(
     how = generation(ctx, generate)
     found = api.heads(
         words, model=model, stat=stat, context=context, part=part, generate=how, chat=chat, system=system,
-        precision=out.precision,
+        contrib=contrib, precision=out.precision,
     )  # fmt: skip
     emit(found.document, out)
 

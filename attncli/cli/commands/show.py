@@ -43,7 +43,7 @@ from attncli.cli.options import (
     Stats,
     options,
 )
-from attncli.cli.output import emit, table_only
+from attncli.cli.output import contrib_format, emit, table_only
 from attncli.cli.text import context_of, given_lines, say, text_of, warn
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines
@@ -109,9 +109,10 @@ def show(
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     if contrib != "weights" and (lines or rollout):
         raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
-    if contrib != "weights":
-        contrib_format(contrib, out)
     from attncli.io import documents  # late: start-up (not for --help)
+
+    if contrib != "weights":
+        contrib_format(contrib, out, documents.Result)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise
     shades = any(p.name == "scale" for p in given(ctx))  # --scale, even sqrt, is for a table
@@ -156,18 +157,3 @@ def show(
     shown = api.show(text, **chosen, contrib=contrib, model=model, stats=stats, precision=out.precision, limits=limits)
     warn(shown)
     emit(shown.document, out)
-
-
-def contrib_format(contrib: str, out: Out) -> None:
-    """ConfigError when --contrib's maps would not be in the output: a data format that writes the weights alone
-    (csv, npz ...) or the interactive page (it draws the weights)."""
-    from attncli.io import documents  # late: start-up (not for --help)
-    from attncli.io.formats import FORMATS
-    from attncli.io.output import resolve_format
-
-    fmt = FORMATS[resolve_format(out.fmt, out.output, documents.Result.default_format)]
-    if not (fmt.extras or (fmt.picture and not fmt.interactive)):
-        raise ConfigError(
-            f"--contrib {contrib}: -f {fmt.name} writes the weights alone; the table and svg draw the maps, "
-            '-f json and jsonl add them under "contributions"'
-        )

@@ -9,6 +9,7 @@ import typer
 from attncli.cli.model import (
     SAMPLING,
     Chat,
+    Contrib,
     Generate,
     GgufFile,
     Head,
@@ -23,7 +24,7 @@ from attncli.cli.model import (
     model_path,
 )
 from attncli.cli.options import Out, Query, Run, Source, options
-from attncli.cli.output import emit, writing
+from attncli.cli.output import contrib_format, emit, writing
 from attncli.cli.text import context_of, text_of, warn
 
 
@@ -44,6 +45,7 @@ def steps(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    contrib: Contrib = "weights",
 ) -> None:
     """Walk through every stage, tokens to outputs.
 
@@ -53,13 +55,16 @@ def steps(
     With --model DIR: the stages of one layer's attention in a real model (--layer, --head); an encoder–decoder's
     --part cross (default) takes Q from the decoder (TEXT, the target) and K, V from the encoder (--context);
     a decoder's --generate N: of TEXT and the N tokens it writes after it (an encoder–decoder's: of the target it
-    writes from --context SOURCE after TEXT).
+    writes from --context SOURCE after TEXT); --contrib: the layer's norm, alti or value-zeroing maps drawn where
+    the weights A are (-f json adds them under "contributions").
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
     from attncli.io import documents
 
-    check_options(ctx, model, keep=("query", "context", *(SAMPLING if generate is not None else ())))
+    check_options(ctx, model, keep=("query", "context", "contrib", *(SAMPLING if generate is not None else ())))
+    if contrib != "weights":
+        contrib_format(contrib, out, documents.Steps)
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     model = model_path(model, gguf_file)
     text = text_of(source)
@@ -68,6 +73,8 @@ def steps(
     chosen = {**asdict(run), "context": context, "query": query, "layer": layer, "head": head, "part": part}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
-    stepped = api.steps(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)
+    stepped = api.steps(
+        text, **chosen, model=model, chat=chat, system=system, contrib=contrib, precision=out.precision, limits=limits
+    )
     warn(stepped)
     emit(stepped.document, out)

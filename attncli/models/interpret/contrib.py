@@ -1,5 +1,6 @@
 """A real model's contribution maps (`--contrib norm|alti|value-zeroing`): the measures of
-attncli.core.measures' `CONTRIBUTIONS` on one layer of an encoder or a decoder.
+attncli.core.measures' `CONTRIBUTIONS` on one layer of an encoder or a decoder, and (contrib_parts.py) of an
+encoder–decoder's decoder self-attention and cross-attention.
 
     model = load_model("tests/models/golden/bert")
     c = contributions(model, "time flies", "alti")
@@ -22,7 +23,7 @@ MLP and norms, once more per token in batches, so it takes every form.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,14 +37,18 @@ from attncli.core.contrib import (
     roll,
 )
 from attncli.core.measures import CONTRIBUTIONS
-from attncli.core.parts import PARTS
+from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
+from attncli.models.interpret.contrib_parts import part_maps
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import is_seq2seq
-from attncli.models.runs.run import run_pass
+from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs.generate import Generation
+from attncli.models.runs.route import check_part, heads
+from attncli.models.runs.run import heads_document, run_pass
+from attncli.models.runs.seq2seq import source_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.result import AttentionResult
@@ -63,6 +68,11 @@ class Contributions:
     heads: np.ndarray | None  # [h, n, n] float64, or None (ALTI, value zeroing: defined for the layer only)
     layer_matrix: np.ndarray  # [n, n] float64
     rollout: np.ndarray | None  # [n, n] float64 through layers 0..layer (ALTI), or None
+    # an encoder–decoder's decoder and cross parts (contrib_parts.py): the part (None: an encoder's or a decoder's
+    # one self-attention), and cross ALTI's share of each row that the residual carries [m] (the rest of the row)
+    part: str | None = None
+    residual: np.ndarray | None = None
+    note: str | None = None  # what the part's maps are, where they differ from the measure's formula
 
     def document(self, precision: int | None = None) -> dict:
         """`-f json`'s `contributions`: {measure, heads (where defined), layer, rollout (ALTI)}."""
@@ -71,9 +81,13 @@ class Contributions:
             return (a if precision is None else np.round(a, precision)).tolist()
 
         doc: dict = {"measure": self.measure, "title": CONTRIBUTIONS[self.measure].title}
+        doc |= {} if self.part is None else {"part": self.part}
         if self.heads is not None:
             doc["heads"] = listed(self.heads)
         doc["layer"] = listed(self.layer_matrix)
+        if self.residual is not None:
+            doc["residual"] = listed(self.residual)
+        doc |= {} if self.note is None else {"note": self.note}
         if self.rollout is not None:
             doc["rollout"] = listed(self.rollout)
         return doc
@@ -90,19 +104,36 @@ def of_result(result: AttentionResult, measure: str) -> Contributions:
     if is_seq2seq(model):
         part = getattr(source, "part", None)
         if part is None or PARTS[part].needs_source:
-            raise ConfigError(
-                f"--contrib {measure}: the maps of an encoder–decoder's decoder and cross-attention are not "
-                f"covered yet; --part encoder has them ({model.name})"
-            )
+            return _one_head(seq2seq_of(model, result, layer, measure, part or DEFAULT_PART), source.head)
         run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)  # the source's
     elif result.tokens.generated is None:
         run = run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
     else:
         run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
-    c = contributions(model, run, layer, measure)
-    if c.heads is None or source.head is None:
+    return _one_head(contributions(model, run, layer, measure), source.head)
+
+
+def _one_head(c: Contributions, head: int | None) -> Contributions:
+    """The maps with only head `head`'s per-head map (the one --head shown), or as they are."""
+    if c.heads is None or head is None:
         return c
-    return Contributions(c.measure, layer, c.heads[source.head : source.head + 1], c.layer_matrix, c.rollout)
+    return replace(c, heads=c.heads[head : head + 1])
+
+
+def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, part: str) -> Contributions:
+    """`measure` on decoder layer `layer`'s `part` (decoder, cross) of an encoder–decoder's result: one more
+    teacher-forced pass of its source and its decoder's tokens (contrib_parts.py computes the maps)."""
+    if measure not in CONTRIBUTIONS or measure == "weights":
+        raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
+    source_text = getattr(result.source, "source_text", None)
+    assert source_text is not None  # a decoder's part reads a source (route.check_part asks for it)
+    run = seq2seq_forward(model, source_tokens(model, source_text).ids, result.tokens.ids)
+    budget = block_budget()
+    encoder = None
+    if measure == "alti" and PARTS[part].keys != PARTS[part].queries:  # cross ALTI composes the encoder's rollout
+        encoder = roll([alti_of(model, l, run.encoder.hidden[l], budget) for l in range(model.n_layer)])
+    maps = part_maps(model, run, part, layer, measure, budget, encoder)
+    return Contributions(measure, layer, maps.heads, maps.layer, maps.rollout, part, maps.residual, maps.note)
 
 
 def block_budget() -> int:
@@ -171,3 +202,57 @@ def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
     if steps.masked is not None:
         distance[steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))
+
+
+def norm_of(model: Model, l: int, x) -> np.ndarray:  # [n, d_model] the stream entering l -> [h, n, n]
+    """Each head's ‖α^h_ij f_h(x_j)‖ of layer `l` (Kobayashi et al. 2020, §3), from its attention on `x`."""
+    _, s = model.family.attention(model, l, x)
+    return norm_heads(s.weights, head_vectors(s.v, s.w_o))
+
+
+def heads_of(
+    model: Model,
+    text: str,
+    measure: str,
+    pair: str | None = None,
+    part: str | None = None,
+    generate: Generation | None = None,
+) -> dict:
+    """`attn heads --contrib MEASURE -f json`: every head's statistics, label and sinks computed on the measure's
+    per-head maps instead of the weights, each row as shares of its sum (norm: ‖α^h_ij f_h(x_j)‖ / Σ_k
+    ‖α^h_ik f_h(x_k)‖, what each token is of what the head moves to output i); the document says which measure
+    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. A measure of the
+    whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
+    m = CONTRIBUTIONS[measure]
+    if measure == "weights":  # the maps are the weights: `attn heads` itself
+        return heads(model, text, pair, part, generate)
+    if not m.per_head:
+        takes = ", ".join(name for name, e in CONTRIBUTIONS.items() if e.per_head)
+        raise ConfigError(
+            f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
+            f"it takes --contrib {takes}; attn show --contrib {measure} draws the layer's maps"
+        )
+    if is_seq2seq(model):
+        raise ConfigError(
+            f"--contrib {measure}: attn heads of an encoder–decoder does not have the maps yet; attn show --part "
+            f"encoder --contrib {measure} draws its encoder's ({model.name})"
+        )
+
+    check_part(model, part, pair)  # a decoder or an encoder has one part, its own
+
+    def shares(run: Forward) -> np.ndarray:  # -> [L, h, n, n], rows sum to 1
+        return np.stack([normalize_rows(norm_of(model, l, x)) for l, x in enumerate(run.hidden)])
+
+    doc = heads_document(model, text, pair, generate, shares)
+    for row in doc["rows"]:
+        row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
+    return doc | {
+        "contrib": {
+            "measure": measure,
+            "title": m.title,
+            "formula": m.formula,
+            "paper": m.paper,
+            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every statistic, "
+            "label and sink number here is computed on, in place of the attention weights",
+        }
+    }

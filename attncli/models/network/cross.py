@@ -22,3 +22,6 @@ class Decoder:
     logits: Callable  # (m, y [m, d_model] after the last layer) -> [m, vocab]: the final norm, if any, and the LM head
     # tensors the logits read when the checkpoint has them, by their full names, and their shapes (None = any)
     optional: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
+    # (layer, "decoder" or "cross") -> the LayerNorm after that attention and its residual (post-LN: BART, Marian),
+    # without ".weight" (ALTI's linear part of it, attncli.models.interpret.contrib_parts); None: no norm after
+    attention_norm: Callable[[int, str], str] | None = None

@@ -38,14 +38,15 @@ def batches(lengths: Sequence[int], size: int, tokens: int) -> list[list[int]]:
 def forward_weights(model: Model, texts: Sequence[np.ndarray]) -> list[np.ndarray]:
     # B × [n_b] token ids -> B × [L, n_head, n_b, n_b]
     """Every layer's attention weights of every text, from one padded forward pass of all of them."""
-    weights, _, lengths = forward_padded(model, texts)
+    weights, _, _, lengths = forward_padded(model, texts)
     return [weights[b, :, :, :n, :n] for b, n in enumerate(lengths)]
 
 
-def forward_padded(model: Model, texts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # B × [n_b] token ids -> [B, L, n_head, n, n], [B, n], [B]
-    """One padded forward pass of all `texts`: every layer's weights, the ids padded with 0 and the lengths.
-    A text's real rows put no weight on its padding keys; its padding rows are whatever they are."""
+def forward_padded(model: Model, texts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    # B × [n_b] token ids -> [B, L, n_head, n, n], [B, L, n], [B, n], [B]
+    """One padded forward pass of all `texts`: every layer's weights, the norm of the residual stream entering
+    each layer at each position (float64, of the float32 stream), the ids padded with 0 and the lengths. A text's
+    real rows put no weight on its padding keys; its padding rows are whatever they are."""
     if not texts or min(len(ids) for ids in texts) == 0:
         raise ModelError("no token ids to run")
     lengths = np.array([len(ids) for ids in texts])
@@ -57,11 +58,12 @@ def forward_padded(model: Model, texts: Sequence[np.ndarray]) -> tuple[np.ndarra
     pad = np.arange(n)[None, :] >= lengths[:, None]  # [B, n]
     ids = np.stack([np.pad(np.asarray(t), (0, n - len(t))) for t in texts])  # [B, n]
     x = np.stack([family.embed(model, row) for row in ids])  # [B, n, d_model]
-    layers = []
+    layers, norms = [], []
     with padding(pad):
         for l in range(model.n_layer):
+            norms.append(np.linalg.norm(x.astype(np.float64), axis=-1))  # [B, n]
             x, steps = family.attention(model, l, x)
             layers.append(steps.weights)  # [B, n_head, n, n]
             if l < model.n_layer - 1:  # the last MLP does not change any attention
                 x = family.mlp(model, l, x)
-    return np.stack(layers, axis=1), ids, lengths
+    return np.stack(layers, axis=1), np.stack(norms, axis=1), ids, lengths

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS
-from attncli.core.stats import CorpusStats, Moments, induction_rows
+from attncli.core.stats import CorpusStats, Moments, induction_rows, sinks_document
 from attncli.errors import ConfigError
 from attncli.models.network.model import Model
 from attncli.models.opening.load import ModelError, load_model
@@ -73,13 +73,14 @@ def partition_stats(path: str, texts: Iterable[str]) -> CorpusStats:
         else:
             encoded.append(np.asarray(tokens.ids))
     for batch in batches([len(ids) for ids in encoded], BATCH, BATCH_TOKENS):
-        weights, ids, lengths = forward_padded(model, [encoded[i] for i in batch])  # [B, L, h, n, n], [B, n], [B]
+        # [B, L, h, n, n], [B, L, n], [B, n], [B]
+        weights, norms, ids, lengths = forward_padded(model, [encoded[i] for i in batch])
         finite = np.isfinite(weights).all(axis=(1, 2, 3, 4))  # finite weights can overflow float32 on a text
         if not finite.all():
             stats.overflowed += int((~finite).sum())
-            weights, ids, lengths = weights[finite], ids[finite], lengths[finite]
+            weights, norms, ids, lengths = weights[finite], norms[finite], ids[finite], lengths[finite]
         if len(lengths):
-            stats.add_batch(weights, ids, lengths, model.causal)
+            stats.add_batch(weights, ids, lengths, model.causal, norms)
     return stats
 
 
@@ -316,11 +317,17 @@ class Corpus:
 
 
 def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus: Corpus) -> dict:
-    """`attn heads --lines -f json`: per layer and head, the mean and spread of every statistic and detector."""
+    """`attn heads --lines -f json`: per layer and head, the mean and spread of every statistic and detector; and
+    "sinks", the keys of one text's (`attncli.core.stats.sinks_section`) over the corpus: α_k the mean weight on
+    key k of every query i >= k of every text, its sink heads and rate, the residual norm over the median at each
+    position averaged over the texts that reach it, and the tokens at the first positions (None where they
+    differ)."""
     names = [*DETECTORS, *CORPUS_STATISTICS]
     means = {name: stats.moments.get(name, Moments()).mean() for name in names}
     spreads = {name: stats.moments.get(name, Moments()).std() for name in names}
     means["induction"], spreads["induction"] = induction.mean(), induction.std()
+    sinks = stats.sinks()  # `attn heads`' sinks section over the corpus: its rows and texts pooled
+    positions = [None if i < 0 else model.tokenizer.id_to_token(i) for i in stats.first_ids]  # None: texts differ
     rows = []
     for layer in range(model.n_layer):
         for head in range(model.n_head):
@@ -366,4 +373,5 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "label_score": LABEL_SCORE,
         "definitions": {**DETECTORS, **CORPUS_STATISTICS},
         "rows": rows,
+        **({} if sinks is None else {"sinks": sinks_document(sinks, sinks["massive_activation"], positions)}),
     }

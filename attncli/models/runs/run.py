@@ -252,12 +252,19 @@ def every_layer(
 # ---- attn heads -----------------------------------------------------------------------------------
 
 
-def heads_document(model: Model, text: str, pair: str | None = None, generate: Generation | None = None) -> dict:
+def heads_document(
+    model: Model,
+    text: str,
+    pair: str | None = None,
+    generate: Generation | None = None,
+    maps: Callable[[Forward], np.ndarray] | None = None,
+) -> dict:
     """`attn heads -f json`: every statistic of HEAD_STATS and a label for every head of every layer (of the
     sentence pair `text`, `pair` with its token types, when a second text is given; of the text and the
-    `generate` tokens a decoder writes after it)."""
+    `generate` tokens a decoder writes after it). `maps`: what the statistics and the sinks are computed on
+    instead of the weights, [L, h, n, n] of the pass with rows that sum to 1 (`attn heads --contrib`'s shares)."""
     tokens, run = run_pass(model, text, pair, generate)
-    weights = np.stack(run.weights)  # [L, h, n, n]
+    weights = np.stack(run.weights) if maps is None else maps(run)  # [L, h, n, n]
     _check_finite(model, "the attention", weights)
     generation = tokens.generation()
     return (

@@ -177,8 +177,25 @@ def mbart_decoder_note(layer: int, part: str) -> str:
     return f"X = LN(y), y = {where}: the input of decoder layer {layer}'s self-attention (pre-LayerNorm)"
 
 
+def decoder_attention_norm(layer: int, part: str) -> str:
+    """The decoder's LayerNorm after an attention and its residual (post-LN: BART, Marian), for ALTI."""
+    return f"decoder.layers.{layer}.{DECODER_ATTENTIONS[part]}_layer_norm"
+
+
+DECODER_ATTENTIONS = {"decoder": "self_attn", "cross": "encoder_attn"}  # a decoder part -> its modules' prefix
+
+
 BIAS: dict[str, tuple[int | None, ...]] = {"final_logits_bias": (1, None)}  # transformers' buffer, else zeros
-DECODER = Decoder(decoder_embed, decoder_attention, cross_attention, decoder_mlp, decoder_note, decoder_logits, BIAS)
+DECODER = Decoder(
+    decoder_embed,
+    decoder_attention,
+    cross_attention,
+    decoder_mlp,
+    decoder_note,
+    decoder_logits,
+    BIAS,
+    attention_norm=decoder_attention_norm,
+)
 BLOCKS = dict(
     word="shared.weight",
     embed=embed,
