@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -44,11 +45,11 @@ from attncli.models.interpret.contrib_parts import part_maps
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.runs.encdec import seq2seq_forward
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.route import check_part, heads
+from attncli.models.runs.route import check_part, heads, kind
 from attncli.models.runs.run import heads_document, run_pass
-from attncli.models.runs.seq2seq import source_tokens
+from attncli.models.runs.seq2seq import PartLayer, encoder_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.result import AttentionResult
@@ -101,7 +102,7 @@ def of_result(result: AttentionResult, measure: str) -> Contributions:
     if not isinstance(source, ModelLayer):
         raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
     model, layer = source.model, source.layer
-    if is_seq2seq(model):
+    if kind(model).reads_source:
         part = getattr(source, "part", None)
         if part is None or PARTS[part].needs_source:
             return _one_head(seq2seq_of(model, result, layer, measure, part or DEFAULT_PART), source.head)
@@ -125,9 +126,9 @@ def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, 
     teacher-forced pass of its source and its decoder's tokens (contrib_parts.py computes the maps)."""
     if measure not in CONTRIBUTIONS or measure == "weights":
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
-    source_text = getattr(result.source, "source_text", None)
-    assert source_text is not None  # a decoder's part reads a source (route.check_part asks for it)
-    run = seq2seq_forward(model, source_tokens(model, source_text).ids, result.tokens.ids)
+    encoder_text = cast(PartLayer, result.source).encoder_text
+    assert encoder_text is not None  # a decoder's part reads a source (route.check_part asks for it)
+    run = seq2seq_forward(model, encoder_tokens(model, encoder_text).ids, result.tokens.ids)
     budget = block_budget()
     encoder = None
     if measure == "alti" and PARTS[part].keys != PARTS[part].queries:  # cross ALTI composes the encoder's rollout
@@ -232,7 +233,7 @@ def heads_of(
             f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
             f"it takes --contrib {takes}; attn show --contrib {measure} draws the layer's maps"
         )
-    if is_seq2seq(model):
+    if kind(model).reads_source:
         raise ConfigError(
             f"--contrib {measure}: attn heads of an encoder–decoder does not have the maps yet; attn show --part "
             f"encoder --contrib {measure} draws its encoder's ({model.name})"
