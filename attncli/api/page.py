@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attncli.errors import ConfigError
 from attncli.io import documents
-
-if TYPE_CHECKING:  # the page's data loads only when a page is written
-    from attncli.models.interpret.page import Behaviour
+from attncli.pipeline.behaviour import Behaviour
 
 FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
 
@@ -35,9 +33,9 @@ def page_of(
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
-    decoder's with the lens and the ablation `behaviour` (attncli.models.interpret.page.Behaviour) asks for; an
-    encoder–decoder's with the target it writes with `generate` (attncli.models.runs.generate.Generation) in every
-    part.
+    decoder's with the lens and the ablation `behaviour` (attncli.pipeline.behaviour.Behaviour) asks for, any page
+    with the colour scale, the sinkless weights and the contribution maps it asks for; an encoder–decoder's with the
+    target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
@@ -49,7 +47,7 @@ def page_of(
         if model is not None and model_dir is not None:
             doc = model_document(model, result, model_argument(model_dir), command, pair, behaviour, generate)
         else:
-            doc = result_view(result, command, precision, head)
+            doc = result_view(result, command, precision, head, behaviour or Behaviour())
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
@@ -68,11 +66,11 @@ def model_document(
     (attncli.models.interpret.page's `model_page`: every layer and head from one pass, and the views `behaviour`
     asks for), encoded by attncli.io.view's `model_view`; `model_arg` is --model as the page's commands name it."""
     from attncli.io.view import model_view  # late: start-up (only when a model's page is written)
-    from attncli.models.interpret.page import Behaviour, model_page
+    from attncli.models.interpret.page import model_page
 
     behaviour = behaviour or Behaviour()
     data = model_page(model, result, pair, behaviour, generate)
-    return model_view(data, model, result, model_arg, command, behaviour.opens)
+    return model_view(data, model, result, model_arg, command, behaviour)
 
 
 # what each of the page's views asks for: a view's own options, and those it shares (the watched token, m's B)
@@ -117,12 +115,10 @@ def check_behaviour(given: dict[str, Any], word: Callable[[str], str]) -> None:
 
 def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str, **causal: Any) -> Behaviour:
     """The lens, the ablation and the causal answers (`causal`: Behaviour's patch, dla, knockout and their
-    options) a decoder's page is asked for (attncli.models.interpret.page.Behaviour), or the refusal of
+    options) a decoder's page is asked for (attncli.pipeline.behaviour.Behaviour), or the refusal of
     `models.network.unembed.unembedding` when the model has no next-token head to read them from (an encoder:
     ConfigError, as `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an
     encoder–decoder or an unknown `mode` or `what`."""
-    from attncli.models.interpret.page import Behaviour  # late: start-up (only when a model's page is asked for)
-
     if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
     from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
@@ -158,11 +154,19 @@ def model_argument(given: str) -> str:
 
 
 def model_page(
-    result_of: Callable, command: str, precision: int | None, loaded, model: str, text: str, context: str | None
+    result_of: Callable,
+    command: str,
+    precision: int | None,
+    loaded,
+    model: str,
+    text: str,
+    context: str | None,
+    behaviour: Behaviour | None = None,
 ) -> Callable[[], documents.View]:
     """`() -> View`, the interactive page of the model result `result_of()` returns (every layer and head, and an
-    encoder–decoder's every part of TEXT over --context; made only when a page is written)."""
-    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context))()
+    encoder–decoder's every part of TEXT over --context; made only when a page is written), with what `behaviour`
+    asks for (`attn show --contrib`, `--scale`, `--drop-sink`: the page's own)."""
+    return lambda: page_of(result_of(), command, precision, loaded, model, pair=(text, context), behaviour=behaviour)()
 
 
 def causal_page(
@@ -170,12 +174,11 @@ def causal_page(
 ) -> Callable[[], documents.View]:
     """`() -> View`: the page of `attn patch`, `attn dla` or `attn knockout` (`command`) on `text`, every layer and
     head of `loaded`, opening on the command's view with its document `doc` (not computed again); `asked`: the
-    command's options as attncli.models.interpret.page.Behaviour's fields (patch=True, corrupt=..., ...)."""
+    command's options as attncli.pipeline.behaviour.Behaviour's fields (patch=True, corrupt=..., ...)."""
     view = command.removeprefix("attn ")
 
     def build() -> documents.View:
-        from attncli.models.interpret.page import Behaviour  # late: start-up (only when a page is written)
-        from attncli.models.runs import route
+        from attncli.models.runs import route  # late: start-up (only when a page is written)
 
         flags: dict[str, Any] = {view: True}
         behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
@@ -187,7 +190,7 @@ def causal_page(
 
 def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callable[[], documents.View] | None:
     """`() -> View`: the page of `attn view --model` with the lens or the ablation `asked` for (the fields of
-    attncli.models.interpret.page.Behaviour), opening on its view `opens` ("lens", "ablation"): what
+    attncli.pipeline.behaviour.Behaviour), opening on its view `opens` ("lens", "ablation"): what
     `attncli.lens(...)` and `attncli.ablate(...)` show in a notebook. None for a model without that page (an
     encoder–decoder)."""
     from attncli.models.runs import route  # late: start-up (model code only with a model)
@@ -196,8 +199,7 @@ def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callabl
         return None
 
     def build() -> documents.View:
-        from attncli.models.interpret.page import Behaviour  # late: start-up (model code only when the page is shown)
-        from attncli.models.runs import route
+        from attncli.models.runs import route  # late: start-up (model code only when the page is shown)
 
         result = route.result(loaded, text)
         behaviour = Behaviour(**asked, opens=opens)

@@ -142,11 +142,15 @@ def show(
     )
     if model is not None:
         from attncli.models.runs import route  # late: start-up (model code only with a model)
+        from attncli.pipeline.behaviour import Behaviour
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
+        looks = Behaviour(contrib=contrib, scale=scale, drop_sink=drop_sink)  # its page's, as attn view's
+        if route.kind(loaded).reads_source:
+            looks = Behaviour()  # an encoder–decoder's page has none of them yet (attn view says so)
         page: Callable[[], documents.View] | None = model_page(
-            lambda: result, "attn show", precision, loaded, name, text, context
+            lambda: result, "attn show", precision, loaded, name, text, context, looks
         )
     else:
         from attncli.pipeline.result import one_head  # late: start-up (not for import attncli or --help)
@@ -156,7 +160,12 @@ def show(
         limits = limits_of(limits, max_tokens, HEAD_STATISTICS if stats else None)
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
-        page = None if no_weights else page_of(result, "attn show", precision)
+        looked = None
+        if scale != "sqrt" or drop_sink:  # its page's too, as attn view's
+            from attncli.pipeline.behaviour import Behaviour  # late: start-up (the page's, with these options only)
+
+            looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        page = None if no_weights else page_of(result, "attn show", precision, behaviour=looked)
     if raw_tokens:  # the labels as the vocabulary writes them (the page built from `result` too)
         result = result.raw_tokens()
     note = None
@@ -334,6 +343,9 @@ def view(
     span: str | None = None,
     to: int | None = None,
     window: int | None = None,
+    contrib: str = "weights",
+    scale: str = "sqrt",
+    drop_sink: bool = False,
     max_tokens: int = MAX_TOKENS,
     precision: int | None = None,
     limits: Limits | None = None,
@@ -346,7 +358,13 @@ def view(
     set to `mode`: zero or mean), as `attn lens` and `attn ablate` compute them; activation patching from `text`
     into `corrupt` (`patch`, with `what` and `noising`) and the direct logit attribution (`dla`) of
     m = logit(`target`) − logit(`contrast`), as `attn patch` and `attn dla`; the edges from position `to` to the
-    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`."""
+    tokens of `span` blocked `window` layers at a time (`knockout`), as `attn knockout`. `contrib` (a measure of
+    CONTRIBUTIONS other than "weights", with a `model`): the page adds its Contributions view, that measure's maps
+    of every layer (`attn show --contrib`'s numbers); `scale` the colour scale the page opens with and `drop_sink`
+    its weights without key 0, each row renormalized (both switchable on the page, which has these controls
+    whenever one of the three is given)."""
+    check_contrib(contrib, model, False)
+    check_scale(scale)
     run: dict[str, Any] = dict(
         tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
     )
@@ -365,7 +383,13 @@ def view(
 
         # --context: an encoder–decoder's source, or an encoder's sentence pair
         loaded, name = load(model, chat, system)
-        asked = behaviour_of(loaded, lens, ablate, target, mode, **causal)
+        asked = replace(behaviour_of(loaded, lens, ablate, target, mode, **causal), contrib=contrib, scale=scale)
+        asked = replace(asked, drop_sink=drop_sink)
+        if asked.looks and route.kind(loaded).reads_source:
+            raise ConfigError(
+                f"{loaded.name} is an encoder–decoder ({loaded.model_type}): its page has no --contrib, --scale or "
+                "--drop-sink yet; attn show --part encoder --contrib and attn show --scale, --drop-sink have them"
+            )
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)
         build = page_of(
@@ -380,7 +404,10 @@ def view(
         result = run_text(text, run_config(**run), context=context, trace=True, limits=limits)
         if head is not None:
             one_head(result, head)  # checks that the run has it
-        build = page_of(result, "attn view", precision, head=head)
+        from attncli.pipeline.behaviour import Behaviour  # late: start-up (only when a page is written)
+
+        looked = Behaviour(scale=scale, drop_sink=drop_sink)
+        build = page_of(result, "attn view", precision, head=head, behaviour=looked)
     shown = Page(build(), result, precision)
     if output is not None:
         shown.save(output)

@@ -131,7 +131,8 @@ Scale = Annotated[
         "--scale",
         names=_scales,
         help="How the weights' colours are placed on the blue scale: sqrt (√w) or log (log10 w from 10⁻⁴: a "
-        "decoder's small weights apart beside its attention sink); the numbers stay the weights. Table and svg only.",
+        "decoder's small weights apart beside its attention sink); the numbers stay the weights. Table, svg and the "
+        "page (attn view, which switches it).",
     ),
 ]
 
@@ -141,7 +142,8 @@ DropSink = Annotated[
     typer.Option(
         "--drop-sink",
         help="Draw each head's weights without key 0 (the first token, a decoder's attention sink), each row "
-        "renormalized over the keys left (table and svg only; -f json has the weights).",
+        "renormalized over the keys left (table, svg and the page, which switches it; attn show -f json has the "
+        "weights).",
     ),
 ]
 

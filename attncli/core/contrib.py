@@ -125,6 +125,40 @@ def alti_layer(weights, f, residual, norm, budget: int) -> np.ndarray:
     return out
 
 
+def alti_out_norm(weights, f, residual, gamma, scale, budget: int) -> np.ndarray:
+    # [h, n, n], [h, n, d], [n, d], [d], [n] -> [n, n]
+    """One layer's ALTI contributions where a norm acts on the attention's output alone, inside the residual:
+    y_i = x_i + N(o_i), o_i = Σ_j Σ_h α^h_ij f_h(x_j) + b_O (Gemma 2 and 3's, OLMo 2's post_attention_layernorm).
+
+    N is RMSNorm, N(o) = γ ⊙ o / rms(o), rms(o) = √(mean(o²) + eps): linear in o once its scale s_i = 1 / rms(o_i)
+    at output row i is held fixed, as Ferrando et al. 2022 (§3) linearize a LayerNorm over the whole sum. So
+
+        y_i = Σ_j T_i(x_j) + γ ⊙ b_O s_i,   T_i(x_j) = s_i γ ⊙ (Σ_h α^h_ij f_h(x_j)) + [i = j] x_j,
+
+    the bias term belonging to no token and left out. Unlike a norm after the residual, s_i scales the attention's
+    part of row i and not its residual, so it does not cancel in the row's normalization: the caller gives the
+    scales of the whole o_i, bias included (`scale`). The Manhattan shares as `alti_layer`, a block of rows at a time.
+
+    >>> a = np.array([[[1.0, 0.0], [0.5, 0.5]]])  # 1 head, 2 tokens
+    >>> f = np.array([[[2.0, 0.0], [0.0, 2.0]]])
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0]])  # row 1: T = (1, 0) and (0, 1) + (0, 1); y = (1, 2): 3 - 2, 3 - 1
+    >>> alti_out_norm(a, f, x, np.ones(2), np.array([0.5, 1.0]), 1 << 20).tolist()
+    [[1.0, 0.0], [0.3333333333333333, 0.6666666666666666]]
+    """
+    m, n = np.shape(weights)[-2:]
+    out = np.empty((m, n))
+    f = layer_norm_part(f, gamma, False)
+    x, s = np.asarray(residual, np.float64), np.asarray(scale, np.float64)
+    step = rows_per_block(n, f.shape[-1], budget)
+    for start in range(0, m, step):
+        rows = slice(start, min(m, start + step))
+        t = mixed(weights, f, rows) * s[rows, None, None]  # [r, n, d]
+        i = np.arange(rows.start, rows.stop)
+        t[i - rows.start, i] += x[i]
+        out[rows] = manhattan_shares(t)
+    return out
+
+
 def alti_cross(weights, f, residual, norm, budget: int) -> np.ndarray:
     # [h, m, n], [h, n, d], [m, d], (γ [d], centred) or None -> [m, n + 1]
     """One cross-attention block's ALTI contributions (ALTI+, Ferrando et al. 2022b, 'Towards Opening the Black

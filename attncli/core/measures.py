@@ -24,6 +24,11 @@ class Measure:
     rolls_out: bool  # whether the layers' matrices are rolled out (`rollout` in the JSON)
     normalized: bool  # whether each row sums to 1 (a share of the output), else a length in the model's units
 
+    @property
+    def unit(self) -> str:
+        """What a number of its maps is, as a legend or a caption says it."""
+        return "shares of each output, rows sum to 1" if self.normalized else "lengths in the model's units"
+
 
 CONTRIBUTIONS: dict[str, Measure] = {
     m.name: m

@@ -13,6 +13,11 @@ import math
 LOG_FLOOR = 1e-4
 
 
+def linear_position(w: float) -> float:
+    """w itself: the shade in proportion to the weight."""
+    return w
+
+
 def sqrt_position(w: float) -> float:
     """√w: small weights stay visible beside a large one."""
     return math.sqrt(w)

@@ -34,6 +34,7 @@ from attncli.core.stats import head_stats, label_heads, sink_stats
 from attncli.io.documents import View
 from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
+from attncli.pipeline.behaviour import Behaviour
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
 from attncli.pipeline.tokentext import labels as token_labels
@@ -186,14 +187,24 @@ def _weights(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | None]:  
     ], result.masked
 
 
-def result_view(result: AttentionResult, command: str, precision: int | None = None, head: int | None = None) -> dict:
+def result_view(
+    result: AttentionResult,
+    command: str,
+    precision: int | None = None,
+    head: int | None = None,
+    behaviour: Behaviour = Behaviour(),
+    maps: list | None = None,
+) -> dict:
     """A text run: its one layer of heads, opened at `head` (default the first), and every stage of
-    `attn steps` exactly (or to `precision` digits)."""
+    `attn steps` exactly (or to `precision` digits); the colour scale and the sinkless weights `behaviour` asks
+    for, and the contribution `maps` (`looks_view`)."""
     weights, masked = _weights(result)
     heads = [result.head_index(h) for h in range(weights.shape[0])]
     labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
-    layers, masks = _layers(weights[None], None if masked is None else masked[None], [0], heads, labels)
-    return _document(
+    stacked = None if masked is None else masked[None]
+    layers, masks = _layers(weights[None], stacked, [0], heads, labels)
+    looks = looks_view(weights[None], stacked, labels, behaviour, heads, maps)
+    return looks | _document(
         result,
         command,
         masks=masks,
@@ -227,12 +238,18 @@ def steps_of(doc: dict) -> dict[str, np.ndarray]:  # a text run's view document 
 
 
 def model_view(
-    page: LayersPage | PartsPage, model: Model, result: AttentionResult, model_arg: str, command: str, opens=None
+    page: LayersPage | PartsPage,
+    model: Model,
+    result: AttentionResult,
+    model_arg: str,
+    command: str,
+    behaviour: Behaviour = Behaviour(),
 ) -> dict:
     """The document of a model's page (`model_page`'s data: every layer and head of the model on the result's text,
     a sentence pair's two texts for an encoder given --context), opened at the result's layer and head (without
     one, a decoder's at its layer's least sink-bound head, "opened": `opening`; else null), with the carried
-    layers' q, k and v ("neuron") and the view it opens on (`opens`: a causal command's own page; else its first).
+    layers' q, k and v ("neuron") and the view it opens on (`behaviour.opens`: a causal command's own page; else
+    its first), its colour scale, sinkless weights and contribution maps (`looks_view`).
 
     "exact" is the `attn show` command and the jq path that print one weight exactly, format strings with {layer},
     {head}, {query} and {key} to fill in ({{ and }} are a brace of the text), and the same for the mean over the
@@ -241,10 +258,12 @@ def model_view(
     (null unless asked for), and, after --generate, the probability of each written token and where they start
     ("generated").
     """
-    return DOCUMENTS[page.document](page, model, result, model_arg, command, opens)
+    return DOCUMENTS[page.document](page, model, result, model_arg, command, behaviour)
 
 
-def layers_view(page: LayersPage, model: Model, result: AttentionResult, model_arg: str, command: str, opens) -> dict:
+def layers_view(
+    page: LayersPage, model: Model, result: AttentionResult, model_arg: str, command: str, behaviour: Behaviour
+) -> dict:
     """An encoder's or a decoder's page (see `model_view`)."""
     a = page.attention
     source = cast("ModelLayer", result.source)
@@ -276,7 +295,8 @@ def layers_view(page: LayersPage, model: Model, result: AttentionResult, model_a
         **token_marks(tokens),
         **behaviour_view(page),
         **causal_view(page),
-        "opens": opens,
+        **looks_view(weights, masked, labels, behaviour, maps=page.contributions),
+        "opens": behaviour.opens,
         "opened": opened,
         "labels": tokens.labels(),
         "context": source.pair,
@@ -407,7 +427,9 @@ def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.nd
     }
 
 
-def parts_view(page: PartsPage, model: Model, result: AttentionResult, model_arg: str, command: str, opens) -> dict:
+def parts_view(
+    page: PartsPage, model: Model, result: AttentionResult, model_arg: str, command: str, behaviour: Behaviour
+) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of the page's text (the target) over its context (the source; without it, the text is the
     source and only the encoder is there), opened at the result's part, layer and head.
@@ -458,6 +480,98 @@ def _written(target, probs: np.ndarray) -> dict:  # Tokens of a written target, 
 
 # a model page's data (its `document`) -> its document
 DOCUMENTS: dict[str, Callable[..., dict]] = {"layers": layers_view, "parts": parts_view}
+
+
+# ---- the page's colour scale, its weights without the sink, a measure's maps (--scale, --drop-sink, --contrib) ----
+
+
+def looks_view(
+    weights: np.ndarray,
+    masked: np.ndarray | None,
+    labels: list[list[str]],
+    behaviour: Behaviour,
+    heads: list[int] | None = None,
+    maps: list | None = None,
+) -> dict:  # [L, h, m, n] the page's weights, the same bool or None
+    """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
+    the page opens with and whether it opens without the sink; the page offers every scale, from the table the
+    page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
+    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
+    document's own) and "contributions" (`contributions_view` of `maps`, the Contributions of the layers the page
+    carries, computed by the model code: models/interpret/page.py). `heads`: the heads' numbers (default 0..h-1)."""
+    if not behaviour.looks:
+        return {}
+    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+
+    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
+    if behaviour.drop_sink:
+        kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
+        key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
+        full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
+        shut = np.concatenate([key0, left], axis=-1)
+        numbers = list(range(weights.shape[1])) if heads is None else heads
+        layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
+        out["sinkless"] = {"layers": layers, "masks": masks}
+    if behaviour.contrib != "weights":
+        assert maps is not None  # a model's page computes them (api.view refuses --contrib without a model)
+        out["contributions"] = contributions_view(maps)
+    return out
+
+
+CONTRIB_ENCODING = (
+    "each map: float64 little-endian, row-major [queries][keys], compressed with raw deflate (RFC 1951), in "
+    "base64: the exact numbers of attn show --layer L --contrib -f json"
+)
+
+
+def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.Contributions of some layers
+    """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
+    layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
+    with "top", the end of its colour range (1 for shares; a length map's largest)."""
+    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
+
+    m = CONTRIBUTIONS[maps[0].measure]
+
+    def entry(a: np.ndarray) -> dict:  # [n, n] float64
+        return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
+
+    return {
+        "measure": m.name,
+        "title": m.title,
+        "formula": m.formula,
+        "paper": m.paper,
+        "unit": m.unit,
+        "per_head": m.per_head,
+        "normalized": m.normalized,
+        "encoding": CONTRIB_ENCODING,
+        "layers": [
+            {
+                "layer": c.layer,
+                "heads": None if c.heads is None else [entry(a) for a in c.heads],
+                "map": entry(c.layer_matrix),
+                "rollout": None if c.rollout is None else entry(c.rollout),
+            }
+            for c in maps
+        ],
+    }
+
+
+def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: name -> [n, n] or [h, n, n] float64
+    """The page's contribution maps, unpacked: "layer", "heads" (or None), "map", "rollout" (or None)."""
+    n = (len(doc["tokens"]),) * 2
+
+    def one(e: dict | None) -> np.ndarray | None:
+        return None if e is None else unpacked(e["values"], "<f8", n)
+
+    return [
+        {
+            "layer": l["layer"],
+            "heads": None if l["heads"] is None else np.array([one(h) for h in l["heads"]]),
+            "map": one(l["map"]),
+            "rollout": one(l["rollout"]),
+        }
+        for l in doc["contributions"]["layers"]
+    ]
 
 
 # ---- what FORMATS calls -----------------------------------------------------------------------------------

@@ -32,22 +32,26 @@ def mean_of_heads(result: AttentionResult) -> tuple[np.ndarray, np.ndarray | Non
 def without_sink(result: AttentionResult) -> tuple[np.ndarray, np.ndarray]:
     # [h, m, n] weights -> [h, m, n - 1] weights, [h, m, n - 1] bool masked
     """The weights without key 0 (the first token: a decoder's attention sink), each row renormalized over the
-    keys left: what `--drop-sink` shows. A row that had weight on key 0 alone (a causal model's first query) has
-    nothing left to share: its cells are masked.
+    keys left: what `--drop-sink` shows (`sinkless` of the result's weights and mask)."""
+    return sinkless(result.attention()[1], result.masked)
 
-    >>> from types import SimpleNamespace
-    >>> r = SimpleNamespace(attention=lambda: (None, np.array([[[1.0, 0.0], [0.6, 0.4]]])), masked=None)
-    >>> w, masked = without_sink(r)
+
+def sinkless(weights, masked=None) -> tuple[np.ndarray, np.ndarray]:
+    # [..., m, n] weights, [..., m, n] bool or None -> [..., m, n - 1] weights, [..., m, n - 1] bool masked
+    """Weights without key 0, each row renormalized over the keys left. A row that had weight on key 0 alone (a
+    causal model's first query) has nothing left to share: its cells are masked.
+
+    >>> w, masked = sinkless(np.array([[[1.0, 0.0], [0.6, 0.4]]]))
     >>> w.tolist(), masked.tolist()
     ([[[0.0], [1.0]]], [[[True], [False]]])
     """
-    w = result.attention()[1][..., 1:]
+    w = np.asarray(weights)[..., 1:]
     total = w.sum(axis=-1, keepdims=True)
     kept = np.divide(w, total, out=np.zeros(w.shape), where=total > 0)
-    masked = np.broadcast_to(total <= 0, w.shape)
-    if result.masked is not None:
-        masked = masked | result.masked[..., 1:]
-    return kept, np.ascontiguousarray(masked)
+    left = np.broadcast_to(total <= 0, w.shape)
+    if masked is not None:
+        left = left | np.asarray(masked)[..., 1:]
+    return kept, np.ascontiguousarray(left)
 
 
 def summaries(result: AttentionResult) -> list[dict]:  # [h, m, n] weights -> one dict per head

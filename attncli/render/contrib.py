@@ -56,5 +56,4 @@ def measure_matrices(result: AttentionResult, contributions, precision: int, max
 def measure_note(measure: str) -> Units:
     """The dim line under a measure's matrices: what its numbers are, its formula and its paper."""
     m = CONTRIBUTIONS[measure]
-    unit = "shares of each output, rows sum to 1" if m.normalized else "lengths in the model's units"
-    return Units(f"{m.title} ({unit}): {m.formula}. {m.paper}.", style="dim")
+    return Units(f"{m.title} ({m.unit}): {m.formula}. {m.paper}.", style="dim")

@@ -16,6 +16,7 @@ A notebook shows the page whole, in an iframe (attncli.api.page).
 from __future__ import annotations
 
 import html
+import re
 from importlib import resources
 
 from attncli.core.statistics import HINTS
@@ -27,6 +28,38 @@ def _asset(name: str) -> str:
     return resources.files("attncli.render").joinpath("view").joinpath(name).read_text(encoding="utf-8")
 
 
+#: The parts of view.js a page carries only when its document has the key that needs them (--scale, --drop-sink and
+#: --contrib's "colour"; --contrib's "contributions"): a part is a block between `/*{name*/` and `/*name}*/`, on
+#: lines of its own or inside a line, cut from the script of a page without that key, so that such a page is byte
+#: for byte the page made before those options existed, and carries no code it never runs.
+SCRIPT_PARTS = {"colour": "colour", "contrib": "contributions"}
+
+
+def cut(script: str, part: str) -> str:
+    r"""`script` without the blocks of `part`: whole lines (the markers' own lines too), or spans inside a line.
+
+    >>> cut("a();\n  /*{x*/\n  b();\n  /*x}*/\nc(1/*{x*/, 2/*x}*/);\n", "x")
+    'a();\nc(1);\n'
+    """
+    lines = re.compile(rf"^[ \t]*/\*\{{{part}\*/\n.*?^[ \t]*/\*{part}\}}\*/\n", re.S | re.M)
+    return re.sub(rf"/\*\{{{part}\*/.*?/\*{part}\}}\*/", "", lines.sub("", script))
+
+
+def script(doc: dict) -> str:
+    """view.js as this document's page runs it: without the parts whose key the document lacks (`SCRIPT_PARTS`)."""
+    js = _asset("view.js")
+    for part, key in SCRIPT_PARTS.items():
+        js = js if key in doc else cut(js, part)
+    return js
+
+
+def scales() -> dict:
+    """The colour scales a page with "colour" offers (attncli.render.style's SCALES): each one's shades and legend."""
+    from attncli.render.style import SCALES  # late: start-up (Rich's colours: only for a page with --scale)
+
+    return {name: s.legend() for name, s in SCALES.items()}
+
+
 def embedded(doc: dict) -> str:
     """The document as JSON that is inert inside a <script> element (and the same JSON once parsed)."""
     text = dumps(doc, allow_nan=False, separators=(",", ":"))
@@ -34,14 +67,19 @@ def embedded(doc: dict) -> str:
 
 
 def _inside(doc: dict) -> str:
-    """The stylesheet, the data, the short labels of the heads' patterns and the script: the page's <body>."""
+    """The stylesheet, the data, the short labels of the heads' patterns (and, with "colour", the scales) and the
+    script: the page's <body>."""
+    shades = ""
+    if "colour" in doc:  # --scale, --drop-sink, --contrib: the scales the page's chooser offers
+        shades = f'<script type="application/json" id="attn-scales">{embedded(scales())}</script>\n'
     return (
         f"<style>\n{_asset('view.css')}</style>\n"
         "<noscript>This page draws with JavaScript; its data is the JSON below "
         "(attn view -f json writes the same).</noscript>\n"
         f'<script type="application/json" id="attn-data">{embedded(doc)}</script>\n'
         f'<script type="application/json" id="attn-labels">{embedded(HINTS)}</script>\n'
-        f"<script>\n{_asset('view.js')}</script>\n"
+        + shades
+        + f"<script>\n{script(doc)}</script>\n"
     )
 
 

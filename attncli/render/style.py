@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from rich.color import Color
 from rich.style import Style
 
-from attncli.core.scales import LOG_FLOOR, log_position, sqrt_position
+from attncli.core.scales import LOG_FLOOR, linear_position, log_position, sqrt_position
 
 BLUES = ["f7fbff", "deebf7", "c6dbef", "9ecae1", "6baed6", "4292c6", "2171b5", "08519c", "08306b"]
 SIXTEEN = ["bright_white", "bright_cyan", "cyan", "bright_blue", "blue"]  # light to dark in xterm's palette
@@ -94,6 +94,32 @@ class Scale:
     position: Callable[[float], float]  # w in [0, 1] -> [0, 1] (attncli.core.scales)
     words: str  # how a legend names it
     note: str = ""  # what a table says under itself in this scale ("": nothing, the usual √)
+    ticks: tuple[float, ...] = (0.0, 0.04, 0.25, 0.5, 1.0)  # the weights a legend marks along its bar
+
+    def legend(self) -> dict:
+        """What the page draws its shades and legend from: the position of each weight b/255 (the page's weights
+        are bytes), and each tick's position and words.
+
+        >>> t = SCALES["log"].legend()
+        >>> len(t["positions"]), t["positions"][255], t["ticks"][2]
+        (256, 1.0, [0.5, '0.01'])
+        """
+        return {
+            "words": self.words,
+            "positions": [round(self.position(b / 255), 5) for b in range(256)],
+            "ticks": [[round(self.position(w), 5), tick(w)] for w in self.ticks],
+        }
+
+
+def tick(w: float) -> str:
+    """A legend's words for the weight `w`: short, a power of ten below 0.01 as one.
+
+    >>> tick(1e-4), tick(0.01), tick(0.25), tick(0.0)
+    ('10⁻⁴', '0.01', '0.25', '0')
+    """
+    if 0 < w < 0.01 and math.log10(w) == round(math.log10(w)):
+        return "10" + str(round(math.log10(w))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{w:g}"
 
 
 SCALES = {
@@ -105,6 +131,14 @@ SCALES = {
             log_position,
             f"log scale (≤ {LOG_FLOOR:g} lightest)",
             f"colour on a log scale (≤ {LOG_FLOOR:g} lightest, 1 darkest); the numbers are the weights",
+            ticks=(LOG_FLOOR, 1e-3, 1e-2, 0.1, 1.0),
+        ),
+        Scale(
+            "linear",
+            linear_position,
+            "linear scale",
+            "colour in proportion to the weight (the √ scale's small weights fade); the numbers are the weights",
+            ticks=(0.0, 0.25, 0.5, 0.75, 1.0),
         ),
     )
 }

@@ -114,7 +114,6 @@ def test_the_api_returns_the_maps():
         (("--contrib", "nope"), "'nope' is not one of"),
         (("--model", GOLDEN / "bert", "--contrib", "alti", "--mean-heads"), "--contrib alti draws its own maps"),
         (("--model", GOLDEN / "bert", "--contrib", "alti", "--rollout"), "maps one text's layer"),
-        (("--model", GOLDEN / "gemma2", "--contrib", "alti"), "--contrib alti: the attention block of"),
         (("--model", GOLDEN / "bert", "--contrib", "norm", "-f", "csv"), "-f csv writes the weights alone"),
         (("--model", GOLDEN / "bert", "--contrib", "alti", "-o", "page.html"), "-f html writes the weights alone"),
     ],
@@ -123,3 +122,16 @@ def test_a_wrong_contrib_is_one_line_exit_2(args, message):
     r = attn("show", TEXT, *args)
     assert r.exit_code == 2, r.output
     assert message in r.output and r.output.count("\n") <= 3
+
+
+@pytest.mark.parametrize("name", ["gemma2", "gemma3_text", "olmo2", "gpt_neox"])
+def test_alti_runs_on_every_block_form(name):
+    """The forms once refused: a norm on the attention's output alone (Gemma 2 and 3, OLMo 2) and GPT-NeoX's parallel
+    attention and MLP. Each row is a share of its output (Gemma's first, an output of length 0, is 0)."""
+    r = attn("show", TEXT, "--model", GOLDEN / name, "--contrib", "alti", "-f", "json")
+    assert r.exit_code == 0, r.output
+    c = json.loads(r.output)["contributions"]
+    assert c["measure"] == "alti"
+    want = np.ones(len(c["layer"]))
+    want[0] = 0.0 if name.startswith("gemma") else 1.0
+    np.testing.assert_allclose(np.sum(c["layer"], -1), want, atol=1e-12)  # float64 shares, written in full

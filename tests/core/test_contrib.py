@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from attncli.core.contrib import (
     alti_layer,
+    alti_out_norm,
     head_vectors,
     manhattan_shares,
     norm_heads,
@@ -38,6 +39,24 @@ def test_a_block_of_rows_at_a_time_is_the_whole(seed, rows):
     np.testing.assert_allclose(
         alti_layer(a, f, x, norm, budget), alti_layer(a, f, x, norm, 1 << 30), rtol=0, atol=1e-12
     )
+
+
+@settings(deadline=None, max_examples=20)
+@given(st.integers(0, 2**31), st.integers(1, 6))
+def test_a_norm_on_the_attentions_output_is_linear_at_each_row(seed, rows):
+    """x + N(o) with N's scale fixed per row: T_i(x_j) = s_i γ ⊙ Σ_h α f_h(x_j) + [i = j] x_j. Its rows are the shares
+    of a pre-norm block whose f carries γ and s_i (the same T, built by the definition), and any block of rows gives
+    the whole."""
+    a, f, x = _layer(seed)
+    n, d = a.shape[-1], f.shape[-1]
+    rng = np.random.default_rng(seed + 1)
+    gain, scale = rng.uniform(0.5, 2.0, d), rng.uniform(0.1, 3.0, n)
+    t = np.einsum("hij,hjd->ijd", a, f) * gain * scale[:, None, None]
+    t[np.arange(n), np.arange(n)] += x
+    got = alti_out_norm(a, f, x, gain, scale, rows * n * d * 8)
+    np.testing.assert_allclose(got, manhattan_shares(t), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got, alti_out_norm(a, f, x, gain, scale, 1 << 30), rtol=0, atol=1e-12)
+    assert np.allclose(alti_out_norm(a, f, x, np.ones(d), np.ones(n), 1 << 20), alti_layer(a, f, x, None, 1 << 20))
 
 
 def test_norm_is_the_length_of_what_each_head_moves():

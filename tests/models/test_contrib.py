@@ -1,9 +1,10 @@
 """attn's contribution maps (norm, ALTI, value zeroing) against transformers' (tools/golden_contrib.py).
 
 tests/models/contrib/ holds, from tools/golden_contrib.py (torch 2.13.0, transformers 5.23.0, float64 with hooks),
-each measure on one sentence of the golden folders bert (post-norm encoder), bart (its post-LN encoder), gpt2
-(pre-LayerNorm decoder) and llama (pre-RMSNorm decoder, grouped-query), of all-MiniLM-L6-v2 and of
-SmolLM2-135M-Instruct (Q4_1 GGUF). attn runs the same token ids in float32 and computes each measure in float64.
+each measure on one sentence of every encoder and decoder golden folder (every block form ALTI decomposes:
+post-norm encoders, pre-norm decoders, Gemma 2 and 3's and OLMo 2's norm on the attention's output, GPT-NeoX's
+parallel attention and MLP), of bart (its post-LN encoder), all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (Q4_1
+GGUF). attn runs the same token ids in float32 and computes each measure in float64.
 
 Tolerance, relative to each matrix's largest entry: the issue's 1e-5, or, where a model is deep and wide, the
 float32 pass's typical error: roundings that add as a random walk (Higham 2002, §3.5: a k-term sum is typically
@@ -17,6 +18,7 @@ import functools
 import importlib.util
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,8 @@ import pytest
 from attncli.errors import ConfigError
 from attncli.models import forward, load_model
 from attncli.models.interpret.contrib import contributions
+from tests.models.gguf_files import from_folder
+from tests.models.test_gguf import CONVERTED, _windowless
 from tests.smollm2 import SKIP, smollm2_path
 from tests.tolerance import U32
 
@@ -55,7 +59,24 @@ def tolerance(model) -> float:
     return max(1e-5, 2 * math.sqrt(model.n_layer * k) * U32)
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "bart", "minilm", "smollm2"])
+#: The golden folders of one encoder or one decoder (an encoder–decoder's parts: tests/models/test_contrib_parts.py).
+FOLDERS = sorted(
+    config.parent.name
+    for config in GOLDEN.glob("*/config.json")
+    if not json.loads(config.read_text()).get("is_encoder_decoder")
+)
+
+
+def test_every_golden_folder_has_its_maps():
+    """Every encoder and decoder golden folder (so every family but the encoder–decoders) has a golden of every
+    measure: the issue's "every measure works on every family"."""
+    assert len(FOLDERS) >= 28
+    for name in FOLDERS:
+        golden = json.loads((REFERENCE / f"{name}.json").read_text())
+        assert all(key in golden for checks in CHECKS.values() for _, key in checks), name
+
+
+@pytest.mark.parametrize("name", [*FOLDERS, "bart", "minilm", "smollm2"])
 @pytest.mark.parametrize("measure", list(CHECKS))
 def test_contributions_equal_transformers(name, measure):
     model = _model(name)
@@ -70,8 +91,9 @@ def test_contributions_equal_transformers(name, measure):
         got, want = getattr(c, attribute), np.array(golden[key])
         assert got.shape == want.shape
         assert np.abs(got - want).max() <= tolerance(model) * np.abs(want).max(), (name, key)
-    if measure != "norm":  # shares of the output: rows sum to 1
-        np.testing.assert_allclose(c.layer_matrix.sum(-1), 1.0, atol=1e-12)
+    if measure != "norm":  # shares of the output: rows sum to 1 (0: an output of length 0, Gemma's <pad>)
+        zero = ~np.array(golden[CHECKS[measure][0][1]]).any(-1)
+        np.testing.assert_allclose(c.layer_matrix.sum(-1), np.where(zero, 0.0, 1.0), atol=1e-12)
 
 
 def test_a_causal_models_later_tokens_contribute_nothing():
@@ -102,9 +124,42 @@ def test_an_unknown_measure_is_a_config_error():
 
 
 def test_alti_refuses_a_block_it_does_not_decompose():
-    """Gemma 2 normalizes the attention's output alone before the residual: neither form ALTI covers here."""
+    """A block of none of the forms ALTI decomposes here (Gemma 2's, were its norm on the attention's output not
+    declared) is refused in one line; value zeroing runs the layer itself and takes it."""
     model = load_model(GOLDEN / "gemma2")
+    model = replace(model, family=replace(model.family, attention_out_linear=None))
     run = forward(model, np.array([2, 5, 3]), upto_layer=0, steps_layer=0)
     with pytest.raises(ConfigError, match="--contrib alti: the attention block of"):
         contributions(model, run, 0, "alti")
     assert contributions(model, run, 0, "value-zeroing").layer_matrix.shape == (3, 3)
+
+
+def test_an_output_of_length_0_is_moved_by_no_token():
+    """Gemma's <pad> (id 0, the golden folder's <s>) has an embedding row of zeros (nn.Embedding's padding_idx), so
+    position 0's output is 0 and stays 0 whichever value is zeroed: its row is 0, not undefined, and the rest
+    are shares."""
+    model = load_model(GOLDEN / "gemma")
+    assert not model.weights.rows("embed_tokens.weight", np.array([0])).any()
+    run = forward(model, np.array([0, 85, 74]), upto_layer=1, steps_layer=1)
+    for measure in ("alti", "value-zeroing"):
+        c = contributions(model, run, 1, measure).layer_matrix
+        assert c[0].tolist() == [0.0, 0.0, 0.0], measure
+        np.testing.assert_allclose(c[1:].sum(-1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CONVERTED))
+def test_a_converted_gguf_has_the_maps_of_its_folder(name, tmp_path):
+    """Every measure on a golden folder converted to GGUF as llama.cpp does (tests/models/test_gguf.py) equals the
+    same folder's from safetensors: the same weights, and the block forms read from the same family (Gemma's norms
+    to the rounding of their stored 1 + w, well inside the bound)."""
+    arch, bos = CONVERTED[name]
+    folder = _windowless(name, tmp_path)
+    converted, same = load_model(from_folder(folder, tmp_path / f"{name}.gguf", arch, add_bos=bos)), load_model(folder)
+    ids = np.array(json.loads((REFERENCE / f"{name}.json").read_text())["ids"])
+    layer = same.n_layer - 1
+    runs = [forward(m, ids, upto_layer=layer, steps_layer=layer) for m in (converted, same)]
+    for measure in CHECKS:
+        got, want = (contributions(m, run, layer, measure) for m, run in zip((converted, same), runs, strict=True))
+        for attribute, _ in CHECKS[measure]:
+            a, b = getattr(got, attribute), getattr(want, attribute)
+            assert np.abs(a - b).max() <= tolerance(same) * np.abs(b).max(), (name, measure, attribute)

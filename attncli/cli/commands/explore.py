@@ -8,6 +8,8 @@ import typer
 
 from attncli.cli.model import (
     SAMPLING,
+    Contrib,
+    DropSink,
     Generate,
     GgufFile,
     Head,
@@ -16,6 +18,7 @@ from attncli.cli.model import (
     Part,
     SampleTopK,
     SampleTopP,
+    Scale,
     check_options,
     generation,
     load_model,
@@ -42,6 +45,9 @@ def explore(
     generate: Generate = None,
     top_k: SampleTopK = None,
     top_p: SampleTopP = None,
+    contrib: Contrib = "weights",
+    scale: Scale = "sqrt",
+    drop_sink: DropSink = False,
 ) -> None:
     """Move through the attention of TEXT with the keyboard: a full-screen app (? lists the keys, q quits).
 
@@ -49,14 +55,20 @@ def explore(
     its weights; [ ] head, { } layer (--model), c part (an encoder–decoder: cross, decoder, encoder), v variant,
     m mask, p positional, t tokenizer, a mean over heads, h heads overview, e edit the text, s save SVG, j write
     JSON; a decoder's n b step through the tokens --generate wrote (w: the whole matrix), l its logit lens, x its
-    heads switched off. The options are `attn show`'s (--generate N: a decoder's text and the N tokens it writes
-    after it, or an encoder–decoder's target written from --context SOURCE).
+    heads switched off; o what the matrix measures (--model: weights, norm, ALTI, value zeroing, as --contrib), z
+    its colour scale (as --scale), k key 0 dropped (as --drop-sink). The options are `attn show`'s (--generate N: a
+    decoder's text and the N tokens it writes after it, or an encoder–decoder's target written from --context
+    SOURCE).
     """
-    from attncli.cli.hints import limits_for  # late: start-up (not for --help)
+    from attncli.api.runs import check_contrib, check_scale  # late: start-up (not for --help)
+    from attncli.cli.hints import limits_for
     from attncli.render.explore.state import Explorer
 
     sampling = SAMPLING if generate is not None else ()
-    check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling), both=("head",))
+    looks = ("contrib", "scale", "drop_sink")
+    check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling, *looks), both=("head",))
+    check_contrib(contrib, model, False)
+    check_scale(scale)
     how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
     context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
     loaded = None if model is None else load_model(model, gguf_file)
@@ -70,6 +82,9 @@ def explore(
         mean=mean_heads,
         part=part,
         generate=how,
+        measure=contrib,
+        scale=scale,
+        drop_sink=drop_sink,
     )
     explorer.compute()  # a bad option or text fails here, before the screen is taken
     chosen = None if query is None else explorer.result.tokens.resolve(query)

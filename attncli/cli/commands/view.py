@@ -14,7 +14,9 @@ from attncli.cli.model import (
     Ablate,
     Chat,
     Contrast,
+    Contrib,
     Corrupt,
+    DropSink,
     Generate,
     GgufFile,
     Head,
@@ -25,6 +27,7 @@ from attncli.cli.model import (
     Part,
     SampleTopK,
     SampleTopP,
+    Scale,
     Span,
     System,
     Target,
@@ -92,6 +95,9 @@ def view(
     span: Span = None,
     to: To = None,
     window: Window = None,
+    contrib: Contrib = "weights",
+    scale: Scale = "sqrt",
+    drop_sink: DropSink = False,
 ) -> None:
     """Write an interactive page of TEXT: head, model, matrix and steps views, in one self-contained HTML file.
 
@@ -105,7 +111,9 @@ def view(
     encoder–decoder's: of the target it writes from --context SOURCE after TEXT). A decoder's --lens adds the
     logit lens view (as attn lens), --ablate the ablation view (as attn ablate, every head; --target, --mode),
     --patch the patching view (as attn patch), --dla the direct logit attribution view (as attn dla), --knockout
-    the knockout view (as attn knockout)."""
+    the knockout view (as attn knockout). --contrib M adds the Contributions view, the maps of measure M of every
+    layer (as attn show --contrib); --scale and --drop-sink open the page on that colour scale and on the weights
+    without key 0, and give it the controls that switch them."""
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.page import check_behaviour
     from attncli.cli.hints import limits_for
@@ -122,6 +130,7 @@ def view(
     }
     causal |= {"knockout": knockout, "span": span, "to": to, "window": window}
     keep = ("context", "target", "mode", *causal, *(SAMPLING if generate is not None else ()))
+    keep += ("contrib", "scale", "drop_sink")
     check_options(ctx, model, keep=keep, both=("head",))
     flags = {"span": "from"}  # an option's keyword -> its name on the command line
     check_behaviour(
@@ -135,6 +144,7 @@ def view(
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
     chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
     chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode, **causal}
+    chosen |= {"contrib": contrib, "scale": scale, "drop_sink": drop_sink}
     if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
         chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
     page = api.view(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)

@@ -15,9 +15,22 @@ What ALTI decomposes (Ferrando et al. 2022, §3), by the block's form:
   f_h(x_j) = Norm(x_j) W_V^h W_O^h (bias b_V included), and nothing is linearized. The block is recognized by its
   output being exactly x + Attn(Norm(x)).
 
-Any other form (a norm on the attention's output alone, as Gemma 2's and OLMo 2's; GPT-NeoX's parallel MLP added
-in the same block) is refused in one line. Value zeroing (Mohebbi et al. 2023) runs the layer itself, attention,
-MLP and norms, once more per token in batches, so it takes every form.
+- a norm on the attention's output alone, inside the residual, x + N(Attn(N'(x))) (Gemma 2 and 3's, OLMo 2's
+  post_attention_layernorm; the family's `attention_out_linear`): N is RMSNorm, linear at each output row once its
+  scale s_i = 1/rms(o_i) of the whole attention output o_i is fixed, so T_i(x_j) = s_i γ ⊙ Σ_h α^h_ij f_h(x_j)
+  + [i = j] x_j (core.contrib's `alti_out_norm`, the equations there); s_i does not cancel, the residual being
+  outside the norm;
+- parallel attention and MLP, x + Attn(N_1(x)) + MLP(N_2(x)) (GPT-NeoX's parallel residual; the family's
+  `parallel_mlp`): the attention block's output plus the residual, x + Attn(N_1(x)), as for a pre-norm block. ALTI
+  measures how the attention mixes the tokens and leaves the MLP out of every block (§3: the decomposition ends
+  at the attention's layer norm in BERT, before the feed-forward network, which acts on each token alone); the
+  parallel MLP also reads x_i alone, so counting it in token i's own share would make the same quantity mean
+  something else in GPT-NeoX than in a sequential block.
+
+A block of yet another form is refused in one line. Value zeroing (Mohebbi et al. 2023) runs the layer itself,
+attention, MLP and norms, once more per token in batches, so it takes every form; an output that is zero and stays
+zero (a token whose embedding row is zero, as the padding row transformers' nn.Embedding(padding_idx) keeps at 0,
+Gemma's <pad>) is not moved by any token: its row is 0.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import numpy as np
 
 from attncli.core.contrib import (
     alti_layer,
+    alti_out_norm,
     cosine_distance,
     head_vectors,
     norm_heads,
@@ -137,6 +151,36 @@ def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, 
     return Contributions(measure, layer, maps.heads, maps.layer, maps.rollout, part, maps.residual, maps.note)
 
 
+#: The most bytes of float64 maps a page carries for every layer; past it, the maps of the page's layer alone.
+PAGE_BYTES = 8 * 2**20
+
+
+def page_layers(model: Model, n: int, measure: str, layer: int) -> list[int]:
+    """The layers whose maps of `measure` the page of `model` on `n` tokens carries: every layer when their float64
+    maps (per head where defined, the layer's, the rollout) take at most PAGE_BYTES, else the page's `layer`.
+
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(n_layer=30, n_head=9)
+    >>> len(page_layers(m, 20, "norm", 29)), page_layers(m, 400, "norm", 29)
+    (30, [29])
+    """
+    m = CONTRIBUTIONS[measure]
+    maps = (model.n_head if m.per_head else 0) + 1 + (1 if m.rolls_out else 0)
+    return list(range(model.n_layer)) if model.n_layer * maps * n * n * 8 <= PAGE_BYTES else [layer]
+
+
+def page_maps(result: AttentionResult, measure: str) -> list[Contributions]:
+    """`attn view --contrib`: `measure` on the layers of `page_layers` of the model's `result`, every head; each
+    layer's maps the same numbers as `attn show --layer L --contrib` prints (the same pass of its text, its
+    pair or its written tokens, through that layer; ALTI's rollout through layers 0..L)."""
+    source = result.source
+    if not isinstance(source, ModelLayer):
+        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    layers = page_layers(source.model, len(result.tokens), measure, source.layer)
+    whole = replace(source, head=None)
+    return [of_result(replace(result, source=replace(whole, layer=l)), measure) for l in layers]
+
+
 def block_budget() -> int:
     """Bytes a block of [rows, n, d] vectors may take: a share of ATTN_MAX_MEMORY."""
     limit = max_bytes_from(os.environ)
@@ -164,15 +208,20 @@ def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model]
     """ALTI of layer `l`'s attention block (see the module's docstring for what it decomposes)."""
     y, s = model.family.attention(model, l, x)
     f = head_vectors(s.v, s.w_o)
-    if np.array_equal(y, s.output + x):  # pre-norm: x + Attn(Norm(x)), no norm after
-        return alti_layer(s.weights, f, x, None, budget)
-    if model.family.attention_norm is None:
+    family = model.family
+    if np.array_equal(y, s.output + x) or (family.parallel_mlp is not None and family.parallel_mlp(model)):
+        return alti_layer(s.weights, f, x, None, budget)  # pre-norm x + Attn(Norm(x)), no norm after; or parallel
+    normed = None if family.attention_out_linear is None else family.attention_out_linear(model, l, s.output)
+    if normed is not None:  # x + N(Attn(N'(x))): the norm's per-row linear map
+        gain, scale = normed
+        return alti_out_norm(s.weights, f, x, gain, scale, budget)
+    if family.attention_norm is None:
         raise ConfigError(
-            f"--contrib alti: the attention block of {model.name} ({model.model_type}) is neither LN(x + Attn(x)) "
-            "nor x + Attn(Norm(x)) (a norm on the attention's output alone, or the MLP added in the same block), "
-            "which ALTI's decomposition here does not cover; norm and value-zeroing take it"
+            f"--contrib alti: the attention block of {model.name} ({model.model_type}) is none of LN(x + Attn(x)), "
+            "x + Attn(Norm(x)), x + N(Attn(Norm(x))) and x + Attn(N_1(x)) + MLP(N_2(x)), which ALTI's "
+            "decomposition here covers; norm and value-zeroing take it"
         )
-    gamma = model.weights[model.family.attention_norm(model, l) + ".weight"]
+    gamma = model.weights[family.attention_norm(model, l) + ".weight"]
     return alti_layer(s.weights, f, x, (gamma, True), budget)  # its scale 1/σ_i cancels in each row (core.contrib)
 
 
@@ -197,9 +246,12 @@ def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
         copies = np.repeat(np.asarray(x)[None], len(tokens), axis=0)  # [B, n, d_model]
         with padding(np.zeros((len(tokens), n), dtype=bool)), editing_values(l, zero):
             zeroed = f.mlp(model, l, f.attention(model, l, copies)[0])  # [B, n, d_model]
-        distance[:, tokens] = cosine_distance(original[None], zeroed).T
+        with np.errstate(invalid="ignore"):  # 0/0 at an output of length 0; read below
+            moved = cosine_distance(original[None], zeroed)  # [B, n]
+        still = ~original.any(axis=-1) & ~zeroed.any(axis=-1)  # [B, n]: a zero output that zeroing left zero
+        distance[:, tokens] = np.where(still, 0.0, moved).T
     if not np.isfinite(distance).all():
-        raise ModelError(f"value zeroing of layer {l} of {model.name} is not finite (an output of length 0)")
+        raise ModelError(f"value zeroing of layer {l} of {model.name} is not finite (an output of length 0, moved)")
     if steps.masked is not None:
         distance[steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))

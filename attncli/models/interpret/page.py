@@ -1,17 +1,19 @@
 """A model's page data (`attn view --model`): the attention of every layer and head (`route.page_attention`, one
 pass) and what a decoder's page adds to it, the `Behaviour` it is asked for: the logit lens and the written
 tokens' probabilities from the same pass, the ablation and the causal answers (patch, DLA, knockout) from their
-own commands' functions. io/view.py encodes what `model_page` returns; nothing there runs the model.
+own commands' functions, and --contrib's maps (contrib.py's `page_maps`). io/view.py encodes what `model_page`
+returns; nothing there runs the model. `Behaviour` is attncli.pipeline.behaviour's (a text run's page takes it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from attncli.models.interpret.ablate import ablate_record
+from attncli.models.interpret.contrib import page_maps
 from attncli.models.interpret.dla import dla_document
 from attncli.models.interpret.knockout import knockout_document
 from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
@@ -21,37 +23,10 @@ from attncli.models.runs import route
 from attncli.models.runs.generate import Generation
 from attncli.models.runs.page import Layers, Parts
 from attncli.models.runs.seq2seq import encoder_tokens
+from attncli.pipeline.behaviour import Behaviour
 from attncli.pipeline.result import AttentionResult
 
 LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    """What a decoder's page adds to its attention: the logit lens (`lens`), every head switched off alone
-    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`), and
-    the causal answers of `attn patch`, `attn dla` and `attn knockout`: activation patching from the text into
-    `corrupt` (`patch`, each activation of `what`, the reverse if `noising`) and the direct logit attribution
-    (`dla`), both of m = logit(target) − logit(contrast); the edges from position `to` to the tokens of `span`
-    blocked a window of `window` layers at a time (`knockout`). The page opens on `opens`; `known` holds the
-    documents the command behind the page has computed already (`attn patch`'s own), used as they are."""
-
-    lens: bool = False
-    ablate: bool = False
-    target: str | None = None
-    mode: str = "zero"
-    patch: bool = False
-    corrupt: str | None = None
-    contrast: str | None = None
-    what: str = "resid"
-    noising: bool = False
-    dla: bool = False
-    knockout: bool = False
-    span: str | None = None
-    to: int | None = None
-    window: int | None = None
-    opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
-    known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
 
 
 @dataclass(frozen=True)
@@ -59,7 +34,7 @@ class LayersPage:
     """An encoder's or a decoder's page: its attention, and each view the behaviour asked for (else None): the
     lens (`attn lens -f json`'s rows, LENS_K a cell), the ablation's record (`attn ablate -f json`'s from "mode"
     on, with n_layer and n_head), the probability the model gave each written token (after --generate), the
-    patch, DLA and knockout documents."""
+    patch, DLA and knockout documents, the contribution maps of --contrib."""
 
     attention: Layers
     lens: dict | None = None  # k, n_layer, layers, rows
@@ -68,6 +43,7 @@ class LayersPage:
     patch: dict | None = None
     dla: dict | None = None
     knockout: dict | None = None
+    contributions: list | None = None  # --contrib: contrib.py's Contributions of the layers the page carries
     document = "layers"  # how io/view.py writes it
 
 
@@ -93,10 +69,12 @@ def model_page(
     given, by default the result's), with the target it writes with `generate`; a decoder's with the views
     `behaviour` asks for."""
     attention = route.page_attention(model, result, pair, generate)
-    return PAGES[attention.document](model, result.text or "", attention, behaviour)
+    return PAGES[attention.document](model, result, attention, behaviour)
 
 
-def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPage:  # probs [written] or None
+def _parts_page(
+    model: Model, result: AttentionResult, parts: Parts, b: Behaviour
+) -> PartsPage:  # probs [written] or None
     """An encoder–decoder's page: with the probability it gave each token of the target it wrote, reading the
     source."""
     target, context = parts.target, parts.context
@@ -108,12 +86,15 @@ def _parts_page(model: Model, text: str, parts: Parts, b: Behaviour) -> PartsPag
     )
 
 
-def _layers_page(model: Model, text: str, attention: Layers, b: Behaviour) -> LayersPage:  # probs [written]
+def _layers_page(
+    model: Model, result: AttentionResult, attention: Layers, b: Behaviour
+) -> LayersPage:  # probs [written]
     """A decoder page's views: the lens and the written tokens' probabilities from the page's pass (before a
     sampling's temperature, top-k and top-p), the ablation over the text before the written tokens (whose first is
     then the model's own next token), the patch, DLA and knockout on the page's text (before any written tokens;
-    a view's document its command computed already, `b.known`, used as it is)."""
-    tokens, run = attention.tokens, attention.run
+    a view's document its command computed already, `b.known`, used as it is), and --contrib's maps of the layers
+    the page carries (contrib.py's `page_maps`)."""
+    tokens, run, text = attention.tokens, attention.run, result.text or ""
     lens = ablation = None
     if b.lens:
         lens = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": lens_rows(model, run, LENS_K)}
@@ -132,7 +113,8 @@ def _layers_page(model: Model, text: str, attention: Layers, b: Behaviour) -> La
     if b.knockout:
         assert b.span is not None  # api.page.check_behaviour asked for it
         knockout = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
-    return LayersPage(attention, lens, ablation, probs, patch, dla, knockout)
+    maps = None if b.contrib == "weights" else page_maps(result, b.contrib)
+    return LayersPage(attention, lens, ablation, probs, patch, dla, knockout, maps)
 
 
 # a page's attention (its `document`) -> what it adds

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
+from attncli.core.measures import CONTRIBUTIONS
 from attncli.core.statistics import HINTS
 from attncli.errors import AttnError
 from attncli.io import documents
@@ -58,6 +59,14 @@ KEYS = [
     ("t", "tok", "next tokenizer: char, word, bpe", [("t", "cycle('tokenizer')")]),
     ("a", "mean", "the mean over the heads, or back to one head", [("a", "mean")]),
     ("h", "heads", "heads overview: layers × heads, labels; Enter opens one", [("h", "heads")]),
+    (
+        "o",
+        "",
+        "what the matrix measures (--model): weights, norm ‖αf(x)‖, ALTI, value zeroing (computed when first shown)",
+        [("o", "measure")],
+    ),
+    ("z", "", "colour scale: √, log, linear (the numbers stay the same)", [("z", "shades")]),
+    ("k", "", "drop key 0 (the sink), each row renormalized; again: back", [("k", "sink")]),
     (
         "n b",
         "step",
@@ -195,6 +204,7 @@ class ExploreApp(App[int]):
         self.exact = precision  # the JSON is exact unless --precision was given, as with attn show -f json
         self.pending: Timer | None = None
         self.captioned: object = None  # the result the caption was drawn for
+        self.mapping: tuple | None = None  # the run whose maps of a measure a thread is computing
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -231,6 +241,34 @@ class ExploreApp(App[int]):
         self.query_one("#row", Static).update(row_panel(e, self.precision))
         if e.step is not None:  # the written token's row, the matrix's last, in view (without the caption)
             self.call_after_refresh(self.query_one("#main", Pane).scroll_end, animate=False)
+        self._maps()
+
+    def _maps(self) -> None:
+        """A measure's maps not yet computed for the run in view: a thread computes them (the weights are drawn
+        meanwhile, the title saying so), then the matrix is drawn again."""
+        e = self.e
+        if e.model is None or e.measure == "weights" or e.maps_ready() or self.mapping == e.maps_key():
+            return
+        self.mapping = e.maps_key()
+        self.run_worker(partial(self._map_work, e.maps_job()), thread=True, exit_on_error=False, group="maps")
+
+    def _map_work(self, job) -> None:
+        try:
+            job()
+        except AttnError as err:
+            self.call_from_thread(self._mapped, str(err))
+            return
+        self.call_from_thread(self._mapped, None)
+
+    def _mapped(self, error: str | None) -> None:
+        """The thread is done: the maps drawn, or why not (the matrix goes back to the weights)."""
+        self.mapping = None
+        if error is not None:
+            self.e.measure = "weights"
+            self.say(error, error=True)
+        elif self.e.maps_ready():
+            self.say(f"measure: {CONTRIBUTIONS[self.e.measure].title} of layer {self.e.layer}, as attn show --contrib")
+        self.redraw()
 
     def fit(self, shown: Matrix) -> None:
         """The matrix's room first: the side panel takes 2/5 of the width (SIDE), less when that leaves the
@@ -290,6 +328,15 @@ class ExploreApp(App[int]):
 
     def action_mean(self) -> None:
         self._do(self.e.toggle_mean)
+
+    def action_measure(self) -> None:
+        self._do(self.e.switch_measure)
+
+    def action_shades(self) -> None:
+        self._do(self.e.switch_scale)
+
+    def action_sink(self) -> None:
+        self._do(self.e.toggle_sink)
 
     def action_step(self, step: int) -> None:
         self._do(self.e.step_through, step)

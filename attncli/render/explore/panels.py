@@ -15,8 +15,8 @@ from rich.style import Style
 from rich.text import Text
 
 from attncli.core.attention import softmax_terms
+from attncli.core.measures import CONTRIBUTIONS
 from attncli.io.escape import escape_text, escape_token
-from attncli.pipeline.heads import mean_of_heads
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
 from attncli.render.matrix import HEATMAP_ABOVE, Form, Matrix, fmt
@@ -46,27 +46,32 @@ def head_name(e: Explorer) -> str:
     return part + heads + ("" if e.model is None else f" · layer {e.layer} of 0..{e.n_layer - 1}")
 
 
+def layer_name(e: Explorer) -> str:
+    """`layer 5 of 0..5`, an encoder–decoder's part first: what a map of the whole layer is of."""
+    return (f"{e.part} · " if len(e.parts()) > 1 else "") + f"layer {e.layer} of 0..{e.n_layer - 1}"
+
+
 def matrix(e: Explorer, precision: int) -> CursorMatrix:
-    """The weights of the head in focus (or the heads' mean), the cursor on the focused cell; stepping through
-    the written tokens, the rows and keys up to the one in focus (what the model had when it wrote it)."""
+    """What the explorer draws (`Explorer.drawn`: the weights of the head in focus or the heads' mean, a measure's
+    map, the weights without key 0) on its colour scale, the cursor on the focused cell; stepping through the
+    written tokens, the rows and keys up to the one in focus (what the model had when it wrote it)."""
     result = e.result
-    masked = result.masked
-    if e.mean:
-        array, cells = mean_of_heads(result)
-    else:
-        array, cells = e.weights[e.head], None if masked is None else masked[e.head]
+    array, cells, what, of_head = e.drawn()
     n = e.seen()
     upto = len(result.tokens) if e.step is None else n
+    mapped = e.measure != "weights" and e.maps_ready()  # a measure's map, its rows' sums beside it when shares
     return CursorMatrix(
         array[:upto, :n],
         result.tokens.labels()[:upto],
         result.key_tokens.labels()[:n],
-        f"Attention weights A = softmax(S) · {head_name(e)}"
+        f"{what} · {head_name(e) if of_head else layer_name(e)}"
         + ("" if e.step is None else f" · rows and keys 0..{e.query}"),
         precision,
-        "weights",
+        "scores" if mapped else "weights",
         None if cells is None else cells[:upto, :n],
+        row_sum=mapped and CONTRIBUTIONS[e.measure].normalized,
         max_rows=HEATMAP_ABOVE,
+        scale=e.scale,
         cursor=(e.query, e.key),
     )
 

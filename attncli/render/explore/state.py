@@ -83,12 +83,15 @@ class Explorer:
     )
     # the tokens it writes after it
     step: int | None = None  # of a generation: the written token in focus (0: the first), None: the whole matrix
+    measure: str = "weights"  # --contrib: what the matrix draws, a key of CONTRIBUTIONS (`o` cycles)
+    scale: str = "sqrt"  # --scale: how the matrix's shades are placed, a key of attncli.render.style's SCALES (`z`)
+    drop_sink: bool = False  # --drop-sink: the weights drawn without key 0, each row renormalized (`k`)
     result: AttentionResult = field(init=False)
     cache: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, init=False, repr=False)
     # the lens, the ablation and the written tokens' probabilities, each with the token ids it is of (an edited
     # text has other ids: computed again); each computed by one thread at a time (a screen's, or the app's)
     locks: dict[str, threading.Lock] = field(
-        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate", "dla")},
+        default_factory=lambda: {what: threading.Lock() for what in ("written", "lens", "ablate", "dla", "contrib")},
         init=False,
         repr=False,
     )
@@ -244,6 +247,96 @@ class Explorer:
                 continue
             return f"{name}: {shown_value(value)}" + (f"; skipped {'; '.join(skipped)}" if skipped else "")
         return f"{name}: no other choice runs with these options" + (f": {'; '.join(skipped)}" if skipped else "")
+
+    # ---- what the matrix draws: the weights or a measure's maps, on a colour scale, with or without the sink -----
+
+    def switch_measure(self) -> str:
+        """The next measure of CONTRIBUTIONS (weights, norm, ALTI, value zeroing, round) for the layer in view: its
+        maps come from `maps` (computed in a thread by the app when they are not yet: `maps_ready`)."""
+        from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+
+        if self.model is None:
+            return "a text run has its weights only: --model DIR measures a real model's layer (norm, ALTI, ...)"
+        names = list(CONTRIBUTIONS)
+        self.measure = names[(names.index(self.measure) + 1) % len(names)]
+        return f"measure: {CONTRIBUTIONS[self.measure].title}" + (
+            "" if self.measure == "weights" or self.maps_ready() else " (computing …)"
+        )
+
+    def switch_scale(self) -> str:
+        """The next colour scale of SCALES (√, log, linear, round): the numbers stay the same."""
+        from attncli.render.style import SCALES  # late: start-up (Rich's colours: with the key)
+
+        names = list(SCALES)
+        self.scale = names[(names.index(self.scale) + 1) % len(names)]
+        return f"colour: {SCALES[self.scale].words}"
+
+    def toggle_sink(self) -> str:
+        """The weights without key 0 (each row renormalized), or back to the weights as run."""
+        self.drop_sink = not self.drop_sink
+        return "key 0 dropped, each row renormalized" if self.drop_sink else "key 0 back: the weights as run"
+
+    def maps_key(self) -> tuple:
+        return (self.result.tokens.ids, self.layer, self.part, self.measure)
+
+    def maps_ready(self) -> bool:
+        """Whether the maps of the measure in view are computed for this run's tokens, layer and part."""
+        found = self.cache.get("contrib")
+        return found is not None and found[0] == self.maps_key()
+
+    def maps(self) -> Any:
+        """The maps of the measure in view (attncli.models.interpret.contrib.Contributions), once `maps_ready`."""
+        return self.cache["contrib"][1]
+
+    def maps_job(self) -> Callable[[], Any]:
+        """What computes `attn show --contrib`'s maps of the measure in view on this run's layer, every head: the run
+        as it is now, for a thread to call (one at a time); the last maps computed are kept."""
+        from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with --model)
+
+        key, result, measure = self.maps_key(), self.result, self.measure
+
+        def job() -> Any:
+            with self.locks["contrib"]:
+                found = self.cache.get("contrib")
+                if found is None or found[0] != key:
+                    found = self.cache["contrib"] = (key, of_result(result, measure))
+                return found[1]
+
+        return job
+
+    def drawn(self) -> tuple[np.ndarray, np.ndarray | None, str, bool]:
+        # -> [m, n] the matrix drawn, [m, n] bool masked or None, what it is, whether it is the head's in focus
+        """What the matrix draws: the head in focus (or the heads' mean), or its measure's map when computed
+        (the layer's for a measure without per-head maps, and for the mean), or the weights without key 0."""
+        masked = self.result.masked
+        if self.measure != "weights" and self.maps_ready():
+            from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+
+            c, m = self.maps(), CONTRIBUTIONS[self.measure]
+            cells = None if masked is None else masked[self.head]
+            if c.heads is not None and not self.mean:
+                return c.heads[self.head], cells, m.title, True
+            return (
+                c.layer_matrix,
+                cells,
+                m.title + (" · all heads together" if m.per_head else " (of the layer)"),
+                False,
+            )
+        if self.mean:
+            array, cells = mean_of_heads(self.result)
+        else:
+            array, cells = self.weights[self.head], None if masked is None else masked[self.head]
+        what = "Attention weights A = softmax(S)"
+        if self.measure != "weights":
+            what += f" (computing {self.measure} …)"
+        if not self.drop_sink:
+            return array, cells, what, True
+        from attncli.pipeline.heads import sinkless  # late: start-up (with the key)
+
+        kept, left = sinkless(array, cells)
+        full = np.concatenate([np.zeros((len(kept), 1)), kept], axis=1)
+        shut = np.concatenate([np.ones((len(kept), 1), dtype=bool), left], axis=1)
+        return full, shut, what + ", key 0 dropped (each row renormalized)", True
 
     # ---- what the model wrote, the lens, the ablation ---------------------------------------------------------
 

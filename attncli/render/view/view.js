@@ -35,11 +35,32 @@
   if (D.patch) VIEWS.push(["patch", "Patch"]);
   if (D.dla) VIEWS.push(["dla", "DLA"]);
   if (D.knockout) VIEWS.push(["knockout", "Knockout"]);
+  /*{contrib*/
+  if (D.contributions) VIEWS.push(["contrib", "Contributions"]);  // --contrib: a measure's maps of each layer
+  /*contrib}*/
   VIEWS.push(["text", "Text"]);  // the keys' text coloured by one query's weights: readable at any length
   var S = { view: "head", layer: 0, heads: [], mean: false, part: null, focus: null, pinned: false, cell: [0, 0], pin: null,
     query: 0, key: 0, zoom: "auto", pair: "all", step: null,
     block: "all", rowFrom: 0, colFrom: 0 };  // the matrix's block: its size, first query and key
   usePart(D.part);
+  /*{colour*/
+  // --scale, --drop-sink, --contrib: the colour scale is the reader's to choose (each scale's position of a weight
+  // comes from #attn-scales, attncli.render.style's SCALES), and with --drop-sink the weights without key 0 too
+  var SCALES = JSON.parse(root.querySelector("#attn-scales").textContent), sinkBox = null, scaleSelect = null;
+  var WEIGHTS = { layers: D.layers, masks: D.masks };  // the weights as run (D.sinkless: without key 0)
+  S.scale = D.colour.scale;
+  S.sinkless = false;
+  function place(t) { return SCALES[S.scale].positions[Math.round(Math.min(1, Math.max(0, t)) * 255)]; }
+  function useSink(on) {  // draw the weights without key 0, each row renormalized (D.sinkless), or as run
+    S.sinkless = on && !!D.sinkless;
+    var from = S.sinkless ? D.sinkless : WEIGHTS;
+    D.layers = from.layers; D.masks = from.masks; means = {};
+  }
+  function tone(p) {  // a position 0..1 on the scale -> its colour between --cell0 and --cell1
+    return [0, 1, 2].map(function (i) { return Math.round(C.c0[i] + (C.c1[i] - C.c0[i]) * p); });
+  }
+  function sinkNote() { return S.sinkless ? " (key 0 dropped, each row renormalized)" : ""; }
+  /*colour}*/
   S.query = Q.length - 1;  // the steps view opens on the last query, the one that sees every token
   D.layers.forEach(function (l, i) { if (l.layer === D.layer) S.layer = i; });
   D.layers[S.layer].heads.forEach(function (h, i) { if (h.head === D.head) S.heads = [i]; });
@@ -95,6 +116,18 @@
         }));
       });
     });
+    /*{colour*/
+    (D.sinkless ? D.sinkless.layers : []).forEach(function (l) { l.heads.forEach(function (h) {
+      jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
+    }); });
+    /*colour}*/
+    /*{contrib*/
+    (D.contributions ? D.contributions.layers : []).forEach(function (l) {
+      (l.heads || []).concat([l.map, l.rollout]).forEach(function (e) {
+        if (e) jobs.push(inflate(e.values).then(function (b) { e.v = new Float64Array(b); }));
+      });
+    });
+    /*contrib}*/
     return Promise.all(jobs);
   }
 
@@ -122,6 +155,9 @@
     C.c0 = rgb(C.cell0); C.c1 = rgb(C.cell1);
   }
   function ramp(t) {  // weight 0..1 -> colour between --cell0 and --cell1
+    /*{colour*/
+    if (D.colour) return tone(place(t));  // placed by the scale chosen
+    /*colour}*/
     var c = [0, 1, 2].map(function (i) { return Math.round(C.c0[i] + (C.c1[i] - C.c0[i]) * Math.sqrt(t)); });
     return c;
   }
@@ -230,7 +266,7 @@
   function say(text) { readout.textContent = text; }
   function where() {
     var l = layerOf();
-    return (D.parts ? S.part + " " : "") + (D.model ? "layer " + l.layer + ", " : "") + headName(headOf());
+    return (D.parts ? S.part + " " : "") + (D.model ? "layer " + l.layer + ", " : "") + headName(headOf())/*{colour*/ + sinkNote()/*colour}*/;
   }
 
   // ---- head view: queries left, keys right, a line per weight ---------------------------------------
@@ -248,7 +284,7 @@
     var names = S.mean ? headName(meanHead()) : (S.heads.length > 1 ? "heads " : "head ") +
       S.heads.map(function (hi) { return headOf(hi).head; }).join(", ");
     el("text", { x: (xq + xk) / 2, y: 34, "text-anchor": "middle", fill: C.muted }, svg,
-      (D.parts ? S.part + " " : "") + (D.model ? "layer " + layerOf().layer + ", " : "") + names);
+      (D.parts ? S.part + " " : "") + (D.model ? "layer " + layerOf().layer + ", " : "") + names/*{colour*/ + sinkNote()/*colour}*/);
     if (CROSS) el("line", { x1: (xq + xk) / 2, x2: (xq + xk) / 2, y1: top - 6, y2: h - 4, stroke: C.muted,
       "stroke-dasharray": "4 4" }, svg).setAttribute("class", "boundary");
     if (pair) pairBoundary(svg, 4, xk + wk + 6, top + D.second_segment * rowH, h + 10);
@@ -407,17 +443,35 @@
   }
   function legend(svg, x, y) {
     var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: "ramp" }, defs);
+    /*{colour*/
+    if (D.colour) colourBar(svg, x, y, grad, "weight" + sinkNote() + ", " + SCALES[S.scale].words, null); else {
+    /*colour}*/
     for (var s = 0; s <= 10; s++) el("stop", { offset: s / 10, "stop-color": css(ramp(s / 10)) }, grad);
     el("text", { x: x, y: y, "font-weight": 600 }, svg, "weight");
     el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#ramp)", stroke: C.line }, svg);
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
       el("text", { x: x + 160 * t, y: y + 31, "text-anchor": "middle", "font-size": 10.5 }, svg, String(t));
     });
+    /*{colour*/
+    }
+    /*colour}*/
     el("rect", { x: x + 190, y: y + 6, width: 12, height: 12, fill: HATCH(), stroke: C.line }, svg);
     el("text", { x: x + 207, y: y + 16 }, svg, "masked (weight 0)");
     el("circle", { cx: x + 330, cy: y + 12, r: 4, fill: C.mark, stroke: C.bg }, svg);
     el("text", { x: x + 340, y: y + 16 }, svg, legendMax());
   }
+  /*{colour*/
+  function colourBar(svg, x, y, grad, title, top) {  // the scale's bar: shades by position, ticks where values fall
+    for (var s = 0; s <= 10; s++) el("stop", { offset: s / 10, "stop-color": css(tone(s / 10)) }, grad);
+    el("text", { x: x, y: y, "font-weight": 600, "class": "legend-title" }, svg, title);
+    el("rect", { x: x, y: y + 6, width: 160, height: 12, fill: "url(#" + grad.id + ")", stroke: C.line }, svg);
+    var ticks = top === null ? SCALES[S.scale].ticks : [[0, "0"], [1, top.toPrecision(4)]];  // a length map: 0 and its largest
+    ticks.forEach(function (t) {
+      var anchor = t[0] <= 0 ? "start" : t[0] >= 1 ? "end" : "middle";  // the ends' words inside the bar's width
+      el("text", { x: x + 160 * t[0], y: y + 31, "text-anchor": anchor, "font-size": 10.5, "class": "legend-tick" }, svg, t[1]);
+    });
+  }
+  /*colour}*/
   function legendMax() { return alignment() ? "each target token's strongest source token (all, when equal)" : "row maximum (all, when equal)"; }
   var RECT_CELLS = 160 * 160;  // more cells than this: the matrix is one image (hover still finds each cell)
   function drawGrid(svg, x0, y0, c, m, n, fill, cls, head, at) {  // at: a block's first row and column
@@ -467,6 +521,9 @@
     });
   }
   function exactWeight(hi, i, j) {  // the exact float, or the command that prints it
+    /*{colour*/
+    if (S.sinkless) return "exact: the renormalized weights are drawn to 1/" + D.scale + "; with \"drop the sink\" off, a click gives the weight as run";
+    /*colour}*/
     var w = stepArray("weights");
     if (w && S.mean) return "exact: the mean of the heads' exact weights = " +
       w.reduce(function (t, a) { return t + a[i][j]; }, 0) / w.length;
@@ -547,6 +604,9 @@
     gridEvents(g, x0, y0, c, c, m, n, function (i, j, pin) {
       i += r0; j += c0;
       var text = "query " + i + " " + tokName("q", i) + segment(i) + " → key " + j + " " + tokName("k", j) + (CROSS ? "" : segment(j)) + " (" + where() + "): ";
+      /*{colour*/
+      if (S.sinkless && j === 0) return text + "dropped: key 0, the sink";
+      /*colour}*/
       if (masked(head, i, j)) return text + "masked, weight 0";
       var top = maxima(head, i);
       return text + "weight " + round(weight(head, i, j)) + " (drawn to 1/" + D.scale + ")" +
@@ -561,7 +621,7 @@
   // it (as CircuitsVis' colored_tokens, with the number: colour is never the only sign); wraps at any length --
   function drawText(width) {
     var head = headOf(), i = Math.min(S.query, Q.length - 1), px = 12, lh = 40, pad = 6, svgW = Math.max(width - 20, 320);
-    var title = (D.parts ? S.part + " " : "") + "layer " + layerOf().layer + ", " + headName(head) + ", query " + i + " " + tokName("q", i);
+    var title = (D.parts ? S.part + " " : "") + "layer " + layerOf().layer + ", " + headName(head) + ", query " + i + " " + tokName("q", i)/*{colour*/ + sinkNote()/*colour}*/;
     var help = ["its weight on each " + (CROSS ? "context token" : "token") + " (darker: larger; they sum to 1)",
       CROSS ? "← → on the text choose the query" : "← → on the text, or a click, choose the query"];
     var boxes = [], x = 4, y = 72;
@@ -582,8 +642,8 @@
       var t = el("g", { "class": "ctok", "data-j": b.j }, g);
       el("rect", { x: b.x, y: b.y, width: b.w, height: lh - 4, rx: 3, fill: shut ? HATCH() : css(ramp(v)),
         stroke: !CROSS && b.j === i ? C.accent : C.line, "stroke-width": !CROSS && b.j === i ? 2.5 : 1 }, t);
-      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: v > 0.55 ? C.bg : C.fg }, b.name, px);
-      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: v > 0.55 ? C.bg : C.muted }, t,
+      labelText(t, { x: b.x + pad / 2, y: b.y + 15, "class": "mono", "font-size": px, fill: /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg }, b.name, px);
+      el("text", { x: b.x + pad / 2, y: b.y + 30, "font-size": 10, "class": "mono", fill: /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.muted }, t,
         shut ? "masked" : round(v));
     });
     function describe(j) {
@@ -674,7 +734,7 @@
           var v = b.a[b.r[0] + i][b.c[0] + j];
           if (weightCell) el("rect", { x: x0 + j * cw, y: y0 + i * rh, width: cw, height: rh, fill: css(ramp(v)), "data-i": b.r[0] + i, "data-j": b.c[0] + j }, g);
           el("text", { x: x0 + j * cw + cw - 4, y: y0 + i * rh + 12, "text-anchor": "end", "font-size": px, "class": "mono",
-            "pointer-events": weightCell ? "none" : null, fill: weightCell && v > 0.55 ? C.bg : C.fg }, g, fmt(v));
+            "pointer-events": weightCell ? "none" : null, fill: weightCell && /*{colour*/(D.colour ? place(v) > 0.55 : /*colour}*/v > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg }, g, fmt(v));
         }
       });
       if (weightCell) {
@@ -862,7 +922,7 @@
       wroteLine(G, s) + (s === 0 ? ", the first token after the text" : ""),
       "the row of " + tokName("q", t) + (CROSS ? " over the source (" + S.part + ")" : " over the tokens up to it" +
         (D.parts ? " (" + S.part + ")" : "")) + (D.model ? ", layer " + layerOf().layer : "") +
-      ": a bar and its number per key, ● the largest",
+      ": a bar and its number per key, ● the largest"/*{colour*/ + sinkNote()/*colour}*/,
       "(the weights of the pass over the whole sequence: causal, so what this step saw)"];
     var top = topHere(t);
     if (top) lines.push("the model's " + D.lens.k + " most probable tokens there: " + top);
@@ -931,7 +991,7 @@
       "layer " + l + (l === nl - 1 ? " (output)" : ""));
     var g = el("g", { "class": "lens", tabindex: 0, role: "grid", "aria-label": "lens: arrow keys move, the readout lists a cell's top tokens" }, svg);
     for (l = 0; l < nl; l++) for (var i = 0; i < n; i++) {
-      var r = cells[l + ":" + i], p = r.top_probs[0], x = x0 + i * c, y = y0 + l * ch, ink = p > 0.55 ? C.bg : C.fg;
+      var r = cells[l + ":" + i], p = r.top_probs[0], x = x0 + i * c, y = y0 + l * ch, ink = /*{colour*/(D.colour ? place(p) > 0.55 : /*colour}*/p > 0.55/*{colour*/)/*colour}*/ ? C.bg : C.fg;
       var cell = el("g", { "class": "lens-cell", "data-l": l, "data-i": i }, g);
       el("rect", { x: x, y: y, width: c, height: ch, fill: css(ramp(p)), stroke: C.bg }, cell);
       labelText(cell, { x: x + c / 2, y: y + 13, "text-anchor": "middle", "class": "mono ltok", "font-size": px, fill: ink,
@@ -1125,6 +1185,56 @@
     return svg;
   }
 
+  /*{contrib*/
+  // ---- contributions view (--contrib): a measure's maps of the layer, what each input token moves into each output
+  // (attn show --contrib's numbers, exact): the chosen head's (where the measure has them), the layer's, the rollout
+  function drawContrib(width) {
+    var M = D.contributions, hi = S.heads[0], here = null, px = 11;
+    M.layers.forEach(function (l) { if (l.layer === layerOf().layer) here = l; });
+    if (!here) {
+      var note = newSvg(Math.max(width - 20, 400), 60, "contributions view: not carried for this layer");
+      el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the " + M.title + " of layer " +
+        M.layers.map(function (l) { return l.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
+      el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
+      return note;
+    }
+    var maps = [];  // [title, entry, the head whose mask hatches it]
+    if (here.heads) maps.push([M.title + ", layer " + here.layer + ", head " + layerOf().heads[hi].head +
+      (S.mean ? " (the mean is the weights': this is head " + layerOf().heads[hi].head + ")" : ""), here.heads[hi]]);
+    maps.push([M.title + ", layer " + here.layer + (M.per_head ? ", all heads together" : ""), here.map]);
+    if (here.rollout) maps.push([M.title + " rolled out through layers 0.." + here.layer, here.rollout]);
+    var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
+    var wq = labelWidth(qn, px) + 12, wk = labelWidth(kn, px) + 12, n = K.length, m = Q.length;
+    var c = Math.max(6, Math.min(28, Math.floor((width - wq - 40) / n)));
+    var lines = [M.title + ": " + M.unit, M.formula, M.paper];
+    var block = wk * 0.87 + 30 + m * c + 50, top = 18 * lines.length + 10;
+    var svgW = Math.max(wq + 8 + n * c + 20 + wk / 2, titleWidth(lines), 360);
+    var svg = newSvg(svgW, top + maps.length * block, "contributions view: " + M.title + " of layer " + here.layer);
+    hatch(svg);
+    lines.forEach(function (x, k) { el("text", { x: 4, y: 16 + k * 18, "font-weight": k ? 400 : 600, "class": "contrib-title" }, svg, x); });
+    var shut = WEIGHTS.layers[S.layer].heads[hi].mask;  // the layer's mask (causal, a window): the same in every head
+    maps.forEach(function (mp, k) {
+      var y = top + k * block, x0 = wq + 8, y0 = y + 22 + wk * 0.87, a = mp[1], scale = a.top || 1;
+      el("text", { x: 4, y: y + 14, "font-weight": 600, "class": "contrib-map" }, svg, mp[0]);
+      qn.forEach(function (t, i) { labelText(svg, { x: x0 - 6, y: y0 + i * c + c / 2 + 4, "text-anchor": "end", "class": "mono", "font-size": px }, t, px); });
+      columnHeaders(svg, kn, x0, y0 - 6, c, px);
+      var off = function (i, j) { return shut !== null && WEIGHTS.masks[shut][i].charAt(j) === "1"; };
+      var g = drawGrid(svg, x0, y0, c, m, n, function (i, j) {
+        return off(i, j) ? HATCH() : css(ramp(a.v[i * n + j] / scale));
+      }, "contrib", null, null);
+      g.setAttribute("data-map", k);
+      var defs = svg.querySelector("defs"), grad = el("linearGradient", { id: "contrib-ramp-" + k }, defs);
+      colourBar(svg, x0, y0 + m * c + 14, grad, M.title + " (" + (M.normalized ? "a share" : "a length") + "), " +
+        SCALES[S.scale].words, M.normalized ? null : a.top);
+      gridEvents(g, x0, y0, c, c, m, n, function (i, j) {
+        return mp[0] + ": query " + i + " " + tokName("q", i) + " → key " + j + " " + tokName("k", j) + ": " +
+          (off(i, j) ? "masked (" + a.v[i * n + j] + ")" : String(a.v[i * n + j])) + " (exact, float64)";
+      });
+    });
+    return svg;
+  }
+
+  /*contrib}*/
   // ---- the page around the views --------------------------------------------------------------------
   function hint() {
     return { head: "Hover, focus or click a token to follow its lines; choose the layer and heads above.",
@@ -1138,7 +1248,7 @@
       patch: "Hover, focus (arrow keys) or click a cell for its normalized score.",
       dla: "Hover, focus (arrow keys) or click a bar for the part's share of m.",
       knockout: "Hover, focus (arrow keys) or click a window for the probability with its edges blocked.",
-      text: "Hover a token for its weight; choose the layer and head above." }[S.view];
+      text: "Hover a token for its weight; choose the layer and head above."/*{contrib*/, contrib: "Hover a cell (or focus a map and use the arrow keys) for its exact number; choose the layer and head above."/*contrib}*/ }[S.view];
   }
   function draw() {
     if (!ready) return;
@@ -1146,7 +1256,7 @@
     var width = Math.max(320, stage.clientWidth || root.clientWidth - 32);
     var svg = { head: drawHead, model: drawModel, matrix: drawMatrix, steps: D.steps ? drawSteps : drawNeuron,
       written: drawWritten, lens: drawLens, ablation: drawAblation, patch: drawPatch, dla: drawDla, knockout: drawKnockout,
-      text: drawText }[S.view](width);
+      text: drawText/*{contrib*/, contrib: drawContrib/*contrib}*/ }[S.view](width);
     stage.replaceChildren(svg);
     wideCue();
     S.pinned = false; S.pin = null; S.focus = null;
@@ -1154,6 +1264,10 @@
     layerSelect.value = S.layer;
     headBox.querySelectorAll("input[data-head]").forEach(function (box) { box.checked = !S.mean && S.heads.indexOf(+box.value) >= 0; });
     meanBox.checked = S.mean;
+    /*{colour*/
+    scaleSelect.value = S.scale;
+    if (sinkBox) { sinkBox.checked = S.sinkless; sinkBox.parentNode.hidden = S.view === "contrib"; }  // the maps keep key 0
+    /*colour}*/
     if (partSelect) partSelect.value = S.part;
     var behaviour = S.view === "lens" || S.view === "ablation";  // their grids have every layer (and head): no chooser acts
     layerLabel.hidden = headBox.hidden = behaviour;
@@ -1263,6 +1377,10 @@
     if (D.dla) html("li", {}, ul, "dla: each part's direct contribution to " + metricText(D.dla) + ", as attn dla does");
     if (D.knockout) html("li", {}, ul, "knockout: the edges from position " + D.knockout.to + " to --from " + D.knockout.from.given +
       " blocked " + D.knockout.window + " layers at a time, as attn knockout does");
+    /*{contrib*/
+    if (D.contributions) html("li", {}, ul, "contributions: " + D.contributions.title + " (" + D.contributions.unit + "): " +
+      D.contributions.formula + ". " + D.contributions.paper + ", as attn show --contrib " + D.contributions.measure + " computes it");
+    /*contrib}*/
     html("li", {}, ul, "data: schema " + D.schema + ", the same document as " + D.command + " -f json");
     var nav = html("nav", { role: "tablist", "aria-label": "views" }, root);
     VIEWS.forEach(function (v, i) {
@@ -1336,6 +1454,18 @@
     var zoomSelect = html("select", { id: "zoom" }, zoomLabel);
     ZOOMS.forEach(function (z) { html("option", { value: z[0] }, zoomSelect, z[1]); });
     zoomSelect.addEventListener("change", function () { S.zoom = zoomSelect.value; draw(); });
+    /*{colour*/
+    var scaleLabel = html("label", {}, controls, "Colour ");  // every view's shades
+    scaleSelect = html("select", { id: "scale" }, scaleLabel);
+    Object.keys(SCALES).forEach(function (k) { html("option", { value: k }, scaleSelect, SCALES[k].words); });
+    scaleSelect.addEventListener("change", function () { S.scale = scaleSelect.value; draw(); });
+    if (D.sinkless) {
+      var sinkLabel = html("label", { title: "the weights without key 0 (the first token, a sink), each row renormalized" }, controls);
+      sinkBox = html("input", { type: "checkbox", id: "drop-sink" }, sinkLabel);
+      sinkLabel.appendChild(document.createTextNode(" drop the sink (key 0)"));
+      sinkBox.addEventListener("change", function () { useSink(sinkBox.checked); draw(); });
+    }
+    /*colour}*/
     var save = html("button", { id: "save-svg", type: "button" }, controls, "Download SVG");
     save.addEventListener("click", downloadSvg);
     // the view, its cue and its readout in one box: the readout sticks to the window's bottom only over the view,
@@ -1387,6 +1517,9 @@
   build();
   decodeAll().then(function () {
     ready = true;
+    /*{colour*/
+    useSink(D.colour.drop_sink);
+    /*colour}*/
     draw();
     performance.mark("attn-drawn");  // the first view drawn, on the browser's own clock (benchmarks/view_page.py)
     root.dataset.ready = "true";  // drawn: what a test (or a reader's script) can wait for

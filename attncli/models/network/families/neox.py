@@ -84,6 +84,7 @@ def input_note(layer: int) -> str:
     final=final,
     input_note=input_note,
     head=("embed_out.weight", False),
+    parallel_mlp=lambda model: model.hp["parallel"],
 )
 def read_config(c: dict) -> tuple[dict, dict]:
     """GPTNeoXConfig: rotary_pct (default 0.25) and rotary_emb_base, or transformers 5's rope_parameters."""

@@ -47,6 +47,13 @@ class Family:
     # its weight is stored under, without ".weight" (ALTI's linear part of it, attncli.models.interpret.contrib); None:
     # the attention's block adds its output to the stream with no norm after (pre-norm), or a form ALTI does not cover
     attention_norm: Callable[[Any, int], str] | None = None
+    # (m, layer, o [n, d_model]) -> (γ [d_model], s [n]) float64, or None: the norm on the attention's output alone
+    # inside the residual, x + N(o) (Gemma 2 and 3, OLMo 2: RMSNorm), as the per-row linear map it is once each row's
+    # scale is fixed, N(o_i) = γ ⊙ o_i · s_i, s_i = 1 / √(mean(o_i²) + eps) (ALTI, attncli.models.interpret.contrib)
+    attention_out_linear: Callable | None = None
+    # (m) -> whether the MLP reads the block's input beside the attention, x + Attn(N_1(x)) + MLP(N_2(x)) (GPT-NeoX's
+    # parallel residual); ALTI then decomposes x + Attn(N_1(x)) and leaves the MLP out, as in a sequential block
+    parallel_mlp: Callable[[Any], bool] | None = None
 
 
 FAMILIES: dict[str, Family] = {}

@@ -113,6 +113,24 @@ def attention_out(model: Model, l: int, o):  # [..., n, d_model] -> [..., n, d_m
     return o
 
 
+def attention_out_linear(model: Model, l: int, o) -> tuple | None:  # [n, d_model] -> ([d_model], [n]) float64
+    """`attention_out`'s RMSNorm (Gemma 2 and 3, OLMo 2) as a linear map at each row: its gain γ = offset + w and
+    each row's scale s_i = 1 / √(mean(o_i²) + eps), so that N(o_i) = γ ⊙ o_i · s_i; None when o enters as it is.
+
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(hp={"sandwich": True, "norm_offset": 1.0}, eps=0.0,
+    ...                     weights={"layers.0.post_attention_layernorm.weight": np.zeros(2, np.float32)})
+    >>> gamma, s = attention_out_linear(m, 0, np.array([[3.0, 4.0]]))  # rms √12.5
+    >>> gamma.tolist(), round(float(s[0]) ** -2, 6)
+    ([1.0, 1.0], 12.5)
+    """
+    if not model.hp["sandwich"]:
+        return None
+    gamma = np.asarray(model.weights[f"layers.{l}.post_attention_layernorm.weight"], np.float64)
+    o = np.asarray(o, np.float64)
+    return gamma + model.hp["norm_offset"], 1.0 / np.sqrt(np.square(o).mean(axis=-1) + model.eps)
+
+
 def mlp(model: Model, l: int, x):  # [n, d_model] -> [n, d_model]
     """x + down(act(gate(m)) · up(m)), m the RMSNormed stream (Gemma 2: pre/post feed-forward norms; OLMo 2: only
     the post one, m = x; Phi-3: gate and up the halves of its gate_up_proj)."""
@@ -149,6 +167,7 @@ BLOCKS = {
     "final": final,
     "input_note": input_note,
     "attention_out": attention_out,
+    "attention_out_linear": attention_out_linear,
 }
 
 
