@@ -131,6 +131,11 @@ def startup_rows(python: str, reps: int) -> list[Row]:
         # of `attn show` took 215 ms with them, 190 without, medians on 2 cores at a load of 10): the ratio measured
         # the machine's thread pool, not attn
         env["OPENBLAS_NUM_THREADS"] = "1"
+    # Bytecode, as an installed attn has it (pip compiles every module): where PYTHONDONTWRITEBYTECODE is set (this
+    # sandbox sets it) and attn runs from a checkout, every run compiled attn's ~80 modules from source, +70 ms
+    # (1.95x the floor instead of 1.59x on 2026-12-06), while the floor's packages had theirs. Written to a
+    # directory of its own, never into the checkout; one untimed run of each command writes them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     commands = {
         "import typer": ["-c", "import typer"],
         "import numpy, typer, rich.console, rich.table": ["-c", "import numpy, typer, rich.console, rich.table"],
@@ -139,7 +144,12 @@ def startup_rows(python: str, reps: int) -> list[Row]:
         "attn variants": ["-c", ATTN, "variants"],
         'attn show "time flies like an arrow"': ["-c", ATTN, "show", "time flies like an arrow"],
     }
-    t = interleaved({name: process([python, *args], env) for name, args in commands.items()}, reps)
+    with tempfile.TemporaryDirectory(prefix="attncli-speed-pyc-") as pyc:
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        runs = {name: process([python, *args], env) for name, args in commands.items()}
+        for run in runs.values():  # writes the bytecode
+            run()
+        t = interleaved(runs, reps)
     return [
         (f"start-up: {name}", f"python -c '{floor}'", t[name], t[floor], target, "")
         for name, floor, target in [

@@ -70,3 +70,56 @@ def wordpiece_json(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("tok") / "wordpiece.json"
     tok.save(str(path))
     return str(path)
+
+
+# ---- models: each fixture defined once, here, with one type ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bert(tmp_path_factory):  # -> Model
+    """A tiny random BERT (2 layers, 2 heads, d_model 16; tests/model_fixtures.py's make_bert), loaded once per
+    session; its folder, bert-tiny, is `bert.path`."""
+    from attncli.models import load_model
+    from tests.model_fixtures import make_bert
+
+    return load_model(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
+
+
+@pytest.fixture(scope="session")
+def bert_3x4(tmp_path_factory) -> Path:
+    """A tiny random BERT folder of 3 layers and 4 heads: a last layer that is not the next one, and heads to
+    rank, for the commands' tests."""
+    from tests.model_fixtures import make_bert
+
+    return make_bert(tmp_path_factory.mktemp("m") / "bert-tiny", n_layer=3, n_head=4)
+
+
+@pytest.fixture(scope="session")
+def gpt2(tmp_path_factory):  # -> Model
+    """A tiny random GPT-2 (2 layers, 2 heads, d_model 16; make_gpt2), loaded once per session; its folder,
+    gpt2-tiny, is `gpt2.path`."""
+    from attncli.models import load_model
+    from tests.model_fixtures import make_gpt2
+
+    return load_model(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
+
+
+@pytest.fixture(scope="session")
+def llama():  # -> Model
+    """The golden Llama folder (tests/models/golden/llama, random weights checked against transformers)."""
+    from attncli.models import load_model
+
+    return load_model(ROOT / "tests" / "models" / "golden" / "llama")
+
+
+@pytest.fixture(scope="module")
+def smollm2():  # -> Model
+    """SmolLM2-135M-Instruct Q4_1 (tests/smollm2.py says where it is), loaded once per module that uses it (a
+    module's runs may leave what they dequantized on it); skips, saying why, where it is not on this machine."""
+    from attncli.models import load_model
+    from tests.smollm2 import SKIP, smollm2_path
+
+    path = smollm2_path()
+    if path is None:
+        pytest.skip(SKIP)
+    return load_model(path)

@@ -1,5 +1,5 @@
 """The options of a text run, checked as `attn` checks them: one RunConfig from the keywords, the options that
-belong to some variants only, the options a real model (`model=`) has no use for, and the memory guard.
+belong to some variants only, and the memory guard (the options a real model has no use for: api/options.py).
 
 The keywords are the command line's options by their long names (`--dk` is `dk=`, `--d-a` is `d_a=`), with
 the same defaults; a message names the option as the command line writes it, which is also the keyword:
@@ -17,71 +17,43 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from attncli.api.options import DEFAULTS
 from attncli.errors import ConfigError
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.limits import Limits, OutputCost
 
-# The text-run keywords and their defaults (cli/options.py's `Run` declares the same options for the command line)
-RUN_DEFAULTS: dict[str, Any] = {
-    "tokenizer": "word",
-    "variant": "scaled",
-    "heads": 1,
-    "dim": 16,
-    "dk": None,
-    "dv": None,
-    "d_a": None,
-    "mask": None,
-    "positional": "none",
-    "projection": "random",
-    "seed": 0,
-    "temperature": 1.0,
-    "rank": None,
-    "features": None,
-}
-MODEL_CLASH = RUN_DEFAULTS | {"dtype": "float64", "no_weights": False}  # and the run's precision, which a model keeps
 HEAD_STATISTICS = OutputCost("head statistics", 6 * 8)  # about six [m, n] arrays, one head at a time (--stats)
 
 
 def run_config(
-    *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
-    variants: Sequence[str] | None = None,
-    dtype: str = "float64",
-    weights: bool = True,
+    *, variants: Sequence[str] | None = None, dtype: str = "float64", weights: bool = True, **run: Any
 ) -> RunConfig:
-    """The RunConfig of these options; `mask` is "causal,window:2" or a sequence of such names. --rank and
-    --features must belong to one of the `variants` run (default: `variant`)."""
-    check_variant_options(list(variants or [variant]), rank, features)
+    """The RunConfig of these options (`run`: api/options.py's RUN but --context, each its default unless given);
+    `mask` is "causal,window:2" or a sequence of such names. --rank and --features must belong to one of the
+    `variants` run (default: `variant`)."""
+    unknown = sorted(k for k in run if k not in DEFAULTS or k == "context")
+    if unknown:
+        raise TypeError(f"run_config() got an unexpected keyword argument {unknown[0]!r}")
+    o = DEFAULTS | run
+    check_variant_options(list(variants or [o["variant"]]), o["rank"], o["features"])
+    mask = o["mask"]
     masks = tuple(mask.split(",")) if isinstance(mask, str) else tuple(mask or ())
     return RunConfig(
-        tokenizer=tokenizer,
-        variant=variant,
-        heads=heads,
-        dim=dim,
-        d_k=dk,
-        d_v=dv,
-        d_a=d_a,
+        tokenizer=o["tokenizer"],
+        variant=o["variant"],
+        heads=o["heads"],
+        dim=o["dim"],
+        d_k=o["dk"],
+        d_v=o["dv"],
+        d_a=o["d_a"],
         mask=masks,
-        positional=positional,
-        projection=projection,
-        seed=seed,
-        temperature=temperature,
-        rank=rank,
-        features=features,
+        positional=o["positional"],
+        projection=o["projection"],
+        seed=o["seed"],
+        temperature=o["temperature"],
+        rank=o["rank"],
+        features=o["features"],
         dtype=dtype,
         weights=weights,
     )
@@ -97,28 +69,9 @@ def check_variant_options(variants: list[str], rank: int | None, features: int |
             raise ConfigError(f"--{name} is an option of -v {', '.join(takers)}, not of {', '.join(variants)}")
 
 
-def check_model_options(model: object, run: dict[str, Any], **model_only: Any) -> None:
-    """With `model`, no text-run option away from its default (a real model's tokenizer, widths and weights
-    are its own; the default variant, scaled dot product, is what the models do); without it, none of the
-    `model_only` options (layer, rollout, part) given. ConfigError naming them.
-
-    >>> check_model_options(None, {"heads": 2}, layer=3)
-    Traceback (most recent call last):
-    attncli.errors.ConfigError: layer= needs model=
-    """
-    if model is None:
-        lonely = [name for name, value in model_only.items() if value not in (None, False)]
-        if lonely:
-            raise ConfigError(f"{'= and '.join(lonely)}= {'needs' if len(lonely) == 1 else 'need'} model=")
-        return
-    clash = [name for name, value in run.items() if value != MODEL_CLASH[name]]
-    if clash:
-        raise ConfigError(f"model= uses the model's own tokenizer, embeddings and weights: drop {'=, '.join(clash)}=")
-
-
 def check_chat(chat: bool, system: str | None) -> None:
-    """`system=` is the system message of a chat: ConfigError without `chat=True` (a model= without chat= is
-    check_model_options')."""
+    """`system=` is the system message of a chat: ConfigError without `chat=True` (a system= without model= is
+    api/options.py's check_model's)."""
     if system is not None and not chat:
         raise ConfigError("--system is the system message of --chat: add --chat")
 

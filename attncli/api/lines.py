@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import RUN_DEFAULTS, check_show, run_config
+from attncli.api.config import check_show, run_config
 from attncli.api.keywords import KINDS, checked, plain
+from attncli.api.options import DEFAULTS
 from attncli.api.outputs import Output
 from attncli.api.runs import load, show
 from attncli.errors import AttnError, ConfigError, DataError
@@ -60,7 +61,7 @@ def show_lines(
     if options.get("model") is not None:
         options["model"] = load(options["model"])[0]  # once, for every line
     else:  # a bad option fails before the first line is read
-        run = {key: options[key] for key in RUN_DEFAULTS if key in options}
+        run = {key: options[key] for key in DEFAULTS if key in options and key != "context"}
         run_config(**run, dtype=options.get("dtype", "float64"), weights=not options.get("no_weights")).resolve()
     from attncli.pipeline.heads import stats_document  # late: start-up (not at import)
     from attncli.pipeline.lines import ordered_map

@@ -16,8 +16,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, limits_of, run_config
 from attncli.api.keywords import checked
+from attncli.api.options import DEFAULTS
 from attncli.api.outputs import Records
 from attncli.api.page import behaviour_page, causal_page, model_page
 from attncli.api.runs import check_contrib, generation_of, load
@@ -143,11 +144,11 @@ def corpus(
 def tokens(
     text: str,
     *,
-    tokenizer: str = "word",
     model: str | Model | None = None,
     chat: bool = False,
     system: str | None = None,
     max_tokens: int = MAX_TOKENS,
+    **run: Any,
 ) -> Records:
     """`attn tokens`: each token of `text`, its id and character offsets (with `model=`, the model's tokenizer)."""
     from attncli.pipeline.compare import tokens_document  # late: start-up (not for import attncli or --help)
@@ -157,11 +158,10 @@ def tokens(
     if not text:
         raise DataError("empty text: nothing to tokenize")
     limits_of(None, max_tokens)  # checks max_tokens itself
-    check_model_options(model, {}, chat=chat or None)
     check_chat(chat, system)
     try:
         if model is None:
-            toks = tokenize(text, tokenizer, max_tokens)
+            toks = tokenize(text, run["tokenizer"], max_tokens)
         else:
             from attncli.models.runs.run import model_tokens  # late: start-up (model code only with a model)
 
@@ -193,23 +193,12 @@ def compare(
     *,
     tokenizers: str | None = None,
     variants: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | Sequence[str | Model] | None = None,
     layer: int | None = None,
     head: int | None = None,
     max_tokens: int = MAX_TOKENS,
     limits: Limits | None = None,
+    **run: Any,
 ) -> Records:
     """`attn compare`: one run per tokenizer and variant (comma-separated names, default char,word,bpe), side by
     side, and with `model=` its layer (`layer`, `head`) as one more row. With several models (a list: folders,
@@ -217,14 +206,12 @@ def compare(
     from attncli.pipeline.compare import compare_document, compare_runs, split_names  # late: start-up (not at import)
     from attncli.render.compare import compare_view
 
-    run: dict[str, Any] = dict(
-        heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask, positional=positional, projection=projection
-    )
     if isinstance(model, Sequence) and not isinstance(model, str):
         models = list(dict.fromkeys(model))
         if len(models) > 1:
-            given = dict(run, seed=seed, temperature=temperature, rank=rank, features=features, variants=variants)
-            kept = [k for k, v in given.items() if v != _COMPARE_DEFAULTS[k]] + ["layer"] * (layer is not None)
+            given = dict(run, variants=variants)  # several models ignore none of them silently
+            defaults = DEFAULTS | {"variants": inspect.signature(compare).parameters["variants"].default}
+            kept = [k for k, v in given.items() if v != defaults[k]] + ["layer"] * (layer is not None)
             if kept or head is not None:
                 raise ConfigError(
                     "several models compare their tokenizers, not attention: drop "
@@ -232,9 +219,8 @@ def compare(
                 )
             return _tokenizers(text, models, tokenizers, max_tokens)
         model = models[0] if models else None
-    check_model_options(model, {}, layer=layer, head=head)
     names = split_names(variants, "variants")
-    config = run_config(**run, seed=seed, temperature=temperature, rank=rank, features=features, variants=names)
+    config = run_config(**run, variants=names)
     limits = limits_of(limits, max_tokens, HEAD_STATISTICS)
     results = compare_runs(text, split_names(tokenizers or "char,word,bpe", "tokenizers"), names, config, limits)
     warnings = tuple(w for r in results for w in r.tokens.warnings)
@@ -352,11 +338,6 @@ def catalog(*, path: str | Path | Sequence[str | Path] = ()) -> Records:
 
     doc = {"schema": "attncli.models/1", "rows": rows, "notes": notes}
     return Records(documents.Records("attn models", table, doc=doc), warnings=tuple(notes))
-
-
-_COMPARE_DEFAULTS = {  # what compare's run keywords are when not given: several models ignore none of them silently
-    k: p.default for k, p in inspect.signature(compare).parameters.items() if p.default is not p.empty
-}
 
 
 @checked

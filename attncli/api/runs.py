@@ -20,12 +20,12 @@ The functions import what they run inside them: a text run loads no model code, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from attncli.api.config import HEAD_STATISTICS, check_chat, check_model_options, check_show, limits_of, run_config
+from attncli.api.config import HEAD_STATISTICS, check_chat, check_show, limits_of, run_config
 from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import behaviour_of, check_behaviour, model_page, page_of
@@ -68,21 +68,6 @@ def generation_of(generate: Generation | int | None) -> Generation | None:
 def show(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -103,6 +88,7 @@ def show(
     contrib: str = "weights",
     scale: str = "sqrt",
     drop_sink: bool = False,
+    **run: Any,
 ) -> Attention:
     """`attn show`: the attention matrix and the outputs of `text`, of a seeded text run or (`model=`) of a real
     model's `layer` (default the last; an encoder–decoder's `part`, with the source in `context`); `generate`: a
@@ -122,14 +108,7 @@ def show(
         raise ConfigError(
             "--drop-sink redraws each head's weights: drop --mean-heads, --query, --no-weights and --contrib"
         )
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
-    check_model_options(
-        model, {**run, "dtype": dtype, "no_weights": no_weights}, layer=layer, part=part, chat=chat or None
-    )
+    context = run.pop("context")
     check_chat(chat, system)
     check_show(stats, no_weights, head, mean_heads)
     from attncli.pipeline.heads import stats_document  # late: start-up (not at import)
@@ -233,21 +212,6 @@ def rollout(
 def steps(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     query: int | str = 0,
     model: str | Model | None = None,
     layer: int | None = None,
@@ -260,6 +224,7 @@ def steps(
     precision: int | None = None,
     limits: Limits | None = None,
     contrib: str = "weights",
+    **run: Any,
 ) -> Attention:
     """`attn steps`: every stage of the run, tokens to outputs, each a table (`query`: the query whose slice a
     per-pair term shows, its index or its token as `show`'s); with `model=` the stages of one layer's attention
@@ -267,12 +232,7 @@ def steps(
     table draws that measure's maps of the layer where it draws the weights A, and the document adds them under
     "contributions", as `show`'s."""
     check_contrib(contrib, model, False)
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
-    check_model_options(model, run, layer=layer, head=head, part=part, chat=chat or None)
+    context = run.pop("context")
     check_chat(chat, system)
     from attncli.io.formats import JSON_LISTS  # late: start-up (not for import attncli or --help)
     from attncli.render.steps import show_steps
@@ -307,21 +267,6 @@ def steps(
 def view(
     text: str,
     *,
-    tokenizer: str = "word",
-    variant: str = "scaled",
-    heads: int = 1,
-    dim: int = 16,
-    dk: int | None = None,
-    dv: int | None = None,
-    d_a: int | None = None,
-    mask: str | Sequence[str] | None = None,
-    positional: str = "none",
-    projection: str = "random",
-    context: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    rank: int | None = None,
-    features: int | None = None,
     model: str | Model | None = None,
     layer: int | None = None,
     head: int | None = None,
@@ -350,6 +295,7 @@ def view(
     precision: int | None = None,
     limits: Limits | None = None,
     output: str | None = None,
+    **run: Any,
 ) -> Page:
     """`attn view`: the interactive page of `text` (`.html`) and its data (`.doc`), written to `output` too if
     given; with `model=`, every layer and head of the model, opened at `layer`, `head` (and `part`; without `head`,
@@ -365,15 +311,8 @@ def view(
     whenever one of the three is given)."""
     check_contrib(contrib, model, False)
     check_scale(scale)
-    run: dict[str, Any] = dict(
-        tokenizer=tokenizer, variant=variant, heads=heads, dim=dim, dk=dk, dv=dv, d_a=d_a, mask=mask
-    )
-    run |= dict(positional=positional, projection=projection, seed=seed, temperature=temperature)
-    run |= dict(rank=rank, features=features)
+    context = run.pop("context")
     views = dict(lens=lens, ablate=ablate, patch=patch, dla=dla, knockout=knockout)
-    check_model_options(
-        model, run, layer=layer, part=part, chat=chat or None, **{k: v or None for k, v in views.items()}
-    )
     check_chat(chat, system)
     causal: dict[str, Any] = dict(patch=patch, corrupt=corrupt, contrast=contrast, what=what, noising=noising, dla=dla)
     causal |= dict(knockout=knockout, span=span, to=to, window=window)
@@ -420,18 +359,13 @@ def compute(
     k: Any = None,
     v: Any = None,
     *,
-    variant: str = "scaled",
-    d_a: int | None = None,
     mask: str | None = None,
-    rank: int | None = None,
-    features: int | None = None,
     no_weights: bool = False,
     dtype: str = "float64",
-    seed: int = 0,
-    temperature: float = 1.0,
     params: dict[str, Any] | None = None,
     precision: int | None = None,
     limits: Limits | None = None,
+    **run: Any,
 ) -> Attention:
     """`attn compute`: one head of attention on your own queries q [m, d_q], keys k [n, d_k] (default q) and values
     v [n, d_v] (default k), anything `numpy.asarray` takes; no embedding, no projection. `params`: a learned
@@ -448,6 +382,7 @@ def compute(
     from attncli.pipeline import given, matrices
     from attncli.render.show import show as show_table
 
+    variant, rank, features = run["variant"], run["rank"], run["features"]
     check_variant_options([variant], rank, features)
     if isinstance(q, matrices.Given):
         read = q
@@ -460,7 +395,7 @@ def compute(
     if limits is None:  # no tokens here: the memory guard alone, priced for the dtype and weights asked
         limits = replace(limits_of(None, None), weights=not no_weights, dtype=dtype)
     result = given.compute(
-        read, variant, mask, temperature, seed, d_a, limits, dtype=dtype, weights=not no_weights,
+        read, variant, mask, run["temperature"], run["seed"], run["d_a"], limits, dtype=dtype, weights=not no_weights,
         rank=rank, features=features,
     )  # fmt: skip
     return Attention(documents.Result("attn compute", partial(show_table, result), result=result), result, precision)

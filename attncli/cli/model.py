@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from attncli.cli.options import choice
+from attncli.api.options import SAMPLING, Words, check_model
+from attncli.cli.options import choice, row
 from attncli.errors import ConfigError
 
 
@@ -26,19 +27,7 @@ def model_value(value: str | list[str] | None) -> str | list[str] | None:
     return value
 
 
-ModelDir = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="A Hugging Face model folder (config.json, model.safetensors, tokenizer.json), a GGUF file, or a model "
-        "name found offline: in the local Hugging Face cache, an Ollama NAME:TAG, an LM Studio ORG/NAME "
-        "(BERT, DistilBERT, RoBERTa, XLM-R, ELECTRA, ALBERT, GPT-2, Llama, Mistral, Qwen, "
-        "Gemma, Pythia; BART, mBART, T5, Marian): "
-        "its own tokens and real, trained attention heads.",
-        show_default=False,
-        callback=model_value,
-    ),
-]
+ModelDir = Annotated[str | None, row("model", callback=model_value)]
 ModelDirs = Annotated[
     list[str] | None,
     typer.Option(
@@ -51,24 +40,8 @@ ModelDirs = Annotated[
         callback=model_value,
     ),
 ]
-Chat = Annotated[
-    bool,
-    typer.Option(
-        "--chat",
-        help="With --model: TEXT as the user's message of a chat in the model's own chat template (GGUF "
-        "tokenizer.chat_template, tokenizer_config.json or chat_template.jinja), ending where the assistant answers "
-        "(--generate continues as the assistant); its tokens marked system, user, assistant or template.",
-    ),
-]
-System = Annotated[
-    str | None,
-    typer.Option(
-        "--system",
-        help="With --chat: the system message before TEXT (default: none, or the template's own when it writes "
-        "one, as SmolLM2's does).",
-        show_default=False,
-    ),
-]
+Chat = Annotated[bool, row("chat")]
+System = Annotated[str | None, row("system")]
 GgufFile = Annotated[
     str | None,
     typer.Option(
@@ -77,21 +50,8 @@ GgufFile = Annotated[
         show_default=False,
     ),
 ]
-Layer = Annotated[
-    int | None,
-    typer.Option(
-        "--layer", help="With --model: the layer (default the last; negative counts from the end).", show_default=False
-    ),
-]
-Head = Annotated[
-    int | None,
-    typer.Option(
-        "--head",
-        help="One head (default every head, side by side as the width allows); with --model the model's head number; "
-        "negative counts from the end.",
-        show_default=False,
-    ),
-]
+Layer = Annotated[int | None, row("layer")]
+Head = Annotated[int | None, row("head")]
 Rollout = Annotated[
     bool,
     typer.Option(
@@ -148,41 +108,14 @@ DropSink = Annotated[
 ]
 
 
-def _parts():  # -> the part names (attncli.core.parts, read only when a command that takes --part is built)
-    from attncli.core.parts import PARTS  # late: start-up (only when a command taking --part is built)
-
-    return PARTS
-
-
-Part = Annotated[
-    str | None,
-    choice(
-        "--part",
-        names=_parts,
-        help="With an encoder–decoder --model (BART, mBART, T5, Marian): cross (default; TEXT is the target, --context "
-        "the source; an alignment of target rows over source columns), decoder (its causal self-attention) or "
-        "encoder (the source's self-attention: --context, or TEXT without it).",
-        show_default=False,
-    ),
-]
+Part = Annotated[str | None, row("part")]
 Workers = Annotated[
     int | None,
     typer.Option(
         "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
     ),
 ]
-Generate = Annotated[
-    int | None,
-    typer.Option(
-        "--generate",
-        help="With a decoder --model: the model writes N tokens after TEXT (greedy, the most probable each time, "
-        "with a key/value cache; it stops early only at its end-of-sequence token), and the attention shown is of "
-        "the whole sequence, TEXT and what it wrote (marked ›); -f json adds generated: its ids and text. With an "
-        "encoder–decoder and --context SOURCE: it writes the target from the source, after TEXT (the target's "
-        "beginning; '' to start from the decoder start token alone).",
-        show_default=False,
-    ),
-]
+Generate = Annotated[int | None, row("generate")]
 SampleTopK = Annotated[
     int | None,
     typer.Option(
@@ -273,39 +206,6 @@ Ablate = Annotated[
         "moves the logit of the next token after TEXT; --target, --mode), about heads × layers / 2 passes.",
     ),
 ]
-SAMPLING = ("temperature", "seed")  # text-run options that, with --model --generate, mean the sampling's
-MODEL_ONLY = (
-    "gguf_file",
-    "layer",
-    "head",
-    "rollout",
-    "part",
-    "generate",
-    "top_k",
-    "top_p",
-    "lens",
-    "ablate",
-    "chat",
-    "system",
-    "patch",
-    "dla",
-    "knockout",
-)  # meaningless without --model (but `attn show --head` takes a text run's)
-WITH_MODEL = (
-    "text",
-    "file",
-    "fmt",
-    "output",
-    "precision",
-    "color",
-    "model",
-    *MODEL_ONLY,  # always fine with it
-    "save_svg",
-    "save_html",
-    "width",
-    "theme",
-    "keep_newline",
-)
 
 
 def given(ctx: typer.Context) -> list[Any]:
@@ -320,49 +220,35 @@ def given(ctx: typer.Context) -> list[Any]:
     ]
 
 
-def _names(params: list[Any]) -> str:
-    return ", ".join("/".join(p.opts) for p in params)
-
-
-def check_options(
-    ctx: typer.Context, model: str | None, keep: tuple[str, ...] = (), every: bool = False, both: tuple[str, ...] = ()
-) -> None:
-    """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them.
-
-    `keep` names the command's own options that still apply with --model; `every` keeps all of them
-    (attn compare, where the other options shape the runs the model is compared with); `both` names model
-    options that the command also takes without --model.
-    """
+def check_options(ctx: typer.Context, model: str | None) -> None:
+    """--model with an option it cannot use, or a model-only option without --model: ConfigError naming them as
+    they were written (api/options.py's `check_model`, the one rule, which the API follows too)."""
     params = given(ctx)
-    if model is None:
-        lonely = [p for p in params if p.name in MODEL_ONLY and p.name not in both]
-        if lonely:
-            raise ConfigError(f"{_names(lonely)} {'needs' if len(lonely) == 1 else 'need'} --model DIR")
-        return
     names = {p.name for p in params}
-    if "rollout" in names and "head" in names:
+    if model is not None and "rollout" in names and "head" in names:
         raise ConfigError("--rollout averages every head of each layer: drop --head")
-    if "rollout" in names and "stats" in names:
+    if model is not None and "rollout" in names and "stats" in names:
         raise ConfigError("--stats describes single heads, not the rollout: drop --stats or --rollout")
-    if every:
-        return
-    from attncli.core.variants import DEFAULT_VARIANT  # late: start-up (not for --help)
+    flags = {p.name: "/".join(p.opts) for p in params}
+    words = Words(flags.__getitem__, "--model", "--model DIR", ", ")
+    takes_generate = "generate" in {p.name for p in ctx.command.params}
+    generate = ("generate" in names) if takes_generate else None
+    command = ctx.command.name or ""
+    check_model(command, model is not None, {p.name: ctx.params.get(p.name) for p in params}, words, generate)
 
-    variant = ctx.params.get("variant")
-    clash = [
-        p
-        for p in params
-        if p.name not in WITH_MODEL + keep and not (p.name == "variant" and variant == DEFAULT_VARIANT)
-    ]  # the default variant (scaled dot product) is what BERT and GPT-2 do
-    if clash:
-        sampling = [p for p in clash if p.name in SAMPLING and "generate" in {q.name for q in ctx.command.params}]
-        raise ConfigError(
-            f"--model uses the model's own tokenizer, embeddings and weights: drop {_names(clash)}"
-            + (
-                f" ({_names(sampling)} {'is' if len(sampling) == 1 else 'are'} for sampling with --generate N)"
-                * bool(sampling)
-            )
-        )
+
+def written(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
+    """Those of `values` (an option's keyword -> its value) the command line was given: what the API is passed, so
+    that it meets a model as the command line does (its defaults are the same)."""
+    names = {p.name for p in given(ctx)}
+    return {k: v for k, v in values.items() if k in names}
+
+
+def run_given(ctx: typer.Context, run: dict[str, Any], generating: bool) -> dict[str, Any]:
+    """The options of a text run the command line was given (`written`), as the API takes them: not --context (the
+    command reads it), nor --temperature and --seed when they are the sampling's of --generate N."""
+    skip = {"context", *(SAMPLING if generating else ())}
+    return written(ctx, {k: v for k, v in run.items() if k not in skip})
 
 
 def generation(ctx: typer.Context, generate: int | None, top_k=None, top_p=None, temperature=1.0, seed=0):

@@ -1,5 +1,6 @@
 """The options the `attn` commands share, each defined once: Typer's Annotated aliases, gathered in
-small dataclasses (`Source`, `Run`, `Out`) that `@options` hands to a command as one object each.
+small dataclasses (`Source`, `Out`) that `@options` hands to a command as one object each, and the options of a
+text run (`Run`), made from their declarations in the API's table (api/options.py), handed over as a dict.
 
 Choices come from the registries (VARIANTS, POSITIONAL, FORMATS, ...), so a new
 variant or format is offered on the command line without a change here.
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer._types import TyperChoice
 
+from attncli.api.options import OPTIONS, RUN, Option
 from attncli.errors import meant
 from attncli.pipeline.read import ERRORS, MAX_TOKENS
 
@@ -25,7 +27,6 @@ if TYPE_CHECKING:  # the registries load when a command that offers their names 
 
 Text = Annotated[str | None, typer.Argument(help="The text; - reads stdin.", show_default=False)]
 File = Annotated[str | None, typer.Option("--file", help="Read the text from this file.")]
-Tokenizer = Annotated[str, typer.Option("-t", "--tokenizer", help="char, word, bpe, or a path to a tokenizer.json.")]
 
 
 class Choice(TyperChoice):
@@ -53,10 +54,19 @@ def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs:
     return typer.Option(*flags, click_type=Choice(names), help=help, **kwargs)
 
 
-def _variants() -> Iterable[str]:
-    from attncli.core.variants import VARIANTS  # late: start-up (a registry loads only when its option is built)
+def row(name: str, **more: Any) -> Any:
+    """The `typer.Option` of the table's option `name` (api/options.py's OPTIONS): its flags, help and choices;
+    `more`: what only the command line has (--model's callback)."""
+    (o,) = (o for o in OPTIONS if o.name == name)
+    if o.choices is not None:
+        return choice(*o.flags, names=o.choices, help=o.help, show_default=o.show_default, **more)
+    return typer.Option(*o.flags, help=o.help, show_default=o.show_default, **more)
 
-    return VARIANTS
+
+def typed(o: Option) -> Any:
+    """The table's option `o` as Typer reads a parameter: its type (None allowed where the default is None) and
+    its `row`."""
+    return Annotated[o.type | None if o.default is None else o.type, row(o.name)]
 
 
 def _formats(*kinds: str) -> Callable[[], Iterable[str]]:
@@ -93,12 +103,6 @@ def _themes() -> Iterable[str]:
     return THEMES
 
 
-def _positional() -> Iterable[str]:
-    from attncli.pipeline.embed import POSITIONAL  # late: start-up (a registry loads only when its option is built)
-
-    return POSITIONAL
-
-
 def _config(name: str) -> Callable[[], Iterable[str]]:
     def names() -> Iterable[str]:
         from attncli.pipeline import config  # late: start-up (a registry loads only when its option is built)
@@ -108,34 +112,13 @@ def _config(name: str) -> Callable[[], Iterable[str]]:
     return names
 
 
-Variant = Annotated[str, choice("-v", "--variant", names=_variants, help="Score function (see `attn variants`).")]
-Heads = Annotated[int, typer.Option("--heads", help="Number of heads.")]
-Dim = Annotated[int, typer.Option("-d", "--dim", help="Embedding width d_model.")]
-Dk = Annotated[int | None, typer.Option("--dk", help="Per-head query/key width (default dim/heads).")]
-Dv = Annotated[int | None, typer.Option("--dv", help="Per-head value width (default dim/heads).")]
-Da = Annotated[int | None, typer.Option("--d-a", help="Hidden width of the additive variant (default d_k).")]
-MaskOpt = Annotated[str | None, typer.Option("--mask", help="causal, window:W, topk:K, comma-separated.")]
-Positional = Annotated[
-    str, choice("--positional", names=_positional, help="Positional encoding added to the embeddings.")
-]
-Projection = Annotated[
-    str,
-    choice(
-        "--projection",
-        names=_config("PROJECTIONS"),
-        help="random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.",
-    ),
-]
-Context = Annotated[
-    str | None,
-    typer.Option(
-        "--context",
-        help="Cross-attention: keys and values from this text. With an encoder --model: the second text of a "
-        "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an encoder–decoder --model: the source (see --part).",
-    ),
-]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of embeddings and weights.")]
-Temperature = Annotated[float, typer.Option("--temperature", help="Scores are divided by T.")]
+Tokenizer = Annotated[str, row("tokenizer")]
+Variant = Annotated[str, row("variant")]
+Da = Annotated[int | None, row("d_a")]
+MaskOpt = Annotated[str | None, row("mask")]
+Temperature = Annotated[float, row("temperature")]
+Rank = Annotated[int | None, row("rank")]
+Features = Annotated[int | None, row("features")]
 Format = Annotated[
     str | None,
     choice("-f", "--format", names=_formats(), help="Output format (default table, or from the -o extension)."),
@@ -232,16 +215,6 @@ Dtype = Annotated[
         help="float64 (exact, the default) or float32 (Q, K, V, scores, weights, outputs: half the memory).",
     ),
 ]
-Rank = Annotated[
-    int | None,
-    typer.Option("--rank", help="-v linformer: the number of key groups R (default 8).", show_default=False),
-]
-Features = Annotated[
-    int | None,
-    typer.Option("--features", help="-v performer: the number of random features F (default 64).", show_default=False),
-]
-
-
 Stats = Annotated[
     bool,
     typer.Option(
@@ -299,32 +272,30 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Run:
-    """The choices of a text run (show, steps; compare takes all but -t, -v and --context)."""
+class Rows:
+    """A group of options declared in the API's table (api/options.py): each row a command that takes it offers
+    (its `commands`), and the command receives a dict of their values by keyword."""
 
-    tokenizer: Tokenizer = "word"
-    variant: Variant = "scaled"
-    heads: Heads = 1
-    dim: Dim = 16
-    dk: Dk = None
-    dv: Dv = None
-    d_a: Da = None
-    mask: MaskOpt = None
-    positional: Positional = "none"
-    projection: Projection = "random"
-    context: Context = None
-    seed: Seed = 0
-    temperature: Temperature = 1.0
-    rank: Rank = None
-    features: Features = None
+    rows: tuple[Option, ...]
 
-    def config(self, variants: list[str] | None = None, **more: Any) -> RunConfig:
-        """The RunConfig of these options (`more`: dtype, weights); --rank and --features must belong to one
-        of the `variants` run (default: -v)."""
-        from attncli.api.config import run_config  # late: start-up (not for --help)
+    def offered(self, command: str, skip: tuple[str, ...]) -> list[inspect.Parameter]:
+        """The rows `command` takes (but `skip`) as its parameters, each annotated with its Typer option."""
+        return [
+            inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=typed(o))
+            for o in self.rows
+            if command in o.commands.split() and o.name not in skip
+        ]
 
-        given = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "context"}
-        return run_config(**given, variants=variants, **more)
+
+Run = Rows(RUN)  # the choices of a text run (show, steps, view, explore; compare takes all but -t, -v, --context)
+
+
+def run_config(run: dict[str, Any], variants: list[str] | None = None, **more: Any) -> RunConfig:
+    """The RunConfig of a command's `Run` values (`more`: dtype, weights); --rank and --features must belong to
+    one of the `variants` run (default: -v)."""
+    from attncli.api.config import run_config as config  # late: start-up (not for --help)
+
+    return config(**{k: v for k, v in run.items() if k != "context"}, variants=variants, **more)
 
 
 @dataclass(frozen=True)
@@ -342,7 +313,7 @@ class Out:
 
 
 def options(
-    *, skip: tuple[str, ...] = (), writes: tuple[str, ...] = (), **groups: type
+    *, skip: tuple[str, ...] = (), writes: tuple[str, ...] = (), **groups: type | Rows
 ) -> Callable[[Callable], Callable]:
     """Give a command its option groups: each dataclass's fields become the command's own parameters
     (Typer reads the signature), and the command receives one instance per group, by the group's name.
@@ -360,6 +331,9 @@ def options(
         context = [p for p in own if p.annotation is typer.Context]
         flat = []
         for group in groups.values():
+            if isinstance(group, Rows):
+                flat += group.offered(command.__name__, skip)
+                continue
             group_hints = typing.get_type_hints(group, include_extras=True)
             flat += [
                 inspect.Parameter(
@@ -375,7 +349,9 @@ def options(
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
             built = {
-                name: group(
+                name: {p.name: kwargs.pop(p.name) for p in group.offered(command.__name__, skip)}
+                if isinstance(group, Rows)
+                else group(
                     **{f.name: kwargs.pop(f.name) for f in fields(group) if f.name in kwargs and f.name not in skip}
                 )
                 for name, group in groups.items()

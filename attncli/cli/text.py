@@ -36,7 +36,6 @@ def stdin_prompt(given: str | None, what: str = "the text") -> None:
 def file_hint(given: str | None, file: str | None) -> None:
     """TEXT that names an existing file is still read as the text itself (`attn heads --lines corpus.txt` would
     analyse the word "corpus.txt"): say on stderr how to read the file instead."""
-    import shlex  # late: start-up (only to quote a path in this hint)
     from pathlib import Path  # late: start-up (only TEXT's check)
 
     if given is None or file is not None or given == "-" or "\n" in given or len(given) > 4096:
@@ -46,6 +45,8 @@ def file_hint(given: str | None, file: str | None) -> None:
     except (OSError, ValueError):  # a text too long or with a NUL for a path: not a file
         return
     if named:
+        import shlex  # late: start-up (only to quote a path in this hint)
+
         say(f"TEXT {given!r} is read as the text itself, not as the file of that name: --file {shlex.quote(given)}")
 
 

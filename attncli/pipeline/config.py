@@ -81,12 +81,15 @@ class RunConfig:
 
 
 RANGES = {  # an option -> (least, most): one bound for every run that takes it (text runs, attn compute)
+    # (api/options.py declares the options; their ranges are the pipeline's, which guards a RunConfig whoever made it)
     "dim": (1, MAX_DIM),
     "heads": (1, MAX_HEADS),
     "dk": (1, MAX_DIM),
     "dv": (1, MAX_DIM),
     "d_a": (1, MAX_DIM),
     "seed": (0, MAX_SEED),
+    "rank": (1, MAX_OPTION),
+    "features": (1, MAX_OPTION),
 }
 
 
@@ -115,9 +118,7 @@ def check_options(variant: str, dtype: str, weights: bool, masks, temperature: f
     """--dtype, --no-weights, --rank and --features: ConfigError if they do not fit; the variant's options filled in."""
     if dtype not in DTYPES:
         raise ConfigError(f"unknown dtype {dtype!r}: choose {', '.join(DTYPES)}")
-    for name, value in options.items():
-        if value is not None and not 1 <= value <= MAX_OPTION:
-            raise ConfigError(f"--{name} must be between 1 and {MAX_OPTION}, got {value}")
+    check_ranges(**options)
     if not weights:
         get_variant(variant).check_outputs_only(masks, temperature)
     return option_values(VARIANTS[variant], options)

@@ -22,8 +22,7 @@ def contribution_view(result: AttentionResult, contributions, precision: int = 2
     # n])
     """The measure's matrices: every head's (where defined), the layer's, the rollout's (ALTI)."""
     parts = measure_matrices(result, contributions, precision)
-    notes = [Units(contributions.note, style="dim")] if contributions.note else []
-    return Group(*parts, caption(result), measure_note(contributions.measure), *notes)
+    return Group(*parts, caption(result), measure_note(contributions.measure), *part_note(contributions))
 
 
 def measure_matrices(result: AttentionResult, contributions, precision: int, max_rows: int = HEATMAP_ABOVE) -> list:
@@ -57,3 +56,8 @@ def measure_note(measure: str) -> Units:
     """The dim line under a measure's matrices: what its numbers are, its formula and its paper."""
     m = CONTRIBUTIONS[measure]
     return Units(f"{m.title} ({m.unit}): {m.formula}. {m.paper}.", style="dim")
+
+
+def part_note(contributions) -> list[Units]:
+    """The dim line saying what the maps are on an encoder–decoder's decoder or cross part (none elsewhere)."""
+    return [Units(contributions.note, style="dim")] if contributions.note else []

@@ -142,6 +142,7 @@ def heads_view(doc: dict, stat: str, max_bits: float, precision: int = 2, width:
     contrib = doc.get("contrib")
     if contrib is not None:  # --contrib: what every number above and below is computed on
         notes.insert(0, f"{contrib['measure']}: {contrib['shares']}; {contrib['formula']}. {contrib['paper']}.")
+        notes[1:1] = [contrib["note"]] if "note" in contrib else []  # an encoder–decoder's decoder part: f_h's stream
     weight = "weight" if contrib is None else f"share of {contrib['title']}"
     below = [] if "sinks" not in doc else [sinks_lines(doc["sinks"], doc["tokens"], precision, weight)]
     return Group(

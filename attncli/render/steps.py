@@ -22,7 +22,7 @@ from attncli.core.variants import VARIANTS, Cell, Worked, check_qk
 from attncli.pipeline.compare import coverage, token_rows
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
-from attncli.render.contrib import measure_matrices, measure_note
+from attncli.render.contrib import measure_matrices, measure_note, part_note
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix, columns_shown, fmt
 from attncli.render.show import Multiples, caption, escape_lines, escape_token
@@ -303,7 +303,7 @@ def show_steps(
             parts.append(Rule(f"{number} · {name}", align="left", style="dim"))
         if contributions is not None and step.name == "weights":
             parts += measure_matrices(result, contributions, precision, MAX_ROWS)
-            parts.append(measure_note(contributions.measure))
+            parts += [measure_note(contributions.measure), *part_note(contributions)]
             parts.append(
                 Units(
                     f"drawn in place of the weights {step.formula} (-f json keeps them in its steps; --contrib "

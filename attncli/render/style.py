@@ -117,8 +117,9 @@ def tick(w: float) -> str:
     >>> tick(1e-4), tick(0.01), tick(0.25), tick(0.0)
     ('10⁻⁴', '0.01', '0.25', '0')
     """
-    if 0 < w < 0.01 and math.log10(w) == round(math.log10(w)):
-        return "10" + str(round(math.log10(w))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    mantissa, exponent = f"{w:e}".split("e")  # its digits as written: 1e-4 is '1.000000e-04'
+    if 0 < w < 0.01 and float(mantissa) == 1:
+        return "10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{w:g}"
 
 

@@ -140,7 +140,3 @@ def test_the_heads_table_names_its_measure():
 )
 def test_a_wrong_heads_contrib_is_one_line_exit_2(args, needle):
     refused(attn("heads", TEXT, "--model", GOLDEN / "llama", *args), needle, code=2)
-
-
-def test_heads_of_an_encoder_decoder_refuses_the_maps():
-    refused(attn("heads", TEXT, "--model", GOLDEN / "bart", "--contrib", "norm"), "--part encoder --contrib", code=2)

@@ -9,7 +9,7 @@ import pytest
 
 from attncli import api
 from attncli.errors import ConfigError
-from tests.conftest import ROOT, attn
+from tests.conftest import ROOT, attn, refused
 
 GPT2 = str(ROOT / "tests" / "models" / "golden" / "gpt2")
 
@@ -25,8 +25,7 @@ GPT2 = str(ROOT / "tests" / "models" / "golden" / "gpt2")
 )
 def test_an_empty_variable_before_another_option_is_named_as_such(args):
     r = attn(*args)
-    assert r.exit_code == 2 and r.stderr.count("\n") == 1
-    assert "is the variable you meant empty?" in r.stderr and "quote a text" not in r.stderr
+    assert "quote a text" not in refused(r, "is the variable you meant empty?", code=2)
 
 
 def test_the_api_refuses_an_empty_model_name_rather_than_reading_the_current_folder():

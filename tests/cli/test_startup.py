@@ -172,3 +172,41 @@ def test_a_corpus_run_imports_neither_dask_nor_pyarrow(tmp_path):
 def test_a_text_run_loads_no_html_entities():
     """`html` (which loads html.entities, 2,231 names: ~10 ms) loads for a notebook's frame of a page only."""
     assert "html.entities" not in imported("show", "time flies like an arrow")
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess:
+    """`python -c CODE ARGS` on this checkout, as the start-up tests above run attn."""
+    r = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_importing_the_app_leaves_the_collector_as_it_found_it(collecting):
+    """cli/app.py pauses Python's collector while it imports Typer and freezes what that made, then restores it."""
+    before = "" if collecting else "gc.disable()\n"
+    r = _python(f"import gc\n{before}import attncli.cli.app\nprint(gc.isenabled(), gc.get_freeze_count() > 0)")
+    assert r.stdout.split() == [str(collecting), "True"]
+
+
+def test_the_collector_runs_while_the_command_does():
+    """main pauses the collector while attn starts, and the command resumes it: a model's run needs it."""
+    code = (
+        "import gc, sys\n"
+        "from attncli import api\n"
+        "real = api.show\n"
+        "def show(*args, **kwargs):\n"
+        "    print('collecting' if gc.isenabled() else 'paused', file=sys.stderr)\n"
+        "    return real(*args, **kwargs)\n"
+        "api.show = show\n"
+        "from attncli.cli.app import main\n"
+        "sys.argv[0] = 'attn'\n"
+        "main()\n"
+    )
+    assert _python(code, "show", "time flies", "-f", "json").stderr == "collecting\n"

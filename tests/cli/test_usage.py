@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import attn
+from tests.conftest import attn, refused
 
 
 def one_line(args, *wanted: str, unwanted: tuple[str, ...] = ()) -> str:
+    """A wrong command line: conftest's `refused` with exit 2, in attn's words, never Click's usage text."""
     r = attn(*args)
-    lines = r.stderr.splitlines()
-    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("Error: "), (args, r.stderr)
+    line = refused(r, *wanted, code=2).rstrip("\n")
     assert "Usage:" not in r.output and "Try " not in r.output, (args, r.output)
-    for w in wanted:
-        assert w in lines[0], (args, lines[0])
     for u in unwanted:
-        assert u not in lines[0], (args, lines[0])
-    return lines[0]
+        assert u not in line, (args, line)
+    return line
 
 
 def test_words_of_an_unquoted_text_say_to_quote_it():

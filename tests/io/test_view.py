@@ -20,7 +20,6 @@ from attncli.pipeline.config import RunConfig
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
 from tests.conftest import attn
-from tests.model_fixtures import make_bert, make_gpt2
 from tests.tolerance import U64, gamma
 
 
@@ -32,13 +31,13 @@ def embedded(html: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    return str(make_gpt2(tmp_path_factory.mktemp("m") / "gpt2-tiny"))
+def gpt2_dir(gpt2) -> str:  # the session's tiny GPT-2 (tests/conftest.py), as the path a user types
+    return str(gpt2.path)
 
 
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return str(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
+def bert_dir(bert) -> str:  # the session's tiny BERT, as the path a user types
+    return str(bert.path)
 
 
 def test_a_text_run_holds_its_weights_rounded_and_its_steps_exactly():

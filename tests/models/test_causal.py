@@ -185,23 +185,16 @@ SMOLLM2_CONTRACT = 1e-4
 LAYERS = (0, 20, 23, 24, 29)  # the layers where the IOI answer moves (docs/models.md), and the first and last
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    from tests.smollm2 import SKIP, smollm2_path
-
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
-    ref = json.loads((Path(__file__).parent / "smollm2" / "causal.json").read_text(encoding="utf-8"))
-    return load_model(path), ref
+def smollm2_causal() -> dict:
+    """transformers' answers on SmolLM2 (tools/golden_causal.py)."""
+    return json.loads((Path(__file__).parent / "smollm2" / "causal.json").read_text(encoding="utf-8"))
 
 
 def test_smollm2_ioi_patching_equals_transformers(smollm2):
     """The layers of LAYERS patched as `patch` does, each a batch of copies from that layer on."""
     from attncli.models.interpret.causal import metric, metric_ids
 
-    model, ref = smollm2
+    model, ref = smollm2, smollm2_causal()
     clean, corrupt = encode(model, ref["clean"]).ids, encode(model, ref["corrupt"]).ids
     assert list(clean) == ref["ids"]
     ids, notes = metric_ids(model, ref["target"], ref["contrast"])
@@ -219,7 +212,7 @@ def test_smollm2_ioi_patching_equals_transformers(smollm2):
 
 
 def test_smollm2_ioi_dla_and_france_knockout_equal_transformers(smollm2):
-    model, ref = smollm2
+    model, ref = smollm2, smollm2_causal()
     doc = dla_document(model, ref["clean"], ref["target"], ref["contrast"])
     want = {(r["component"], r["layer"], r["head"]): r["dla"] for r in ref["dla"]["rows"]}
     assert {(r["component"], r["layer"], r["head"]): r["dla"] for r in doc["rows"]}.keys() == want.keys()

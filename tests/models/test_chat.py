@@ -27,7 +27,6 @@ from attncli.models.text.chat import (
 )
 from attncli.models.text.folder_tokenizer import load_tokenizer
 from tests.conftest import attn, refused
-from tests.smollm2 import SKIP, smollm2_path
 
 GOLDEN = Path(__file__).parent / "golden"
 CHATS = GOLDEN / "chat"
@@ -161,16 +160,6 @@ def test_a_looping_template_is_stopped_in_bounded_time(monkeypatch):
     looping = ChatTemplate("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}", "t")
     with pytest.raises(DataError, match=r"ran for more than 0\.5 s"):
         render(looping, Chat().messages("hi"))
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    from attncli.models import load_model
-
-    return load_model(path)
 
 
 def test_smollm2_chat_ids_equal_transformers(smollm2):

@@ -52,8 +52,9 @@ def edit_tokenizer(folder, **fields) -> None:
 
 
 @pytest.fixture
-def bert(tmp_path):
-    return make_bert(tmp_path / "bert")
+def own_bert(bert, tmp_path) -> Path:
+    """A copy of the session's tiny BERT folder (tests/conftest.py) that this test may edit."""
+    return Path(shutil.copytree(bert.path, tmp_path / "bert"))
 
 
 def test_an_absurd_layer_count_is_refused_from_the_headers(tmp_path):
@@ -203,11 +204,11 @@ def test_a_finite_weight_that_overflows_writes_nothing(tmp_path):
         one_line(attn(*args, "time flies", "--model", folder), "is not finite", "nothing was written")
 
 
-def test_weights_past_the_memory_budget_are_refused_before_they_are_read(bert, monkeypatch):
+def test_weights_past_the_memory_budget_are_refused_before_they_are_read(own_bert, monkeypatch):
     monkeypatch.setenv("ATTN_MAX_MEMORY", "16K")
     monkeypatch.setattr(Weights, "__getitem__", lambda *a: pytest.fail("a tensor was read"))
     with pytest.raises(ModelError, match=r"needs .* for its weights as float32, more than ATTN_MAX_MEMORY \(16 KiB\)"):
-        load_model(bert)
+        load_model(own_bert)
 
 
 def test_a_run_is_priced_by_its_tokens():
@@ -216,8 +217,8 @@ def test_a_run_is_priced_by_its_tokens():
         check_run(10**6, 12, 12, 768, 100_000, "m")
 
 
-def test_a_long_text_is_counted_on_a_prefix_and_never_tokenized_whole(bert, monkeypatch):
-    model = load_model(bert)  # 32 positions: a prefix of 512 characters
+def test_a_long_text_is_counted_on_a_prefix_and_never_tokenized_whole(own_bert, monkeypatch):
+    model = load_model(own_bert)  # 32 positions: a prefix of 512 characters
     seen: list[int] = []
     real = tokens_module._encoded
     monkeypatch.setattr(tokens_module, "_encoded", lambda m, text: seen.append(len(text)) or real(m, text))
@@ -227,36 +228,36 @@ def test_a_long_text_is_counted_on_a_prefix_and_never_tokenized_whole(bert, monk
     assert seen and max(seen) <= 512, seen
 
 
-def test_a_character_the_tokenizer_cannot_encode_is_one_line(bert):
-    doc = json.loads((bert / "tokenizer.json").read_text())
+def test_a_character_the_tokenizer_cannot_encode_is_one_line(own_bert):
+    doc = json.loads((own_bert / "tokenizer.json").read_text())
     doc["model"]["unk_token"] = "[NOPE]"
-    (bert / "tokenizer.json").write_text(json.dumps(doc))
-    one_line(attn("show", "time ☃", "--model", bert), "cannot encode this text")
+    (own_bert / "tokenizer.json").write_text(json.dumps(doc))
+    one_line(attn("show", "time ☃", "--model", own_bert), "cannot encode this text")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory limit reads /proc")
-def test_a_model_tokenizer_that_blows_the_text_up_is_one_line(bert, monkeypatch):
+def test_a_model_tokenizer_that_blows_the_text_up_is_one_line(own_bert, monkeypatch):
     times_ten = {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 10}
-    edit_tokenizer(bert, normalizer={"type": "Sequence", "normalizers": [times_ten] * 9})  # 1 char -> 10^9
+    edit_tokenizer(own_bert, normalizer={"type": "Sequence", "normalizers": [times_ten] * 9})  # 1 char -> 10^9
     monkeypatch.setenv("ATTN_MAX_MEMORY", "256M")
-    one_line(attn("show", "banana", "--model", bert), f"Error: the tokenizer of {bert} ")
+    one_line(attn("show", "banana", "--model", own_bert), f"Error: the tokenizer of {own_bert} ")
 
 
-def test_a_model_tokenizer_regex_that_panics_is_one_line(bert):
+def test_a_model_tokenizer_regex_that_panics_is_one_line(own_bert):
     split = {"type": "Split", "pattern": {"Regex": r"(\w+\s?)*$"}, "behavior": "Isolated", "invert": False}
-    edit_tokenizer(bert, pre_tokenizer=split)
-    one_line(attn("show", "a" * 28 + "!", "--model", bert), "retry-limit-in-match")
+    edit_tokenizer(own_bert, pre_tokenizer=split)
+    one_line(attn("show", "a" * 28 + "!", "--model", own_bert), "retry-limit-in-match")
 
 
-def test_a_runaway_model_tokenizer_is_stopped(bert, monkeypatch):
+def test_a_runaway_model_tokenizer_is_stopped(own_bert, monkeypatch):
     split = {"type": "Split", "pattern": {"Regex": r"\w*\w*\w*[^\w]"}, "behavior": "Isolated", "invert": False}
-    edit_tokenizer(bert, pre_tokenizer=split)  # about n^4 steps: seconds on 300 characters
+    edit_tokenizer(own_bert, pre_tokenizer=split)  # about n^4 steps: seconds on 300 characters
     monkeypatch.setenv("ATTN_TOKENIZER_SECONDS", "0.2")
-    one_line(attn("show", "a" * 300, "--model", bert), "ran for more than 0.2 s and was stopped")
+    one_line(attn("show", "a" * 300, "--model", own_bert), "ran for more than 0.2 s and was stopped")
 
 
-def test_the_tokenizer_is_the_models_own_and_still_answers(bert):
-    model = load_model(bert)
+def test_the_tokenizer_is_the_models_own_and_still_answers(own_bert):
+    model = load_model(own_bert)
     assert tokens_module.encode(model, "time flies").strings == ("[CLS]", "time", "flies", "[SEP]")
     assert model.tokenizer.get_vocab_size(with_added_tokens=True) == model.vocab_size
     assert np.isfinite(model.weights["encoder.layer.0.attention.self.query.weight"]).all()

@@ -5,8 +5,10 @@ quantizer writes); the values are compared as bit patterns, so that a NaN or a -
 test_gguf.py checks the K-quants against ggml's block formulas written out, and the round trip of the legacy types.
 """
 
+import gguf  # a dependency of attncli: a missing one fails here, never skips
 import numpy as np
 import pytest
+from gguf import quants as reference
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,11 +17,7 @@ from attncli.models.files.gguf import open_gguf
 from attncli.models.files.hparams import ModelError
 from attncli.models.files.iq_grids import GRIDS, grid_indices
 from attncli.models.files.quants import DEQUANTIZED, TYPES, dequantize, quant_type
-
-gguf = pytest.importorskip("gguf", reason="the gguf extra is not installed (pip install 'attncli[gguf]')")
-from gguf import quants as reference  # noqa: E402 (after the skip)
-
-from tests.models.gguf_files import write  # noqa: E402
+from tests.models.gguf_files import write
 
 BY_NAME = {t.name: t for t in TYPES.values()}
 SCALES = {  # type -> the byte offsets of its fp16 scales in a block

@@ -20,7 +20,6 @@ from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
 from attncli.models.runs.generate import decode
 from attncli.models.runs.tokens import encode
 from tests.conftest import ROOT
-from tests.smollm2 import SKIP, smollm2_path
 
 GOLDEN = Path(__file__).parent / "golden"
 TEXT = "time flies like an arrow"
@@ -77,7 +76,6 @@ def test_generation_while_streaming_writes_the_tokens_of_the_whole_model():
 def test_a_streamed_gguf_pass_dequantized_a_few_rows_at_a_time_gives_the_bits_of_the_whole_one(
     kind, tmp_path, monkeypatch
 ):
-    pytest.importorskip("gguf")
     from tests.models.gguf_files import from_folder
     from tests.models.test_gguf import CONVERTED, _windowless
 
@@ -90,24 +88,15 @@ def test_a_streamed_gguf_pass_dequantized_a_few_rows_at_a_time_gives_the_bits_of
     _same_bits(_streamed_twice(load_model(path), ids), expected)
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    path = smollm2_path()
-    if path is None:
-        pytest.skip(SKIP)
-    pytest.importorskip("gguf")
-    return path
-
-
 def test_smollm2_streamed_gives_the_bits_of_the_whole_model(smollm2):
-    whole = load_model(smollm2)
+    whole = load_model(smollm2.path)
     ids = np.asarray(encode(whole, TEXT).ids)
     upto = 3  # four of its 30 layers, each dequantized three times (seconds)
-    _same_bits(_streamed_twice(load_model(smollm2), ids, upto), _pass(whole, ids, upto))
+    _same_bits(_streamed_twice(load_model(smollm2.path), ids, upto), _pass(whole, ids, upto))
 
 
 def test_a_room_for_one_layer_more_keeps_the_first_and_reads_only_the_later_ones_again(smollm2):
-    model = load_model(smollm2)
+    model = load_model(smollm2.path)
     ids = np.asarray(encode(model, TEXT).ids)
     expected = _pass(model, ids, 2)
     layers, w = model.weights.layer_bytes(), model.weights

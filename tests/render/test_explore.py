@@ -20,7 +20,6 @@ from attncli.render.explore.app import DEBOUNCE, ExploreApp
 from attncli.render.explore.state import Explorer
 from attncli.render.matrix import fmt
 from tests.conftest import attn
-from tests.model_fixtures import make_bert
 
 TEXT = "time flies like an arrow"
 BAR_ROW = re.compile(r"^(\d+)(?: (\S+))?\s+(-?\d+\.\d\d|masked)\s+▸?(\d\.\d\d|·)")
@@ -214,23 +213,17 @@ def test_the_help_scrolls_to_its_last_key_at_80_by_24():
     explore(test, text_run(), size=(80, 24))
 
 
-@pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return make_bert(tmp_path_factory.mktemp("m") / "bert-tiny")
-
-
-def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(bert_dir):
-    model = load_model(bert_dir)
-    e = Explorer(TEXT, RunConfig(), model=model)
+def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(bert):
+    e = Explorer(TEXT, RunConfig(), model=bert)
     e.compute()
 
     async def test(pilot, app):
-        last = model.n_layer - 1
+        last = bert.n_layer - 1
         assert app.e.layer == last
         await pilot.press("right_curly_bracket")  # round to layer 0
         assert app.e.layer == 0
         await pilot.press("right_square_bracket", "down")
-        doc = show_json(TEXT, "--model", bert_dir, "--layer", "0")
+        doc = show_json(TEXT, "--model", bert.path, "--layer", "0")
         assert app.e.weights.tolist() == [h["weights"] for h in doc["heads"]]
         drawn = bars(app)
         assert [w for _, _, w in drawn.values()] == [fmt(w, 2) for w in doc["heads"][1]["weights"][1]]
@@ -246,8 +239,8 @@ def test_a_model_run_switches_layer_and_head_and_opens_a_head_from_the_overview(
     explore(test, e)
 
 
-def test_the_matrix_marks_the_tokens_the_tokenizer_added_as_its_caption_says(bert_dir):
-    e = Explorer(TEXT, RunConfig(), model=load_model(bert_dir))
+def test_the_matrix_marks_the_tokens_the_tokenizer_added_as_its_caption_says(bert):
+    e = Explorer(TEXT, RunConfig(), model=bert)
     e.compute()
 
     async def test(pilot, app):

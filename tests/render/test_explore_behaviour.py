@@ -21,17 +21,11 @@ from attncli.render.explore.app import DEBOUNCE
 from attncli.render.explore.state import Explorer
 from attncli.render.matrix import fmt
 from tests.conftest import attn
-from tests.model_fixtures import make_bert
 from tests.render.test_explore import bars, explore, said
 
 LLAMA = Path(__file__).parents[1] / "models" / "golden" / "llama"
 TEXT = "time flies like an arrow"
 SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def llama():
-    return load_model(LLAMA)
 
 
 def run(model, generate: int | None = 3, text: str = TEXT) -> Explorer:
@@ -231,17 +225,17 @@ def test_esc_while_it_ablates_stops_it(llama, monkeypatch):
 
 
 @pytest.mark.parametrize("key", ["n", "l", "x"])
-def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_none(key, tmp_path):
-    bert = Explorer(TEXT, RunConfig(), model=load_model(make_bert(tmp_path / "bert-tiny")))
-    bert.compute()
+def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_none(key, bert):
+    encoder = Explorer(TEXT, RunConfig(), model=bert)
+    encoder.compute()
     text = Explorer(TEXT, RunConfig())
     text.compute()
     why = {
-        id(bert): "is an encoder (bert): it has no next-token head, which the logit lens, ablation, patching, logit "
+        id(encoder): "is an encoder (bert): it has no next-token head, which the logit lens, ablation, patching, logit "
         "attribution, knockout and --generate read; its attention: attn show, attn heads or attn view with --model",
         id(text): "a text run predicts no token: --model DIR of a decoder has the lens",
     }
-    for e in (bert, text):
+    for e in (encoder, text):
 
         async def test(pilot, app, e=e):
             await pilot.press(key)

@@ -8,20 +8,13 @@ import json
 
 import pytest
 
-from attncli.models import load_model
 from attncli.models.interpret.ablate import ablate_document
 from attncli.pipeline.config import RunConfig
 from attncli.render.causal import part_name
 from attncli.render.explore.state import Explorer
 from tests.conftest import attn
-from tests.model_fixtures import make_bert
 from tests.render.test_explore import explore, said
 from tests.render.test_explore_behaviour import LLAMA, SIZE, TEXT, finished, run
-
-
-@pytest.fixture(scope="module")
-def llama():
-    return load_model(LLAMA)
 
 
 @pytest.mark.parametrize("generate", [None, 3])
@@ -52,13 +45,13 @@ def test_d_attributes_the_models_next_token_as_attn_dla_does(llama, generate):
     explore(test, e, size=SIZE)
 
 
-def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_no_dla(tmp_path):
-    bert = Explorer(TEXT, RunConfig(), model=load_model(make_bert(tmp_path / "bert-tiny")))
-    bert.compute()
+def test_a_text_run_and_an_encoder_say_in_one_line_why_they_have_no_dla(bert):
+    encoder = Explorer(TEXT, RunConfig(), model=bert)
+    encoder.compute()
     text = Explorer(TEXT, RunConfig())
     text.compute()
-    why = {id(bert): "is an encoder (bert): it has no next-token head", id(text): "a text run predicts no token"}
-    for e in (bert, text):
+    why = {id(encoder): "is an encoder (bert): it has no next-token head", id(text): "a text run predicts no token"}
+    for e in (encoder, text):
 
         async def test(pilot, app, e=e):
             await pilot.press("d")

@@ -12,7 +12,6 @@ from attncli.models import load_model
 from attncli.pipeline.config import RunConfig
 from attncli.render.explore.app import ExploreApp
 from attncli.render.explore.state import Explorer
-from tests.model_fixtures import make_bert
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -27,11 +26,6 @@ def text_app() -> ExploreApp:
     e = Explorer("time flies like an arrow", RunConfig(heads=2))
     e.compute()
     return ExploreApp(e)
-
-
-@pytest.fixture(scope="module")
-def bert(tmp_path_factory):
-    return load_model(make_bert(tmp_path_factory.mktemp("m") / "bert-tiny"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
@@ -57,11 +51,6 @@ def test_an_encoder_decoders_alignment(snap_compare, size):
     e = Explorer("le chat est assis sur le tapis", RunConfig(), "the cat sat on the mat", model=load_model(golden))
     e.compute()
     assert snap_compare(ExploreApp(e), press=["a", "down", "down"], terminal_size=size)
-
-
-@pytest.fixture(scope="module")
-def llama():
-    return load_model(Path(__file__).parent.parent / "models" / "golden" / "llama")
 
 
 def generated(model) -> ExploreApp:

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import fields
+from typing import Any
 
 import typer
 
-from attncli.cli.model import GgufFile, Head, Layer, ModelDirs, check_options, given, model_path
+from attncli.cli.model import GgufFile, Head, Layer, ModelDirs, check_options, given, model_path, run_given
 from attncli.cli.options import Out, Run, Source, Tokenizers, VariantNames, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
 from attncli.errors import ConfigError
 
 
-@options(source=Source, run=Run, out=Out, skip=("tokenizer", "variant", "context"), writes=("Records",))
+@options(source=Source, run=Run, out=Out, writes=("Records",))
 def compare(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     tokenizers: Tokenizers = None,
     variants: VariantNames = "scaled",
@@ -49,11 +50,11 @@ def compare(
                 "several --model compare their tokenizers, not attention: drop "
                 + ", ".join("/".join(p.opts) for p in ran)
             )
-    check_options(ctx, models[0] if models else None, every=True)
+    check_options(ctx, models[0] if models else None)
     model = [model_path(m, gguf_file) or m for m in models] if models else None
     text = text_of(source)
     limits = limits_for(source.max_tokens, "compare", HEAD_STATISTICS)
-    chosen = {k: v for k, v in asdict(run).items() if k not in ("tokenizer", "variant", "context")}
+    chosen = run_given(ctx, run, False)
     compared = api.compare(
         text, tokenizers=tokenizers, variants=variants, **chosen, model=model, layer=layer, head=head, limits=limits
     )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
 from attncli.cli.model import (
-    SAMPLING,
     Contrib,
     DropSink,
     Generate,
@@ -23,7 +23,7 @@ from attncli.cli.model import (
     generation,
     load_model,
 )
-from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options
+from attncli.cli.options import Dtype, MeanHeads, Out, QueryRow, Run, Source, options, run_config
 from attncli.cli.text import context_of, say, text_of, warn
 from attncli.errors import ConfigError
 
@@ -32,7 +32,7 @@ from attncli.errors import ConfigError
 def explore(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     model: ModelDir = None,
     gguf_file: GgufFile = None,
@@ -64,17 +64,15 @@ def explore(
     from attncli.cli.hints import limits_for
     from attncli.render.explore.state import Explorer
 
-    sampling = SAMPLING if generate is not None else ()
-    looks = ("contrib", "scale", "drop_sink")
-    check_options(ctx, model, keep=("mean_heads", "query", "context", *sampling, *looks), both=("head",))
+    check_options(ctx, model)
     check_contrib(contrib, model, False)
     check_scale(scale)
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
-    context, limits = context_of(run.context, source.errors), limits_for(source.max_tokens, "show")
+    how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
+    context, limits = context_of(run["context"], source.errors), limits_for(source.max_tokens, "show")
     loaded = None if model is None else load_model(model, gguf_file)
     explorer = Explorer(
         text_of(source),
-        run.config(dtype=dtype),
+        run_config(run, dtype=dtype),
         context,
         limits,
         loaded,

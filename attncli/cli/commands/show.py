@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from typing import Any
 
 import typer
 
 from attncli.cli.model import (
-    SAMPLING,
     Chat,
     Contrib,
     DropSink,
@@ -27,7 +26,9 @@ from attncli.cli.model import (
     generation,
     given,
     model_path,
+    run_given,
     worker_count,
+    written,
 )
 from attncli.cli.options import (
     Dtype,
@@ -42,6 +43,7 @@ from attncli.cli.options import (
     Source,
     Stats,
     options,
+    run_config,
 )
 from attncli.cli.output import contrib_format, emit, table_only
 from attncli.cli.text import context_of, given_lines, say, text_of, warn
@@ -53,7 +55,7 @@ from attncli.io.inputs import iter_lines
 def show(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     stats: Stats = False,
     model: ModelDir = None,
@@ -93,13 +95,10 @@ def show(
     from attncli.cli.hints import limits_for
     from attncli.io.progress import line_progress
 
-    sampling = SAMPLING if generate is not None else ()
-    keep = ("stats", "mean_heads", "query", "matrix_only", "raw_tokens", "context", "lines", *sampling)
-    keep += ("contrib", "scale", "drop_sink")
-    check_options(ctx, model, keep=keep, both=("head",))
+    check_options(ctx, model)
     if generate is not None and (lines or rollout):
         raise ConfigError("--generate continues one text's attention: drop --lines and --rollout")
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
     model = model_path(model, gguf_file)
     if workers is not None and (not lines or model is not None):
         raise ConfigError("--workers goes with --lines of a text run (a --model runs its lines in one process)")
@@ -126,20 +125,21 @@ def show(
         drop_sink=drop_sink,
         raw_tokens=raw_tokens,
     )
-    context = context_of(run.context, source.errors)
-    chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part, "dtype": dtype}
+    context = context_of(run["context"], source.errors)
+    chosen = {**run_given(ctx, run, how is not None), "context": context, "layer": layer, "head": head, "part": part}
+    chosen |= written(ctx, {"dtype": dtype})
     chosen |= {"chat": chat, "system": system}
     chosen |= {"no_weights": no_weights, "mean_heads": mean_heads, "query": query, "matrix_only": matrix_only}
     chosen |= {"raw_tokens": raw_tokens}
-    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
-        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's (run_given)
+        chosen |= {"generate": how}
     limits = limits_for(source.max_tokens, "show --lines" if lines else "show", HEAD_STATISTICS if stats else None)
     chosen |= {"scale": scale, "drop_sink": drop_sink}
     if lines:
         if model is not None:
             chosen["model"] = model
         else:
-            run.config(dtype=dtype, weights=not no_weights).resolve()  # a bad option fails before a line is read
+            run_config(run, dtype=dtype, weights=not no_weights).resolve()  # a bad option fails before a line is read
         stream, name = given_lines(source.text, source.file)
         with stream, line_progress(stream, name, out.color, out.output) as counted:
             read = iter_lines(counted, name, source.errors, say)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from typing import Any
 
 import typer
 
 from attncli.cli.model import (
-    SAMPLING,
     Chat,
     Contrib,
     Generate,
@@ -22,6 +21,7 @@ from attncli.cli.model import (
     check_options,
     generation,
     model_path,
+    run_given,
 )
 from attncli.cli.options import Out, Query, Run, Source, options
 from attncli.cli.output import contrib_format, emit, writing
@@ -32,7 +32,7 @@ from attncli.cli.text import context_of, text_of, warn
 def steps(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     query: Query = "0",
     model: ModelDir = None,
@@ -62,17 +62,18 @@ def steps(
     from attncli.cli.hints import limits_for
     from attncli.io import documents
 
-    check_options(ctx, model, keep=("query", "context", "contrib", *(SAMPLING if generate is not None else ())))
+    check_options(ctx, model)
     if contrib != "weights":
         contrib_format(contrib, out, documents.Steps)
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
     model = model_path(model, gguf_file)
     text = text_of(source)
-    context = context_of(run.context, source.errors)
+    context = context_of(run["context"], source.errors)
     limits = limits_for(source.max_tokens, "steps", writing(documents.Steps, out))
-    chosen = {**asdict(run), "context": context, "query": query, "layer": layer, "head": head, "part": part}
-    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
-        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
+    chosen = {**run_given(ctx, run, how is not None), "context": context, "query": query}
+    chosen |= {"layer": layer, "head": head, "part": part}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's (run_given)
+        chosen |= {"generate": how}
     stepped = api.steps(
         text, **chosen, model=model, chat=chat, system=system, contrib=contrib, precision=out.precision, limits=limits
     )

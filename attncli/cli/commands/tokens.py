@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from attncli.cli.model import Chat, GgufFile, ModelDir, System, check_options, model_path
+from attncli.cli.model import Chat, GgufFile, ModelDir, System, check_options, model_path, written
 from attncli.cli.options import Out, Source, Tokenizer, options
 from attncli.cli.output import emit
 from attncli.cli.text import text_of, warn
@@ -30,8 +30,7 @@ def tokens(
 
     check_options(ctx, model)
     model = model_path(model, gguf_file)
-    listed = api.tokens(
-        text_of(source), tokenizer=tokenizer, model=model, chat=chat, system=system, max_tokens=source.max_tokens
-    )
+    chosen = written(ctx, {"tokenizer": tokenizer, "max_tokens": source.max_tokens})
+    listed = api.tokens(text_of(source), **chosen, model=model, chat=chat, system=system)
     warn(listed)
     emit(listed.document, out)

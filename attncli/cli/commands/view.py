@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Any
 
 import typer
@@ -10,7 +9,6 @@ import typer
 from attncli.cli.commands.knockout import To, Window
 from attncli.cli.commands.patch import Noising, What
 from attncli.cli.model import (
-    SAMPLING,
     Ablate,
     Chat,
     Contrast,
@@ -34,6 +32,7 @@ from attncli.cli.model import (
     check_options,
     generation,
     model_path,
+    run_given,
 )
 from attncli.cli.options import Out, Run, Source, options
 from attncli.cli.output import check_writes, emit
@@ -69,7 +68,7 @@ KnockoutView = Annotated[
 def view(
     ctx: typer.Context,
     source: Source,
-    run: Run,
+    run: dict[str, Any],
     out: Out,
     model: ModelDir = None,
     gguf_file: GgufFile = None,
@@ -129,24 +128,22 @@ def view(
         "dla": dla,
     }
     causal |= {"knockout": knockout, "span": span, "to": to, "window": window}
-    keep = ("context", "target", "mode", *causal, *(SAMPLING if generate is not None else ()))
-    keep += ("contrib", "scale", "drop_sink")
-    check_options(ctx, model, keep=keep, both=("head",))
+    check_options(ctx, model)
     flags = {"span": "from"}  # an option's keyword -> its name on the command line
     check_behaviour(
         {**causal, "lens": lens, "ablate": ablate, "target": target, "mode": mode}, lambda k: f"--{flags.get(k, k)}"
     )
-    how = generation(ctx, generate, top_k, top_p, run.temperature, run.seed)
+    how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
     check_writes(documents.View, "attn view", out)  # before the run: a page is HTML (or its data, JSON)
     model = model_path(model, gguf_file)
     text = text_of(source)
-    context = context_of(run.context, source.errors)
+    context = context_of(run["context"], source.errors)
     limits = limits_for(source.max_tokens, "steps", JSON_LISTS)
-    chosen = {**asdict(run), "context": context, "layer": layer, "head": head, "part": part}
+    chosen = {**run_given(ctx, run, how is not None), "context": context, "layer": layer, "head": head, "part": part}
     chosen |= {"lens": lens, "ablate": ablate, "target": target, "mode": mode, **causal}
     chosen |= {"contrib": contrib, "scale": scale, "drop_sink": drop_sink}
-    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's
-        chosen |= {"temperature": 1.0, "seed": 0, "generate": how}
+    if how is not None:  # --temperature and --seed are the sampling's here, not a text run's (run_given)
+        chosen |= {"generate": how}
     page = api.view(text, **chosen, model=model, chat=chat, system=system, precision=out.precision, limits=limits)
     warn(page)
     emit(page.document, out)

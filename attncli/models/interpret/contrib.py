@@ -55,14 +55,14 @@ from attncli.core.measures import CONTRIBUTIONS
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
-from attncli.models.interpret.contrib_parts import part_maps
+from attncli.models.interpret.contrib_parts import part_maps, part_note, part_steps
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import seq2seq_forward
+from attncli.models.runs.encdec import Seq2Seq, seq2seq_forward
 from attncli.models.runs.generate import Generation
 from attncli.models.runs.route import check_part, heads, kind
-from attncli.models.runs.run import heads_document, run_pass
+from attncli.models.runs.run import run_pass
 from attncli.models.runs.seq2seq import PartLayer, encoder_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
@@ -257,9 +257,9 @@ def value_zeroing(model: Model, l: int, x, steps: LayerSteps) -> np.ndarray:
     return normalize_rows(np.maximum(distance, 0.0))
 
 
-def norm_of(model: Model, l: int, x) -> np.ndarray:  # [n, d_model] the stream entering l -> [h, n, n]
-    """Each head's ‖α^h_ij f_h(x_j)‖ of layer `l` (Kobayashi et al. 2020, §3), from its attention on `x`."""
-    _, s = model.family.attention(model, l, x)
+def norm_of(s: LayerSteps) -> np.ndarray:  # -> [h, m, n]
+    """Each head's ‖α^h_ij f_h(x_j)‖ of one attention as it ran (Kobayashi et al. 2020, §3): its weights, values
+    and output projection."""
     return norm_heads(s.weights, head_vectors(s.v, s.w_o))
 
 
@@ -274,8 +274,10 @@ def heads_of(
     """`attn heads --contrib MEASURE -f json`: every head's statistics, label and sinks computed on the measure's
     per-head maps instead of the weights, each row as shares of its sum (norm: ‖α^h_ij f_h(x_j)‖ / Σ_k
     ‖α^h_ik f_h(x_k)‖, what each token is of what the head moves to output i); the document says which measure
-    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. A measure of the
-    whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
+    (`contrib`, and `measure` in every row); `pair`, `part` and `generate` as `attn heads`'. An encoder–decoder's
+    part (encoder, decoder, cross) gets the statistics `attn heads --part` computes on its weights (cross: its
+    own), on the part's maps (contrib_parts.py's: cross's f_h reads the encoder's output, `contrib.note` says so).
+    A measure of the whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
     m = CONTRIBUTIONS[measure]
     if measure == "weights":  # the maps are the weights: `attn heads` itself
         return heads(model, text, pair, part, generate)
@@ -285,27 +287,28 @@ def heads_of(
             f"--contrib {measure} measures the whole layer (no map per head), and attn heads describes each head: "
             f"it takes --contrib {takes}; attn show --contrib {measure} draws the layer's maps"
         )
-    if kind(model).reads_source:
-        raise ConfigError(
-            f"--contrib {measure}: attn heads of an encoder–decoder does not have the maps yet; attn show --part "
-            f"encoder --contrib {measure} draws its encoder's ({model.name})"
-        )
+    chosen = check_part(model, part, pair)  # an encoder's or a decoder's one part; an encoder–decoder's three
 
-    check_part(model, part, pair)  # a decoder or an encoder has one part, its own
+    def shares(run: Forward | Seq2Seq) -> np.ndarray:  # -> [L, h, m, n], rows sum to 1
+        if isinstance(run, Seq2Seq):  # an encoder–decoder's decoder or cross part: the pass keeps every layer's steps
+            steps = [part_steps(run, chosen, l) for l in range(len(run.hidden))]
+        else:  # an encoder or a decoder (an encoder–decoder's encoder): each layer's attention again on its stream
+            steps = [model.family.attention(model, l, x)[1] for l, x in enumerate(run.hidden)]
+        return np.stack([normalize_rows(norm_of(s)) for s in steps])
 
-    def shares(run: Forward) -> np.ndarray:  # -> [L, h, n, n], rows sum to 1
-        return np.stack([normalize_rows(norm_of(model, l, x)) for l, x in enumerate(run.hidden)])
-
-    doc = heads_document(model, text, pair, generate, shares)
+    doc = heads(model, text, pair, part, generate, shares)
     for row in doc["rows"]:
         row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
+    numbers = "statistic, label and sink number" if "sinks" in doc else "statistic and label"  # a part: no sinks
+    noted = kind(model).reads_source and PARTS[chosen].needs_source  # a decoder's part: the note says what f_h reads
     return doc | {
         "contrib": {
             "measure": measure,
             "title": m.title,
             "formula": m.formula,
             "paper": m.paper,
-            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every statistic, "
-            "label and sink number here is computed on, in place of the attention weights",
+            "shares": f"each head's {m.title} of a query row, divided by the row's sum: what every {numbers} here is "
+            "computed on, in place of the attention weights",
+            **({"note": part_note(chosen, measure)} if noted else {}),
         }
     }

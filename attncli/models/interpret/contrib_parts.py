@@ -101,9 +101,9 @@ def part_maps(
 ) -> PartMaps:
     # encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's rollout composes it) -> PartMaps
     """`measure` (norm, alti, value-zeroing) on decoder layer `layer`'s `part` (decoder, cross) of `run`."""
-    cross = PARTS[part].keys != PARTS[part].queries  # keys and values from the other side: the source
+    cross = crosses(part)
     if measure == "norm":
-        s = (run.cross if cross else run.decoder)[layer]
+        s = part_steps(run, part, layer)
         f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
         return PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, NOTES[cross, measure])
     if measure == "value-zeroing":
@@ -121,6 +121,21 @@ def part_maps(
         r = shares[:, n:] * through_self
         r[:, :n] += shares[:, :n] @ encoder_rollout
     return PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], NOTES[cross, measure])
+
+
+def crosses(part: str) -> bool:
+    """Whether `part` reads its keys and values from the other side (the source): cross-attention."""
+    return PARTS[part].keys != PARTS[part].queries
+
+
+def part_steps(run: Seq2Seq, part: str, layer: int) -> LayerSteps:
+    """Decoder layer `layer`'s attention of `part` in the pass `run`: its cross-attention or its self-attention."""
+    return (run.cross if crosses(part) else run.decoder)[layer]
+
+
+def part_note(part: str, measure: str) -> str:
+    """What `measure`'s maps are on a decoder `part` (decoder, cross): NOTES' line."""
+    return NOTES[crosses(part), measure]
 
 
 def _decoder(model: Model) -> Decoder:

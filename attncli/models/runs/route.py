@@ -27,6 +27,7 @@ from attncli.models.network.model import Model
 from attncli.models.runs import page, run, seq2seq, tokens
 from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.generate import Generation
+from attncli.models.runs.seq2seq import PassMaps
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import Tokens
 
@@ -45,12 +46,13 @@ def _self_rollout(model, text, layer, context, part) -> run.Rollout:
     return run.model_rollout(model, text, layer, context)
 
 
-def _self_heads(model, text, context, part, generate) -> dict:
-    return run.heads_document(model, text, context, generate)
+def _self_heads(model, text, context, part, generate, maps) -> dict:
+    return run.heads_document(model, text, context, generate, maps)
 
 
-def _part_heads(model, text, context, part, generate) -> dict:
-    return seq2seq.part_heads_document(model, text, context, part, _written(model, text, context, part, generate))
+def _part_heads(model, text, context, part, generate, maps) -> dict:
+    written = _written(model, text, context, part, generate)
+    return seq2seq.part_heads_document(model, text, context, part, written, maps)
 
 
 def _self_page(model, result, pair, generate) -> page.Layers:
@@ -218,9 +220,15 @@ def rollout(
 
 
 def heads(
-    model: Model, text: str, context: str | None = None, part: str | None = None, generate: Generation | None = None
+    model: Model,
+    text: str,
+    context: str | None = None,
+    part: str | None = None,
+    generate: Generation | None = None,
+    maps: PassMaps | None = None,
 ) -> dict:
     """Every head of every layer of one part, its statistics and label: `attn heads -f json` (`generate`: as
-    `result`'s)."""
+    `result`'s; `maps`: what the statistics are computed on from the part's pass instead of its weights, as
+    `attn heads --contrib` asks)."""
     chosen = check_part(model, part, context)
-    return kind(model).heads(model, text, context, chosen, generate)
+    return kind(model).heads(model, text, context, chosen, generate, maps)

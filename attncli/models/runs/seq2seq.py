@@ -13,6 +13,7 @@ are attncli.core.parts.PARTS; route.py checks the part and sends only an encoder
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +25,9 @@ from attncli.core.stats import cross_head_stats, cross_rollout, label_heads, rol
 from attncli.errors import ConfigError
 from attncli.models.files.folder import check_run
 from attncli.models.network.attention import LayerSteps
-from attncli.models.network.forward import forward
+from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import decode_target, decoder_input, generation_start, seq2seq_forward
+from attncli.models.runs.encdec import Seq2Seq, decode_target, decoder_input, generation_start, seq2seq_forward
 from attncli.models.runs.generate import Generation, check_room
 from attncli.models.runs.languages import check_language, with_language
 from attncli.models.runs.run import Rollout, heads_rows, heads_table
@@ -320,17 +321,26 @@ class PartLayer(ModelLayer):
         return out
 
 
+#: What `attn heads --contrib` computes its statistics on in place of a part's weights: from the part's pass (the
+#: encoder's Forward over the source, or the teacher-forced Seq2Seq for the decoder's parts), [L, h, n_q, n_k].
+PassMaps = Callable[[Forward | Seq2Seq], np.ndarray]
+
+
 def _part_weights(
-    model: Model, text: str, context: str | None, part: str, target: Tokens | None = None
+    model: Model, text: str, context: str | None, part: str, target: Tokens | None = None, maps: PassMaps | None = None
 ) -> tuple[Tokens, str, list]:
     # -> the rows' tokens, the text they are, per layer [n_head, n_q, n_k]
-    """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target."""
+    """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target; with
+    `maps`, what it computes from the part's pass instead of the weights."""
     source = context if context is not None else text
     src = encoder_tokens(model, source)
     if part == "encoder":
-        return src, source, forward(model, src.ids).weights
+        encoded = forward(model, src.ids)
+        return src, source, encoded.weights if maps is None else list(maps(encoded))
     tgt = target if target is not None else decoder_tokens(model, text)
     run = seq2seq_forward(model, src.ids, tgt.ids)
+    if maps is not None:
+        return tgt, text, list(maps(run))
     return tgt, text, [s.weights for s in (run.cross if part == "cross" else run.decoder)]
 
 
@@ -391,11 +401,17 @@ def part_rollout(
 
 
 def part_heads_document(
-    model: Model, text: str, context: str | None, chosen: str, target: Tokens | None = None
+    model: Model,
+    text: str,
+    context: str | None,
+    chosen: str,
+    target: Tokens | None = None,
+    maps: PassMaps | None = None,
 ) -> dict:
     """`attn heads --part`: every head of every layer of the part `chosen`. Cross-attention has its own
-    statistics (CROSS_STATS; `undefined` says why diagonal and previous are not)."""
-    tokens, shown_text, weights = _part_weights(model, text, context, chosen, target)
+    statistics (CROSS_STATS; `undefined` says why diagonal and previous are not). `maps`: what the statistics
+    are computed on instead of the weights, rows that sum to 1 (`attn heads --contrib`'s shares)."""
+    tokens, shown_text, weights = _part_weights(model, text, context, chosen, target, maps)
     generation = tokens.generation()
     source = ({} if context is None else {"source": context}) | (
         {} if generation is None else {"generated": generation}
