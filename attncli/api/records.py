@@ -53,6 +53,7 @@ def heads(
     measure of CONTRIBUTIONS with per-head maps other than "weights": norm): every statistic, label and sink
     number computed on each head's maps of that measure as shares of each row, the document saying so under
     "contrib"."""
+    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.core.statistics import stat_named  # late: start-up (not at import)
     from attncli.core.stats import entropy_scale
     from attncli.models.runs import route
@@ -62,7 +63,7 @@ def heads(
     check_chat(chat, system)
     loaded, name = load(model, chat, system)
     how = generation_of(generate)
-    if contrib == "weights":
+    if not computed(contrib):
         doc = route.heads(loaded, text, context, part, how)
     else:
         from attncli.models.interpret.contrib import heads_of  # late: start-up (model code only with a model)
@@ -74,7 +75,7 @@ def heads(
         raise ConfigError(f"--stat {stat}: {why}; here choose one of {', '.join(doc['stats'])}")
     page_at_last_layer = partial(route.result, loaded, text, None, None, context, part, how)
     view = None  # with --contrib: the page draws the weights, not the measure's statistics
-    if contrib == "weights":
+    if not computed(contrib):
         view = model_page(page_at_last_layer, "attn heads", precision, loaded, name, text, context)
     keys = len(doc.get("context_tokens", doc["tokens"]))  # a cross-attention's keys are the source's tokens
     table = partial(heads_view, doc, column, entropy_scale(None, keys)[0])

@@ -102,9 +102,11 @@ def show(
     (a repeated token) is one of the output's `warnings`. `contrib` (a measure of attncli.core.measures'
     CONTRIBUTIONS other than "weights", with a `model`): the table draws that measure's maps of the layer instead
     of the weights, and the document adds them under "contributions"."""
+    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+
     check_contrib(contrib, model, mean_heads or query is not None or no_weights)
     check_scale(scale)
-    if drop_sink and (mean_heads or query is not None or no_weights or contrib != "weights"):
+    if drop_sink and (mean_heads or query is not None or no_weights or computed(contrib)):
         raise ConfigError(
             "--drop-sink redraws each head's weights: drop --mean-heads, --query, --no-weights and --contrib"
         )
@@ -154,7 +156,7 @@ def show(
     extra: dict[str, Any] | None = {"stats": stats_document(result, precision)} if stats else None
     drawn = partial(table, result)
     contributions = None
-    if contrib != "weights":
+    if computed(contrib):
         from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
         from attncli.render.contrib import contribution_view
 
@@ -177,11 +179,11 @@ def check_scale(scale: str) -> None:
 
 def check_contrib(contrib: str, model: object, weights_only: bool) -> None:
     """ConfigError unless `contrib` is a measure of CONTRIBUTIONS, of a model's run, drawn as its own maps."""
-    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with a run)
+    from attncli.core.measures import CONTRIBUTIONS, computed  # late: start-up (the registry loads with a run)
 
     if contrib not in CONTRIBUTIONS:
         raise ConfigError(f"--contrib {contrib!r} is not a measure; the measures are {', '.join(CONTRIBUTIONS)}")
-    if contrib == "weights":
+    if not computed(contrib):
         return
     if model is None:
         raise ConfigError(f"--contrib {contrib} measures a real model's layer: give --model (a text run has weights)")
@@ -231,6 +233,8 @@ def steps(
     (`layer`, `head`, `part`). `contrib` (a measure of CONTRIBUTIONS other than "weights", with a `model`): the
     table draws that measure's maps of the layer where it draws the weights A, and the document adds them under
     "contributions", as `show`'s."""
+    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+
     check_contrib(contrib, model, False)
     context = run.pop("context")
     check_chat(chat, system)
@@ -251,7 +255,7 @@ def steps(
         page = page_of(result, "attn steps", precision)
     row, note = result.tokens.resolve(str(query))
     contributions, extra = None, None
-    if contrib != "weights":
+    if computed(contrib):
         from attncli.models.interpret.contrib import of_result  # late: start-up (model code only with a model)
 
         contributions = of_result(result, contrib)

@@ -4,6 +4,8 @@ Plain data, so that `attn show --help` reads the choices without NumPy; attncli.
 
     >>> CONTRIBUTIONS["norm"].per_head, CONTRIBUTIONS["alti"].rolls_out, list(CONTRIBUTIONS)[0]
     (True, True, 'weights')
+    >>> computed("weights"), computed("alti"), computed("saliency")
+    (False, True, False)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Measure:
     per_head: bool  # whether it has one matrix per head (`heads` in the JSON) besides the layer's
     rolls_out: bool  # whether the layers' matrices are rolled out (`rollout` in the JSON)
     normalized: bool  # whether each row sums to 1 (a share of the output), else a length in the model's units
+    computed: bool = True  # False for the weights themselves: nothing computed beyond the pass, today's output
 
     @property
     def unit(self) -> str:
@@ -42,6 +45,7 @@ CONTRIBUTIONS: dict[str, Measure] = {
             per_head=True,
             rolls_out=False,
             normalized=True,
+            computed=False,
         ),
         Measure(
             "norm",
@@ -79,3 +83,9 @@ CONTRIBUTIONS: dict[str, Measure] = {
         ),
     )
 }
+
+
+def computed(name: str) -> bool:
+    """Whether `--contrib name` asks for maps beyond the weights (a name not in the registry: no, and the check
+    of the measure says so)."""
+    return name in CONTRIBUTIONS and CONTRIBUTIONS[name].computed

@@ -501,7 +501,8 @@ def looks_view(
     carries, computed by the model code: models/interpret/page.py). `heads`: the heads' numbers (default 0..h-1)."""
     if not behaviour.looks:
         return {}
-    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+    from attncli.core.measures import computed  # late: start-up (only when a page is written)
+    from attncli.pipeline.heads import sinkless
 
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
     if behaviour.drop_sink:
@@ -512,7 +513,7 @@ def looks_view(
         numbers = list(range(weights.shape[1])) if heads is None else heads
         layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
         out["sinkless"] = {"layers": layers, "masks": masks}
-    if behaviour.contrib != "weights":
+    if computed(behaviour.contrib):
         assert maps is not None  # a model's page computes them (api.view refuses --contrib without a model)
         out["contributions"] = contributions_view(maps)
     return out

@@ -43,4 +43,6 @@ class Behaviour:
     @property
     def looks(self) -> bool:
         """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
-        return self.contrib != "weights" or self.scale != "sqrt" or self.drop_sink
+        from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+
+        return computed(self.contrib) or self.scale != "sqrt" or self.drop_sink

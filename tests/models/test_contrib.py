@@ -163,3 +163,14 @@ def test_a_converted_gguf_has_the_maps_of_its_folder(name, tmp_path):
         for attribute, _ in CHECKS[measure]:
             a, b = getattr(got, attribute), getattr(want, attribute)
             assert np.abs(a - b).max() <= tolerance(same) * np.abs(b).max(), (name, measure, attribute)
+
+
+def test_every_computed_measure_is_computed_on_a_layer_and_on_every_part():
+    """LAYER_MAPS and PART_MAPS hold one computation for each measure of the registry that is computed, and for
+    nothing else: a measure added to CONTRIBUTIONS without its computation fails here, not in a user's run."""
+    from attncli.core.measures import CONTRIBUTIONS
+    from attncli.models.interpret.contrib import LAYER_MAPS
+    from attncli.models.interpret.contrib_parts import PART_MAPS
+
+    computed = {name for name, m in CONTRIBUTIONS.items() if m.computed}
+    assert set(LAYER_MAPS) == set(PART_MAPS) == computed == {"norm", "alti", "value-zeroing"}

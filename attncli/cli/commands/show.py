@@ -93,6 +93,7 @@ def show(
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS
     from attncli.cli.hints import limits_for
+    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.io.progress import line_progress
 
     check_options(ctx, model)
@@ -106,11 +107,11 @@ def show(
         raise ConfigError("--rollout reads the text as it is: drop --chat and --system")
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
-    if contrib != "weights" and (lines or rollout):
+    if computed(contrib) and (lines or rollout):
         raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
     from attncli.io import documents  # late: start-up (not for --help)
 
-    if contrib != "weights":
+    if computed(contrib):
         contrib_format(contrib, out, documents.Result)
 
     kind = documents.Lines if lines else documents.Result  # --lines writes JSONL unless -f or -o says otherwise

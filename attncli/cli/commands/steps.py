@@ -60,10 +60,11 @@ def steps(
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.cli.hints import limits_for
+    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.io import documents
 
     check_options(ctx, model)
-    if contrib != "weights":
+    if computed(contrib):
         contrib_format(contrib, out, documents.Steps)
     how = generation(ctx, generate, top_k, top_p, run["temperature"], run["seed"])
     model = model_path(model, gguf_file)

@@ -51,7 +51,7 @@ from attncli.core.contrib import (
     normalize_rows,
     roll,
 )
-from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
@@ -138,14 +138,14 @@ def _one_head(c: Contributions, head: int | None) -> Contributions:
 def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, part: str) -> Contributions:
     """`measure` on decoder layer `layer`'s `part` (decoder, cross) of an encoder–decoder's result: one more
     teacher-forced pass of its source and its decoder's tokens (contrib_parts.py computes the maps)."""
-    if measure not in CONTRIBUTIONS or measure == "weights":
+    if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
     encoder_text = cast(PartLayer, result.source).encoder_text
     assert encoder_text is not None  # a decoder's part reads a source (route.check_part asks for it)
     run = seq2seq_forward(model, encoder_tokens(model, encoder_text).ids, result.tokens.ids)
     budget = block_budget()
     encoder = None
-    if measure == "alti" and PARTS[part].keys != PARTS[part].queries:  # cross ALTI composes the encoder's rollout
+    if CONTRIBUTIONS[measure].rolls_out and PARTS[part].keys != PARTS[part].queries:  # cross: the encoder's rollout
         encoder = roll([alti_of(model, l, run.encoder.hidden[l], budget) for l in range(model.n_layer)])
     maps = part_maps(model, run, part, layer, measure, budget, encoder)
     return Contributions(measure, layer, maps.heads, maps.layer, maps.rollout, part, maps.residual, maps.note)
@@ -190,18 +190,36 @@ def block_budget() -> int:
 def contributions(model: Model, run: Forward, layer: int, measure: str) -> Contributions:
     """`measure` (a key of CONTRIBUTIONS other than weights) on `layer` of the pass `run` (its `hidden` through
     `layer`, and its `steps` of `layer`)."""
-    if measure not in CONTRIBUTIONS or measure == "weights":
+    if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
     steps = run.steps
     assert steps is not None and steps.layer == layer  # the pass keeps the steps of the layer shown
-    budget = block_budget()
-    if measure == "norm":
-        f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
-        return Contributions(measure, layer, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None)
-    if measure == "alti":
-        layers = [alti_of(model, l, run.hidden[l], budget) for l in range(layer + 1)]
-        return Contributions(measure, layer, None, layers[-1], roll(layers))
-    return Contributions(measure, layer, None, value_zeroing(model, layer, run.hidden[layer], steps), None)
+    return LAYER_MAPS[measure](model, run, layer, block_budget())
+
+
+def _norm_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
+    """Kobayashi et al. 2020: ‖α^h_ij f_h(x_j)‖ per head and ‖Σ_h α^h_ij f_h(x_j)‖ for the layer."""
+    steps = run.steps
+    assert steps is not None
+    f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
+    return Contributions("norm", layer, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None)
+
+
+def _alti_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
+    """Ferrando et al. 2022: each layer's ALTI through `layer`, and their rollout."""
+    layers = [alti_of(model, l, run.hidden[l], budget) for l in range(layer + 1)]
+    return Contributions("alti", layer, None, layers[-1], roll(layers))
+
+
+def _zeroing_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
+    """Mohebbi et al. 2023: the layer's output with each token's values zeroed, by cosine distance."""
+    assert run.steps is not None
+    return Contributions("value-zeroing", layer, None, value_zeroing(model, layer, run.hidden[layer], run.steps), None)
+
+
+#: How each measure of CONTRIBUTIONS that is computed (`Measure.computed`) is, on a layer of an encoder or a
+#: decoder: measure -> f(model, run, layer, bytes a block may take) (contrib_parts.PART_MAPS: on a decoder's part).
+LAYER_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}
 
 
 def alti_of(model: Model, l: int, x, budget: int) -> np.ndarray:  # [n, d_model] the stream entering l -> [n, n]
@@ -279,7 +297,7 @@ def heads_of(
     own), on the part's maps (contrib_parts.py's: cross's f_h reads the encoder's output, `contrib.note` says so).
     A measure of the whole layer (ALTI, value zeroing) has no heads to fill the grid with: refused in one line."""
     m = CONTRIBUTIONS[measure]
-    if measure == "weights":  # the maps are the weights: `attn heads` itself
+    if not computed(measure):  # the maps are the weights: `attn heads` itself
         return heads(model, text, pair, part, generate)
     if not m.per_head:
         takes = ", ".join(name for name, e in CONTRIBUTIONS.items() if e.per_head)

@@ -101,13 +101,28 @@ def part_maps(
 ) -> PartMaps:
     # encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's rollout composes it) -> PartMaps
     """`measure` (norm, alti, value-zeroing) on decoder layer `layer`'s `part` (decoder, cross) of `run`."""
+    return PART_MAPS[measure](model, run, part, layer, budget, encoder_rollout)
+
+
+def _norm_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+    """Kobayashi et al. 2020 on the part: cross's f_h reads the encoder's output."""
+    s = part_steps(run, part, layer)
+    f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
+    return PartMaps(
+        norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, NOTES[crosses(part), "norm"]
+    )
+
+
+def _zeroing_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+    """Mohebbi et al. 2023 on the part: a decoder token's values zeroed (decoder) or a source token's (cross)."""
     cross = crosses(part)
-    if measure == "norm":
-        s = part_steps(run, part, layer)
-        f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
-        return PartMaps(norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, NOTES[cross, measure])
-    if measure == "value-zeroing":
-        return PartMaps(None, value_zeroing(model, run, layer, cross, budget), None, None, NOTES[cross, measure])
+    return PartMaps(None, value_zeroing(model, run, layer, cross, budget), None, None, NOTES[cross, "value-zeroing"])
+
+
+def _alti_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+    # encoder_rollout: [n, n] the encoder's ALTI rollout, which cross's rollout composes
+    """Ferrando et al. 2022 on the decoder's self-attention; ALTI+ (Ferrando et al. 2022b) on the cross-attention."""
+    cross, measure = crosses(part), "alti"
     if not cross:
         layers = [alti_self(model, block(model, run, l), l, budget) for l in range(layer + 1)]
         return PartMaps(None, layers[-1], roll(layers), None, NOTES[cross, measure])
@@ -211,3 +226,8 @@ def value_zeroing(model: Model, run: Seq2Seq, l: int, cross: bool, budget: int) 
     if not cross and b.self_steps.masked is not None:
         distance[b.self_steps.masked[0]] = 0.0
     return normalize_rows(np.maximum(distance, 0.0))
+
+
+#: How each computed measure of CONTRIBUTIONS is, on an encoder–decoder's decoder or cross part: measure ->
+#: f(model, run, part, layer, bytes a block may take, the encoder's rollout where it composes one).
+PART_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}

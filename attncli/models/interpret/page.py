@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.measures import computed
 from attncli.models.interpret.ablate import ablate_record
 from attncli.models.interpret.contrib import page_maps
 from attncli.models.interpret.dla import dla_document
@@ -113,7 +114,7 @@ def _layers_page(
     if b.knockout:
         assert b.span is not None  # api.page.check_behaviour asked for it
         knockout = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
-    maps = None if b.contrib == "weights" else page_maps(result, b.contrib)
+    maps = page_maps(result, b.contrib) if computed(b.contrib) else None
     return LayersPage(attention, lens, ablation, probs, patch, dla, knockout, maps)
 
 

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
-from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.core.statistics import HINTS
 from attncli.errors import AttnError
 from attncli.io import documents
@@ -247,7 +247,7 @@ class ExploreApp(App[int]):
         """A measure's maps not yet computed for the run in view: a thread computes them (the weights are drawn
         meanwhile, the title saying so), then the matrix is drawn again."""
         e = self.e
-        if e.model is None or e.measure == "weights" or e.maps_ready() or self.mapping == e.maps_key():
+        if e.model is None or not computed(e.measure) or e.maps_ready() or self.mapping == e.maps_key():
             return
         self.mapping = e.maps_key()
         self.run_worker(partial(self._map_work, e.maps_job()), thread=True, exit_on_error=False, group="maps")

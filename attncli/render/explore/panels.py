@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from attncli.core.attention import softmax_terms
-from attncli.core.measures import CONTRIBUTIONS
+from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.io.escape import escape_text, escape_token
 from attncli.render.bars import Bars
 from attncli.render.explore.state import Explorer, shown_value
@@ -59,7 +59,7 @@ def matrix(e: Explorer, precision: int) -> CursorMatrix:
     array, cells, what, of_head = e.drawn()
     n = e.seen()
     upto = len(result.tokens) if e.step is None else n
-    mapped = e.measure != "weights" and e.maps_ready()  # a measure's map, its rows' sums beside it when shares
+    mapped = computed(e.measure) and e.maps_ready()  # a measure's map, its rows' sums beside it when shares
     return CursorMatrix(
         array[:upto, :n],
         result.tokens.labels()[:upto],

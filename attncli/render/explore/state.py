@@ -253,14 +253,14 @@ class Explorer:
     def switch_measure(self) -> str:
         """The next measure of CONTRIBUTIONS (weights, norm, ALTI, value zeroing, round) for the layer in view: its
         maps come from `maps` (computed in a thread by the app when they are not yet: `maps_ready`)."""
-        from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+        from attncli.core.measures import CONTRIBUTIONS, computed  # late: start-up (the registry loads with the key)
 
         if self.model is None:
             return "a text run has its weights only: --model DIR measures a real model's layer (norm, ALTI, ...)"
         names = list(CONTRIBUTIONS)
         self.measure = names[(names.index(self.measure) + 1) % len(names)]
         return f"measure: {CONTRIBUTIONS[self.measure].title}" + (
-            "" if self.measure == "weights" or self.maps_ready() else " (computing …)"
+            "" if not computed(self.measure) or self.maps_ready() else " (computing …)"
         )
 
     def switch_scale(self) -> str:
@@ -308,10 +308,10 @@ class Explorer:
         # -> [m, n] the matrix drawn, [m, n] bool masked or None, what it is, whether it is the head's in focus
         """What the matrix draws: the head in focus (or the heads' mean), or its measure's map when computed
         (the layer's for a measure without per-head maps, and for the mean), or the weights without key 0."""
-        masked = self.result.masked
-        if self.measure != "weights" and self.maps_ready():
-            from attncli.core.measures import CONTRIBUTIONS  # late: start-up (the registry loads with the key)
+        from attncli.core.measures import CONTRIBUTIONS, computed  # late: start-up (the registry loads with the key)
 
+        masked = self.result.masked
+        if computed(self.measure) and self.maps_ready():
             c, m = self.maps(), CONTRIBUTIONS[self.measure]
             cells = None if masked is None else masked[self.head]
             if c.heads is not None and not self.mean:
@@ -327,7 +327,7 @@ class Explorer:
         else:
             array, cells = self.weights[self.head], None if masked is None else masked[self.head]
         what = "Attention weights A = softmax(S)"
-        if self.measure != "weights":
+        if computed(self.measure):
             what += f" (computing {self.measure} …)"
         if not self.drop_sink:
             return array, cells, what, True
