@@ -71,7 +71,7 @@ def torch_python(given: str | None) -> str | None:
 def one_by_one(folder: str, lines: list[str]) -> None:
     import numpy as np
 
-    from attncli.core.stats import CorpusStats
+    from attncli.core.corpus import CorpusStats
     from attncli.models.network.forward import forward
     from attncli.models.runs.corpus import _model
     from attncli.models.runs.tokens import encode

@@ -28,7 +28,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from attncli.core.stats import Moments, induction_rows
+    from attncli.core.corpus import Moments, induction_rows
     from attncli.models import load_model
     from attncli.models.runs import corpus
 

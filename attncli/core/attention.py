@@ -93,6 +93,8 @@ def softmax_terms(scores, masked=None) -> tuple[float, np.ndarray, float]:  # [n
 
 @dataclass(frozen=True)
 class Attended:
+    """What attending gives: the scores, the mask, the weights (each None when not kept) and the outputs."""
+
     scores: np.ndarray | None  # [h, m, n] before any mask, finite; None on the outputs-only path
     masked: np.ndarray | None  # [h, m, n] bool, True = masked; None without a mask
     weights: np.ndarray | None  # [h, m, n] after mask and softmax; rows sum to 1 (0 if fully masked); or None
@@ -135,6 +137,8 @@ def attend(
 
 @dataclass(frozen=True)
 class Projections:
+    """The weights of multi-head attention: W_Q, W_K, W_V and W_O (Vaswani et al. 2017, §3.2.2)."""
+
     w_q: np.ndarray  # [d_model, h * d_k]
     w_k: np.ndarray  # [d_model, h * d_k]
     w_v: np.ndarray  # [d_model, h * d_v]
@@ -171,6 +175,8 @@ def merge_heads(x):  # [..., h, m, d] -> [..., m, h * d]
 
 @dataclass(frozen=True)
 class MultiHead:
+    """Multi-head attention's intermediates: each head's Q, K, V, what it attended, and the output O."""
+
     q: np.ndarray  # [h, m, d_k]
     k: np.ndarray  # [h, n, d_k]
     v: np.ndarray  # [h, n, d_v]

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Statistic:
+    """A statistic of the registry: its one name, its formula, and what each command that shows it says."""
+
     name: str  # the one name of the idea (a detector's name in `attn heads --lines`)
     formula: str  # per query row i
     label: str  # the pattern label of a head where it dominates ("" for none)

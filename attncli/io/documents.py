@@ -63,6 +63,8 @@ class Tabled(Document):
 
 @dataclass(frozen=True)
 class Result(Tabled):
+    """One text's attention (`attn show`): its result, and the keys written after the JSON's own."""
+
     result: AttentionResult = field(kw_only=True)
     extra: dict[str, Any] | None = field(default=None, kw_only=True)  # more keys after the JSON's own
 
@@ -108,17 +110,23 @@ class Lines(Document):
 
 @dataclass(frozen=True)
 class Steps(Tabled):
+    """Every stage of one text's run, tokens to outputs (`attn steps`)."""
+
     result: AttentionResult = field(kw_only=True)
     extra: dict[str, Any] | None = field(default=None, kw_only=True)  # more keys after the JSON's own (--contrib)
 
 
 @dataclass(frozen=True)
 class Records(Tabled):
+    """A table of records (`doc`: a schema, its keys, and rows of flat dicts), as JSON, JSONL or CSV."""
+
     doc: dict[str, Any] = field(kw_only=True)  # {"schema": ..., ..., "rows": [flat dicts]}
 
 
 @dataclass(frozen=True)
 class Rollout(Tabled):
+    """A model's attention rollout through its layers (`attn show --rollout`)."""
+
     rollout: ModelRollout = field(kw_only=True)
     option = "--rollout"
 

@@ -47,6 +47,8 @@ JSON_LISTS = OutputCost("JSON of the largest array", 160, of_largest=True)
 
 @dataclass(frozen=True)
 class Format:
+    """An output format of the registry: what it writes each kind of document with, and how (see each field)."""
+
     name: str
     extensions: tuple[str, ...]
     summary: str

@@ -77,6 +77,8 @@ def sinusoidal(n: int, d_model: int) -> np.ndarray:  # -> [n, d_model]
 
 @dataclass(frozen=True)
 class Positional:
+    """A positional encoding of the registry: its name, its formula, and `encode(n, d_model)`."""
+
     name: str
     formula: str
     encode: Callable[[int, int], np.ndarray]  # (n, d_model) -> [n, d_model]

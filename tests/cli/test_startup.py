@@ -124,6 +124,7 @@ def test_a_safetensors_model_imports_no_gguf():
 # control of long inputs and of models, and the worker pool of long --lines inputs.
 NOT_FOR_A_SENTENCE = [
     "attncli.pipeline.steps",  # the stages of `attn steps` and the page
+    "attncli.core.corpus",  # the statistics of `attn heads --lines` (three dataclasses: ~1 ms to make)
     "attncli.pipeline.contain",
     "attncli.pipeline.lines",
     "attncli.core.kernels",
@@ -210,3 +211,42 @@ def test_the_collector_runs_while_the_command_does():
         "main()\n"
     )
     assert _python(code, "show", "time flies", "-f", "json").stderr == "collecting\n"
+
+
+# What `attn` runs, with an exit handler, and a word on stderr when the process ends by os._exit (no teardown).
+_ENDING = (
+    "import atexit, os, sys, threading\n"
+    "from attncli.cli.app import main\n"
+    "end = os._exit\n"
+    "os._exit = lambda code: (os.write(2, b'no teardown\\n'), end(code))\n"
+    "atexit.register(lambda: os.write(2, b'exit handler\\n'))\n"
+    "{before}"
+    "sys.argv[0] = 'attn'\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["show", "time flies", "-f", "json"], 0), (["show", "--heads", "0", "a"], 2)]
+)
+def test_attn_ends_without_the_teardown_once_the_exit_handlers_ran(args, code):
+    """`leave`: the exit handlers run, the output is whole, the exit code kept; then the process ends by
+    os._exit, without Python clearing every module."""
+    r = subprocess.run(
+        [sys.executable, "-c", _ENDING.format(before=""), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+    )
+    assert r.returncode == code, r.stderr[-2000:]
+    assert r.stderr.endswith("exit handler\nno teardown\n")
+    assert r.stdout.endswith("]]}\n") if code == 0 else r.stderr.startswith("Error: --heads")
+
+
+def test_a_thread_still_running_ends_by_pythons_own_exit():
+    """With a thread still running at the end, `leave` lets Python's exit do its work (it joins what it must)."""
+    waiting = "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+    r = _python(_ENDING.format(before=waiting), "show", "time flies", "-f", "json")
+    assert r.stdout.endswith("]]}\n")
+    assert r.stderr == "exit handler\n"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from attncli.core.stats import CorpusStats, Moments, batch_rows, induction_rows, text_rows
+from attncli.core.corpus import CorpusStats, Moments, batch_rows, induction_rows, text_rows
 from tests.tolerance import assert_within, moments_bound
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attncli.core.stats import CorpusStats
+from attncli.core.corpus import CorpusStats
 from attncli.models import encode, forward
 from attncli.models.runs.batch import batches, forward_weights
 from tests.tolerance import U32, assert_within, softmax_sum_bound, weights_bound

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.core.corpus import CorpusStats
 from attncli.core.statistics import SINK_EPSILON, SINK_POSITIONS
-from attncli.core.stats import CorpusStats, massive_activations, sink_stats
+from attncli.core.stats import massive_activations, sink_stats
 from attncli.models.runs.corpus import merge_all, partition_stats
 from tests.conftest import attn
 from tests.tolerance import U64, gamma

@@ -1,6 +1,6 @@
 """`attn heads --lines`: what every head of a model does over a corpus, streamed in bounded memory.
 
-The work is a map and a reduce (attncli.core.stats): `partition_stats(path, texts)` is the
+The work is a map and a reduce (attncli.core.corpus): `partition_stats(path, texts)` is the
 map over one partition of the corpus (a `CorpusStats` of moments per layer and head), and
 `CorpusStats.merge` the reduce. `stream_stats` runs the map over chunks of lines on a pool of
 worker processes (each loads the model once) with a bounded number of chunks in flight, and
@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncli.core.corpus import CorpusStats, Moments, induction_rows
 from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS
-from attncli.core.stats import CorpusStats, Moments, induction_rows, sinks_document
+from attncli.core.stats import sinks_document
 from attncli.errors import ConfigError
 from attncli.models.network.model import Model
 from attncli.models.opening.load import ModelError, load_model
