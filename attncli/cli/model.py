@@ -13,8 +13,9 @@ from typing import Annotated, Any
 import typer
 
 from attncli.api.options import SAMPLING, Words, check_model
-from attncli.cli.options import choice, row
+from attncli.cli.options import row
 from attncli.errors import ConfigError
+from attncli.pipeline.ranges import check_range
 
 
 def model_value(value: str | list[str] | None) -> str | list[str] | None:
@@ -28,184 +29,29 @@ def model_value(value: str | list[str] | None) -> str | list[str] | None:
 
 
 ModelDir = Annotated[str | None, row("model", callback=model_value)]
-ModelDirs = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--model",
-        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
-        "Ollama NAME:TAG, LM Studio ORG/NAME): its layer (--layer, --head) as one more column. Given more than "
-        "once: the models' own tokenizers side by side (with --tokenizers' when given): tokens, characters and "
-        "bytes per token, unknown and byte pieces; -f json adds the ids.",
-        show_default=False,
-        callback=model_value,
-    ),
-]
+ModelDirs = Annotated[list[str] | None, row("compare_model", callback=model_value)]
 Chat = Annotated[bool, row("chat")]
 System = Annotated[str | None, row("system")]
-GgufFile = Annotated[
-    str | None,
-    typer.Option(
-        "--gguf-file",
-        help="With --model: which GGUF file of a folder holding several (a Hugging Face cache repo, LM Studio's).",
-        show_default=False,
-    ),
-]
+GgufFile = Annotated[str | None, row("gguf_file")]
 Layer = Annotated[int | None, row("layer")]
 Head = Annotated[int | None, row("head")]
-Rollout = Annotated[
-    bool,
-    typer.Option(
-        "--rollout",
-        help="With --model: attention rollout (Abnar & Zuidema 2020), token to token through layers 0..--layer.",
-    ),
-]
-
-
-def _measures():  # -> the measures of attncli.core.measures
-    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a command taking --contrib is built)
-
-    return CONTRIBUTIONS
-
-
-Contrib = Annotated[
-    str,
-    choice(
-        "--contrib",
-        names=_measures,
-        help="With --model: what the matrices measure: weights (the attention weights), norm (‖α f(x)‖, Kobayashi "
-        "et al. 2020), alti (through the residual and the layer norm, with its rollout; Ferrando et al. 2022) or "
-        'value-zeroing (Mohebbi et al. 2023); -f json adds them under "contributions".',
-    ),
-]
-
-
-def _scales():  # -> the colour scales of attncli.render.style
-    from attncli.render.style import SCALES  # late: start-up (only when a command taking --scale is built)
-
-    return SCALES
-
-
-Scale = Annotated[
-    str,
-    choice(
-        "--scale",
-        names=_scales,
-        help="How the weights' colours are placed on the blue scale: sqrt (√w) or log (log10 w from 10⁻⁴: a "
-        "decoder's small weights apart beside its attention sink); the numbers stay the weights. Table, svg and the "
-        "page (attn view, which switches it).",
-    ),
-]
-
-
-DropSink = Annotated[
-    bool,
-    typer.Option(
-        "--drop-sink",
-        help="Draw each head's weights without key 0 (the first token, a decoder's attention sink), each row "
-        "renormalized over the keys left (table, svg and the page, which switches it; attn show -f json has the "
-        "weights).",
-    ),
-]
-
-
+Rollout = Annotated[bool, row("rollout")]
+Contrib = Annotated[str, row("contrib")]
+Scale = Annotated[str, row("scale")]
+DropSink = Annotated[bool, row("drop_sink")]
 Part = Annotated[str | None, row("part")]
-Workers = Annotated[
-    int | None,
-    typer.Option(
-        "--workers", help="With --lines: worker processes (default: the cores, at most 4).", show_default=False
-    ),
-]
+Workers = Annotated[int | None, row("workers")]
 Generate = Annotated[int | None, row("generate")]
-SampleTopK = Annotated[
-    int | None,
-    typer.Option(
-        "--top-k",
-        help="With --generate: sample each token from the K most probable (with --temperature, --top-p, --seed; "
-        "NumPy's random stream, so other tokens than torch's with the same seed).",
-        show_default=False,
-    ),
-]
-SampleTopP = Annotated[
-    float | None,
-    typer.Option(
-        "--top-p",
-        help="With --generate: sample each token from the most probable whose probabilities sum to P (nucleus).",
-        show_default=False,
-    ),
-]
-# attncli.models.interpret.ablate.MODES, written out so that building a command imports no model code
-# (tests/cli/test_ablate.py checks that they agree).
-MODES = ("zero", "mean")
-
-Target = Annotated[
-    str | None,
-    typer.Option(
-        "--target",
-        help="The token watched: its text, with or without its leading space (' Paris', Paris), or as the "
-        "vocabulary writes it (ĠParis); where it may be left out (ablate, view --ablate), the model's own next token.",
-        show_default=False,
-    ),
-]
-Contrast = Annotated[
-    str | None,
-    typer.Option(
-        "--contrast",
-        help="A second token, named as --target is: m = logit(target) − logit(contrast) (patch, dla; ablate reports "
-        "it, and ranks by it unless --rank-by says otherwise).",
-        show_default=False,
-    ),
-]
-Corrupt = Annotated[  # required by attn patch (no default there), optional in attn view (with --patch)
-    str | None,
-    typer.Option(
-        "--corrupt", help="The corrupt text of the patching: as many tokens as TEXT, the clean one.", show_default=False
-    ),
-]
-Span = Annotated[  # required by attn knockout (no default there), optional in attn view (with --knockout)
-    str | None,
-    typer.Option(
-        "--from",
-        help="The keys the knockout blocks: token positions (2-4, or 0,5) or a part of the text (France: the tokens "
-        "covering it).",
-        show_default=False,
-    ),
-]
-RANK_BY = ("logprob", "logit", "logit-diff")  # attncli.models.interpret.ablate's RANKINGS (a test checks they agree)
-RankBy = Annotated[
-    str | None,
-    choice(
-        "--rank-by",
-        names=lambda: RANK_BY,
-        help="What ranks the heads: the change in the target's log-probability (default), its logit, or the logit "
-        "difference target − contrast (default with --contrast).",
-    ),
-]
-Mode = Annotated[
-    str,
-    choice(
-        "--mode",
-        names=lambda: MODES,
-        help="zero: the head's output set to zero; mean: to its mean over the text's positions.",
-    ),
-]
-
-
-Lens = Annotated[
-    bool,
-    typer.Option(
-        "--lens",
-        help="With a decoder --model: add the logit lens view (attn lens: every layer's top next tokens at every "
-        "position, 5 a cell), about (layers + 1) × vocabulary × width multiply-adds a token.",
-    ),
-]
-Ablate = Annotated[
-    bool,
-    typer.Option(
-        "--ablate",
-        help="With a decoder --model: add the ablation view (attn ablate: every head switched off alone, how it "
-        "moves the logit of the next token after TEXT; --target, --mode), about heads × layers / 2 passes.",
-    ),
-]
+SampleTopK = Annotated[int | None, row("sample_top_k")]
+SampleTopP = Annotated[float | None, row("top_p")]
+Target = Annotated[str | None, row("target")]
+Contrast = Annotated[str | None, row("contrast")]
+Corrupt = Annotated[str | None, row("corrupt")]  # required by attn patch (no default there), optional in attn view
+Span = Annotated[str | None, row("span")]  # required by attn knockout (no default there), optional in attn view
+RankBy = Annotated[str | None, row("rank_by")]
+Mode = Annotated[str, row("mode")]
+Lens = Annotated[bool, row("lens")]
+Ablate = Annotated[bool, row("ablate")]
 
 
 def given(ctx: typer.Context) -> list[Any]:
@@ -290,6 +136,5 @@ def worker_count(given: int | None) -> int:
     """--workers, checked; by default the cores this process may use, at most 4."""
     if given is None:
         return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if not 1 <= given <= 64:
-        raise ConfigError(f"--workers must be between 1 and 64, got {given}")
+    check_range("workers", given)
     return given

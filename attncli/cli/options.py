@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer._types import TyperChoice
 
-from attncli.api.options import OPTIONS, RUN, Option
+from attncli.api.options import RUN, Option
+from attncli.api.own import EVERY
 from attncli.errors import meant
-from attncli.pipeline.read import ERRORS, MAX_TOKENS
+from attncli.pipeline.read import MAX_TOKENS
 
 if TYPE_CHECKING:  # the registries load when a command that offers their names is built (see Choice)
     from attncli.pipeline.config import RunConfig
 
 Text = Annotated[str | None, typer.Argument(help="The text; - reads stdin.", show_default=False)]
-File = Annotated[str | None, typer.Option("--file", help="Read the text from this file.")]
 
 
 class Choice(TyperChoice):
@@ -55,12 +55,14 @@ def choice(*flags: str, names: Callable[[], Iterable[str]], help: str, **kwargs:
 
 
 def row(name: str, **more: Any) -> Any:
-    """The `typer.Option` of the table's option `name` (api/options.py's OPTIONS): its flags, help and choices;
-    `more`: what only the command line has (--model's callback)."""
-    (o,) = (o for o in OPTIONS if o.name == name)
+    """The `typer.Option` of the table's option whose id is `name` (api/own.py's EVERY: api/options.py's OPTIONS
+    and each command's own): its flags, help and choices; `more`: what only the command line has (--model's
+    callback, a metavar, -f's choices of a command's documents)."""
+    (o,) = (o for o in EVERY if o.id == name)
+    kwargs: dict[str, Any] = {"help": o.help, "show_default": o.show_default} | more
     if o.choices is not None:
-        return choice(*o.flags, names=o.choices, help=o.help, show_default=o.show_default, **more)
-    return typer.Option(*o.flags, help=o.help, show_default=o.show_default, **more)
+        return choice(*o.flags, names=o.choices, **kwargs)
+    return typer.Option(*o.flags, **kwargs)
 
 
 def typed(o: Option) -> Any:
@@ -94,22 +96,7 @@ def format_option(kinds: tuple[str, ...]) -> Any:
         if set(formats_for(kind)) < set(formats_for(first)) or kind.default_format != first.default_format
     ]
     help = f"Output format (default {first.default_format}, or from the -o extension)"
-    return Annotated[str | None, choice("-f", "--format", names=_formats(*kinds), help="; ".join([help, *notes]) + ".")]
-
-
-def _themes() -> Iterable[str]:
-    from attncli.io.formats import THEMES  # late: start-up (a registry loads only when its option is built)
-
-    return THEMES
-
-
-def _config(name: str) -> Callable[[], Iterable[str]]:
-    def names() -> Iterable[str]:
-        from attncli.pipeline import config  # late: start-up (a registry loads only when its option is built)
-
-        return getattr(config, name)
-
-    return names
+    return Annotated[str | None, row("fmt", click_type=Choice(_formats(*kinds)), help="; ".join([help, *notes]) + ".")]
 
 
 Tokenizer = Annotated[str, row("tokenizer")]
@@ -119,142 +106,34 @@ MaskOpt = Annotated[str | None, row("mask")]
 Temperature = Annotated[float, row("temperature")]
 Rank = Annotated[int | None, row("rank")]
 Features = Annotated[int | None, row("features")]
-Format = Annotated[
-    str | None,
-    choice("-f", "--format", names=_formats(), help="Output format (default table, or from the -o extension)."),
-]
-Output = Annotated[str | None, typer.Option("-o", "--output", help="Write to this file (atomically).")]
-Precision = Annotated[
-    int | None, typer.Option("--precision", help="Digits: tables default 2; formats exact unless given.")
-]
-Color = Annotated[
-    str,
-    choice(
-        "--color",
-        names=lambda: ("auto", "always", "never"),
-        help="Colour in tables: auto (none in a pipe, or with NO_COLOR), always, never.",
-    ),
-]
-Width = Annotated[
-    int | None,
-    typer.Option(
-        "--width",
-        help="Columns of the table and of --save-svg/--save-html (default: the terminal's width, 80 in a pipe).",
-        show_default=False,
-    ),
-]
-Theme = Annotated[
-    str, choice("--theme", names=_themes, help="Pictures (svg, html): light (for slides and paper) or dark.")
-]
-KeepNewline = Annotated[
-    bool,
-    typer.Option("--keep-newline", help="Keep the newline that ends stdin or --file as part of the text (a token)."),
-]
-MeanHeads = Annotated[bool, typer.Option("--mean-heads", help="Draw the mean of the heads' weights (table only).")]
-QueryRow = Annotated[
-    str | None,
-    typer.Option(
-        "--query",
-        help="One query's weights as bars with their numbers: its index or its token (table only).",
-        show_default=False,
-    ),
-]
-RawTokens = Annotated[
-    bool,
-    typer.Option(
-        "--raw-tokens",
-        help="Label the tokens as the vocabulary writes them (ĠParis, ▁Paris, ##s), not as their text (␣Paris).",
-    ),
-]
-MatrixOnly = Annotated[
-    bool, typer.Option("--matrix-only", help="Only the attention matrix: a picture for a slide or a paper.")
-]
-SaveSvg = Annotated[str | None, typer.Option("--save-svg", help="Also save the table as it was shown, as SVG.")]
-SaveHtml = Annotated[str | None, typer.Option("--save-html", help="Also save the table as it was shown, as HTML.")]
-Errors = Annotated[
-    str,
-    choice(
-        "--errors",
-        names=lambda: ERRORS,
-        help="Input that is not UTF-8: strict (an error naming "
-        "the byte offset) or replace (read as U+FFFD, with a warning).",
-    ),
-]
-MaxTokens = Annotated[
-    int,
-    typer.Option(
-        "--max-tokens",
-        help="Refuse a text (or context) of more tokens than "
-        "this, before its n² matrices are made; the memory estimate of the run is "
-        "limited too (ATTN_MAX_MEMORY, default 2G).",
-    ),
-]
-Lines = Annotated[
-    bool,
-    typer.Option(
-        "--lines",
-        help="Each line is its own text: JSONL (or -f csv|table), one "
-        "result per line, in order, as it goes; blank lines are skipped.",
-    ),
-]
-# Long inputs and the approximations (attncli.core.efficient, attncli.core.approx):
-NoWeights = Annotated[
-    bool,
-    typer.Option(
-        "--no-weights",
-        help="Outputs only, never the n × n weights (long inputs): "
-        "-v scaled, dot, cosine, multiplicative (--mask causal at most), linformer "
-        "or performer (no mask); JSON has null scores and weights.",
-    ),
-]
-Dtype = Annotated[
-    str,
-    choice(
-        "--dtype",
-        names=_config("DTYPES"),
-        help="float64 (exact, the default) or float32 (Q, K, V, scores, weights, outputs: half the memory).",
-    ),
-]
-Stats = Annotated[
-    bool,
-    typer.Option(
-        "--stats",
-        help='Head statistics under the matrix (always for up to 12 tokens); with -f json they go under "stats".',
-    ),
-]
-Query = Annotated[
-    str,
-    typer.Option(
-        "--query",
-        help="Which query's slice to show of a per-pair term such as additive's tanh(W₁q + W₂k + b): its index or "
-        "its token (as text, with or without its space, or as the vocabulary writes it).",
-    ),
-]
-Tokenizers = Annotated[
-    str | None,
-    typer.Option(
-        "--tokenizers",
-        help="Comma-separated: char, word, bpe or paths to tokenizer.json files (default char,word,bpe; with "
-        "several --model, none unless given).",
-        show_default=False,
-    ),
-]
-VariantNames = Annotated[str, typer.Option("--variants", help="Comma-separated variant names (see attn variants).")]
-InputPath = Annotated[
-    str | None,
-    typer.Option(
-        "-i",
-        "--input",
-        help='JSON file {"q": [[...]], "k": [[...]], "v": [[...]], "params": {...}}; '
-        "k, v, params optional; - or nothing reads stdin.",
-    ),
-]
-QPath = Annotated[str | None, typer.Option("--q", help="Queries [m, d_q] as a .npy file.")]
-KPath = Annotated[str | None, typer.Option("--k", help="Keys [n, d_k] as a .npy file (default: q).")]
-VPath = Annotated[str | None, typer.Option("--v", help="Values [n, d_v] as a .npy file (default: k).")]
-ParamSeed = Annotated[
-    int, typer.Option("--seed", help="Seed of the learned variants' parameters, unless the JSON gives params.")
-]
+File = Annotated[str | None, row("file")]
+Format = Annotated[str | None, row("fmt", click_type=Choice(_formats()))]
+Output = Annotated[str | None, row("output")]
+Precision = Annotated[int | None, row("precision")]
+Color = Annotated[str, row("color")]
+Width = Annotated[int | None, row("width")]
+Theme = Annotated[str, row("theme")]
+KeepNewline = Annotated[bool, row("keep_newline")]
+MeanHeads = Annotated[bool, row("mean_heads")]
+QueryRow = Annotated[str | None, row("query")]
+RawTokens = Annotated[bool, row("raw_tokens")]
+MatrixOnly = Annotated[bool, row("matrix_only")]
+SaveSvg = Annotated[str | None, row("save_svg")]
+SaveHtml = Annotated[str | None, row("save_html")]
+Errors = Annotated[str, row("errors")]
+MaxTokens = Annotated[int, row("max_tokens")]
+Lines = Annotated[bool, row("lines")]
+NoWeights = Annotated[bool, row("no_weights")]  # long inputs and the approximations (core/efficient.py, core/approx.py)
+Dtype = Annotated[str, row("dtype")]
+Stats = Annotated[bool, row("stats")]
+Query = Annotated[str, row("steps_query")]
+Tokenizers = Annotated[str | None, row("tokenizers")]
+VariantNames = Annotated[str, row("variants")]
+InputPath = Annotated[str | None, row("input_path")]
+QPath = Annotated[str | None, row("q")]
+KPath = Annotated[str | None, row("k")]
+VPath = Annotated[str | None, row("v")]
+ParamSeed = Annotated[int, row("compute_seed")]
 
 
 # ---- option groups -----------------------------------------------------------------------------------

@@ -211,7 +211,16 @@ def roll(layers) -> np.ndarray:  # L x [n, n] -> [n, n]
     >>> roll([np.array([[1.0, 0.0], [0.5, 0.5]])] * 2).tolist()
     [[1.0, 0.0], [0.75, 0.25]]
     """
-    r = np.asarray(layers[0], np.float64)
+    return rollouts(layers)[-1]
+
+
+def rollouts(layers) -> list[np.ndarray]:  # L x [n, n] -> L x [n, n]
+    """Every layer's rollout R_0, R_1, ..., R_(L-1) of `roll`, each product made once (L - 1 products for all).
+
+    >>> [r.tolist() for r in rollouts([np.array([[1.0, 0.0], [0.5, 0.5]])] * 2)]
+    [[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [0.75, 0.25]]]
+    """
+    out = [np.asarray(layers[0], np.float64)]
     for c in layers[1:]:
-        r = np.asarray(c, np.float64) @ r
-    return r
+        out.append(np.asarray(c, np.float64) @ out[-1])
+    return out

@@ -14,11 +14,10 @@ import io
 import os
 import sys
 
-from attncli.errors import ConfigError
 from attncli.io.escape import escape_text
+from attncli.pipeline.ranges import MAX_WIDTH, MIN_WIDTH, check_range
 
 COLORS = ("auto", "always", "never")
-MIN_WIDTH, MAX_WIDTH = 20, 10_000  # --width; every table fits from 40 columns up
 
 
 def color_on(color: str) -> bool:
@@ -27,8 +26,7 @@ def color_on(color: str) -> bool:
 
 
 def check_width(width: int | None) -> None:
-    if width is not None and not MIN_WIDTH <= width <= MAX_WIDTH:
-        raise ConfigError(f"--width must be between {MIN_WIDTH} and {MAX_WIDTH} columns, got {width}")
+    check_range("width", width)
 
 
 def columns(environ, stream=None) -> tuple[int | None, str | None]:

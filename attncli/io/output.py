@@ -24,6 +24,7 @@ from attncli.io.console import NoColor, check_width, color_on, console
 from attncli.io.documents import Document, View
 from attncli.io.formats import FORMATS, Format, format_for_path, formats_for
 from attncli.io.write import Visible, check_target, open_output, write_output
+from attncli.pipeline.ranges import check_range
 
 Pictures = Sequence[tuple[Format, str | None]]  # (svg or html, path or None for stdout)
 RASTERS = ("png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff")  # bitmaps: attn writes SVG, and says how
@@ -54,8 +55,7 @@ def check_format(kind: type[Document], command: str, fmt: str) -> None:
 
 
 def check_precision(precision: int | None) -> None:
-    if precision is not None and not 0 <= precision <= 17:
-        raise ConfigError(f"--precision must be between 0 and 17, got {precision}")
+    check_range("precision", precision)
 
 
 @contextlib.contextmanager

@@ -408,15 +408,18 @@ def _exact(shown: str) -> dict:
     }
 
 
-def part_entry(name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None) -> dict:
+def part_entry(
+    name: str, tokens, key_tokens, weights: np.ndarray, masked: np.ndarray | None, drop_sink: bool = False
+) -> dict:
     # [m] strings, [n] strings or None, [L, h, m, n], [m, n] bool or None (the same mask in every head)
-    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights."""
+    """One part of an encoder–decoder's document: what it is, its tokens, every layer and head of its weights (and,
+    with `drop_sink`, its "sinkless" weights, as a one-part page's: `sinkless_view`)."""
     shape = weights.shape
     labels = _labels(weights, masked is not None, key_tokens is not None)
     every = None if masked is None else np.broadcast_to(masked, shape)
     layers, masks = _layers(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
     part = PARTS[name]
-    return {
+    return ({"sinkless": sinkless_view(weights, every, labels)} if drop_sink else {}) | {
         "help": part.help,
         "queries": part.queries,
         "keys": part.keys,
@@ -432,7 +435,8 @@ def parts_view(
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
     teacher-forced pass of the page's text (the target) over its context (the source; without it, the text is the
-    source and only the encoder is there), opened at the result's part, layer and head.
+    source and only the encoder is there), opened at the result's part, layer and head; with the colour scale, each
+    part's weights without the sink and each part's contribution maps `behaviour` asks for (`parts_looks`).
 
     "parts" maps each part's name to what a one-part document has at its top: its rows' "tokens", its columns'
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
@@ -444,7 +448,8 @@ def parts_view(
     parts = {}
     for name, part in a.parts.items():
         found = part.found
-        parts[name] = part_entry(name, found.tokens.strings, _strings(found.key_tokens), part.weights, found.masked)
+        keys = _strings(found.key_tokens)
+        parts[name] = part_entry(name, found.tokens.strings, keys, part.weights, found.masked, behaviour.drop_sink)
         if target is not None and PARTS[name].queries == "target":  # the written tokens marked ›, as a decoder's
             parts[name]["labels"] = target.labels()
         parts[name]["neuron"] = [qkv_record(part.carried)]
@@ -463,6 +468,7 @@ def parts_view(
     )
     return {
         **doc,
+        **parts_looks(page, behaviour),
         "text": text,
         "context": context,
         "config": config,
@@ -502,20 +508,41 @@ def looks_view(
     if not behaviour.looks:
         return {}
     from attncli.core.measures import computed  # late: start-up (only when a page is written)
-    from attncli.pipeline.heads import sinkless
 
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
     if behaviour.drop_sink:
-        kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
-        key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
-        full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
-        shut = np.concatenate([key0, left], axis=-1)
-        numbers = list(range(weights.shape[1])) if heads is None else heads
-        layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
-        out["sinkless"] = {"layers": layers, "masks": masks}
+        out["sinkless"] = sinkless_view(weights, masked, labels, heads)
     if computed(behaviour.contrib):
         assert maps is not None  # a model's page computes them (api.view refuses --contrib without a model)
         out["contributions"] = contributions_view(maps)
+    return out
+
+
+def sinkless_view(
+    weights: np.ndarray, masked: np.ndarray | None, labels: list[list[str]], heads: list[int] | None = None
+) -> dict:  # [L, h, m, n] the weights, the same bool or None
+    """The page's "sinkless": every layer's weights without key 0, each row renormalized, as `attn show
+    --drop-sink` draws them (key 0 and a row with nothing left masked); "layers" and "masks" as the document's."""
+    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
+
+    kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
+    key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
+    full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
+    shut = np.concatenate([key0, left], axis=-1)
+    numbers = list(range(weights.shape[1])) if heads is None else heads
+    layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
+    return {"layers": layers, "masks": masks}
+
+
+def parts_looks(page: PartsPage, behaviour: Behaviour) -> dict:
+    """An encoder–decoder page's "colour" and "contributions" (each part's maps, computed by the model code:
+    models/interpret/page.py; `contributions_view`'s "parts"), nothing without --scale, --drop-sink or --contrib
+    (each part's "sinkless" is in its entry: `part_entry`)."""
+    if not behaviour.looks:
+        return {}
+    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
+    if page.contributions is not None:
+        out["contributions"] = contributions_view(page.contributions)
     return out
 
 
@@ -525,18 +552,34 @@ CONTRIB_ENCODING = (
 )
 
 
-def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.Contributions of some layers
+def contributions_view(maps: list | dict) -> dict:
+    # attncli.models.interpret.contrib.Contributions of some layers, or an encoder–decoder's: part -> such a list
     """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
     layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
-    with "top", the end of its colour range (1 for shares; a length map's largest)."""
+    with "top", the end of its colour range (1 for shares; a length map's largest). An encoder–decoder's has
+    "parts" instead of "layers": each part's "layers" and "note" (what the maps are on that part), a cross ALTI
+    layer's "residual" too (the share of each target row its residual carries, the rest of the row)."""
     from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
 
-    m = CONTRIBUTIONS[maps[0].measure]
+    first = next(iter(maps.values()))[0] if isinstance(maps, dict) else maps[0]
+    m = CONTRIBUTIONS[first.measure]
 
-    def entry(a: np.ndarray) -> dict:  # [n, n] float64
+    def entry(a: np.ndarray) -> dict:  # [m, n] float64
         return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
 
-    return {
+    def layers(of: list) -> list[dict]:
+        return [
+            {
+                "layer": c.layer,
+                "heads": None if c.heads is None else [entry(a) for a in c.heads],
+                "map": entry(c.layer_matrix),
+                "rollout": None if c.rollout is None else entry(c.rollout),
+            }
+            | ({} if c.residual is None else {"residual": packed(np.asarray(c.residual, "<f8"))})
+            for c in of
+        ]
+
+    doc = {
         "measure": m.name,
         "title": m.title,
         "formula": m.formula,
@@ -545,24 +588,23 @@ def contributions_view(maps: list) -> dict:  # attncli.models.interpret.contrib.
         "per_head": m.per_head,
         "normalized": m.normalized,
         "encoding": CONTRIB_ENCODING,
-        "layers": [
-            {
-                "layer": c.layer,
-                "heads": None if c.heads is None else [entry(a) for a in c.heads],
-                "map": entry(c.layer_matrix),
-                "rollout": None if c.rollout is None else entry(c.rollout),
-            }
-            for c in maps
-        ],
     }
+    if isinstance(maps, dict):
+        return doc | {"parts": {part: {"note": of[0].note, "layers": layers(of)} for part, of in maps.items()}}
+    return doc | {"layers": layers(maps)}
 
 
-def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: name -> [n, n] or [h, n, n] float64
-    """The page's contribution maps, unpacked: "layer", "heads" (or None), "map", "rollout" (or None)."""
-    n = (len(doc["tokens"]),) * 2
+def maps_of(doc: dict, part: str | None = None) -> list[dict]:
+    # a view document -> per layer carried: name -> [m, n] or [h, m, n] float64 ([m]: "residual")
+    """The page's contribution maps (an encoder–decoder's `part`'s), unpacked: "layer", "heads" (or None), "map",
+    "rollout" (or None), "residual" (or None)."""
+    where = doc if part is None else doc["parts"][part]
+    m = len(where["tokens"])
+    shape = (m, len(where["context_tokens"] or where["tokens"]))
+    carried = doc["contributions"]["layers"] if part is None else doc["contributions"]["parts"][part]["layers"]
 
     def one(e: dict | None) -> np.ndarray | None:
-        return None if e is None else unpacked(e["values"], "<f8", n)
+        return None if e is None else unpacked(e["values"], "<f8", shape)
 
     return [
         {
@@ -570,8 +612,9 @@ def maps_of(doc: dict) -> list[dict]:  # a view document -> per layer carried: n
             "heads": None if l["heads"] is None else np.array([one(h) for h in l["heads"]]),
             "map": one(l["map"]),
             "rollout": one(l["rollout"]),
+            "residual": unpacked(l["residual"], "<f8", (m,)) if "residual" in l else None,
         }
-        for l in doc["contributions"]["layers"]
+        for l in carried
     ]
 
 

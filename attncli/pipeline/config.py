@@ -13,13 +13,10 @@ from attncli.core.masks import parse_masks
 from attncli.core.variants import VARIANTS, get_variant, option_values
 from attncli.errors import ConfigError
 from attncli.pipeline.embed import POSITIONAL
+from attncli.pipeline.ranges import check_range
 
 PROJECTIONS = ("random", "identity")
 DTYPES = ("float64", "float32")
-MAX_OPTION = 65536  # --rank, --features
-MAX_DIM = 4096
-MAX_HEADS = 256
-MAX_SEED = 2**63 - 1  # NumPy takes any size, but a seed should survive JSON and every other tool as an int64
 
 
 @dataclass(frozen=True)
@@ -80,21 +77,9 @@ class RunConfig:
         )
 
 
-RANGES = {  # an option -> (least, most): one bound for every run that takes it (text runs, attn compute)
-    # (api/options.py declares the options; their ranges are the pipeline's, which guards a RunConfig whoever made it)
-    "dim": (1, MAX_DIM),
-    "heads": (1, MAX_HEADS),
-    "dk": (1, MAX_DIM),
-    "dv": (1, MAX_DIM),
-    "d_a": (1, MAX_DIM),
-    "seed": (0, MAX_SEED),
-    "rank": (1, MAX_OPTION),
-    "features": (1, MAX_OPTION),
-}
-
-
 def check_ranges(**values: int | None) -> None:
-    """ConfigError naming the first option (given by its keyword) outside its RANGES; None is not given.
+    """ConfigError naming the first option (given by its keyword) outside its range (pipeline/ranges.py's
+    RANGES); None is not given.
 
     >>> check_ranges(heads=2, d_a=None, seed=7)
     >>> check_ranges(d_a=0)
@@ -102,10 +87,7 @@ def check_ranges(**values: int | None) -> None:
     attncli.errors.ConfigError: --d-a must be between 1 and 4096, got 0
     """
     for name, value in values.items():
-        least, most = RANGES[name]
-        if value is not None and not least <= value <= most:
-            top = "2**63 - 1" if most == MAX_SEED else most
-            raise ConfigError(f"--{name.replace('_', '-')} must be between {least} and {top}, got {value}")
+        check_range(name, value)
 
 
 def check_temperature(temperature: float) -> None:

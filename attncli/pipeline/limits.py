@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 
 from attncli.core.masks import acts_on_scores
 from attncli.core.variants import VARIANTS, option_values
-from attncli.errors import ConfigError, DataError
+from attncli.errors import DataError
 from attncli.pipeline.budget import ENV, MAX_MEMORY
+from attncli.pipeline.ranges import check_range
 from attncli.pipeline.read import MAX_TOKENS, human_bytes
 
 if TYPE_CHECKING:  # `attn variants` reads the formats, and through them these limits, but tokenizes nothing
@@ -68,8 +69,7 @@ class Limits:
     dtype: str = "float64"  # attn compute: --dtype
 
     def __post_init__(self):
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+        check_range("max_tokens", self.max_tokens)
 
 
 NO_LIMITS = Limits(None, None)

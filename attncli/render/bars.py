@@ -36,10 +36,22 @@ def bar(fraction: float, width: int) -> str:
 class Bars:
     """The chart of one query's row [n] of weights (and scores), laid out when it is drawn."""
 
-    def __init__(self, title: str, keys: Sequence[str], weights, scores, masked, precision: int):
+    def __init__(
+        self,
+        title: str,
+        keys: Sequence[str],
+        weights,
+        scores,
+        masked,
+        precision: int,
+        column: str = "weight",
+        sums: str = "the weights sum to 1",
+    ):
+        # `column` and `sums`: what the numbers are and what their row sums to, when it is not a row of weights
+        # (attn explore's side panel on a contribution measure's map)
         self.title, self.keys = title, [escape_token(k) for k in keys]
         self.weights, self.scores, self.masked = weights, scores, masked  # [n] each; masked may be None
-        self.precision = precision
+        self.precision, self.column, self.sums = precision, column, sums
 
     def _numbers(self) -> tuple[list[str], list[str]]:
         top = max((w for j, w in enumerate(self.weights) if not self._hidden(j)), default=0.0)
@@ -63,7 +75,7 @@ class Bars:
         weights, scores = self._numbers()
         labels = [f"{j} {k}" for j, k in enumerate(self.keys)]
         label_w = max(cell_len(x) for x in [*labels, "key"])  # the header is a cell of the column too
-        fixed = label_w + max(len(s) for s in [*scores, "score"]) + max(len(w) for w in [*weights, "weight"]) + 3
+        fixed = label_w + max(len(s) for s in [*scores, "score"]) + max(len(w) for w in [*weights, self.column]) + 3
         keyed = fixed + 8 > options.max_width  # long tokens: index labels with a key underneath
         if keyed:
             labels = [str(j) for j in range(len(self.keys))]
@@ -74,13 +86,13 @@ class Bars:
         table = Table(box=None, show_header=True, pad_edge=False, padding=(0, 1, 0, 0), header_style="dim")
         table.add_column("key", no_wrap=True)
         table.add_column("" if self.scores is None else "score", justify="right", no_wrap=True)
-        table.add_column("weight", justify="right", no_wrap=True)
+        table.add_column(self.column, justify="right", no_wrap=True)
         table.add_column("", no_wrap=True, width=room)
         for j, label in enumerate(labels):
             w = 0.0 if self._hidden(j) else float(self.weights[j])
             table.add_row(Text(label), Text(scores[j], style="dim"), Text(weights[j]), bar(w / top if top else 0, room))
         yield table
-        note = f"bars: each weight ÷ the row maximum {fmt(top, self.precision)}; the weights sum to 1"
+        note = f"bars: each {self.column} ÷ the row maximum {fmt(top, self.precision)}; {self.sums}"
         if keyed:
             note += "\nkeys: " + " · ".join(f"{j} {k}" for j, k in enumerate(self.keys))
         yield Text(note, style="dim")

@@ -13,7 +13,8 @@ import typer
 import attncli
 from attncli import api
 from attncli.api.keywords import KINDS
-from attncli.api.options import MODEL, OPTIONS, RUN
+from attncli.api.options import GROUP, MODEL, RUN
+from attncli.api.own import EVERY
 from attncli.errors import ConfigError
 from tests.conftest import ROOT, app, attn, refused
 
@@ -46,56 +47,78 @@ def _command(name: str):
     return group.get_command(ctx, name)
 
 
-@pytest.mark.parametrize("name", sorted({o for row in MODEL for o in row.functions.split()}))
-def test_a_model_option_is_in_each_signature_the_table_names_with_the_tables_default(name):
-    """The options of a model's run stay in their functions' own signatures (the bodies read them one by one), with
-    the row's default and its kind (a function with a keyword of the same name the row does not list takes another
-    option: heads' required model; KEYWORDS has one row per keyword of a function)."""
+# rows whose command line default is not the API's, and why
+API_DEFAULT = {
+    "workers": "the command line's None is the cores (at most 4); the API's 1 runs the lines in this process",
+    "path": "the command line's None (no --path) is the API's () (no folder of the user's)",
+    "steps_query": "the command line reads a token or an index as text ('0'); the API's is the index 0",
+}
+NAMED = [r for r in EVERY if r not in RUN]  # the rows each function names in its own signature
+
+
+@pytest.mark.parametrize("name", sorted({o for row in NAMED for o in row.functions.split()}))
+def test_an_option_is_in_each_signature_the_table_names_with_the_tables_default(name):
+    """The options of a model's run and each command's own stay in their functions' own signatures (the bodies read
+    them one by one), with the row's default (or required, where the function cannot go without it: patch's
+    corrupt=) and its kind (a function with a keyword of the same name the row does not list takes another option:
+    heads' required model; KEYWORDS has one row per keyword of a function)."""
     own = inspect.signature(getattr(api, name).__wrapped__).parameters
-    for row in (r for r in MODEL if name in r.functions.split()):
-        assert own[row.name].default == row.default and own[row.name].kind is inspect.Parameter.KEYWORD_ONLY
+    for row in (r for r in NAMED if name in r.functions.split()):
+        default = own[row.name].default
+        assert default in (row.default, inspect.Parameter.empty) or row.id in API_DEFAULT, (name, row.id)
+        assert own[row.name].kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         assert KINDS[(name, row.name)] is row.kind
 
 
-@pytest.mark.parametrize("name", sorted({c for row in OPTIONS for c in row.commands.split()}))
+def test_each_row_is_one_option():
+    ids = [r.id for r in EVERY]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert all(r.range is None or r.kind.plain(r.range.least) == r.range.least for r in EVERY)
+
+
+COMMANDS = sorted({c for row in EVERY for c in row.commands.split() if c != GROUP})
+
+
+@pytest.mark.parametrize("name", COMMANDS)
 def test_each_commands_typer_option_is_the_tables_row(name):
+    """Each option a command offers from the table is its row: flags, help, default, choices. A row of Source or
+    Out (GROUP) is each command's that takes the group; -f's help adds the formats of what a command writes."""
     params = {p.name: p for p in _command(name).params}
-    for row in (r for r in OPTIONS if name in r.commands.split()):
+    rows = [r for r in EVERY if name in r.commands.split() or (r.commands == GROUP and r.name in params)]
+    assert {r.name for r in rows if r.commands == GROUP} >= {"fmt", "output"} & set(params)
+    for row in rows:
         param = params[row.name]
-        assert tuple(param.opts) == row.flags and param.help == row.help, (name, row.name)
+        assert tuple(param.opts) == row.flags, (name, row.id)
+        assert param.help == row.help or (row.name == "fmt" and param.help.startswith(row.help[:14])), (name, row.id)
         assert param.default == row.default and param.show_default is row.show_default
         if row.choices is not None:
             assert tuple(param.type.choices) == tuple(row.choices())
 
 
+def test_every_command_offers_the_tables_options_only():
+    """No command offers an option that is not a row of the table (TEXT is an argument; --version is attn's)."""
+    known = {f for row in EVERY for f in row.flags}
+    from attncli.cli.app import COMMANDS as NAMES
+
+    offered = {f for n in NAMES if n != "help" for p in _command(n).params for f in p.opts if f.startswith("-")}
+    assert offered <= known, offered - known
+
+
 def _typer_flags(tree: ast.AST):
-    """(line, flags) of every typer.Option(...) call of a module, its string arguments."""
+    """(line, flags) of every typer.Option(...) call of a module, its string arguments (a row's are its fields)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Option":
             yield node.lineno, {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
 
 
-# options that share a row's flag but are other options, each with its own meaning and help
-NOT_THE_ROW = {
-    ("cli/options.py", "--seed"): "attn compute's --seed seeds the learned variants' parameters only",
-    ("cli/commands/heads.py", "--context"): "a model's sentence pair or source, not a text run's cross-attention",
-    ("cli/commands/lens.py", "--context"): "an encoder–decoder's source",
-    ("cli/commands/ablate.py", "--heads"): "the heads ablate switches off, LAYER.HEAD pairs",
-    ("cli/model.py", "--model"): "attn compare's, which may be given several times (ModelDirs)",
-    ("cli/commands/heads.py", "--model"): "a model heads cannot run without",
-    ("cli/commands/lens.py", "--model"): "a decoder lens cannot run without",
-    ("cli/commands/ablate.py", "--model"): "a decoder ablate cannot run without",
-}
-
-
 def test_no_module_declares_a_tables_option_again():
-    flags = {f for row in OPTIONS for f in row.flags}
+    flags = {f for row in EVERY for f in row.flags}
     names = {row.name: row for row in RUN}
     found = []
     for path in sorted((PACKAGE / "cli").rglob("*.py")):
         where = str(path.relative_to(PACKAGE))
         for line, given in _typer_flags(ast.parse(path.read_text())):
-            found += [(where, line, f) for f in given & flags if (where, f) not in NOT_THE_ROW]
+            found += [(where, line, f) for f in given & flags]
     for path in sorted((PACKAGE / "api").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS:
@@ -159,10 +182,12 @@ def test_none_and_false_are_not_given():
 
 
 def test_the_table_is_the_one_place_of_a_run_options_help():
-    """Each row's help is written once in the package: in api/options.py."""
-    for row in OPTIONS:
+    """Each row's help is written once in the package: in api/options.py, or api/own.py for a command's own."""
+    for row in EVERY:
         holders = [p for p in PACKAGE.rglob("*.py") if row.help[:40] in p.read_text()]
-        assert [p.relative_to(PACKAGE).as_posix() for p in holders] == ["api/options.py"], row.name
+        where = "api/options.py" if row in MODEL + RUN or row.commands == GROUP else "api/own.py"
+        shared = "api/options.py" if row.id == "model_context" else where  # a model's --context, said once
+        assert [p.relative_to(PACKAGE).as_posix() for p in holders] == [shared], row.id
 
 
 def test_the_pipelines_config_agrees_with_the_table():
@@ -170,14 +195,30 @@ def test_the_pipelines_config_agrees_with_the_table():
     the same options, the same defaults as the table's rows."""
     from dataclasses import fields
 
-    from attncli.pipeline.config import RANGES, RunConfig
+    from attncli.pipeline.config import RunConfig
+    from attncli.pipeline.ranges import RANGES
 
     field = {"dk": "d_k", "dv": "d_v"}  # RunConfig's names of --dk and --dv
     defaults = {f.name: f.default for f in fields(RunConfig)} | {"mask": None}  # its masks are a tuple, () for none
     for row in RUN:
         if row.name != "context":  # the run's second text, not a choice of its config
             assert defaults[field.get(row.name, row.name)] == row.default, row.name
-    assert set(RANGES) <= {row.name for row in RUN}
+    assert set(RANGES) >= {"dim", "heads", "dk", "dv", "d_a", "seed", "rank", "features"}
+
+
+def test_each_range_is_an_options():
+    """pipeline/ranges.py's RANGES holds each range once: every entry is an option a command offers (by the flag
+    its message names), and the messages are the one check's."""
+    from attncli.cli.app import COMMANDS
+    from attncli.pipeline.ranges import RANGES, check_range
+
+    flags = {f for name in COMMANDS if name != "help" for p in _command(name).params for f in p.opts}
+    for name, bound in RANGES.items():
+        flag = bound.flag or "--" + name.replace("_", "-")
+        assert flag in flags, name
+        with pytest.raises(ConfigError, match=f"^{flag} must be (between|at least) "):
+            check_range(name, bound.least - 1)
+        check_range(name, bound.least)
 
 
 def test_the_model_rule_names_only_options_that_exist():

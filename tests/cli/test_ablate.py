@@ -25,7 +25,7 @@ def ok(*args) -> str:
 
 
 def test_the_commands_modes_are_the_models():
-    from attncli.cli.model import MODES as OFFERED
+    from attncli.api.own import MODES as OFFERED
 
     assert tuple(MODES) == OFFERED
 
@@ -58,7 +58,7 @@ def test_heads_and_target_choose_what_is_run_and_watched():
 
 
 def test_the_command_s_rankings_are_the_models():
-    from attncli.cli.model import RANK_BY
+    from attncli.api.own import RANK_BY
     from attncli.models.interpret.ablate import RANKINGS
 
     assert tuple(RANKINGS) == RANK_BY

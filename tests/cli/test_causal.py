@@ -27,7 +27,7 @@ def ok(*args) -> str:
 
 
 def test_the_commands_whats_are_the_models():
-    from attncli.cli.commands.patch import WHATS
+    from attncli.api.own import WHATS
 
     assert tuple(WHAT) == WHATS
 

@@ -17,7 +17,10 @@ import pytest
 
 from attncli import api
 from attncli.io.view import SCALE, maps_of, unpacked, weights_of
+from attncli.models import load_model
+from attncli.models.files.hparams import ModelError
 from attncli.models.interpret import contrib
+from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 from attncli.pipeline.heads import sinkless
 from attncli.render import html_view
 from tests.conftest import attn, refused
@@ -102,13 +105,55 @@ def test_the_page_embeds_its_json(tmp_path):
     assert embedded((tmp_path / "p.html").read_text()) == _json("view", *args)
 
 
-def test_a_measure_needs_a_model_and_an_encoder_decoders_page_refuses_the_three():
+def test_a_measure_needs_a_model():
     refused(attn("view", TEXT, "--contrib", "norm"), "--contrib norm", "--model", code=2)
     refused(attn("view", TEXT, "--scale", "cubic"), "--scale", code=2)
-    args = [TEXT, "--model", GOLDEN / "bart", "--context", "the source text"]
-    refused(attn("view", *args, "--scale", "log"), "encoder–decoder", "--scale", code=2)
-    with pytest.raises(Exception, match="encoder–decoder"):
-        api.view(TEXT, model=str(GOLDEN / "bart"), contrib="norm")
+
+
+SOURCE = "the source text"
+
+
+@pytest.mark.parametrize(
+    ("family", "measure"), [("bart", "alti"), ("bart", "value-zeroing"), ("t5", "norm"), ("marian-heads", "norm")]
+)
+def test_an_encoder_decoders_page_has_each_parts_maps_as_attn_show_part(family, measure):
+    model = GOLDEN / family
+    doc = _json("view", TEXT, "--model", model, "--context", SOURCE, "--contrib", measure)
+    assert set(doc["contributions"]["parts"]) == set(doc["parts"]) == {"cross", "decoder", "encoder"}
+    for part, entry in doc["parts"].items():
+        maps = maps_of(doc, part)
+        assert [m["layer"] for m in maps] == [layer["layer"] for layer in entry["layers"]]  # every layer: short
+        for m in maps:
+            args = ("--context", SOURCE, "--part", part, "--layer", m["layer"], "--contrib", measure)
+            shown = _json("show", TEXT, "--model", model, *args)["contributions"]
+            assert np.array_equal(m["map"], np.array(shown["layer"])), (part, m["layer"])
+            for key in ("heads", "rollout", "residual"):
+                assert (m[key] is None) == (key not in shown), (part, key)
+                assert m[key] is None or np.array_equal(m[key], np.array(shown[key])), (part, key)
+            assert doc["contributions"]["parts"][part]["note"] == shown.get("note")
+
+
+def test_an_encoder_decoders_page_without_a_source_has_the_encoders_maps():
+    doc = api.view(SOURCE, model=str(GOLDEN / "bart"), part="encoder", contrib="alti").doc
+    assert set(doc["contributions"]["parts"]) == {"encoder"}
+    shown = api.show(SOURCE, model=str(GOLDEN / "bart"), part="encoder", layer=0, contrib="alti").contributions
+    assert np.array_equal(maps_of(doc, "encoder")[0]["rollout"], shown.rollout)
+
+
+def test_an_encoder_decoders_page_drops_each_parts_sink_and_show_s_page_too():
+    args = dict(model=str(GOLDEN / "bart"), context=SOURCE, scale="log", drop_sink=True)
+    doc = api.view(TEXT, **args).doc
+    assert doc["colour"] == {"scale": "log", "drop_sink": True} and "contributions" not in doc
+    for part, entry in doc["parts"].items():
+        dropped = weights_of({**entry, "layers": entry["sinkless"]["layers"]})  # [L, h, m, n] as drawn
+        shown = json.loads(api.show(TEXT, **args, part=part, layer=0).to_json())
+        weights = np.array([h["weights"] for h in shown["heads"]])
+        kept, _ = sinkless(weights, None if part != "decoder" else np.triu(np.ones(weights.shape, bool), 1))
+        assert np.array_equal(dropped[0][..., 1:] * SCALE, np.rint(kept * SCALE)), part
+    page = api.show(TEXT, model=str(GOLDEN / "bart"), context=SOURCE, part="cross", contrib="norm").view.doc
+    assert set(page["contributions"]["parts"]) == {"cross", "decoder", "encoder"}
+    plain = api.view(TEXT, model=str(GOLDEN / "bart"), context=SOURCE).doc
+    assert not {"colour", "contributions"} & set(plain) and not any("sinkless" in p for p in plain["parts"].values())
 
 
 def test_the_maps_unpack_as_float64():
@@ -125,3 +170,26 @@ def test_show_s_page_carries_what_show_draws():
     assert np.array_equal(maps_of(doc)[1]["map"], shown.contributions.layer_matrix)
     assert "sinkless" in api.show(TEXT, heads=2, drop_sink=True).view.doc
     assert not {"colour", "contributions"} & set(api.show(TEXT, model=str(GOLDEN / "gpt2")).view.doc)
+
+
+@pytest.mark.parametrize(("family", "context"), [("gpt2", None), ("bart", SOURCE)])
+def test_the_maps_are_priced_with_the_page_and_refused_before_they_are_computed(monkeypatch, family, context):
+    model = load_model(GOLDEN / family)
+    text = TEXT
+    page = api.view(text, model=model, context=context).doc
+    longest = max(len(p["tokens"]) for p in page.get("parts", {"": page}).values())
+    maps = contrib.page_cost(model, "alti", longest, None if context is None else longest)
+    assert maps > 0 and contrib.page_cost(model, "weights", longest) == 0
+    drawn = sum(len(layer["heads"]) for p in page.get("parts", {"": page}).values() for layer in p["layers"])
+    priced = longest**2 * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)  # the page without the maps
+    per_layer = (3 * model.n_head * longest**2 + 8 * longest * model.d_model) * 4  # folder.check_run's
+    without = model.weights.least() + model.n_layer * per_layer + priced
+    monkeypatch.setenv("ATTN_MAX_MEMORY", str(without + maps // 2))  # the page fits, its maps do not
+    api.view(text, model=model, context=context, scale="log")
+
+    def computed(*args, **kwargs):
+        raise AssertionError("the maps were computed before the page was priced")
+
+    monkeypatch.setattr(contrib, "every_layer", computed)
+    with pytest.raises(ModelError, match=r"the page of .* with its contribution maps on \d+ tokens needs about"):
+        api.view(text, model=model, context=context, contrib="alti")

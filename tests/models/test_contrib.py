@@ -26,7 +26,7 @@ import pytest
 
 from attncli.errors import ConfigError
 from attncli.models import forward, load_model
-from attncli.models.interpret.contrib import contributions
+from attncli.models.interpret.contrib import contributions, every_layer
 from tests.models.gguf_files import from_folder
 from tests.models.test_gguf import CONVERTED, _windowless
 from tests.smollm2 import SKIP, smollm2_path
@@ -163,6 +163,23 @@ def test_a_converted_gguf_has_the_maps_of_its_folder(name, tmp_path):
         for attribute, _ in CHECKS[measure]:
             a, b = getattr(got, attribute), getattr(want, attribute)
             assert np.abs(a - b).max() <= tolerance(same) * np.abs(b).max(), (name, measure, attribute)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "gemma2"])  # pre-norm, post-LN, a norm on the output alone
+@pytest.mark.parametrize("measure", list(CHECKS))
+def test_every_layers_maps_from_one_pass_are_each_layers_alone(name, measure):
+    # every_layer runs each block once and accumulates ALTI's rollout once: equal, not close, to each layer's own
+    # pass (contributions of a pass through that layer, as attn show --layer L --contrib computes it)
+    model = load_model(GOLDEN / name)
+    ids = np.array(json.loads((REFERENCE / f"{name}.json").read_text())["ids"])
+    layers = list(range(model.n_layer))
+    together = every_layer(model, forward(model, ids), measure, layers)
+    for layer, c in zip(layers, together, strict=True):
+        alone = contributions(model, forward(model, ids, upto_layer=layer, steps_layer=layer), layer, measure)
+        assert c.layer == layer
+        for name_ in ("heads", "layer_matrix", "rollout"):
+            a, b = getattr(c, name_), getattr(alone, name_)
+            assert (a is None and b is None) or np.array_equal(a, b), (layer, name_)
 
 
 def test_every_computed_measure_is_computed_on_a_layer_and_on_every_part():

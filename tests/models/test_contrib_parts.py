@@ -22,7 +22,7 @@ import pytest
 from attncli.errors import ConfigError
 from attncli.models import load_model
 from attncli.models.interpret.contrib import alti_of, block_budget, roll
-from attncli.models.interpret.contrib_parts import part_maps
+from attncli.models.interpret.contrib_parts import part_layers, part_maps
 from attncli.models.runs.encdec import seq2seq_forward
 from tests.models.test_contrib import tolerance
 
@@ -95,3 +95,21 @@ def test_alti_refuses_a_decoder_block_of_another_form():
     with pytest.raises(ConfigError, match="--contrib alti: the decoder attention block of"):
         part_maps(model, run, "decoder", 1, "alti", block_budget())
     assert part_maps(model, run, "cross", 1, "value-zeroing", block_budget()).layer.shape == (9, 8)
+
+
+@pytest.mark.parametrize("measure", list(CHECKS))
+@pytest.mark.parametrize("part", ["decoder", "cross"])
+def test_every_layers_maps_in_one_go_are_each_layers_alone(part, measure):
+    # part_layers computes each block once and each rollout once: equal, not close, to part_maps of each layer
+    model = load_model(GOLDEN / "bart")
+    golden = json.loads((REFERENCE / "bart-parts.json").read_text())
+    run = seq2seq_forward(model, golden["source_ids"], golden["decoder_ids"])
+    budget = block_budget()
+    encoder = roll([alti_of(model, l, run.encoder.hidden[l], budget) for l in range(model.n_layer)])
+    layers = list(range(int(model.hp["n_dec_layer"])))
+    together = part_layers(model, run, part, layers, measure, budget, encoder)
+    for layer, maps in zip(layers, together, strict=True):
+        alone = part_maps(model, run, part, layer, measure, budget, encoder)
+        for name in ("heads", "layer", "rollout", "residual"):
+            a, b = getattr(maps, name), getattr(alone, name)
+            assert (a is None and b is None) or np.array_equal(a, b), (layer, name)

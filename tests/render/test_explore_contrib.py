@@ -18,7 +18,7 @@ from attncli.pipeline.heads import sinkless
 from attncli.render.explore.state import Explorer
 from attncli.render.style import SCALES
 from tests.conftest import attn, refused
-from tests.render.test_explore import explore, said, text_run
+from tests.render.test_explore import explore, panels, said, text_run
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"
 TEXT = "time flies like an arrow"
@@ -71,6 +71,30 @@ def test_o_cycles_the_measures_and_draws_each_layers_maps(llama):
     explore(test, e, size=SIZE)
 
 
+def test_the_side_panel_shows_the_measures_row_and_formula_not_the_weights(llama):
+    # with a measure's map in the matrix, the panel beside it is that map's focused row and the measure's formula
+    # and number (not the weights' softmax arithmetic); back on the weights, the weights' again
+    e = run(llama)
+
+    async def test(pilot, app):
+        def side() -> str:
+            return " ".join(" ".join(panels(app)[1]).split())
+
+        assert "A = exp(S − max)" in side()
+        for name in list(CONTRIBUTIONS)[1:]:
+            await pilot.press("o")
+            await mapped(pilot, app)
+            m, (array, _, _, _) = CONTRIBUTIONS[name], app.e.drawn()
+            i, j = app.e.query, app.e.key
+            assert "A = exp(S − max)" not in side() and "the weights sum to 1" not in side()
+            assert f"{m.title}[{i},{j}]" in side() and m.formula.split()[0] in side(), side()
+            assert f"{m.title}[{i},{j}] = {float(array[i, j]):.{app.precision}f}" in side()
+        await pilot.press("o")
+        assert app.e.measure == "weights" and "A = exp(S − max)" in side()
+
+    explore(test, e, size=(160, 60))
+
+
 def test_a_measure_the_model_has_not_says_why_and_the_matrix_goes_back_to_the_weights(llama):
     gemma2 = load_model(GOLDEN / "gemma2")  # a block ALTI does not decompose: Gemma 2's, its norm on the attention's
     e = run(replace(gemma2, family=replace(gemma2.family, attention_out_linear=None)))  # output not declared
@@ -81,6 +105,13 @@ def test_a_measure_the_model_has_not_says_why_and_the_matrix_goes_back_to_the_we
         assert app.e.measure == "weights" and "✗ --contrib alti" in said(app)
 
     explore(test, e, size=SIZE)
+
+
+def test_the_help_says_z_is_the_matrixs_scale_alone():
+    from attncli.render.explore.app import KEYS
+
+    (what,) = [w for key, _, w, _ in KEYS if key == "z"]
+    assert "the heads overview and the lens keep their own shades" in what
 
 
 def test_z_cycles_the_scales_and_k_drops_the_sink(llama):

@@ -130,3 +130,35 @@ def test_every_view_draws_on_a_page_with_the_three(browser, tmp_path, args):
             tab.click()
             assert count(browser, "#stage svg") == 1
     assert browser.get_log("browser") == []
+
+
+def test_an_encoder_decoders_page_draws_each_parts_maps_and_sink(browser, tmp_path):
+    # c switches the part: the Contributions view draws that part's maps (cross: target rows × source columns,
+    # its residual's share in the readout), the sink switch that part's weights without key 0; every view draws
+    from selenium.webdriver.common.keys import Keys
+
+    path = tmp_path / "bart.html"
+    args = [TEXT, "--model", GOLDEN / "bart", "--context", "the source text", "--contrib", "alti", "--drop-sink"]
+    assert attn("view", *args, "--part", "cross", "-o", path).exit_code == 0
+    doc = json.loads(attn("view", *args, "--part", "cross", "-f", "json").stdout)
+    load(browser, path)
+    _open(browser, "contrib")
+    for part in ("cross", "decoder", "encoder"):
+        assert browser.execute_script("return document.body.dataset.part") == part
+        entry = doc["parts"][part]
+        m, n = len(entry["tokens"]), len(entry["context_tokens"] or entry["tokens"])
+        assert count(browser, ".contrib rect[data-i]") == 2 * m * n  # the layer's map and its rollout
+        assert _texts(browser, ".contrib-title")[0].startswith(f"{part}: ")
+        maps = maps_of(doc, part)[-1]
+        hover(browser, browser.find_elements("css selector", '.contrib[data-map="0"] rect[data-i="1"][data-j="0"]')[0])
+        readout = browser.find_element("id", "readout").text
+        assert f": {float(maps['map'][1, 0])!r} (exact, float64)" in readout, readout
+        assert ("the residual carries" in readout) == (part == "cross")
+        for tab in browser.find_elements("css selector", "nav button"):
+            tab.click()
+            assert count(browser, "#stage svg") == 1
+        assert browser.find_element("id", "drop-sink").is_selected()
+        _open(browser, "contrib")
+        browser.find_element("css selector", "body").send_keys("c")
+    browser.find_element("css selector", "body").send_keys(Keys.ESCAPE)
+    assert browser.get_log("browser") == []

@@ -4,28 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from attncli.cli.model import Chat, Contrast, Mode, RankBy, System, Target, model_value
-from attncli.cli.options import File, Out, Text, options
+from attncli.cli.options import File, Out, Text, options, row
 from attncli.cli.output import emit
 from attncli.cli.text import given_text, warn
 from attncli.errors import ConfigError
 
-ModelRequired = Annotated[
-    str,
-    typer.Option(
-        "--model", help="A Hugging Face decoder folder or cached model name.", show_default=False, callback=model_value
-    ),
-]
-HeadList = Annotated[
-    str | None,
-    typer.Option(
-        "--heads",
-        help="The heads to switch off, each alone, as LAYER.HEAD separated by commas (0.3,5.1); default every head.",
-        show_default=False,
-    ),
-]
+ModelRequired = Annotated[str, row("decoder_model", callback=model_value)]
+HeadList = Annotated[str | None, row("ablate_heads")]
 
 
 def parse_heads(given: str) -> list[tuple[int, int]]:

@@ -20,74 +20,25 @@ from attncli.cli.model import (
     model_value,
     worker_count,
 )
-from attncli.cli.options import File, Out, Text, choice, options
+from attncli.cli.options import File, Out, Text, options, row
 from attncli.cli.output import contrib_format, emit
 from attncli.cli.signals import Stopped
 from attncli.cli.text import given_lines, given_text, say
-from attncli.core.statistics import CORPUS_STATISTICS, DETECTORS, STAT_CHOICES
 from attncli.errors import ConfigError
 from attncli.io.inputs import iter_lines
 
 # ---- heads' own options (the ones it shares with others are in cli/options.py and cli/model.py) -----------
 
-ModelRequired = Annotated[
-    str,
-    typer.Option(
-        "--model",
-        help="A Hugging Face model folder, a GGUF file, or a model name found offline (the Hugging Face cache, "
-        "Ollama NAME:TAG, LM Studio ORG/NAME).",
-        show_default=False,
-        callback=model_value,
-    ),
-]
-HeadsContext = Annotated[
-    str | None,
-    typer.Option(
-        "--context",
-        help="With an encoder --model: the second text of a sentence pair ([CLS] TEXT [SEP] CONTEXT [SEP]); with "
-        "an encoder–decoder --model: the source (see --part).",
-    ),
-]
+ModelRequired = Annotated[str, row("heads_model", callback=model_value)]
+HeadsContext = Annotated[str | None, row("model_context")]
 
-Stat = Annotated[
-    str,
-    choice(
-        "--stat",
-        names=lambda: STAT_CHOICES,
-        help="The number in each cell: entropy (bits), max, diagonal, previous (or previous-token), first-token or "
-        "broadness; with --part cross (target rows over source columns, where diagonal and previous mean "
-        "nothing): entropy, max, diagonality (weight near the proportional diagonal), monotonic (share of target "
-        "tokens whose strongest source token does not move left), first-token, last-token or broadness.",
-    ),
-]
+Stat = Annotated[str, row("stat")]
 
-CorpusLines = Annotated[
-    bool,
-    typer.Option(
-        "--lines",
-        help="Each line of TEXT, - (stdin) or --file is one text of a corpus: the mean and spread over all of "
-        "them of each head's statistics and detector scores, streamed in padded batches of texts of similar "
-        "length on --workers processes, a progress bar on stderr. Each detector is a mean weight in [0, 1]: "
-        + "; ".join(f"{name}: {text}" for name, text in DETECTORS.items())
-        + ". Statistics: "
-        + "; ".join(f"{name}: {text}" for name, text in CORPUS_STATISTICS.items())
-        + ".",
-    ),
-]
+CorpusLines = Annotated[bool, row("corpus_lines")]
 
-MaxLines = Annotated[
-    int | None, typer.Option("--max-lines", help="With --lines: the first N lines only.", show_default=False)
-]
+MaxLines = Annotated[int | None, row("max_lines")]
 
-DaskAddress = Annotated[
-    str | None,
-    typer.Option(
-        "--dask",
-        help="With --lines --file: run on the Dask cluster at this address (pip install 'attncli[dask]'); its "
-        "workers read the same file and model paths.",
-        show_default=False,
-    ),
-]
+DaskAddress = Annotated[str | None, row("dask")]
 
 
 @options(out=Out, writes=("Records",))

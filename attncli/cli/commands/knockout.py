@@ -4,30 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Span
-from attncli.cli.options import File, Out, Text, options
+from attncli.cli.options import File, Out, Text, options, row
 from attncli.cli.output import emit
 from attncli.cli.text import given_text
 
-To = Annotated[
-    int | None,
-    typer.Option(
-        "--to",
-        help="The query position whose edges are blocked (default the last; negative counts from the end).",
-        show_default=False,
-    ),
-]
-Window = Annotated[
-    int | None,
-    typer.Option(
-        "--window",
-        help="Consecutive layers blocked at a time (default about a fifth of the layers).",
-        show_default=False,
-    ),
-]
+To = Annotated[int | None, row("to")]
+Window = Annotated[int | None, row("window")]
 
 
 @options(out=Out, writes=("Records",))

@@ -5,33 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from attncli.cli.model import Chat, System, model_value
-from attncli.cli.options import File, Out, Text, options
+from attncli.cli.options import File, Out, Text, options, row
 from attncli.cli.output import emit
 from attncli.cli.text import context_of, given_text
 
-ModelRequired = Annotated[
-    str,
-    typer.Option(
-        "--model",
-        help="A Hugging Face decoder (or encoder–decoder, with --context) folder or cached model name.",
-        show_default=False,
-        callback=model_value,
-    ),
-]
-LensContext = Annotated[
-    str | None,
-    typer.Option(
-        "--context",
-        help="With an encoder–decoder --model: the source; the lens is its decoder's over TEXT, the target "
-        "(teacher forcing).",
-    ),
-]
-TopK = Annotated[
-    int, typer.Option("--top-k", help="How many of the most probable next tokens each row of -f json lists (1-100).")
-]
+ModelRequired = Annotated[str, row("lens_model", callback=model_value)]
+LensContext = Annotated[str | None, row("lens_context")]
+TopK = Annotated[int, row("top_k")]
 
 
 @options(out=Out, writes=("Records",))

@@ -5,20 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
-from attncli.cli.options import Out, options
+from attncli.cli.options import Out, options, row
 from attncli.cli.output import emit
 from attncli.cli.text import warn
 
-Paths = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--path",
-        metavar="DIR",
-        help="Also list the models in DIR (a model folder, GGUF files, model folders one level below); repeatable.",
-    ),
-]
+Paths = Annotated[list[Path] | None, row("path", metavar="DIR")]
 
 
 @options(out=Out, skip=("precision",), writes=("Records",))

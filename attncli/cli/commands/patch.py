@@ -4,30 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from attncli.cli.commands.ablate import ModelRequired
 from attncli.cli.model import Contrast, Corrupt, Target
-from attncli.cli.options import File, Out, Text, choice, options
+from attncli.cli.options import File, Out, Text, options, row
 from attncli.cli.output import emit
 from attncli.cli.text import given_text, warn
 
-# models/interpret/patch.py's WHAT keys, written out so that building the command imports no model code (a test checks)
-WHATS = ("resid", "heads", "attn-out", "mlp-out")
-
-What = Annotated[
-    str,
-    choice(
-        "--what",
-        names=lambda: WHATS,
-        help="resid: the residual stream entering each layer, per position; heads: each head's output; attn-out, "
-        "mlp-out: each layer's attention or MLP output, per position.",
-    ),
-]
-Noising = Annotated[
-    bool,
-    typer.Option("--noising", help="Patch the corrupt run's activation into the clean run (default: the reverse)."),
-]
+What = Annotated[str, row("what")]
+Noising = Annotated[bool, row("noising")]
 
 
 @options(out=Out, writes=("Records",))

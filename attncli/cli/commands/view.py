@@ -34,34 +34,13 @@ from attncli.cli.model import (
     model_path,
     run_given,
 )
-from attncli.cli.options import Out, Run, Source, options
+from attncli.cli.options import Out, Run, Source, options, row
 from attncli.cli.output import check_writes, emit
 from attncli.cli.text import context_of, text_of, warn
 
-PatchView = Annotated[
-    bool,
-    typer.Option(
-        "--patch",
-        help="With a decoder --model: add the patching view (attn patch: TEXT clean, --corrupt, --target, "
-        "--contrast, --what, --noising), a grid of every activation's normalized score.",
-    ),
-]
-DlaView = Annotated[
-    bool,
-    typer.Option(
-        "--dla",
-        help="With a decoder --model: add the direct logit attribution view (attn dla: --target, --contrast), "
-        "every head's, MLP's and the embeddings' share of m, ranked.",
-    ),
-]
-KnockoutView = Annotated[
-    bool,
-    typer.Option(
-        "--knockout",
-        help="With a decoder --model: add the knockout view (attn knockout: --from, --to, --window), the change of "
-        "the top next token's probability per window of layers.",
-    ),
-]
+PatchView = Annotated[bool, row("patch")]
+DlaView = Annotated[bool, row("dla")]
+KnockoutView = Annotated[bool, row("knockout")]
 
 
 @options(source=Source, run=Run, out=Out, skip=("color", "save_svg", "save_html", "width", "theme"), writes=("View",))

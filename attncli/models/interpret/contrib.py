@@ -50,12 +50,13 @@ from attncli.core.contrib import (
     norm_layer,
     normalize_rows,
     roll,
+    rollouts,
 )
 from attncli.core.measures import CONTRIBUTIONS, computed
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.files.hparams import ModelError
-from attncli.models.interpret.contrib_parts import part_maps, part_note, part_steps
+from attncli.models.interpret.contrib_parts import part_layers, part_maps, part_note, part_steps
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
@@ -112,20 +113,29 @@ def of_result(result: AttentionResult, measure: str) -> Contributions:
     """`measure` on the layer of a model's `result` (`attn show --model ... --contrib`), from one more pass of its
     text through that layer (its sentence pair, or its written tokens with --generate); `heads` those the result
     holds (every head, or the one --head)."""
-    source = result.source
-    if not isinstance(source, ModelLayer):
-        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    source = _model_layer(result, measure)
     model, layer = source.model, source.layer
     if kind(model).reads_source:
         part = getattr(source, "part", None)
         if part is None or PARTS[part].needs_source:
             return _one_head(seq2seq_of(model, result, layer, measure, part or DEFAULT_PART), source.head)
-        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)  # the source's
-    elif result.tokens.generated is None:
-        run = run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
-    else:
-        run = forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
-    return _one_head(contributions(model, run, layer, measure), source.head)
+    return _one_head(contributions(model, _pass(result, layer), layer, measure), source.head)
+
+
+def _model_layer(result: AttentionResult, measure: str) -> ModelLayer:
+    if not isinstance(result.source, ModelLayer):
+        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
+    return result.source
+
+
+def _pass(result: AttentionResult, layer: int) -> Forward:
+    """One more pass of the model's `result` through `layer` (its steps kept): its text and sentence pair, or its
+    tokens as they are (written ones, an encoder–decoder's source)."""
+    source = cast(ModelLayer, result.source)
+    model = source.model
+    if kind(model).reads_source or result.tokens.generated is not None:
+        return forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
+    return run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
 
 
 def _one_head(c: Contributions, head: int | None) -> Contributions:
@@ -155,30 +165,97 @@ def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, 
 PAGE_BYTES = 8 * 2**20
 
 
-def page_layers(model: Model, n: int, measure: str, layer: int) -> list[int]:
-    """The layers whose maps of `measure` the page of `model` on `n` tokens carries: every layer when their float64
-    maps (per head where defined, the layer's, the rollout) take at most PAGE_BYTES, else the page's `layer`.
+def page_layers(n_layer: int, n_head: int, cells: int, measure: str, layer: int) -> list[int]:
+    """The layers whose maps of `measure` a page carries of an attention of `n_layer` layers and `n_head` heads on
+    `cells` query-key pairs: every layer when their float64 maps (per head where defined, the layer's, the
+    rollout) take at most PAGE_BYTES, else the page's `layer`.
 
-    >>> from types import SimpleNamespace
-    >>> m = SimpleNamespace(n_layer=30, n_head=9)
-    >>> len(page_layers(m, 20, "norm", 29)), page_layers(m, 400, "norm", 29)
+    >>> len(page_layers(30, 9, 20 * 20, "norm", 29)), page_layers(30, 9, 400 * 400, "norm", 29)
     (30, [29])
     """
+    return list(range(n_layer)) if n_layer * maps_per_layer(n_head, measure) * cells * 8 <= PAGE_BYTES else [layer]
+
+
+def maps_per_layer(n_head: int, measure: str) -> int:
+    """The [m, n] maps `measure` has for one layer: one per head where defined, the layer's, the rollout."""
     m = CONTRIBUTIONS[measure]
-    maps = (model.n_head if m.per_head else 0) + 1 + (1 if m.rolls_out else 0)
-    return list(range(model.n_layer)) if model.n_layer * maps * n * n * 8 <= PAGE_BYTES else [layer]
+    return (n_head if m.per_head else 0) + 1 + (1 if m.rolls_out else 0)
+
+
+def page_bytes(n_layer: int, n_head: int, cells: int, measure: str) -> int:
+    """What computing and carrying a page's maps of `measure` takes at most, for ATTN_MAX_MEMORY's check before the
+    pass (io/view.py's `check_page`): the maps carried (every layer's up to PAGE_BYTES, else one layer's), each
+    written twice more as base64 of deflated float64 (at most 4/3 of its 8 bytes: in the document and in the
+    page's text), ALTI's every layer's map kept for its rollouts, and one layer's [h, m, n] float64 temporaries
+    of the block computing it (its blocks of [rows, n, d] are a share of ATTN_MAX_MEMORY, block_budget).
+
+    >>> page_bytes(2, 4, 100, "norm") == (2 * 5 * 100) * (8 + 2 * 11) + 4 * 100 * 8 * 2  # 2 layers of 4 + 1 maps
+    True
+    """
+    carried = page_layers(n_layer, n_head, cells, measure, 0)
+    cell = 8 + 2 * CARRIED_CELL
+    kept = n_layer * cells * 8 if CONTRIBUTIONS[measure].rolls_out else 0
+    return len(carried) * maps_per_layer(n_head, measure) * cells * cell + kept + n_head * cells * 8 * 2
+
+
+def page_cost(model: Model, measure: str, n: int, m: int | None = None) -> int:
+    """`page_bytes` of the page of `model` with `measure`'s maps: on `n` tokens (an encoder–decoder's source), and
+    an encoder–decoder's `m` target tokens (its decoder's and cross parts; None: the encoder alone); 0 for the
+    weights, which the page has anyway."""
+    if not computed(measure):
+        return 0
+    cost = page_bytes(model.n_layer, model.n_head, n * n, measure)
+    if m is not None:
+        layers, heads = int(model.hp["n_dec_layer"]), int(model.hp["n_dec_head"])
+        cost += page_bytes(layers, heads, m * m, measure) + page_bytes(layers, heads, m * n, measure)
+    return cost
+
+
+#: Bytes of a carried float64 cell in base64 (4/3 of 8, rounded up): deflate never makes random float64 smaller.
+CARRIED_CELL = 11
 
 
 def page_maps(result: AttentionResult, measure: str) -> list[Contributions]:
-    """`attn view --contrib`: `measure` on the layers of `page_layers` of the model's `result`, every head; each
-    layer's maps the same numbers as `attn show --layer L --contrib` prints (the same pass of its text, its
-    pair or its written tokens, through that layer; ALTI's rollout through layers 0..L)."""
-    source = result.source
-    if not isinstance(source, ModelLayer):
-        raise ConfigError(f"--contrib {measure} measures a real model's layer: give --model")
-    layers = page_layers(source.model, len(result.tokens), measure, source.layer)
-    whole = replace(source, head=None)
-    return [of_result(replace(result, source=replace(whole, layer=l)), measure) for l in layers]
+    """`attn view --contrib`: `measure` on the layers of `page_layers` of the model's `result`, every head, from
+    one pass of its text (its pair, or its written tokens) through the last of them (`every_layer`); each layer's
+    maps the same numbers as `attn show --layer L --contrib` prints (ALTI's rollout through layers 0..L)."""
+    source = _model_layer(result, measure)
+    model = source.model
+    layers = page_layers(model.n_layer, model.n_head, len(result.tokens) ** 2, measure, source.layer)
+    return every_layer(model, _pass(result, layers[-1]), measure, layers)
+
+
+def part_page_maps(model: Model, source_ids, target_ids, measure: str, layer: int) -> dict[str, list[Contributions]]:
+    # [n] the source's ids, [m] the decoder's (or None: the encoder alone) -> part -> its carried layers' maps
+    """An encoder–decoder's page with --contrib: `measure` on the layers of `page_layers` of each part (the
+    encoder's alone without a target), from one teacher-forced pass of `source_ids` and `target_ids`: the same
+    numbers as `attn show --part P --layer L --contrib` (each part's blocks once, each rollout accumulated once;
+    past PAGE_BYTES, a part's maps of `layer` alone, or of its last layer when it has fewer)."""
+    n = len(source_ids)
+    enc_layers = page_layers(model.n_layer, model.n_head, n * n, measure, min(layer, model.n_layer - 1))
+    if target_ids is None:
+        return {"encoder": every_layer(model, forward(model, np.asarray(source_ids)), measure, enc_layers)}
+    run = seq2seq_forward(model, source_ids, target_ids)
+    budget, encoder, rollout = block_budget(), None, None
+    if CONTRIBUTIONS[measure].rolls_out:  # cross ALTI composes the encoder's whole rollout: every encoder layer
+        whole = every_layer(model, run.encoder, measure, list(range(model.n_layer)))
+        encoder, rollout = [whole[l] for l in enc_layers], whole[-1].rollout
+    else:
+        encoder = every_layer(model, run.encoder, measure, enc_layers)
+    out = {}
+    m, n_dec, h_dec = len(run.hidden[0]), int(model.hp["n_dec_layer"]), int(model.hp["n_dec_head"])
+    for part, p in PARTS.items():
+        if not p.needs_source:  # the encoder's maps, as `attn show --part encoder --contrib` writes them (no part)
+            out[part] = encoder
+            continue
+        keys = m if p.keys == p.queries else n
+        layers = page_layers(n_dec, h_dec, m * keys, measure, min(layer, n_dec - 1))
+        maps = part_layers(model, run, part, layers, measure, budget, rollout)
+        out[part] = [
+            Contributions(measure, l, c.heads, c.layer, c.rollout, part, c.residual, c.note)
+            for l, c in zip(layers, maps, strict=True)
+        ]
+    return out
 
 
 def block_budget() -> int:
@@ -190,35 +267,54 @@ def block_budget() -> int:
 def contributions(model: Model, run: Forward, layer: int, measure: str) -> Contributions:
     """`measure` (a key of CONTRIBUTIONS other than weights) on `layer` of the pass `run` (its `hidden` through
     `layer`, and its `steps` of `layer`)."""
+    return every_layer(model, run, measure, [layer])[0]
+
+
+def every_layer(model: Model, run: Forward, measure: str, layers: list[int]) -> list[Contributions]:
+    """`measure` on each of `layers` (ascending) of the one pass `run` (its `hidden` through the last of them; its
+    `steps`, where it kept a layer's, spare that layer's attention): each layer's attention block once, and ALTI's
+    rollout accumulated once through layers 0..L (`rollouts`), not again for every layer: the same numbers as
+    `contributions` of each layer alone, at the cost of one layer pass per layer instead of L(L+1)/2."""
     if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
-    steps = run.steps
-    assert steps is not None and steps.layer == layer  # the pass keeps the steps of the layer shown
-    return LAYER_MAPS[measure](model, run, layer, block_budget())
+    return LAYER_MAPS[measure](model, run, layers, block_budget())
 
 
-def _norm_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
+def _steps(model: Model, run: Forward, l: int) -> LayerSteps:
+    """Layer `l`'s attention as the pass ran it: its kept steps, or the layer's attention again on its stream."""
+    if run.steps is not None and run.steps.layer == l:
+        return run.steps
+    return model.family.attention(model, l, run.hidden[l])[1]
+
+
+def _norm_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
     """Kobayashi et al. 2020: ‖α^h_ij f_h(x_j)‖ per head and ‖Σ_h α^h_ij f_h(x_j)‖ for the layer."""
-    steps = run.steps
-    assert steps is not None
-    f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
-    return Contributions("norm", layer, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None)
+    out = []
+    for l in layers:
+        steps = _steps(model, run, l)
+        f = head_vectors(steps.v, steps.w_o)  # [h, n, d_model]
+        out.append(Contributions("norm", l, norm_heads(steps.weights, f), norm_layer(steps.weights, f, budget), None))
+    return out
 
 
-def _alti_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
-    """Ferrando et al. 2022: each layer's ALTI through `layer`, and their rollout."""
-    layers = [alti_of(model, l, run.hidden[l], budget) for l in range(layer + 1)]
-    return Contributions("alti", layer, None, layers[-1], roll(layers))
+def _alti_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
+    """Ferrando et al. 2022: each layer's ALTI through the last of `layers`, once, and their rollouts, once."""
+    each = [alti_of(model, l, run.hidden[l], budget) for l in range(layers[-1] + 1)]
+    rolled = rollouts(each)
+    return [Contributions("alti", l, None, each[l], rolled[l]) for l in layers]
 
 
-def _zeroing_maps(model: Model, run: Forward, layer: int, budget: int) -> Contributions:
+def _zeroing_maps(model: Model, run: Forward, layers: list[int], budget: int) -> list[Contributions]:
     """Mohebbi et al. 2023: the layer's output with each token's values zeroed, by cosine distance."""
-    assert run.steps is not None
-    return Contributions("value-zeroing", layer, None, value_zeroing(model, layer, run.hidden[layer], run.steps), None)
+    return [
+        Contributions("value-zeroing", l, None, value_zeroing(model, l, run.hidden[l], _steps(model, run, l)), None)
+        for l in layers
+    ]
 
 
-#: How each measure of CONTRIBUTIONS that is computed (`Measure.computed`) is, on a layer of an encoder or a
-#: decoder: measure -> f(model, run, layer, bytes a block may take) (contrib_parts.PART_MAPS: on a decoder's part).
+#: How each measure of CONTRIBUTIONS that is computed (`Measure.computed`) is, on layers of an encoder or a
+#: decoder: measure -> f(model, run, layers, bytes a block may take) -> a Contributions for each of the layers
+#: (contrib_parts.PART_MAPS: on a decoder's part).
 LAYER_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}
 
 

@@ -36,7 +36,7 @@ from attncli.core.contrib import (
     norm_heads,
     norm_layer,
     normalize_rows,
-    roll,
+    rollouts,
 )
 from attncli.core.parts import PARTS
 from attncli.errors import ConfigError
@@ -101,41 +101,59 @@ def part_maps(
 ) -> PartMaps:
     # encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's rollout composes it) -> PartMaps
     """`measure` (norm, alti, value-zeroing) on decoder layer `layer`'s `part` (decoder, cross) of `run`."""
-    return PART_MAPS[measure](model, run, part, layer, budget, encoder_rollout)
+    return part_layers(model, run, part, [layer], measure, budget, encoder_rollout)[0]
 
 
-def _norm_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+def part_layers(
+    model: Model, run: Seq2Seq, part: str, layers: list[int], measure: str, budget: int, encoder_rollout=None
+) -> list[PartMaps]:
+    # layers ascending; encoder_rollout: [n, n] the encoder's ALTI rollout (cross ALTI's composes it)
+    """`measure` on each of decoder layers `layers`' `part` of `run`, each block once: ALTI's rollouts are
+    accumulated once through layers 0..L (the same numbers as `part_maps` of each layer alone)."""
+    return PART_MAPS[measure](model, run, part, layers, budget, encoder_rollout)
+
+
+def _norm_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
     """Kobayashi et al. 2020 on the part: cross's f_h reads the encoder's output."""
-    s = part_steps(run, part, layer)
-    f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
-    return PartMaps(
-        norm_heads(s.weights, f), norm_layer(s.weights, f, budget), None, None, NOTES[crosses(part), "norm"]
-    )
+    out = []
+    for layer in layers:
+        s = part_steps(run, part, layer)
+        f = head_vectors(s.v, s.w_o)  # [h, n, d_model]: cross: the encoder's output through W_V, W_O
+        heads, whole = norm_heads(s.weights, f), norm_layer(s.weights, f, budget)
+        out.append(PartMaps(heads, whole, None, None, NOTES[crosses(part), "norm"]))
+    return out
 
 
-def _zeroing_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+def _zeroing_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
     """Mohebbi et al. 2023 on the part: a decoder token's values zeroed (decoder) or a source token's (cross)."""
     cross = crosses(part)
-    return PartMaps(None, value_zeroing(model, run, layer, cross, budget), None, None, NOTES[cross, "value-zeroing"])
+    note = NOTES[cross, "value-zeroing"]
+    return [PartMaps(None, value_zeroing(model, run, l, cross, budget), None, None, note) for l in layers]
 
 
-def _alti_maps(model: Model, run: Seq2Seq, part: str, layer: int, budget: int, encoder_rollout=None) -> PartMaps:
+def _alti_maps(model: Model, run: Seq2Seq, part: str, layers: list[int], budget: int, encoder_rollout=None) -> list:
     # encoder_rollout: [n, n] the encoder's ALTI rollout, which cross's rollout composes
-    """Ferrando et al. 2022 on the decoder's self-attention; ALTI+ (Ferrando et al. 2022b) on the cross-attention."""
-    cross, measure = crosses(part), "alti"
+    """Ferrando et al. 2022 on the decoder's self-attention; ALTI+ (Ferrando et al. 2022b) on the cross-attention;
+    each block once, the rollout accumulated once through the last of `layers`."""
+    cross = crosses(part)
+    note = NOTES[cross, "alti"]
     if not cross:
-        layers = [alti_self(model, block(model, run, l), l, budget) for l in range(layer + 1)]
-        return PartMaps(None, layers[-1], roll(layers), None, NOTES[cross, measure])
+        each = [alti_self(model, block(model, run, l), l, budget) for l in range(layers[-1] + 1)]
+        rolled = rollouts(each)
+        return [PartMaps(None, each[l], rolled[l], None, note) for l in layers]
     assert encoder_rollout is not None  # contrib.of_result passes it for cross ALTI
     n, m = len(encoder_rollout), len(run.hidden[0])
     r = np.hstack([np.zeros((m, n)), np.eye(m)])  # [m, n + m]: each decoder input is its own token
-    for l in range(layer + 1):
+    out = []
+    for l in range(layers[-1] + 1):
         b = block(model, run, l)
         through_self = alti_self(model, b, l, budget) @ r  # [m, n + m]
         shares = alti_of_cross(model, b, l, budget)  # [m, n + 1]
         r = shares[:, n:] * through_self
         r[:, :n] += shares[:, :n] @ encoder_rollout
-    return PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], NOTES[cross, measure])
+        if l in layers:
+            out.append(PartMaps(None, shares[:, :n], r[:, :n], shares[:, n], note))
+    return out
 
 
 def crosses(part: str) -> bool:
@@ -229,5 +247,6 @@ def value_zeroing(model: Model, run: Seq2Seq, l: int, cross: bool, budget: int) 
 
 
 #: How each computed measure of CONTRIBUTIONS is, on an encoder–decoder's decoder or cross part: measure ->
-#: f(model, run, part, layer, bytes a block may take, the encoder's rollout where it composes one).
+#: f(model, run, part, layers, bytes a block may take, the encoder's rollout where it composes one) -> a PartMaps
+#: for each of the layers.
 PART_MAPS = {"norm": _norm_maps, "alti": _alti_maps, "value-zeroing": _zeroing_maps}

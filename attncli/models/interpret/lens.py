@@ -27,6 +27,7 @@ from attncli.models.runs.run import _check_finite, _encode
 from attncli.models.runs.seq2seq import decoder_tokens, encoder_tokens
 from attncli.models.runs.source import chat_fields, describe
 from attncli.models.runs.vocab import token_text
+from attncli.pipeline.ranges import check_range
 from attncli.pipeline.tokenize import Tokens
 
 LENS_SCHEMA = "attncli.lens/1"
@@ -194,8 +195,7 @@ def lens_rows(model: Model, run: Forward, k: int) -> list[dict]:
 
 def check_k(k: int) -> None:
     """ConfigError when k is not a count of tokens the lens shows (1 to 100)."""
-    if not 1 <= k <= 100:
-        raise ConfigError(f"--top-k must be between 1 and 100, got {k}")
+    check_range("top_k", k)
 
 
 def lens_document(

@@ -1,7 +1,8 @@
 """A model's page data (`attn view --model`): the attention of every layer and head (`route.page_attention`, one
 pass) and what a decoder's page adds to it, the `Behaviour` it is asked for: the logit lens and the written
 tokens' probabilities from the same pass, the ablation and the causal answers (patch, DLA, knockout) from their
-own commands' functions, and --contrib's maps (contrib.py's `page_maps`). io/view.py encodes what `model_page`
+own commands' functions, and --contrib's maps (contrib.py's `page_maps`; an encoder–decoder's, each part's:
+`part_page_maps`), priced with the page before its pass (contrib.py's `page_cost`). io/view.py encodes what `model_page`
 returns; nothing there runs the model. `Behaviour` is attncli.pipeline.behaviour's (a text run's page takes it).
 """
 
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from attncli.core.measures import computed
 from attncli.models.interpret.ablate import ablate_record
-from attncli.models.interpret.contrib import page_maps
+from attncli.models.interpret.contrib import page_cost, page_maps, part_page_maps
 from attncli.models.interpret.dla import dla_document
 from attncli.models.interpret.knockout import knockout_document
 from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
@@ -22,8 +24,8 @@ from attncli.models.interpret.patch import patch_document
 from attncli.models.network.model import Model
 from attncli.models.runs import route
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.page import Layers, Parts
-from attncli.models.runs.seq2seq import encoder_tokens
+from attncli.models.runs.page import Layers, MapsCost, Parts
+from attncli.models.runs.seq2seq import PartLayer, encoder_tokens
 from attncli.pipeline.behaviour import Behaviour
 from attncli.pipeline.result import AttentionResult
 
@@ -50,11 +52,12 @@ class LayersPage:
 
 @dataclass(frozen=True)
 class PartsPage:
-    """An encoder–decoder's page: its every part, and the probability it gave each token of the target it wrote
-    (None: teacher forcing, or no source)."""
+    """An encoder–decoder's page: its every part, the probability it gave each token of the target it wrote
+    (None: teacher forcing, or no source), and each part's contribution maps of --contrib (else None)."""
 
     attention: Parts
     probs: np.ndarray | None = None  # [written tokens]
+    contributions: dict | None = None  # --contrib: part -> contrib.py's Contributions of its every layer
     document = "parts"  # how io/view.py writes it
 
 
@@ -68,23 +71,36 @@ def model_page(
     """The data of a model's page on the text of `result` (route.result's), opened at its layer (and part): every
     layer and head from one pass; an encoder–decoder's every part of `pair` (the (target, source) the command was
     given, by default the result's), with the target it writes with `generate`; a decoder's with the views
-    `behaviour` asks for."""
-    attention = route.page_attention(model, result, pair, generate)
+    `behaviour` asks for; any page's contribution maps of --contrib, priced with the page before its pass."""
+    attention = route.page_attention(model, result, pair, generate, _maps_cost(model, behaviour))
     return PAGES[attention.document](model, result, attention, behaviour)
+
+
+def _maps_cost(model: Model, b: Behaviour) -> MapsCost | None:
+    """What the contribution maps `b` asks for cost on a page of n tokens (and an encoder–decoder's m): contrib.py's
+    `page_cost`; None without --contrib."""
+    if not computed(b.contrib):
+        return None
+    return lambda n, m: page_cost(model, b.contrib, n, m)
 
 
 def _parts_page(
     model: Model, result: AttentionResult, parts: Parts, b: Behaviour
 ) -> PartsPage:  # probs [written] or None
     """An encoder–decoder's page: with the probability it gave each token of the target it wrote, reading the
-    source."""
+    source, and each part's maps of --contrib at every layer (contrib.py's `part_page_maps`: `attn show --part P
+    --layer L --contrib`'s numbers)."""
     target, context = parts.target, parts.context
+    maps = None
+    if computed(b.contrib):
+        source = parts.parts["encoder"].found.tokens.ids
+        written = parts.parts["decoder"].found.tokens.ids if "decoder" in parts.parts else None
+        maps = part_page_maps(model, source, written, b.contrib, cast(PartLayer, result.source).layer)
     if target is None or context is None:
-        return PartsPage(parts)
+        return PartsPage(parts, None, maps)
     assert target.generated is not None  # a written target
-    return PartsPage(
-        parts, written_probabilities(model, target.ids, target.generated, encoder_tokens(model, context).ids)
-    )
+    probs = written_probabilities(model, target.ids, target.generated, encoder_tokens(model, context).ids)
+    return PartsPage(parts, probs, maps)
 
 
 def _layers_page(

@@ -26,7 +26,7 @@ from attncli.models.network.attention import cached
 from attncli.models.network.model import Model
 from attncli.models.network.unembed import next_logits, unembedding
 from attncli.models.runs.tokens import ModelTokens
-from attncli.pipeline.config import MAX_SEED
+from attncli.pipeline.ranges import check_range
 
 
 @dataclass(frozen=True)
@@ -40,16 +40,13 @@ class Generation:
     seed: int = 0
 
     def __post_init__(self):
-        if self.new < 1:
-            raise ConfigError(f"--generate must be at least 1, got {self.new}")
+        check_range("generate", self.new)
         if self.temperature is not None and not 0 < self.temperature < np.inf:
             raise ConfigError(f"--temperature must be a finite number above 0 to sample, got {self.temperature}")
-        if self.top_k is not None and self.top_k < 1:
-            raise ConfigError(f"--top-k must be at least 1, got {self.top_k}")
+        check_range("sample_top_k", self.top_k)
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ConfigError(f"--top-p must be in (0, 1], got {self.top_p}")
-        if not 0 <= self.seed <= MAX_SEED:
-            raise ConfigError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
+        check_range("seed", self.seed)
 
     @property
     def sampled(self) -> bool:

@@ -11,6 +11,7 @@ sends a model here by its kind; io/view.py encodes what comes back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -31,15 +32,21 @@ QKV_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this
 PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as float32 (4) and their masks (1) ...
 STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
 
+#: The bytes of a page's contribution maps on n tokens (and an encoder–decoder's m source tokens, else None):
+#: attncli.models.interpret.contrib's `page_cost` of the measure --contrib asks for, which the page's caller passes.
+MapsCost = Callable[[int, "int | None"], int]
 
-def check_page(model: Model, n: int, drawn: int | None = None) -> None:
+
+def check_page(model: Model, n: int, drawn: int | None = None, maps: int = 0) -> None:
     """The page of `model` on `n` tokens priced against ATTN_MAX_MEMORY before its pass: the run (`check_run`) and
     the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
     unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
-    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts')."""
+    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts'); `maps`:
+    the bytes its contribution maps take (--contrib: `MapsCost`)."""
     drawn = model.n_layer * model.n_head if drawn is None else drawn
-    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)
-    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, f"the page of {model.name}")
+    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES) + maps
+    what = f"the page of {model.name}" + (" with its contribution maps" if maps else "")
+    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, what)
 
 
 @dataclass(frozen=True)
@@ -76,12 +83,15 @@ class Layers:
     document = "layers"  # how io/view.py writes it
 
 
-def layers(model: Model, result: AttentionResult) -> Layers:  # -> weights [L, h, n, n], carried [L] or [1]
-    """The page of an encoder or a decoder on the text of `result` (`route.result`'s), opened at its layer: one pass
-    (`run.every_layer`), which also keeps each layer's stages when every layer's q, k and v fit QKV_BYTES (decided
-    on layer 0; never after --generate, whose page carries the layer shown)."""
+def layers(
+    model: Model, result: AttentionResult, maps: MapsCost | None = None
+) -> Layers:  # -> weights [L, h, n, n], carried [L] or [1]
+    """The page of an encoder or a decoder on the text of `result` (`route.result`'s), opened at its layer, priced
+    with its contribution maps (`maps`, if it has them) before anything is computed: one pass (`run.every_layer`),
+    which also keeps each layer's stages when every layer's q, k and v fit QKV_BYTES (decided on layer 0; never
+    after --generate, whose page carries the layer shown)."""
     source = cast(ModelLayer, result.source)
-    check_page(model, len(result.tokens))
+    check_page(model, len(result.tokens), maps=0 if maps is None else maps(len(result.tokens), None))
     kept: dict[int, Carried] = {}
     every = [result.tokens.generated is None]  # whether every layer is carried: decided on layer 0's size
 
@@ -128,11 +138,16 @@ def pair_of(result: AttentionResult) -> tuple[str, str | None]:
 
 
 def parts(
-    model: Model, result: AttentionResult, pair: tuple[str, str | None] | None, generate: Generation | None
+    model: Model,
+    result: AttentionResult,
+    pair: tuple[str, str | None] | None,
+    generate: Generation | None,
+    maps: MapsCost | None = None,
 ) -> Parts:  # -> each part's weights [L, h, m, n] and its carried layer
     """An encoder–decoder's page: every layer and head of each of its parts (PARTS: cross, decoder, encoder) from
     one teacher-forced pass of the target over the source, `pair` (default the result's), with the target it
-    writes with `generate` whichever part the result shows, and each part's stages at the result's layer."""
+    writes with `generate` whichever part the result shows, and each part's stages at the result's layer; priced
+    with its contribution maps (`maps`, if it has them) before its pass."""
     text, context = pair or pair_of(result)
     layer = cast(PartLayer, result.source).layer
     # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
@@ -142,7 +157,8 @@ def parts(
     else:
         target = seq2seq.written_target(model, text, context, generate)
     longest = max(len(result.tokens), len(result.context_tokens or ()), len(target or ()))  # either side's tokens
-    check_page(model, longest, model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"])
+    drawn = model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"]
+    check_page(model, longest, drawn, 0 if maps is None else maps(longest, None if context is None else longest))
     out = {}
     for name, found in seq2seq.every_part(model, text, context, target).items():
         weights = np.stack(found.weights)  # [L, h, m, n]

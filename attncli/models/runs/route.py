@@ -55,12 +55,12 @@ def _part_heads(model, text, context, part, generate, maps) -> dict:
     return seq2seq.part_heads_document(model, text, context, part, written, maps)
 
 
-def _self_page(model, result, pair, generate) -> page.Layers:
-    return page.layers(model, result)
+def _self_page(model, result, pair, generate, maps) -> page.Layers:
+    return page.layers(model, result, maps)
 
 
-def _part_page(model, result, pair, generate) -> page.Parts:
-    return page.parts(model, result, pair, generate)
+def _part_page(model, result, pair, generate, maps) -> page.Parts:
+    return page.parts(model, result, pair, generate, maps)
 
 
 @dataclass(frozen=True)
@@ -202,13 +202,17 @@ def layer_of(
 
 
 def page_attention(
-    model: Model, shown: AttentionResult, pair: tuple[str, str | None] | None, generate: Generation | None
+    model: Model,
+    shown: AttentionResult,
+    pair: tuple[str, str | None] | None,
+    generate: Generation | None,
+    maps: page.MapsCost | None = None,
 ) -> page.Layers | page.Parts:
     """The attention of a model's page on the text of `shown` (a `result` of it), from one pass (`page.py`): an
     encoder's or a decoder's every layer (`page.layers`), an encoder–decoder's every part, run on `pair` (the
     (target, source) the command was given; default the result's) with the target it writes with `generate`
-    (`page.parts`)."""
-    return kind(model).page(model, shown, pair, generate)
+    (`page.parts`); priced first with its contribution maps' bytes, `maps`, if it has them."""
+    return kind(model).page(model, shown, pair, generate, maps)
 
 
 def rollout(

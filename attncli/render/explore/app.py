@@ -65,7 +65,13 @@ KEYS = [
         "what the matrix measures (--model): weights, norm ‖αf(x)‖, ALTI, value zeroing (computed when first shown)",
         [("o", "measure")],
     ),
-    ("z", "", "colour scale: √, log, linear (the numbers stay the same)", [("z", "shades")]),
+    (
+        "z",
+        "",
+        "the matrix's colour scale: √, log, linear (the numbers stay the same; the heads overview and the lens keep "
+        "their own shades, of the weights and the probabilities)",
+        [("z", "shades")],
+    ),
     ("k", "", "drop key 0 (the sink), each row renormalized; again: back", [("k", "sink")]),
     (
         "n b",

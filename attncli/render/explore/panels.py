@@ -105,7 +105,10 @@ def weight_formula(e: Explorer, precision: int) -> Text:
 
 
 def row_panel(e: Explorer, precision: int) -> RenderableType:
-    """The focused query's row as bars with its scores and weights, then the focused weight's formula."""
+    """The focused query's row as bars with its scores and weights, then the focused weight's formula; when the
+    matrix draws a measure's map (`o`), that map's row and the measure's formula instead (`measure_panel`)."""
+    if computed(e.measure) and e.maps_ready():
+        return measure_panel(e, precision)
     weights, scores, masked = e.row()
     i = e.query
     title = f"query {i} '{escape_token(e.result.tokens.drawn()[i])}' → every key"
@@ -114,6 +117,29 @@ def row_panel(e: Explorer, precision: int) -> RenderableType:
         Text(""),
         weight_formula(e, precision),
     )
+
+
+def measure_panel(e: Explorer, precision: int) -> RenderableType:
+    """The focused query's row of the measure's map the matrix draws (the head's, or the layer's), as bars, then
+    the focused cell: the measure's formula and paper (CONTRIBUTIONS) and its number, as attn show --contrib."""
+    m = CONTRIBUTIONS[e.measure]
+    array, cells, what, of_head = e.drawn()
+    i, j = e.query, e.key
+    n = len(array[i])
+    keys = e.result.key_tokens.drawn()[:n]
+    row_masked = None if cells is None else cells[i]
+    of = head_name(e) if of_head else layer_name(e)
+    title = f"query {i} '{escape_token(e.result.tokens.drawn()[i])}' → every key: {what} · {of}"
+    sums = "each row's shares sum to 1" if m.normalized else "lengths in the model's units (a row has no fixed sum)"
+    out = Text(f"{m.title}[{i},{j}]: '{escape_token(e.result.tokens.drawn()[i])}' → '{escape_token(keys[j])}'\n")
+    out.stylize("bold")
+    if row_masked is not None and row_masked[j]:
+        out.append(f"key {j} is masked: it does not reach query {i}\n")
+    out.append(f"{m.formula}\n{m.paper}\n", style="dim")
+    out.append(f"{m.title}[{i},{j}] = ")
+    out.append(fmt(float(array[i, j]), precision), style="bold")
+    out.append("\n(the weights' softmax arithmetic: o again, to the weights)", style="dim")
+    return Group(Bars(title, keys, array[i], None, row_masked, precision, column=m.title, sums=sums), Text(""), out)
 
 
 def step_line(e: Explorer, precision: int) -> Text:

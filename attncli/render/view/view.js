@@ -21,6 +21,15 @@
     QKV = P.neuron || null;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
+    /*{colour*/
+    if (D.parts) {  // an encoder–decoder: this part's weights as run and without its sink (its entry's "sinkless")
+      WEIGHTS = { layers: P.layers, masks: P.masks }; D.sinkless = P.sinkless || null;
+      if (S.sinkless) useSink(true);
+    }
+    /*colour}*/
+    /*{contrib*/
+    if (D.parts && D.contributions) { var CP = D.contributions.parts[name]; D.contributions.layers = CP.layers; D.contributions.note = CP.note; }
+    /*contrib}*/
   }
   function alignment() { return !!D.parts && CROSS; }  // an encoder–decoder's cross-attention: target × source
   var HEAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#e08a0b", "#17becf",
@@ -117,15 +126,20 @@
       });
     });
     /*{colour*/
-    (D.sinkless ? D.sinkless.layers : []).forEach(function (l) { l.heads.forEach(function (h) {
-      jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
-    }); });
+    (D.parts ? PARTS.map(function (P) { return P.sinkless; }) : [D.sinkless]).forEach(function (less) {
+      (less ? less.layers : []).forEach(function (l) { l.heads.forEach(function (h) {
+        jobs.push(inflate(h.weights).then(function (b) { h.w = new Uint8Array(b); }));
+      }); });
+    });
     /*colour}*/
     /*{contrib*/
-    (D.contributions ? D.contributions.layers : []).forEach(function (l) {
+    var carried = !D.contributions ? [] : !D.parts ? D.contributions.layers :  // an encoder–decoder's: every part's
+      [].concat.apply([], Object.keys(D.contributions.parts).map(function (k) { return D.contributions.parts[k].layers; }));
+    carried.forEach(function (l) {
       (l.heads || []).concat([l.map, l.rollout]).forEach(function (e) {
         if (e) jobs.push(inflate(e.values).then(function (b) { e.v = new Float64Array(b); }));
       });
+      if (l.residual) jobs.push(inflate(l.residual).then(function (b) { l.r = new Float64Array(b); }));
     });
     /*contrib}*/
     return Promise.all(jobs);
@@ -1195,18 +1209,18 @@
       var note = newSvg(Math.max(width - 20, 400), 60, "contributions view: not carried for this layer");
       el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the " + M.title + " of layer " +
         M.layers.map(function (l) { return l.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
-      el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
+      el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer + (D.parts ? " --part " + S.part : ""));
       return note;
     }
     var maps = [];  // [title, entry, the head whose mask hatches it]
     if (here.heads) maps.push([M.title + ", layer " + here.layer + ", head " + layerOf().heads[hi].head +
       (S.mean ? " (the mean is the weights': this is head " + layerOf().heads[hi].head + ")" : ""), here.heads[hi]]);
-    maps.push([M.title + ", layer " + here.layer + (M.per_head ? ", all heads together" : ""), here.map]);
+    maps.push([M.title + ", layer " + here.layer + (M.per_head ? ", all heads together" : ""), here.map, here.r]);
     if (here.rollout) maps.push([M.title + " rolled out through layers 0.." + here.layer, here.rollout]);
     var qn = Q.map(function (_, i) { return tokName("q", i); }), kn = K.map(function (_, j) { return tokName("k", j); });
     var wq = labelWidth(qn, px) + 12, wk = labelWidth(kn, px) + 12, n = K.length, m = Q.length;
     var c = Math.max(6, Math.min(28, Math.floor((width - wq - 40) / n)));
-    var lines = [M.title + ": " + M.unit, M.formula, M.paper];
+    var lines = [(D.parts ? S.part + ": " : "") + M.title + ": " + M.unit, M.formula, M.paper].concat(M.note ? noteLines(M.note, width) : []);
     var block = wk * 0.87 + 30 + m * c + 50, top = 18 * lines.length + 10;
     var svgW = Math.max(wq + 8 + n * c + 20 + wk / 2, titleWidth(lines), 360);
     var svg = newSvg(svgW, top + maps.length * block, "contributions view: " + M.title + " of layer " + here.layer);
@@ -1228,12 +1242,21 @@
         SCALES[S.scale].words, M.normalized ? null : a.top);
       gridEvents(g, x0, y0, c, c, m, n, function (i, j) {
         return mp[0] + ": query " + i + " " + tokName("q", i) + " → key " + j + " " + tokName("k", j) + ": " +
-          (off(i, j) ? "masked (" + a.v[i * n + j] + ")" : String(a.v[i * n + j])) + " (exact, float64)";
+          (off(i, j) ? "masked (" + a.v[i * n + j] + ")" : String(a.v[i * n + j])) + " (exact, float64)" +
+          (mp[2] ? "; the residual carries " + mp[2][i] + " of row " + i + " (the rest of the row)" : "");
       });
     });
     return svg;
   }
 
+  function noteLines(text, width) {  // a part's note (what its maps are there), cut at words into lines that fit
+    var out = [""], most = Math.max(60, Math.floor((width - 40) / 6.5));
+    text.split(" ").forEach(function (w) {
+      var last = out[out.length - 1];
+      if (last && (last + " " + w).length > most) out.push(w); else out[out.length - 1] = last ? last + " " + w : w;
+    });
+    return out;
+  }
   /*contrib}*/
   // ---- the page around the views --------------------------------------------------------------------
   function hint() {
