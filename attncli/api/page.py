@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attncli.errors import ConfigError
 from attncli.io import documents
-
-if TYPE_CHECKING:  # the page's data loads only when a page is written
-    from attncli.io.view import Behaviour
+from attncli.pipeline.behaviour import Behaviour
 
 FRAME_HEIGHT = 720  # pixels: the page's views fit at this height from 480 pixels wide up (tests/api: the browser)
 
@@ -35,25 +33,44 @@ def page_of(
 ) -> Callable[[], documents.View]:
     """`() -> View` of a result: a text run's heads and steps, or (with `model`) every layer and head of the model,
     and every part of an encoder–decoder's, run on `pair`, the (target, source) the command was given; a
-    decoder's with the lens and the ablation `behaviour` (attncli.io.view.Behaviour) asks for, any page with the
-    colour scale, the sinkless weights and the contribution maps it asks for; an encoder–decoder's
-    with the target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
+    decoder's with the lens and the ablation `behaviour` (attncli.pipeline.behaviour.Behaviour) asks for, any page
+    with the colour scale, the sinkless weights and the contribution maps it asks for; an encoder–decoder's with the
+    target it writes with `generate` (attncli.models.runs.generate.Generation) in every part.
 
     `head` is the head the page opens at (a text run's; a model's comes with its result)."""
 
     def build() -> documents.View:
-        from attncli.io.view import Behaviour, model_view, result_view  # late: start-up (only when a page is written)
+        from attncli.io.view import result_view  # late: start-up (only when a page is written)
         from attncli.render.html_view import page
         from attncli.render.stats import show_view
 
         if model is not None and model_dir is not None:
-            name = model_argument(model_dir)
-            doc = model_view(model, result, name, command, pair, behaviour or Behaviour(), generate)
+            doc = model_document(model, result, model_argument(model_dir), command, pair, behaviour, generate)
         else:
             doc = result_view(result, command, precision, head, behaviour or Behaviour())
         return documents.View(command, partial(show_view, result), doc=doc, page=page)
 
     return build
+
+
+def model_document(
+    model,
+    result,
+    model_arg: str,
+    command: str,
+    pair: tuple[str, str | None] | None = None,
+    behaviour: Behaviour | None = None,
+    generate=None,
+) -> dict:
+    """The page's document of a model `result` (schema attncli.view/4): its data computed by the model code
+    (attncli.models.interpret.page's `model_page`: every layer and head from one pass, and the views `behaviour`
+    asks for), encoded by attncli.io.view's `model_view`; `model_arg` is --model as the page's commands name it."""
+    from attncli.io.view import model_view  # late: start-up (only when a model's page is written)
+    from attncli.models.interpret.page import model_page
+
+    behaviour = behaviour or Behaviour()
+    data = model_page(model, result, pair, behaviour, generate)
+    return model_view(data, model, result, model_arg, command, behaviour)
 
 
 # what each of the page's views asks for: a view's own options, and those it shares (the watched token, m's B)
@@ -98,23 +115,22 @@ def check_behaviour(given: dict[str, Any], word: Callable[[str], str]) -> None:
 
 def behaviour_of(model, lens: bool, ablate: bool, target: str | None, mode: str, **causal: Any) -> Behaviour:
     """The lens, the ablation and the causal answers (`causal`: Behaviour's patch, dla, knockout and their
-    options) a decoder's page is asked for (attncli.io.view.Behaviour), or the refusal of
-    `models.head.unembedding` when the model has no next-token head to read them from (an encoder: ConfigError, as
-    `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an encoder–decoder or an
-    unknown `mode` or `what`."""
-    from attncli.io.view import Behaviour  # late: start-up (only when a model's page is asked for)
-
+    options) a decoder's page is asked for (attncli.pipeline.behaviour.Behaviour), or the refusal of
+    `models.network.unembed.unembedding` when the model has no next-token head to read them from (an encoder:
+    ConfigError, as `attn lens` says it; a checkpoint saved without its head: ModelError), ConfigError for an
+    encoder–decoder or an unknown `mode` or `what`."""
     if not (lens or ablate or causal.get("patch") or causal.get("dla") or causal.get("knockout")):
         return Behaviour()
     from attncli.models.interpret.ablate import MODES  # late: start-up (model code: a --model run only)
     from attncli.models.interpret.patch import WHAT
-    from attncli.models.network.head import unembedding
+    from attncli.models.network.unembed import unembedding
+    from attncli.models.runs import route
 
     if mode not in MODES:
         raise ConfigError(f"the ablation's mode is one of {', '.join(MODES)}, not {mode!r}")
     if causal.get("what", "resid") not in WHAT:
         raise ConfigError(f"--what must be one of {', '.join(WHAT)}, not {causal['what']!r}")
-    if model.family.decoder is not None:
+    if route.kind(model).reads_source:
         raise ConfigError(
             f"{model.name} is an encoder–decoder ({model.model_type}): the page's lens, ablation, patch, dla and "
             "knockout are a decoder-only model's (its decoder's lens: attn lens TARGET --context SOURCE)"
@@ -158,12 +174,11 @@ def causal_page(
 ) -> Callable[[], documents.View]:
     """`() -> View`: the page of `attn patch`, `attn dla` or `attn knockout` (`command`) on `text`, every layer and
     head of `loaded`, opening on the command's view with its document `doc` (not computed again); `asked`: the
-    command's options as attncli.io.view.Behaviour's fields (patch=True, corrupt=..., ...)."""
+    command's options as attncli.pipeline.behaviour.Behaviour's fields (patch=True, corrupt=..., ...)."""
     view = command.removeprefix("attn ")
 
     def build() -> documents.View:
-        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
-        from attncli.models.runs import route
+        from attncli.models.runs import route  # late: start-up (only when a page is written)
 
         flags: dict[str, Any] = {view: True}
         behaviour = Behaviour(**flags, **asked, opens=view, known={view: doc})
@@ -175,14 +190,16 @@ def causal_page(
 
 def behaviour_page(loaded, name: str, text: str, opens: str, **asked) -> Callable[[], documents.View] | None:
     """`() -> View`: the page of `attn view --model` with the lens or the ablation `asked` for (the fields of
-    attncli.io.view.Behaviour), opening on its view `opens` ("lens", "ablation"): what `attncli.lens(...)` and
-    `attncli.ablate(...)` show in a notebook. None for a model without that page (an encoder–decoder)."""
-    if loaded.family.decoder is not None:
+    attncli.pipeline.behaviour.Behaviour), opening on its view `opens` ("lens", "ablation"): what
+    `attncli.lens(...)` and `attncli.ablate(...)` show in a notebook. None for a model without that page (an
+    encoder–decoder)."""
+    from attncli.models.runs import route  # late: start-up (model code only with a model)
+
+    if route.kind(loaded).reads_source:
         return None
 
     def build() -> documents.View:
-        from attncli.io.view import Behaviour  # late: start-up (model code only when the page is shown)
-        from attncli.models.runs import route
+        from attncli.models.runs import route  # late: start-up (model code only when the page is shown)
 
         result = route.result(loaded, text)
         behaviour = Behaviour(**asked, opens=opens)

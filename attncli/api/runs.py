@@ -49,7 +49,7 @@ def load(model: str | Model, chat: bool = False, system: str | None = None) -> t
     else:
         loaded, name = model, str(model.path)
     if chat:
-        from attncli.models.runs.tokens import with_chat  # late: start-up (model code only with a model)
+        from attncli.models.runs.route import with_chat  # late: start-up (model code only with a model)
 
         loaded = with_chat(loaded, system)
     return loaded, name
@@ -122,8 +122,8 @@ def show(
         show_view, stats=stats, mean=mean_heads, query=query, matrix_only=matrix_only, scale=scale, drop_sink=drop_sink
     )
     if model is not None:
-        from attncli.io.view import Behaviour  # late: start-up (model code only with a model)
-        from attncli.models.runs import route
+        from attncli.models.runs import route  # late: start-up (model code only with a model)
+        from attncli.pipeline.behaviour import Behaviour
 
         loaded, name = load(model, chat, system)
         result = route.result(loaded, text, layer, head, context, part, generation_of(generate))
@@ -141,7 +141,7 @@ def show(
         result = result if head is None else one_head(result, head)
         looked = None
         if scale != "sqrt" or drop_sink:  # its page's too, as attn view's
-            from attncli.io.view import Behaviour  # late: start-up (the page's module, with these options only)
+            from attncli.pipeline.behaviour import Behaviour  # late: start-up (the page's, with these options only)
 
             looked = Behaviour(scale=scale, drop_sink=drop_sink)
         page = None if no_weights else page_of(result, "attn show", precision, behaviour=looked)
@@ -340,7 +340,7 @@ def view(
         result = run_text(text, run_config(**run), context=context, trace=True, limits=limits)
         if head is not None:
             one_head(result, head)  # checks that the run has it
-        from attncli.io.view import Behaviour  # late: start-up (only when a page is written)
+        from attncli.pipeline.behaviour import Behaviour  # late: start-up (only when a page is written)
 
         looked = Behaviour(scale=scale, drop_sink=drop_sink)
         build = page_of(result, "attn view", precision, head=head, behaviour=looked)

@@ -7,8 +7,9 @@ written in base64, so that a 200-token page of a 6-layer × 12-head model stays 
 reads them back. The exact numbers stay one step away: a text run carries every stage of `attn steps` whole
 ("steps", the same records as `attn steps -f json`); a model run carries the command and the jq path that
 print any weight exactly ("exact"), and the queries, keys and values of its every layer, or of the page's layer
-when they would take more than NEURON_BYTES ("neuron": q and k as the model's own float32, v as float16), from
-which the page redoes a score, its softmax and the mix.
+when they would take more than models/runs/page.py's QKV_BYTES (under the key "neuron", `qkv_record`: q and k as
+the model's own float32, v as float16), from which the page's steps view redoes a score, its softmax and the mix.
+A model's page is computed below (attncli.models.interpret.page's `model_page`, one pass); here it is encoded.
 
     >>> from attncli.pipeline.run import run
     >>> doc = result_view(run("a b a"), "attn view")
@@ -22,7 +23,8 @@ from __future__ import annotations
 import base64
 import shlex
 import zlib
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import numpy as np
@@ -32,16 +34,15 @@ from attncli.core.stats import head_stats, label_heads, sink_stats
 from attncli.io.documents import View
 from attncli.io.encode import dumps, token_marks
 from attncli.io.steps import step_record
+from attncli.pipeline.behaviour import Behaviour
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
 from attncli.pipeline.tokentext import labels as token_labels
 
 if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models import Model
-    from attncli.models.network.attention import LayerSteps
-    from attncli.models.network.forward import Forward
-    from attncli.models.runs.generate import Generation
-    from attncli.models.runs.seq2seq import PartLayer
+    from attncli.models.interpret.page import LayersPage, PartsPage
+    from attncli.models.runs.page import Carried
     from attncli.models.runs.source import ModelLayer
 
 SCHEMA = "attncli.view/4"
@@ -53,64 +54,8 @@ ENCODING = {
     "steps": "each stage's array ('packed'): float64 little-endian, row-major in its 'shape', −∞ for a masked "
     "score, compressed with raw deflate (RFC 1951), in base64",
 }
-NEURON_BYTES = 1 << 19  # the q, k and v of every layer when they take at most this many bytes, else one layer's
 MEAN_PATH = "[.heads[].weights[{query}][{key}]] | add / length"  # jq: one weight of the mean over the heads
 PATCH_NAMED = 5  # the patch's cells of largest |score| the page names above its grid
-LENS_K = 5  # the lens' tokens a cell carries (attn lens' default --top-k)
-PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as float32 (4) and their masks (1) ...
-STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
-
-
-def check_page(model: Model, n: int, drawn: int | None = None, maps: int = 0) -> None:
-    """The page of `model` on `n` tokens priced against ATTN_MAX_MEMORY before its pass: the run (`check_run`) and
-    the page's own arrays (PAGE_CELL_BYTES for each cell of every layer and head, STATS_CELL_BYTES for one layer's);
-    unpriced, a page on SmolLM2 at 560 tokens peaked at 3.4 GB, 2.5x the estimate the run passed. `drawn`: the
-    heads of every layer the page draws (default n_layer x n_head; an encoder–decoder's: its three parts'); `maps`:
-    the bytes its contribution maps take (--contrib: attncli.models.interpret.contrib's `page_cost`)."""
-    from attncli.models.files.folder import check_run  # late: start-up (model code: a --model run only)
-
-    drawn = model.n_layer * model.n_head if drawn is None else drawn
-    page = n * n * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES) + maps
-    what = f"the page of {model.name}" + (" with its contribution maps" if maps else "")
-    check_run(model.weights.least() + page, model.n_layer, model.n_head, model.d_model, n, what)
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    """What a decoder's page adds to its attention: the logit lens (`lens`), every head switched off alone
-    (`ablate`, watching `target`, default the model's own next token, with the head's output set to `mode`), and
-    the causal answers of `attn patch`, `attn dla` and `attn knockout`: activation patching from the text into
-    `corrupt` (`patch`, each activation of `what`, the reverse if `noising`) and the direct logit attribution
-    (`dla`), both of m = logit(target) − logit(contrast); the edges from position `to` to the tokens of `span`
-    blocked a window of `window` layers at a time (`knockout`). The page opens on `opens`; `known` holds the
-    documents the command behind the page has computed already (`attn patch`'s own), used as they are."""
-
-    lens: bool = False
-    ablate: bool = False
-    target: str | None = None
-    mode: str = "zero"
-    patch: bool = False
-    corrupt: str | None = None
-    contrast: str | None = None
-    what: str = "resid"
-    noising: bool = False
-    dla: bool = False
-    knockout: bool = False
-    span: str | None = None
-    to: int | None = None
-    window: int | None = None
-    opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
-    known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
-    contrib: str = "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (`looks_view`)
-    scale: str = "sqrt"  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
-    drop_sink: bool = False  # --drop-sink: the page carries the weights without key 0 too, and opens on them
-
-    @property
-    def looks(self) -> bool:
-        """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
-        from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
-
-        return computed(self.contrib) or self.scale != "sqrt" or self.drop_sink
 
 
 def _causal(masked: np.ndarray | None) -> bool:  # [h, m, n] bool
@@ -248,16 +193,17 @@ def result_view(
     precision: int | None = None,
     head: int | None = None,
     behaviour: Behaviour = Behaviour(),
+    maps: list | None = None,
 ) -> dict:
     """A text run: its one layer of heads, opened at `head` (default the first), and every stage of
     `attn steps` exactly (or to `precision` digits); the colour scale and the sinkless weights `behaviour` asks
-    for (`looks_view`)."""
+    for, and the contribution `maps` (`looks_view`)."""
     weights, masked = _weights(result)
     heads = [result.head_index(h) for h in range(weights.shape[0])]
     labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
     stacked = None if masked is None else masked[None]
     layers, masks = _layers(weights[None], stacked, [0], heads, labels)
-    looks = looks_view(result, weights[None], stacked, labels, behaviour, heads)
+    looks = looks_view(weights[None], stacked, labels, behaviour, heads, maps)
     return looks | _document(
         result,
         command,
@@ -292,36 +238,37 @@ def steps_of(doc: dict) -> dict[str, np.ndarray]:  # a text run's view document 
 
 
 def model_view(
+    page: LayersPage | PartsPage,
     model: Model,
     result: AttentionResult,
     model_arg: str,
     command: str,
-    pair: tuple[str, str | None] | None = None,
     behaviour: Behaviour = Behaviour(),
-    generate: Generation | None = None,
 ) -> dict:
-    """Every layer and head of a model on the result's text (a sentence pair's two texts, for an encoder given
-    --context), opened at the result's layer and head (without one, a decoder's at its layer's least sink-bound head,
-    "opened": `opening`; else null), with the result's layer's "neuron" data.
+    """The document of a model's page (`model_page`'s data: every layer and head of the model on the result's text,
+    a sentence pair's two texts for an encoder given --context), opened at the result's layer and head (without
+    one, a decoder's at its layer's least sink-bound head, "opened": `opening`; else null), with the carried
+    layers' q, k and v ("neuron") and the view it opens on (`behaviour.opens`: a causal command's own page; else
+    its first), its colour scale, sinkless weights and contribution maps (`looks_view`).
 
-    The weights of every layer come from one more forward pass; "exact" is the `attn show` command and the
-    jq path that print one weight exactly, format strings with {layer}, {head}, {query} and {key} to fill in
-    ({{ and }} are a brace of the text), and the same for the mean over the heads ("mean_command",
-    "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has its every part:
-    `parts_view` of `pair`, the (target, source) the command was given (by default the result's), with the target
-    it writes with `generate` whichever part the result shows.
-    A decoder's page also has "lens" and "ablation" (null unless `behaviour` asks for them: `behaviour_view`),
-    and, after --generate, the probability of each written token and where they start ("generated").
+    "exact" is the `attn show` command and the jq path that print one weight exactly, format strings with {layer},
+    {head}, {query} and {key} to fill in ({{ and }} are a brace of the text), and the same for the mean over the
+    heads ("mean_command", "mean_path"); `model_arg` is --model there, a shell word. An encoder–decoder's page has
+    its every part (`parts_view`). A decoder's page also has "lens", "ablation", "patch", "dla" and "knockout"
+    (null unless asked for), and, after --generate, the probability of each written token and where they start
+    ("generated").
     """
-    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
+    return DOCUMENTS[page.document](page, model, result, model_arg, command, behaviour)
 
-    if len(route.model_parts(model)) > 1:  # an encoder–decoder: every part
-        return parts_view(model, result, model_arg, command, *(pair or _pair(result)), generate, behaviour)
 
+def layers_view(
+    page: LayersPage, model: Model, result: AttentionResult, model_arg: str, command: str, behaviour: Behaviour
+) -> dict:
+    """An encoder's or a decoder's page (see `model_view`)."""
+    a = page.attention
     source = cast("ModelLayer", result.source)
     record = source.config_record(result)  # the layer shown, and the head if one was chosen
-    check_page(model, len(result.tokens), maps=_maps_cost(model, behaviour, len(result.tokens)))
-    tokens, weights, masked, run = route.every_layer(model, result)  # [L, h, n, n], the same or None, the pass
+    tokens, weights, masked = a.tokens, a.weights, a.masked
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
     layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
@@ -343,68 +290,45 @@ def model_view(
         exact=exact,
         steps=None,
     )
-    assert run.steps is not None  # the steps of the result's layer
-    one = neuron(run.steps, replace(source, head=None).steps(result))  # the words of every head
-    carried = [one]
-    shape = one["shape"]
-    size = 4 * np.prod(shape["q"]) + 4 * np.prod(shape["k"]) + 2 * np.prod(shape["v"])  # float32 q, k; float16 v
-    if size * n_layer <= NEURON_BYTES and result.tokens.generated is None:  # short: every layer (a pass each)
-        others = [route.layer_of(model, result.text or "", l, None, source.pair) for l in range(n_layer)]
-        carried = [one if l == source.layer else neuron(s, r.source.steps(r)) for l, (r, s) in enumerate(others)]
     return {
         **doc,
         **token_marks(tokens),
-        **behaviour_view(model, run, tokens, behaviour),
-        **causal_view(model, result.text or "", tokens, behaviour),
-        **looks_view(result, weights, masked, labels, behaviour),
+        **behaviour_view(page),
+        **causal_view(page),
+        **looks_view(weights, masked, labels, behaviour, maps=page.contributions),
         "opens": behaviour.opens,
         "opened": opened,
         "labels": tokens.labels(),
         "context": source.pair,
         "config": config,
         "model": {"name": model.name, "n_layer": n_layer, "n_head": n_head},
-        "neuron": carried,
+        "neuron": [qkv_record(c) for c in a.carried],
     }
 
 
-def _maps_cost(model: Model, behaviour: Behaviour, n: int, m: int | None = None) -> int:
-    """The bytes of the contribution maps `behaviour` asks for, on `n` tokens (and an encoder–decoder's `m`)."""
-    from attncli.core.measures import computed  # late: start-up (model code: a --model run only)
-
-    if not computed(behaviour.contrib):
-        return 0
-    from attncli.models.interpret.contrib import page_cost  # late: start-up (model code: a --model run only)
-
-    return page_cost(model, behaviour.contrib, n, m)
-
-
-def behaviour_view(model: Model, run: Forward, tokens, behaviour: Behaviour) -> dict:
-    """A decoder page's "lens" (the rows of `attn lens -f json` over the page's tokens, LENS_K a cell) and
-    "ablation" (the fields of `attn ablate -f json` from "mode" on, over the text: before the written tokens,
-    whose first one is then the model's own next token), each null unless asked for; after --generate,
-    "generated" gains "from" (the index of the first written token) and "probs" (the probability the model gave
-    each written token, from the same pass: before a sampling's temperature, top-k and top-p)."""
-    from attncli.models.interpret.ablate import ablate_record  # late: start-up (model code: a --model run only)
-    from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
-
-    ids, start = list(tokens.ids), tokens.generated
+def behaviour_view(page: LayersPage) -> dict:
+    """A decoder page's "lens" (the rows of `attn lens -f json` over the page's tokens, each cell's tokens with
+    their labels) and "ablation" (the fields of `attn ablate -f json` from "mode" on, the watched tokens with
+    their labels), each null unless asked for; after --generate, "generated" gains "from" (the index of the first
+    written token) and "probs" (the probability the model gave each written token, from the same pass: before a
+    sampling's temperature, top-k and top-p)."""
+    tokens = page.attention.tokens
     out: dict = {"lens": None, "ablation": None}
-    if behaviour.lens:
+    if page.lens is not None:
         rows = [
             r | {"top_labels": list(token_labels(r["top_tokens"], r["top_texts"], [False] * len(r["top_ids"])))}
-            for r in lens_rows(model, run, LENS_K)
+            for r in page.lens["rows"]
         ]
-        out["lens"] = {"k": LENS_K, "n_layer": model.n_layer, "layers": LAYERS, "rows": rows}
-    if behaviour.ablate:
-        out["ablation"] = {"n_layer": model.n_layer, "n_head": model.n_head}
-        out["ablation"] |= ablate_record(model, tokens.prompt().ids, None, behaviour.target, behaviour.mode)
+        out["lens"] = {**page.lens, "rows": rows}
+    if page.ablation is not None:
+        out["ablation"] = dict(page.ablation)
         for field in ("target", "contrast"):
             named = out["ablation"][field]
             if named is not None:
-                named["label"] = token_labels([named["token"]], [named["text"]], [False])[0]
-    if start is not None:
-        probs = written_probabilities(model, ids, start, run=run)
-        out["generated"] = {**(tokens.generation() or {}), "from": start, "probs": probs.tolist()}
+                label = token_labels([named["token"]], [named["text"]], [False])[0]
+                out["ablation"][field] = {**named, "label": label}
+    if page.probs is not None:
+        out["generated"] = {**(tokens.generation() or {}), "from": tokens.generated, "probs": page.probs.tolist()}
     return out
 
 
@@ -417,32 +341,21 @@ def ranked(values: list[float]) -> list[int]:  # [k] -> [k] indices
     return np.argsort(-np.abs(np.asarray(values, dtype=float)), kind="stable").tolist()
 
 
-def causal_view(model: Model, text: str, tokens, behaviour: Behaviour) -> dict:
+def causal_view(page: LayersPage) -> dict:
     """A decoder page's "patch", "dla" and "knockout": the documents of `attn patch -f json`, `attn dla -f json`
     and `attn knockout -f json` on the page's text (before any written tokens), each null unless asked for; the
     patch with "strongest" (its PATCH_NAMED rows of largest |score|, by index, named on the page) and the dla with
     "ranked" (every row's index by |dla|, largest first: the order of the page's bars)."""
-    from attncli.models.interpret.dla import dla_document  # late: start-up (model code: a --model run only)
-    from attncli.models.interpret.knockout import knockout_document
-    from attncli.models.interpret.patch import patch_document
-
-    b = behaviour
     out: dict = {"patch": None, "dla": None, "knockout": None}
-    if b.patch:
-        assert b.corrupt is not None and b.target is not None  # api.page.check_behaviour asked for both
-        doc = b.known.get("patch") or patch_document(model, text, b.corrupt, b.target, b.contrast, b.what, b.noising)
-        out["patch"] = {**doc, "strongest": ranked([r["score"] for r in doc["rows"]])[:PATCH_NAMED]}
-    if b.dla:
-        assert b.target is not None  # api.page.check_behaviour asked for it
-        doc = b.known.get("dla") or dla_document(model, text, b.target, b.contrast, tokens)
-        out["dla"] = {**doc, "ranked": ranked([r["dla"] for r in doc["rows"]])}
-    if b.knockout:
-        assert b.span is not None  # api.page.check_behaviour asked for it
-        out["knockout"] = b.known.get("knockout") or knockout_document(model, text, b.span, b.to, b.window)
+    if page.patch is not None:
+        out["patch"] = {**page.patch, "strongest": ranked([r["score"] for r in page.patch["rows"]])[:PATCH_NAMED]}
+    if page.dla is not None:
+        out["dla"] = {**page.dla, "ranked": ranked([r["dla"] for r in page.dla["rows"]])}
+    out["knockout"] = page.knockout
     return out
 
 
-def neuron(s: LayerSteps, stages: list[Step]) -> dict:
+def qkv_record(c: Carried) -> dict:
     """One layer's queries, keys and values (the model's own: after its biases, RoPE and norms), for the page's
     steps view: q and k as float32 (their products are exact in the page's float64), v as float16, each key/value
     head once; with the layer's scale and soft-cap and the words and formulas of `attn steps --model`.
@@ -451,6 +364,7 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
     two agree to float32 rounding. A bias added to the scores (T5's relative positions, [h, m, n]) comes as
     float32 too, or null.
     """
+    s = c.steps
     group = s.q.shape[0] // s.n_kv_head
     kv = slice(None, None, group)  # each key/value head once (grouped-query attention repeats them per query head)
     return {
@@ -465,7 +379,7 @@ def neuron(s: LayerSteps, stages: list[Step]) -> dict:
         "v": packed(s.v[kv].astype("<f2")),
         "precision": "q, k: the model's float32 · v: float16 (3 digits) · the scores, softmax and mix: "
         "computed in the page, in float64",
-        "stages": {st.name: {"title": st.title, "formula": st.formula} for st in stages},
+        "stages": {st.name: {"title": st.title, "formula": st.formula} for st in c.stages},
     }
 
 
@@ -516,52 +430,29 @@ def part_entry(
     }
 
 
-def _pair(result: AttentionResult) -> tuple[str, str | None]:
-    """The (target, source) of an encoder–decoder's result: the source is its context (cross) or the one its
-    decoder read; an encoder's result without a target is (source, None)."""
-    return result.text or "", result.context or getattr(result.source, "source_text", None)
-
-
 def parts_view(
-    model: Model,
-    result: AttentionResult,
-    model_arg: str,
-    command: str,
-    text: str,
-    context: str | None,
-    generate: Generation | None = None,
-    behaviour: Behaviour = Behaviour(),
+    page: PartsPage, model: Model, result: AttentionResult, model_arg: str, command: str, behaviour: Behaviour
 ) -> dict:
     """An encoder–decoder: every layer and head of each of its parts (PARTS: cross, decoder, encoder), from one
-    teacher-forced pass of `text` (the target) over `context` (the source; without it, `text` is the source and
-    only the encoder is there), opened at the result's part, layer and head; with the colour scale, each part's
-    weights without the sink and each part's contribution maps `behaviour` asks for (`parts_looks`).
+    teacher-forced pass of the page's text (the target) over its context (the source; without it, the text is the
+    source and only the encoder is there), opened at the result's part, layer and head; with the colour scale, each
+    part's weights without the sink and each part's contribution maps `behaviour` asks for (`parts_looks`).
 
     "parts" maps each part's name to what a one-part document has at its top: its rows' "tokens", its columns'
     "context_tokens" (null: the same), "masks" and "layers"; with "help", and whose tokens the rows ("queries")
     and the columns ("keys") are. "exact" has {part} to fill in as well.
     """
-    from attncli.models.runs import route  # late: start-up (model code: a --model run only)
-
+    a = page.attention
+    text, context, target = a.text, a.context, a.target
     record = result.source.config_record(result)  # the part and layer shown, and the head if one was chosen
-    # --generate: the target it wrote (the shown result's, unless that is the encoder's part, which reads the source)
-    written = result.tokens.generated is not None
-    target = result.tokens if written else route.written_target(model, text, context, generate)
-    longest = max(len(result.tokens), len(result.context_tokens or ()), len(target or ()))  # either side's tokens
-    drawn = model.n_layer * model.n_head + 2 * model.hp["n_dec_layer"] * model.hp["n_dec_head"]
-    check_page(model, longest, drawn, _maps_cost(model, behaviour, longest, None if context is None else longest))
     parts = {}
-    every = route.every_part(model, text, context, target)
-    for name, found in every.items():
-        weights = np.stack(found.weights)  # [L, h, m, n]
+    for name, part in a.parts.items():
+        found = part.found
         keys = _strings(found.key_tokens)
-        parts[name] = part_entry(name, found.tokens.strings, keys, weights, found.masked, behaviour.drop_sink)
+        parts[name] = part_entry(name, found.tokens.strings, keys, part.weights, found.masked, behaviour.drop_sink)
         if target is not None and PARTS[name].queries == "target":  # the written tokens marked ›, as a decoder's
             parts[name]["labels"] = target.labels()
-        at = min(record["layer"], len(weights) - 1)
-        shown, s = route.layer_of(model, text, at, None, context, name, target=target)
-        words = cast("PartLayer", shown.source).steps(shown)  # the formulas of attn steps --model --part
-        parts[name]["neuron"] = [neuron(s, words)]
+        parts[name]["neuron"] = [qkv_record(part.carried)]
     pair = _word(text) + ("" if context is None else f" --context {_word(context)}")
     pair += "" if target is None else f" --generate {len(target) - (target.generated or 0)}"
     config = {k: v for k, v in record.items() if k not in ("layer", "head", "part")}
@@ -577,43 +468,43 @@ def parts_view(
     )
     return {
         **doc,
-        **parts_looks(model, every, behaviour, record["layer"]),
+        **parts_looks(page, behaviour),
         "text": text,
         "context": context,
         "config": config,
         "model": {"name": model.name, "n_head": model.n_head},
         **({} if target is None else token_marks(target)),
-        **({} if target is None or context is None else {"generated": _written(model, context, target)}),
+        **({} if page.probs is None else {"generated": _written(target, page.probs)}),
     }
 
 
-def _written(model: Model, context: str, target) -> dict:
+def _written(target, probs: np.ndarray) -> dict:  # Tokens of a written target, [written] -> "generated"
     """An encoder–decoder's "generated" for the page: as `attn show -f json` has it, with "from" (the index of the
     first written token among the decoder's) and "probs" (the probability the model gave each)."""
-    from attncli.models.interpret.lens import written_probabilities  # late: start-up (model code: a --model run)
-    from attncli.models.runs.seq2seq import source_tokens
+    return {**(target.generation() or {}), "from": target.generated, "probs": probs.tolist()}
 
-    start = target.generated
-    probs = written_probabilities(model, target.ids, start, source_tokens(model, context).ids)
-    return {**(target.generation() or {}), "from": start, "probs": probs.tolist()}
+
+# a model page's data (its `document`) -> its document
+DOCUMENTS: dict[str, Callable[..., dict]] = {"layers": layers_view, "parts": parts_view}
 
 
 # ---- the page's colour scale, its weights without the sink, a measure's maps (--scale, --drop-sink, --contrib) ----
 
 
 def looks_view(
-    result: AttentionResult,
     weights: np.ndarray,
     masked: np.ndarray | None,
     labels: list[list[str]],
     behaviour: Behaviour,
     heads: list[int] | None = None,
+    maps: list | None = None,
 ) -> dict:  # [L, h, m, n] the page's weights, the same bool or None
     """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
     the page opens with and whether it opens without the sink; the page offers every scale, from the table the
     page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
-    `attn show --drop-sink` draws them: `sinkless_view`) and "contributions" (`contributions_view`). `heads`: the
-    heads' numbers (default 0..h-1)."""
+    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
+    document's own) and "contributions" (`contributions_view` of `maps`, the Contributions of the layers the page
+    carries, computed by the model code: models/interpret/page.py). `heads`: the heads' numbers (default 0..h-1)."""
     if not behaviour.looks:
         return {}
     from attncli.core.measures import computed  # late: start-up (only when a page is written)
@@ -622,9 +513,8 @@ def looks_view(
     if behaviour.drop_sink:
         out["sinkless"] = sinkless_view(weights, masked, labels, heads)
     if computed(behaviour.contrib):
-        from attncli.models.interpret.contrib import page_maps  # late: start-up (model code: a --model run only)
-
-        out["contributions"] = contributions_view(page_maps(result, behaviour.contrib))
+        assert maps is not None  # a model's page computes them (api.view refuses --contrib without a model)
+        out["contributions"] = contributions_view(maps)
     return out
 
 
@@ -644,21 +534,15 @@ def sinkless_view(
     return {"layers": layers, "masks": masks}
 
 
-def parts_looks(model: Model, every: dict, behaviour: Behaviour, layer: int) -> dict:
-    # every: part -> attncli.models.runs.seq2seq.PartWeights of the page's pass
-    """An encoder–decoder page's "colour" and "contributions" (each part's maps: `contributions_view`'s "parts"),
-    nothing without --scale, --drop-sink or --contrib (each part's "sinkless" is in its entry: `part_entry`)."""
+def parts_looks(page: PartsPage, behaviour: Behaviour) -> dict:
+    """An encoder–decoder page's "colour" and "contributions" (each part's maps, computed by the model code:
+    models/interpret/page.py; `contributions_view`'s "parts"), nothing without --scale, --drop-sink or --contrib
+    (each part's "sinkless" is in its entry: `part_entry`)."""
     if not behaviour.looks:
         return {}
-    from attncli.core.measures import computed  # late: start-up (only when a page is written)
-
     out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
-    if computed(behaviour.contrib):
-        from attncli.models.interpret.contrib import part_page_maps  # late: start-up (model code: a --model run)
-
-        target = every["decoder"].tokens.ids if "decoder" in every else None
-        maps = part_page_maps(model, every["encoder"].tokens.ids, target, behaviour.contrib, layer)
-        out["contributions"] = contributions_view(maps)
+    if page.contributions is not None:
+        out["contributions"] = contributions_view(page.contributions)
     return out
 
 

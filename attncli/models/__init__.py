@@ -9,13 +9,14 @@
     rollout(run.weights, upto_layer=5)                      # [n, n]
 
 The subpackages are layers, by job (each imports only those below it; import-linter checks): interpret (the
-lens, contribution maps, the causal tools) -> runs (route.py sends a run to its kind's module: run.py, an encoder
-or a decoder; seq2seq.py, an encoder–decoder; tokens.py cuts a text; generate.py writes) -> opening (load.py opens
-a folder or a GGUF file, and raises ModelError for every bad input; hub.py, stores.py and llamacpp.py find what a
-name means) -> network (Model and Weights, families/, the registry of architecture families built from blocks.py
-and attention.py, forward.py's one loop, head.py) -> text (the model's tokenizer and chat template) -> files
-(folder.py, tensorfile.py, gguf.py, quants.py: files read as untrusted). Needs `safetensors` and `tokenizers`,
-imported only when a model is loaded.
+lens, contribution maps, the causal tools, a page's data: page.py) -> runs (route.py sends a run to its kind's
+module: run.py, an encoder or a decoder; seq2seq.py, an encoder–decoder; page.py, the attention a page draws;
+tokens.py cuts a text; generate.py writes) -> opening (load.py opens a folder or a GGUF file, and raises
+ModelError for every bad input; hub.py, stores.py and llamacpp.py find what a name means) -> network (Model and
+Weights, families/, the registry of architecture families built from blocks.py and attention.py, forward.py's
+one loop, unembed.py: the next-token head) -> text (the model's tokenizer and chat template) -> files (folder.py,
+tensorfile.py, gguf.py, quants.py: files read as untrusted). Needs `safetensors` and `tokenizers`, imported only
+when a model is loaded.
 """
 
 from attncli.core.statistics import HEAD_STATS, LABELS

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attncli.models import encode, forward, load_model
-from attncli.models.network.head import logits, probabilities
+from attncli.models.network.unembed import logits, probabilities
 from tests.conftest import attn
 
 GOLDEN = Path(__file__).parents[1] / "models" / "golden"

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncli.api.page import model_document as model_view
 from attncli.core.stats import head_stats, label_heads
 from attncli.errors import DataError
-from attncli.io.view import SCALE, _layers, model_view, result_view, steps_of, weights_of
+from attncli.io.view import SCALE, _layers, result_view, steps_of, weights_of
 from attncli.models import forward, load_model
 from attncli.models.runs.run import heads_document, model_result
 from attncli.pipeline.config import RunConfig
@@ -212,8 +213,8 @@ def test_a_40_token_page_of_a_12_layer_12_head_model_carries_under_205_kb_of_dat
 
 
 def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_own(bert_dir, monkeypatch):
-    from attncli.io import view
     from attncli.io.view import unpacked
+    from attncli.models.runs import page
     from attncli.models.runs.run import model_layer
 
     model, text = load_model(bert_dir), "time flies like an arrow"
@@ -226,7 +227,7 @@ def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_ow
         v = unpacked(n["v"], "<f2", tuple(n["shape"]["v"]))
         assert np.abs(v - s.v).max() <= 2.0**-11 * np.abs(s.v).max()  # float16: 11 significant bits
         assert n["scale"] == s.scale and n["stages"]["q"]["title"] == "queries"
-    monkeypatch.setattr(view, "NEURON_BYTES", 0)
+    monkeypatch.setattr(page, "QKV_BYTES", 0)
     doc = model_view(model, model_result(model, text, 0), bert_dir, "attn view")
     assert [n["layer"] for n in doc["neuron"]] == [0]  # too long for every layer: the page's own
 
@@ -235,7 +236,7 @@ def test_a_model_page_is_priced_with_its_run(gpt2_dir, monkeypatch):
     """Hostile round IV, 7: the page's every layer and head was not priced, and `attn view --model` peaked at 2.5x
     the estimate its run passed. A budget between the run's estimate and the run's and the page's is refused by
     the page alone, in one line; the labels are computed a layer at a time (the same labels)."""
-    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
+    from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 
     model = load_model(gpt2_dir)
     text = "time flies like an arrow " * 4

@@ -17,7 +17,7 @@ from attncli import api
 from attncli.models import forward, load_model
 from attncli.models.interpret.ablate import ablate_document, ablate_record
 from attncli.models.interpret.lens import lens_document, lens_rows
-from attncli.models.network.head import logits, probabilities
+from attncli.models.network.unembed import logits, probabilities
 from attncli.models.runs.tokens import encode
 from attncli.pipeline.tokentext import labels
 from tests.conftest import attn, refused
@@ -127,14 +127,14 @@ def test_the_ablation_runs_within_the_memory_limit_a_batch_of_copies_at_a_time(m
     swept the layers) runs the page's ablation 2 copies at a time (models/interpret/ablate.py's `sizes`), each head's
     deltas those of all at once within DELTAS (tests/models/test_behaviour.py's: the rows of a batch's products split
     otherwise). (Its refusal never comes after the pass's: one copy and the streams cost less than a layer more.)"""
-    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
     from attncli.models.interpret.ablate import sizes
+    from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
     from tests.models.test_behaviour import DELTAS
 
     model = load_model(GOLDEN / "llama")
     n = len(encode(model, TEXT).ids)
     per_layer = (3 * model.n_head * n * n + 8 * n * model.d_model) * 4  # folder.check_run's price of one layer
-    page = model.n_head * n * n * (model.n_layer * PAGE_CELL_BYTES + STATS_CELL_BYTES)  # io/view.py's check_page
+    page = model.n_head * n * n * (model.n_layer * PAGE_CELL_BYTES + STATS_CELL_BYTES)  # runs/page.py's check_page
     one_pass = model.weights.least() + model.n_layer * per_layer + page  # the weights a pass holds at least, streamed
     ablation = model.weights.least() + model.n_head * per_layer  # every head of a layer: one copy each
     assert ablation > one_pass  # this model has more heads than layers
@@ -153,7 +153,7 @@ def test_the_ablation_runs_within_the_memory_limit_a_batch_of_copies_at_a_time(m
 
 def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tokens_probability():
     from attncli.models.runs.encdec import seq2seq_forward
-    from attncli.models.runs.seq2seq import source_tokens
+    from attncli.models.runs.seq2seq import encoder_tokens
     from tests.tolerance import matmul_bound
 
     model, source = load_model(GOLDEN / "bart"), "the cat sat on the mat"
@@ -163,7 +163,7 @@ def test_an_encoder_decoders_written_target_carries_where_it_starts_and_each_tok
     assert written["ids"] == list(target.ids[target.generated :]) and len(written["probs"]) == 3
     # the decoder's own softmax at the rows before each written token, from the whole output at once (BART: no
     # final norm, so the logits are y Wᵀ + bias and differ from the page's by at most twice the product's bound)
-    run = seq2seq_forward(model, source_tokens(model, source).ids, target.ids)
+    run = seq2seq_forward(model, encoder_tokens(model, source).ids, target.ids)
     y, w = run.output[target.generated - 1 : -1], model.weights[model.unembed]
     expected = probabilities(model.family.decoder.logits(model, run.output))[target.generated - 1 : -1]
     rtol = np.expm1(2 * 2 * matmul_bound(y, w.T).max()) + 1e-12

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from attncli import api
-from attncli.io.view import PAGE_CELL_BYTES, SCALE, STATS_CELL_BYTES, maps_of, unpacked, weights_of
+from attncli.io.view import SCALE, maps_of, unpacked, weights_of
 from attncli.models import load_model
 from attncli.models.files.hparams import ModelError
 from attncli.models.interpret import contrib
+from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 from attncli.pipeline.heads import sinkless
 from attncli.render import html_view
 from tests.conftest import attn, refused

@@ -178,8 +178,8 @@ def test_an_encoder_decoders_page_is_priced_with_its_run(monkeypatch):
     """Hostile round IV, 7, for the pages of three parts: a budget the run passes and the page of the encoder's,
     the decoder's and the cross-attention's every layer does not is refused by the page, in one line."""
     from attncli import api
-    from attncli.io.view import PAGE_CELL_BYTES, STATS_CELL_BYTES
     from attncli.models import load_model
+    from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 
     model = load_model(GOLDEN / "bart")
     shown = api.show(TARGET, model=model, context=SOURCE)

@@ -12,7 +12,7 @@ import pytest
 from attncli.models import forward, load_model
 from attncli.models.interpret.ablate import _deltas, _prices, _switch_off, ablate, sizes
 from attncli.models.network.attention import editing, padding
-from attncli.models.network.head import logits, probabilities
+from attncli.models.network.unembed import logits, probabilities
 from attncli.models.runs.tokens import encode
 from tests.models.test_behaviour import DELTAS
 

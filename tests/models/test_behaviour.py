@@ -17,9 +17,9 @@ from attncli.models import encode, forward, load_model
 from attncli.models.files.hparams import ModelError
 from attncli.models.interpret.ablate import ablate, ablate_document
 from attncli.models.interpret.lens import lens_arrays, lens_document, written_probabilities
-from attncli.models.network import head as head_module
 from attncli.models.network import model as model_module
-from attncli.models.network.head import logits, probabilities
+from attncli.models.network import unembed as unembed_module
+from attncli.models.network.unembed import logits, probabilities
 from attncli.models.runs.generate import Generation, decode
 from attncli.models.runs.run import _encode
 from tests.tolerance import matmul_bound
@@ -175,7 +175,7 @@ def test_an_untied_gguf_head_is_read_and_priced(tmp_path, monkeypatch):
         tied.unembed
     )
     monkeypatch.setattr(model_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)  # three rows a chunk
-    monkeypatch.setattr(head_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)
+    monkeypatch.setattr(unembed_module, "TABLE_CHUNK", 4 * 3 * untied.d_model)
     np.testing.assert_allclose(logits(streamed, x), x @ head.T, rtol=0, atol=2 * matmul_bound(x, head.T).max())
     monkeypatch.setenv("ATTN_MAX_MEMORY", str(streamed.weights.least() - 1))  # (the vocabulary itself still fits)
     with pytest.raises(

@@ -105,7 +105,7 @@ def test_dla_gives_the_biases_rows_of_their_own_and_still_sums_to_m(tmp_path):
     from safetensors.numpy import load_file, save_file
 
     from attncli.models import forward
-    from attncli.models.network.head import logits
+    from attncli.models.network.unembed import logits
 
     folder = tmp_path / "gpt2"
     shutil.copytree(GOLDEN / "gpt2", folder)

@@ -16,7 +16,7 @@ import pytest
 from attncli.models import forward, load_model
 from attncli.models.interpret import lens as lens_module
 from attncli.models.interpret.lens import lens_arrays, lens_top, written_probabilities
-from attncli.models.network.head import probabilities, unembedding
+from attncli.models.network.unembed import probabilities, unembedding
 from attncli.models.runs.tokens import encode
 from tests.tolerance import matmul_bound
 

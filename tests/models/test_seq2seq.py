@@ -150,14 +150,13 @@ def test_a_texts_own_attention_and_every_layer_go_by_kind(bert, gpt2):
     assert own.tokens.strings == route.result(bart, "x", context="le chat").context_tokens.strings
     shown, steps = route.layer_of(gpt2, "le chat", layer=0)
     assert np.array_equal(steps.weights, shown.weights) and shown.source.layer == 0
-    tokens, weights, masked, _ = route.every_layer(gpt2, route.result(gpt2, "le chat"))
-    assert weights.shape[:2] == (gpt2.n_layer, gpt2.n_head) and masked is not None
-    assert tokens.strings == route.result(gpt2, "le chat").tokens.strings
-    assert set(route.every_part(bart, "le chat", "the cat")) == set(PARTS)
-    with pytest.raises(ValueError, match="every_part"):
-        route.every_layer(bart, own)
-    with pytest.raises(ValueError, match="every_layer"):
-        route.every_part(bert, "le chat", None)
+    layers = route.page_attention(gpt2, route.result(gpt2, "le chat"), None, None)  # a page: one pass, by kind
+    assert layers.weights.shape[:2] == (gpt2.n_layer, gpt2.n_head) and layers.masked is not None
+    assert layers.tokens.strings == route.result(gpt2, "le chat").tokens.strings
+    cross = route.result(bart, "le chat", context="the cat")
+    assert set(route.page_attention(bart, cross, None, None).parts) == set(PARTS)
+    assert set(route.page_attention(bart, own, None, None).parts) == {"encoder"}  # no source: the encoder alone
+    assert [route.kind(m).reads_source for m in (bert, gpt2, bart)] == [False, False, True]
 
 
 def test_a_multilingual_marian_asks_for_the_language_token(tmp_path):

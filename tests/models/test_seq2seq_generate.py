@@ -18,11 +18,11 @@ from attncli.errors import ConfigError
 from attncli.models import encode, load_model
 from attncli.models.interpret.lens import lens_document, target_lens_arrays
 from attncli.models.network.attention import cached
-from attncli.models.network.head import probabilities
+from attncli.models.network.unembed import probabilities
 from attncli.models.runs import route
 from attncli.models.runs.encdec import decode_target, generation_start, seq2seq_forward
 from attncli.models.runs.generate import Generation, KVCache
-from attncli.models.runs.seq2seq import decoder_tokens, source_tokens, written_target
+from attncli.models.runs.seq2seq import decoder_tokens, encoder_tokens, written_target
 from tests.tolerance import U32, matmul_bound
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -170,7 +170,7 @@ def test_the_decoders_lens_equals_transformers_decoder_hidden_states_through_its
     A probability moves by at most twice the largest change of a logit (|dp_i| <= p_i (|dl_i| + sum_j p_j |dl_j|)),
     and a logit by at most 64 float32 roundings of the largest (see ROUNDINGS)."""
     model, ref = golden_lens(name)
-    source, tokens = source_tokens(model, ref["source"]), decoder_tokens(model, ref["text"])
+    source, tokens = encoder_tokens(model, ref["source"]), decoder_tokens(model, ref["text"])
     assert list(tokens.ids) == ref["decoder_ids"]
     probs = probabilities(target_lens_arrays(model, source.ids, tokens.ids))  # [L + 1, m, vocab]
     top_ids, top_probs = np.array(ref["top_ids"]), np.array(ref["top_probs"])

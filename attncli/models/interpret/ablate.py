@@ -36,8 +36,8 @@ from attncli.models.files.folder import check_run
 from attncli.models.files.hparams import ModelError
 from attncli.models.network.attention import editing, padding
 from attncli.models.network.forward import forward
-from attncli.models.network.head import logits, next_logits, probabilities, unembedding
 from attncli.models.network.model import Model, check_head, check_layer
+from attncli.models.network.unembed import logits, next_logits, probabilities, unembedding
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
 from attncli.models.runs.vocab import check_token, spellings, token_text, vocab_token

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncli.errors import ConfigError
-from attncli.models.network.head import next_logits, unembedding
 from attncli.models.network.model import Model
+from attncli.models.network.unembed import next_logits, unembedding
 from attncli.models.runs.vocab import vocab_token
 
 
@@ -61,7 +61,7 @@ def trace(model: Model, ids) -> Trace:  # [n] ids -> Trace
 
 def check_decoder(model: Model, command: str) -> None:
     """Before any pass: ConfigError for an encoder–decoder (its head reads its decoder's stream, not the text's)
-    and for an encoder, ModelError for a decoder without its next-token head (attncli.models.network.head's
+    and for an encoder, ModelError for a decoder without its next-token head (attncli.models.network.unembed's
     `unembedding` says which)."""
     unembedding(model, f"attn {command} runs on a decoder-only model")
 

@@ -60,11 +60,11 @@ from attncli.models.interpret.contrib_parts import part_layers, part_maps, part_
 from attncli.models.network.attention import LayerSteps, editing_values, padding
 from attncli.models.network.forward import Forward, forward
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import Seq2Seq, is_seq2seq, seq2seq_forward
+from attncli.models.runs.encdec import Seq2Seq, seq2seq_forward
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.route import check_part, heads
+from attncli.models.runs.route import check_part, heads, kind
 from attncli.models.runs.run import run_pass
-from attncli.models.runs.seq2seq import source_tokens
+from attncli.models.runs.seq2seq import PartLayer, encoder_tokens
 from attncli.models.runs.source import ModelLayer
 from attncli.pipeline.budget import max_bytes_from
 from attncli.pipeline.result import AttentionResult
@@ -115,7 +115,7 @@ def of_result(result: AttentionResult, measure: str) -> Contributions:
     holds (every head, or the one --head)."""
     source = _model_layer(result, measure)
     model, layer = source.model, source.layer
-    if is_seq2seq(model):
+    if kind(model).reads_source:
         part = getattr(source, "part", None)
         if part is None or PARTS[part].needs_source:
             return _one_head(seq2seq_of(model, result, layer, measure, part or DEFAULT_PART), source.head)
@@ -133,7 +133,7 @@ def _pass(result: AttentionResult, layer: int) -> Forward:
     tokens as they are (written ones, an encoder–decoder's source)."""
     source = cast(ModelLayer, result.source)
     model = source.model
-    if is_seq2seq(model) or result.tokens.generated is not None:
+    if kind(model).reads_source or result.tokens.generated is not None:
         return forward(model, np.asarray(result.tokens.ids), upto_layer=layer, steps_layer=layer)
     return run_pass(model, result.text or "", source.pair, upto_layer=layer, steps_layer=layer)[1]
 
@@ -150,9 +150,9 @@ def seq2seq_of(model: Model, result: AttentionResult, layer: int, measure: str, 
     teacher-forced pass of its source and its decoder's tokens (contrib_parts.py computes the maps)."""
     if not computed(measure):
         raise ConfigError(f"unknown contribution measure {measure!r}; the measures are {', '.join(CONTRIBUTIONS)}")
-    source_text = getattr(result.source, "source_text", None)
-    assert source_text is not None  # a decoder's part reads a source (route.check_part asks for it)
-    run = seq2seq_forward(model, source_tokens(model, source_text).ids, result.tokens.ids)
+    encoder_text = cast(PartLayer, result.source).encoder_text
+    assert encoder_text is not None  # a decoder's part reads a source (route.check_part asks for it)
+    run = seq2seq_forward(model, encoder_tokens(model, encoder_text).ids, result.tokens.ids)
     budget = block_budget()
     encoder = None
     if CONTRIBUTIONS[measure].rolls_out and PARTS[part].keys != PARTS[part].queries:  # cross: the encoder's rollout
@@ -414,7 +414,7 @@ def heads_of(
     for row in doc["rows"]:
         row["measure"] = measure  # a row of CSV or Parquet says what its numbers are computed on
     numbers = "statistic, label and sink number" if "sinks" in doc else "statistic and label"  # a part: no sinks
-    noted = is_seq2seq(model) and PARTS[chosen].needs_source  # a decoder's part: the note says what f_h reads
+    noted = kind(model).reads_source and PARTS[chosen].needs_source  # a decoder's part: the note says what f_h reads
     return doc | {
         "contrib": {
             "measure": measure,

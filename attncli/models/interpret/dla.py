@@ -18,8 +18,8 @@ import numpy as np
 from attncli.models.files.hparams import ModelError
 from attncli.models.interpret.causal import Trace, check_decoder, metric_ids, metric_record, trace
 from attncli.models.network.forward import forward
-from attncli.models.network.head import logits, unembedding
 from attncli.models.network.model import Model
+from attncli.models.network.unembed import logits, unembedding
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
 from attncli.pipeline.tokenize import Tokens

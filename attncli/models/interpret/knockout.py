@@ -22,8 +22,8 @@ from attncli.models.files.hparams import ModelError
 from attncli.models.interpret.causal import check_decoder
 from attncli.models.network.attention import blocking, padding
 from attncli.models.network.forward import forward
-from attncli.models.network.head import logits, next_logits, probabilities
 from attncli.models.network.model import Model
+from attncli.models.network.unembed import logits, next_logits, probabilities
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
 from attncli.pipeline.tokenize import Tokens

@@ -1,8 +1,8 @@
 """The logit lens (nostalgebraist 2020): what a decoder would predict next if it stopped after each layer.
 
 For every layer l = 0..L (0: the embeddings; l: the output of block l - 1, transformers' hidden_states[l]) and
-every position, the residual stream goes through the model's own final norm and unembedding
-(attncli.models.network.head); the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
+every position, the residual stream goes through the model's own final norm and unembedding (network/unembed.py);
+the last layer is the model's own logits. An encoder–decoder's: its decoder's stream over
 the target (teacher forcing, reading the source) through the decoder's final norm and head (`Decoder.logits`).
 
     doc = lens_document(load_model("SmolLM2-135M"), "The capital of France is", k=3)
@@ -20,11 +20,12 @@ from attncli.errors import ConfigError
 from attncli.models.files.folder import check_run
 from attncli.models.files.hparams import ModelError
 from attncli.models.network.forward import Forward, forward
-from attncli.models.network.head import logits, next_logits, probabilities, top_k, unembedding
 from attncli.models.network.model import Model
-from attncli.models.runs.encdec import is_seq2seq, seq2seq_forward
+from attncli.models.network.unembed import logits, next_logits, probabilities, top_k, unembedding
+from attncli.models.runs import route
+from attncli.models.runs.encdec import seq2seq_forward
 from attncli.models.runs.run import _check_finite, _encode
-from attncli.models.runs.seq2seq import decoder_tokens, source_tokens
+from attncli.models.runs.seq2seq import decoder_tokens, encoder_tokens
 from attncli.models.runs.source import chat_fields, describe
 from attncli.models.runs.vocab import token_text
 from attncli.pipeline.ranges import check_range
@@ -48,12 +49,12 @@ def lens_arrays(model: Model, ids) -> np.ndarray:  # [n] token ids -> [L + 1, n,
     return np.concatenate([inner, logits(model, run.final)[None]])
 
 
-def target_lens_arrays(model: Model, source_ids, decoder_ids) -> np.ndarray:
+def target_lens_arrays(model: Model, encoder_ids, decoder_ids) -> np.ndarray:
     # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, vocab] logits float32
     """An encoder–decoder's lens: its decoder's stream entering each layer, then its output, through the decoder's
     final norm and head (`Decoder.logits`); the last layer is the model's own logits (one teacher-forced pass)."""
     _seq2seq_head(model)
-    run = seq2seq_forward(model, source_ids, decoder_ids)
+    run = seq2seq_forward(model, encoder_ids, decoder_ids)
     return model.family.decoder.logits(model, np.stack([*run.hidden, run.output]))
 
 
@@ -119,7 +120,7 @@ def check_lens(model: Model, n: int) -> None:
 
 def _grouped(model: Model, streams: list[np.ndarray]) -> Callable[[int, slice], np.ndarray]:
     # L + 1 streams [n, d_model] (the last already through the final norm) -> read(layer, rows) -> [rows, vocab]
-    """The lens' logits when the head is read a chunk of rows at a time (`head.logits`): the streams of as many
+    """The lens' logits when the head is read a chunk of rows at a time (`unembed.logits`): the streams of as many
     layers as GROUP_BYTES of logits hold go through the head together, so that it is read once per group rather
     than once per layer and chunk of rows (33 times for an 8B model's 16 tokens)."""
     n, last = streams[0].shape[0], len(streams) - 1
@@ -138,30 +139,30 @@ def _grouped(model: Model, streams: list[np.ndarray]) -> Callable[[int, slice], 
     return read
 
 
-def target_lens_top(model: Model, source_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
+def target_lens_top(model: Model, encoder_ids, decoder_ids, k: int) -> tuple[np.ndarray, np.ndarray]:
     # [n] source ids, [m] decoder input ids -> [L_dec + 1, m, k] ids int64, probabilities float64
     """`top_tokens` of an encoder–decoder's decoder (what `target_lens_arrays` holds whole): one teacher-forced
     pass, each stream through the decoder's final norm and head."""
     _seq2seq_head(model)  # said before the pass
-    run = seq2seq_forward(model, source_ids, decoder_ids)
+    run = seq2seq_forward(model, encoder_ids, decoder_ids)
     streams = [*run.hidden, run.output]
     return top_tokens(model, streams, lambda l, at: model.family.decoder.logits(model, streams[l][at]), k)
 
 
-def written_probabilities(model: Model, ids, start: int, source_ids=None, run: Forward | None = None) -> np.ndarray:
-    # [n] token ids (an encoder–decoder's: its decoder's, reading [s] source_ids), 1 <= start < n -> [n - start] float64
+def written_probabilities(model: Model, ids, start: int, encoder_ids=None, run: Forward | None = None) -> np.ndarray:
+    # [n] token ids (an encoder–decoder: its decoder's, reading [s] encoder_ids), 1 <= start < n -> [n - start] float64
     """The probability the model gives each token from `start` on after the tokens before it: the last layer of
     the lens at the position before it, from `run` (a full pass over `ids`; default one made here: causal, so
-    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`source_ids`), from
+    what each step of a generation saw), CHUNK_BYTES of logits at a time; an encoder–decoder's (`encoder_ids`), from
     its decoder's output in one teacher-forced pass. Of greedy tokens, each is the most probable of its step; of
     sampled ones, it is before the sampling's temperature, top-k and top-p:
 
         written_probabilities(model, tokens.ids, tokens.generated)  # the tokens --generate wrote
     """
     _check_start(start, len(ids))
-    if source_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
+    if encoder_ids is not None:  # an encoder–decoder: one teacher-forced pass over the source and the target
         _seq2seq_head(model)
-        output = seq2seq_forward(model, source_ids, ids).output
+        output = seq2seq_forward(model, encoder_ids, ids).output
         read = partial(model.family.decoder.logits, model)
         return _chosen(model, output[start - 1 : len(ids) - 1], ids[start:], read)
     unembedding(model)  # an encoder has none: said before the pass
@@ -225,13 +226,13 @@ def lens_document(
     `generated`), instead of the text cut again. An encoder–decoder's: of its decoder over the target `text` (or
     its decoder's `tokens`), reading the source `context`."""
     check_k(k)
-    if is_seq2seq(model):
+    if route.kind(model).reads_source:
         if context is None:
             raise ConfigError(
                 f"{model.name} is an encoder–decoder: its lens is its decoder's over TEXT, the target, which reads a "
                 "source: give it with --context SOURCE"
             )
-        source = source_tokens(model, context)
+        source = encoder_tokens(model, context)
         tokens = decoder_tokens(model, text) if tokens is None else tokens  # teacher forcing, or a written target
         rows = rows_of(model, *target_lens_top(model, source.ids, tokens.ids, k))
         n_layer, layers = int(model.hp["n_dec_layer"]), DECODER_LAYERS

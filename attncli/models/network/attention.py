@@ -197,6 +197,86 @@ def _project(x, p: dict, key: str):  # [n, d_in] -> [n, d_out]
     return out
 
 
+def _project_qkv(layer: int, x, p: dict, memory, cache):  # [m, d_model] (, memory [n, d]) -> [m, d_q], [n, d_kv] ×2
+    """Project: q from x, k and v from x (self-attention) or from `memory` (cross-attention); in one product when
+    p has w_qkv; while decoding with a cache, the memory's keys and values only once, on the first pass."""
+    if memory is None and "w_qkv" in p:  # q, k, v in one product, then its column blocks
+        qkv = _project(x, p, "qkv")  # [m, d_q + 2 d_kv]
+        d_q, d_kv = p["w_q"].shape[1], p["w_k"].shape[1]
+        return qkv[..., :d_q], qkv[..., d_q : d_q + d_kv], qkv[..., d_q + d_kv :]
+    if memory is not None and cache is not None:  # decoding: the memory's keys and values once, on the first pass
+        k, v = cache.memory(layer, lambda: (_project(memory, p, "k"), _project(memory, p, "v")))
+        return _project(x, p, "q"), k, v
+    source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
+    return _project(x, p, "q"), _project(source, p, "k"), _project(source, p, "v")
+
+
+def _heads(layer: int, qkv, n_head: int, n_kv: int, rotate: Callable | None, cache, memory):
+    # [m, d_q], [n, d_kv], [n, d_kv] -> q [n_head, m, d_k], k, v [n_head, n, d_k] (the cache's earlier keys too)
+    """Split into heads, rotate (RoPE, q/k norms), let `editing_values` edit the values, extend a self-attention's
+    cache, and repeat each key/value head for its group of query heads (grouped-query attention)."""
+    q_, k_, v_ = qkv
+    q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
+    if rotate is not None:
+        q, k = rotate(q, k)
+    if (values := _VALUES.get()) is not None and values[0] == layer:
+        values[1](v)
+    if cache is not None and memory is None:
+        k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
+    if n_kv != n_head:
+        k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
+    return q, k, v
+
+
+def _masked_cells(layer: int, m: int, n: int, causal: bool, window: int | None):
+    # -> [..., m, n] bool (True = masked) or None: broadcastable to the weights
+    """Mask: the cells no query may see: later keys (causal; the queries are the last m keys), keys outside the
+    window, each text's padding keys (in `padding`) and the cells `blocking` blocks in this layer."""
+    cells, pad = attention_mask(n, causal, window, m), _PADDING.get()
+    if pad is not None:
+        keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
+        cells = keys if cells is None else cells | keys
+    if (block := _BLOCK.get()) is not None and (blocked := block(layer)) is not None:
+        cells = blocked if cells is None else cells | blocked
+    return cells
+
+
+def _weights(q, k, bias, scale: float, softcap: float | None, cells):
+    # [..., n_head, m, d_k], [..., n_head, n, d_k], bias [..., n_head, m, n] or None, cells [..., m, n] or None
+    # -> weights [..., n_head, m, n]
+    """Score, cap, mask and softmax a block of heads at a time (`BLOCK_CELLS`), in the weights' own array: the
+    scaled queries' Q Kᵀ (+ bias, then the soft-cap), the mask added as 0 / −∞, the one softmax by rows."""
+    *lead, n_head, m, _ = q.shape
+    n = k.shape[-2]
+    dtype = np.result_type(q, k)
+    # the mask as an additive 0 / -inf, broadcast like the cells: exp(-inf) is exactly 0, as softmax's own mask
+    shut = None if cells is None else np.where(cells, dtype.type(-np.inf), dtype.type(0))
+    qs = q * dtype.type(scale)  # [n_head, m, d_k]
+    weights = np.empty((*lead, n_head, m, n), dtype)  # [n_head, m, n]
+    group = max(1, BLOCK_CELLS // (weights.size // n_head))
+    for h in range(0, n_head, group):
+        heads = slice(h, h + group)
+        block, b = weights[..., heads, :, :], None if bias is None else bias[..., heads, :, :]
+        make_scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
+        if shut is not None:
+            block += shut
+        split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS * m // block.size))  # rows of every head
+    return weights
+
+
+def _mix(layer: int, weights, v):  # [..., n_head, m, n], [..., n_head, n, d_v] -> merged [..., m, n_head · d_v], out
+    """Mix and merge: each head's weighted values written straight into the [m, n_head · d_v] layout W_O reads
+    (`out` [..., n_head, m, d_v] is a view of it), then `editing`'s edit of this layer's merged heads."""
+    *lead, n_head, m, _ = weights.shape
+    d_v = v.shape[-1]
+    merged = np.empty((*lead, m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
+    out = merged.reshape(*lead, m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
+    np.matmul(weights, v, out=out)
+    if (edit := _EDIT.get()) is not None and edit[0] == layer:
+        edit[1](merged)
+    return merged, out
+
+
 def attend(
     layer: int,
     x,
@@ -224,8 +304,10 @@ def attend(
     scores (RoPE; Qwen 3's q/k RMSNorm); `softcap` is Gemma 2's cap · tanh(S / cap) before the mask.
     Inside `padding(pad)`, x is [B, n, d_model] and the padding keys of each text are masked too.
 
-    The scores are made, masked and turned into weights a block of heads at a time (`BLOCK_CELLS`), in the
-    weights' own array; the heads' outputs are written straight into the [m, n_head · d_k] layout W_O reads.
+    Its steps (Vaswani et al. 2017, §3.2.2): project (`_project_qkv`); split into heads, rotate and repeat the
+    key/value heads (`_heads`); mask (`_masked_cells`); score, cap, mask and softmax a block of heads at a time
+    (`_weights`, `BLOCK_CELLS`, in the weights' own array); mix, written straight into the [m, n_head · d_v]
+    layout W_O reads (`_mix`); and W_O.
 
     >>> rng = np.random.default_rng(0)
     >>> p = {f"w_{k}": rng.normal(size=(4, 4)).astype(np.float32) for k in "qkvo"}
@@ -234,56 +316,13 @@ def attend(
     >>> s.weights.shape, s.output.shape  # 2 heads, 2 queries over 3 keys of the memory
     ((2, 2, 3), (2, 4))
     """
-    n_kv = n_kv_head or n_head
-    source = x if memory is None else memory  # [n, d_model]: what the keys and values are made of
-    cache = _CACHE.get()
-    if memory is None and "w_qkv" in p:  # q, k, v in one product, then its column blocks
-        qkv = _project(x, p, "qkv")  # [m, d_q + 2 d_kv]
-        d_q, d_kv = p["w_q"].shape[1], p["w_k"].shape[1]
-        q_, k_, v_ = qkv[..., :d_q], qkv[..., d_q : d_q + d_kv], qkv[..., d_q + d_kv :]
-    elif memory is not None and cache is not None:  # decoding: the memory's keys and values once, on the first pass
-        q_ = _project(x, p, "q")
-        k_, v_ = cache.memory(layer, lambda: (_project(source, p, "k"), _project(source, p, "v")))
-    else:
-        q_, k_, v_ = _project(x, p, "q"), _project(source, p, "k"), _project(source, p, "v")
-    q, k, v = split_heads(q_, n_head), split_heads(k_, n_kv), split_heads(v_, n_kv)  # [h, m or n, d_k]
-    if rotate is not None:
-        q, k = rotate(q, k)
-    if (values := _VALUES.get()) is not None and values[0] == layer:
-        values[1](v)
-    if cache is not None and memory is None:
-        k, v = cache.extend(layer, k, v)  # [h_kv, start + m, d_k]: the earlier positions' too
-    if n_kv != n_head:
-        k, v = np.repeat(k, n_head // n_kv, axis=-3), np.repeat(v, n_head // n_kv, axis=-3)  # [n_head, n, d_k]
+    n_kv, cache = n_kv_head or n_head, _CACHE.get()
+    q, k, v = _heads(layer, _project_qkv(layer, x, p, memory, cache), n_head, n_kv, rotate, cache, memory)
     if callable(bias):  # a bias made of the heads' queries and keys (DeBERTa's position terms)
         bias = bias(q, k)
-    *lead, m, _ = q.shape
-    n = k.shape[-2]
-    cells, pad = attention_mask(n, causal, window, m), _PADDING.get()  # causal: the queries are the last m keys
-    if pad is not None:
-        keys = np.asarray(pad, dtype=bool)[:, None, None, :]  # [B, 1, 1, n]
-        cells = keys if cells is None else cells | keys
-    if (block := _BLOCK.get()) is not None and (blocked := block(layer)) is not None:
-        cells = blocked if cells is None else cells | blocked
-    dtype = np.result_type(q, k)
-    # the mask as an additive 0 / -inf, broadcast like the cells: exp(-inf) is exactly 0, as softmax's own mask
-    shut = None if cells is None else np.where(cells, dtype.type(-np.inf), dtype.type(0))
-    qs = q * dtype.type(scale)  # [n_head, m, d_k]
-    weights = np.empty((*lead, m, n), dtype)  # [n_head, m, n]
-    group = max(1, BLOCK_CELLS // (weights.size // n_head))
-    for h in range(0, n_head, group):
-        heads = slice(h, h + group)
-        block, b = weights[..., heads, :, :], None if bias is None else bias[..., heads, :, :]
-        make_scores(qs[..., heads, :, :], k[..., heads, :, :], b, softcap, block)
-        if shut is not None:
-            block += shut
-        split(functools.partial(_softmax_rows, block), m, max(1, PART_CELLS * m // block.size))  # rows of every head
-    d_v = v.shape[-1]
-    merged = np.empty((*lead[:-1], m, n_head * d_v), np.result_type(weights, v))  # [m, n_head · d_v]
-    out = merged.reshape(*lead[:-1], m, n_head, d_v).swapaxes(-3, -2)  # [n_head, m, d_v], a view of merged
-    np.matmul(weights, v, out=out)
-    if (edit := _EDIT.get()) is not None and edit[0] == layer:
-        edit[1](merged)
+    cells = _masked_cells(layer, q.shape[-2], k.shape[-2], causal, window)
+    weights = _weights(q, k, bias, scale, softcap, cells)
+    merged, out = _mix(layer, weights, v)
     output = _project(merged, p, "o")  # [m, d_model]
     return LayerSteps(
         layer=layer,

@@ -7,6 +7,7 @@ that runs them, stops after the attention of the last layer asked for, and keeps
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,13 @@ class Forward:
 
 
 def forward(
-    model: Model, ids, upto_layer: int | None = None, steps_layer: int | None = None, types=None, threads: int = 1
+    model: Model,
+    ids,
+    upto_layer: int | None = None,
+    steps_layer: int | None = None,
+    types=None,
+    threads: int = 1,
+    on_layer: Callable[[LayerSteps], None] | None = None,
 ) -> Forward:
     # [n] token ids, [n] token types (a pair's) -> Forward (weights: layers x [n_head, n, n])
     """Run the model on `ids` (from `encode`), through the attention of `upto_layer` (default: all layers).
@@ -40,7 +47,8 @@ def forward(
     `types` are a sentence pair's token type ids (encoders only; None: every token type 0).
 
     With `upto_layer`, later layers and that layer's own MLP are never computed (nor their weights
-    read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed).
+    read). `steps_layer` keeps every stage of that layer's attention (it extends the pass if needed);
+    `on_layer(steps)` is given every layer's stages as the pass makes them (the page keeps a short text's).
     Layers may be negative (counted from the end). BLAS runs on as many threads as the size of the
     products pays for (`attncli.core.threads`), at most `threads` (one unless asked: see there why), and
     the GELU and softmax passes between the products on as many (`attncli.models.network.parallel`).
@@ -50,10 +58,12 @@ def forward(
     n = threads_for(work, ceiling=threads)
     with blas_threads(n), parallel.threads(n):  # BLAS for the products, `parallel` for the passes between
         ahead = n == 1 and model.weights.overlaps and model.weights.reads_ahead
-        return _forward(model, ids, upto_layer, steps_layer, types, ahead=ahead)
+        return _forward(model, ids, upto_layer, steps_layer, types, ahead=ahead, on_layer=on_layer)
 
 
-def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None, types, ahead: bool) -> Forward:
+def _forward(
+    model: Model, ids, upto_layer: int | None, steps_layer: int | None, types, ahead: bool, on_layer=None
+) -> Forward:
     # ahead: whether a second thread reads the tensors of the next layer while this one computes (readahead.py):
     # not when BLAS has both cores already, nor for files whose reading holds the GIL (`Weights.overlaps`), nor when
     # the memory budget has no room for a layer read ahead of a streamed one (`Weights.reads_ahead`)
@@ -78,6 +88,8 @@ def _forward(model: Model, ids, upto_layer: int | None, steps_layer: int | None,
             with reader.block(l, "attention"):
                 x, layer_steps = attention(model, l, x)
             weights.append(layer_steps.weights)
+            if on_layer is not None:
+                on_layer(layer_steps)
             if l == steps_layer:
                 steps = layer_steps
             if l == last and upto_layer is not None:

@@ -33,7 +33,7 @@ class Weights:
     fits is kept whole, as before, so that a 135M model is dequantized once and an 8B one streams.
 
     The `tables` (the word embedding table, read by rows, and the output head, used a chunk of rows at a time when
-    it does not fit: models/network/head.py) are not priced whole. A forward pass may have tensors read ahead on a
+    it does not fit: models/network/unembed.py) are not priced whole. A forward pass may have tensors read ahead on a
     second thread (`read_ahead`, see readahead.py): asking for one of those waits for its reading, and raises the error
     the reading met.
     """
@@ -105,7 +105,7 @@ class Weights:
 
     def whole(self, name: str) -> bool:
         """Whether table `name` is used whole (it is held, or every layer is kept: all fits), else a chunk of rows
-        at a time (models/network/head.py)."""
+        at a time (models/network/unembed.py)."""
         return name in self._cache or self._kept == ALL
 
     def _drop(self, which: Callable[[Any], bool], tensors: dict, made: dict) -> None:
@@ -246,7 +246,7 @@ class Weights:
 
 
 ALL = 1 << 30  # `Weights._kept` when every layer is kept
-#: The rows of a table used at once when it is not kept whole (models/network/head.py): about 64 MiB of float32.
+#: The rows of a table used at once when it is not kept whole (models/network/unembed.py): about 64 MiB of float32.
 TABLE_CHUNK = 64 * 2**20
 
 

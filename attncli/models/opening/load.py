@@ -66,7 +66,7 @@ def _load_model(path: str | Path, gguf_file: str | None) -> Model:
     check_declared(config, tensors, str(config_path))  # before the reader builds anything for those sizes
     hp, wanted = family.read_config(config)
     _check_hp(hp)
-    # the output matrix, read only by a next-token run (attncli.models.network.head): the checkpoint's own when it has
+    # the output matrix, read only by a next-token run (network/unembed.py): the checkpoint's own when it has
     # one (transformers 5 does not tie a head saved with other values, whatever tie_word_embeddings says), else the
     # word table when tied, else none (a base model saved without its head)
     head = None if family.head is None else family.head[0]

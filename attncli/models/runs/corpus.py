@@ -38,8 +38,8 @@ from attncli.core.stats import sinks_document
 from attncli.errors import ConfigError
 from attncli.models.network.model import Model
 from attncli.models.opening.load import ModelError, load_model
+from attncli.models.runs import route
 from attncli.models.runs.batch import batches, forward_padded, forward_weights
-from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.tokens import encode, encode_many
 from attncli.pipeline.contain import die_with_parent
 
@@ -354,7 +354,7 @@ def corpus_document(model: Model, stats: CorpusStats, induction: Moments, corpus
         "n_head": model.n_head,
         "weights": model.weights_said,
         "causal": model.causal,
-        **({"part": "encoder"} if is_seq2seq(model) else {}),  # an encoder–decoder: its encoder reads each line
+        **({"part": route.own_part(model)} if route.kind(model).reads_source else {}),  # an encoder–decoder's encoder
         "corpus": corpus.name,
         "partial": corpus.partial,
         "texts": stats.texts,

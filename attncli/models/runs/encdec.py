@@ -48,7 +48,7 @@ def decoder_input(model: Model, labels) -> list[int]:  # [m] label ids -> [m] de
     return [ids[-1] if start is None else start, *ids[:-1]]
 
 
-def seq2seq_forward(model: Model, source_ids, decoder_ids) -> Seq2Seq:  # [n], [m] -> Seq2Seq
+def seq2seq_forward(model: Model, encoder_ids, decoder_ids) -> Seq2Seq:  # [n], [m] -> Seq2Seq
     """Run the source through the encoder and the decoder input through the decoder, every layer."""
     dec: Decoder | None = model.family.decoder
     if dec is None:
@@ -56,7 +56,7 @@ def seq2seq_forward(model: Model, source_ids, decoder_ids) -> Seq2Seq:  # [n], [
     ids = np.asarray(decoder_ids, dtype=np.int64).reshape(-1)
     if ids.size > model.max_positions:
         raise ModelError(f"{ids.size} target tokens, but {model.name} takes at most {model.max_positions}")
-    encoded = forward(model, source_ids)
+    encoded = forward(model, encoder_ids)
     memory = encoded.final
     assert memory is not None  # a whole pass ends with the encoder's final block
     y = dec.embed(model, ids)  # [m, d_model]
@@ -81,10 +81,10 @@ def generation_start(model: Model) -> int:
     raise ModelError(f"{model.name} names no decoder start token (decoder_start_token_id, bos_token_id) to write from")
 
 
-def decode_target(model: Model, source_ids, first, n_new: int, how: Generation | None = None) -> list[int]:
+def decode_target(model: Model, encoder_ids, first, n_new: int, how: Generation | None = None) -> list[int]:
     # [n] source ids, [m] decoder ids to continue -> up to n_new new ids
     """The n_new tokens greedy decoding (or `how`'s sampling) writes after the decoder input `first` (the start
-    token, then any target already given) reading the source `source_ids`; fewer if it writes an end id (kept)."""
+    token, then any target already given) reading the source `encoder_ids`; fewer if it writes an end id (kept)."""
     dec: Decoder | None = model.family.decoder
     if dec is None:
         raise ModelError(f"{model.name} is not an encoder–decoder ({model.model_type})")
@@ -94,7 +94,7 @@ def decode_target(model: Model, source_ids, first, n_new: int, how: Generation |
         )
     first = [int(i) for i in first]
     check_room(model, len(first), n_new)
-    memory = forward(model, source_ids).final  # [n, d_model]: the encoder runs once
+    memory = forward(model, encoder_ids).final  # [n, d_model]: the encoder runs once
     assert memory is not None  # a whole pass ends with the encoder's final block
     cache = KVCache(model.hp["n_dec_layer"], len(first) + n_new)
 

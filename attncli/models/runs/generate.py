@@ -2,7 +2,7 @@
 
 Each layer keeps the keys and values (per key/value head, after RoPE) of every position run so far
 (`KVCache`); a new token's row attends over them (attncli.models.network.attention's `cached`). The next token is the
-argmax of the head's logits (attncli.models.network.head), as transformers' `generate(do_sample=False)`, or, with a
+argmax of the head's logits (attncli.models.network.unembed), as transformers' `generate(do_sample=False)`, or, with a
 `Generation` that samples, drawn from them after a temperature, top-k and top-p (transformers' warpers, in that
 order) with NumPy's random stream; until `n_new` tokens or the model's end-of-sequence token.
 
@@ -23,8 +23,8 @@ from attncli.models.files.folder import check_run, json_object
 from attncli.models.files.hparams import ModelError
 from attncli.models.network import parallel
 from attncli.models.network.attention import cached
-from attncli.models.network.head import next_logits, unembedding
 from attncli.models.network.model import Model
+from attncli.models.network.unembed import next_logits, unembedding
 from attncli.models.runs.tokens import ModelTokens
 from attncli.pipeline.ranges import check_range
 

@@ -7,33 +7,95 @@
 
 An encoder (BERT) and a decoder (GPT-2) have one part, their own self-attention, run by run.py (a second text
 `context` is an encoder's sentence pair); an encoder–decoder (BART, mBART, T5, Marian) has the three parts of
-attncli.core.parts.PARTS, run by seq2seq.py (`context` is the source). `result` (and `layer`, with the layer's
-steps), `rollout` and `heads` check the part, then hand the run to its kind's module; `own_part` is the part a
-text's own self-attention is (`attn compare --model`'s row); the page reads every layer in one pass through
-`every_layer` (an encoder or a decoder: its one part) or `every_part` (an encoder–decoder): every model run of attn
-goes through them.
+attncli.core.parts.PARTS, run by seq2seq.py (`context` is the source). Each kind is an entry of KINDS (`Kind`):
+its parts, its default and own part, whether its decoder reads a source, and the functions that run it. `result`
+(and `layer_of`, with the layer's steps), `rollout` and `heads` check the part, then hand the run to its kind's
+entry; `own_part` is the part a text's own self-attention is (`attn compare --model`'s row); `page_attention` is a
+page's every layer (an encoder or a decoder) or every part (an encoder–decoder) from one pass (page.py). Every
+model run of attn goes through them, and code elsewhere asks `kind(model)` rather than testing the model's family.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from attncli.core.parts import DEFAULT_PART, PARTS
 from attncli.errors import ConfigError
 from attncli.models.network.attention import LayerSteps
-from attncli.models.network.forward import Forward
 from attncli.models.network.model import Model
-from attncli.models.runs import run, seq2seq
+from attncli.models.runs import page, run, seq2seq, tokens
 from attncli.models.runs.encdec import is_seq2seq
 from attncli.models.runs.generate import Generation
-from attncli.models.runs.seq2seq import PartWeights, PassMaps
+from attncli.models.runs.seq2seq import PassMaps
 from attncli.pipeline.result import AttentionResult
 from attncli.pipeline.tokenize import Tokens
 
-KINDS = {  # a model's kind -> how its messages name it
-    "encoder": "an encoder-only",
-    "decoder": "a decoder-only",
-    "encoder-decoder": "an encoder–decoder",
+
+def _self_layer(model, text, layer, head, context, part, generate, target):  # -> (AttentionResult, LayerSteps)
+    return run.model_layer(model, text, layer, head, context, generate)
+
+
+def _part_layer(model, text, layer, head, context, part, generate, target):  # -> (AttentionResult, LayerSteps)
+    if target is None:  # the encoder part needs none: its source is the same
+        target = _written(model, text, context, part, generate)
+    return seq2seq.part_layer(model, text, layer, head, context, part, target)
+
+
+def _self_rollout(model, text, layer, context, part) -> run.Rollout:
+    return run.model_rollout(model, text, layer, context)
+
+
+def _self_heads(model, text, context, part, generate, maps) -> dict:
+    return run.heads_document(model, text, context, generate, maps)
+
+
+def _part_heads(model, text, context, part, generate, maps) -> dict:
+    written = _written(model, text, context, part, generate)
+    return seq2seq.part_heads_document(model, text, context, part, written, maps)
+
+
+def _self_page(model, result, pair, generate, maps) -> page.Layers:
+    return page.layers(model, result, maps)
+
+
+def _part_page(model, result, pair, generate, maps) -> page.Parts:
+    return page.parts(model, result, pair, generate, maps)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of model and how its runs go: its parts (PARTS' names), the part shown without --part and the part
+    that is a text's own self-attention, whether its decoder reads a source (`context`: an encoder–decoder's
+    source; else an encoder's sentence pair), and the functions that run one layer, a rollout, the heads and the
+    page's attention (`page.py`) of it."""
+
+    says: str  # how messages name it
+    parts: tuple[str, ...]
+    default: str  # the part shown without --part
+    own: str  # the part that is a text's own self-attention, read without a source
+    reads_source: bool  # a decoder that reads a source: TEXT is the target, --context the source
+    layer: Callable[..., tuple[AttentionResult, LayerSteps]]
+    rollout: Callable[..., run.Rollout]
+    heads: Callable[..., dict]
+    page: Callable[..., page.Layers | page.Parts]
+
+
+SELF = (_self_layer, _self_rollout, _self_heads, _self_page)  # an encoder's and a decoder's: run.py's
+KINDS = {  # a model's kind -> how its runs go
+    "encoder": Kind("an encoder-only", ("encoder",), "encoder", "encoder", False, *SELF),
+    "decoder": Kind("a decoder-only", ("decoder",), "decoder", "decoder", False, *SELF),
+    "encoder-decoder": Kind(
+        "an encoder–decoder",
+        tuple(PARTS),
+        DEFAULT_PART,
+        "encoder",
+        True,
+        _part_layer,
+        seq2seq.part_rollout,
+        _part_heads,
+        _part_page,
+    ),
 }
 
 
@@ -42,25 +104,40 @@ def kind_of(model: Model) -> str:
     return "encoder-decoder" if is_seq2seq(model) else "decoder" if model.causal else "encoder"
 
 
+def kind(model: Model) -> Kind:
+    """The KINDS entry of `model`: what the rest of attn asks instead of testing the model's family."""
+    return KINDS[kind_of(model)]
+
+
 def model_parts(model: Model) -> tuple[str, ...]:
     """The parts a model has: an encoder–decoder all of PARTS, an encoder (BERT) or a decoder (GPT-2) its one."""
-    kind = kind_of(model)
-    return tuple(PARTS) if kind == "encoder-decoder" else (kind,)
+    return kind(model).parts
+
+
+def with_chat(model: Model, system: str | None) -> Model:
+    """`model` reading each text as the user's message of a chat in its template (`tokens.with_chat`), or
+    ConfigError: an encoder–decoder's TEXT is its target, not a prompt; a model without a template."""
+    if kind(model).reads_source:
+        raise ConfigError(
+            f"--chat writes a prompt for a decoder; {model.name} is an encoder–decoder, whose TEXT is its target: "
+            "drop --chat"
+        )
+    return tokens.with_chat(model, system)
 
 
 def check_part(model: Model, part: str | None, context: str | None) -> str:
     """The part to show (an encoder–decoder's default: cross), or ConfigError naming the parts the model has."""
     if part is not None and part not in PARTS:
         raise ConfigError(f"unknown part {part!r}; the parts are {', '.join(PARTS)}")
-    parts, kind = model_parts(model), kind_of(model)
-    chosen = part or (DEFAULT_PART if kind == "encoder-decoder" else parts[0])
-    if chosen not in parts:
+    k = kind(model)
+    chosen = part or k.default
+    if chosen not in k.parts:
         raise ConfigError(
-            f"--part {chosen}: {model.name} is {KINDS[kind]} model ({model.model_type}); its only part is "
-            f"{parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
+            f"--part {chosen}: {model.name} is {k.says} model ({model.model_type}); its only part is "
+            f"{k.parts[0]}, its own self-attention (drop --part); cross-attention needs an encoder–decoder "
             "(BART, mBART, T5, Marian)"
         )
-    if kind == "encoder-decoder" and PARTS[chosen].needs_source and context is None:
+    if k.reads_source and PARTS[chosen].needs_source and context is None:
         default = " (the default)" if part is None else ""
         raise ConfigError(
             f"--part {chosen}{default} runs the text through {model.name}'s decoder, which reads a source: "
@@ -72,12 +149,12 @@ def check_part(model: Model, part: str | None, context: str | None) -> str:
 def own_part(model: Model) -> str:
     """The part that is a text's own self-attention, read without a source: an encoder–decoder's encoder, else
     the model's one part."""
-    return "encoder" if kind_of(model) == "encoder-decoder" else model_parts(model)[0]
+    return kind(model).own
 
 
 def part_layers(model: Model, part: str) -> int:
     """How many layers a part has: the encoder's, or the decoder's (its self- and cross-attention)."""
-    if not is_seq2seq(model) or not PARTS[part].needs_source:
+    if not (kind(model).reads_source and PARTS[part].needs_source):
         return model.n_layer
     return int(model.hp["n_dec_layer"])
 
@@ -85,19 +162,11 @@ def part_layers(model: Model, part: str) -> int:
 def _written(model: Model, text: str, context: str | None, part: str, generate: Generation | None):
     # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None: teacher forcing
     """With `generate`, the target the model writes from the source `context` after `text` (its beginning, or "");
-    None for the encoder part: the source's own attention, which the writing does not change."""
-    if not PARTS[part].needs_source:
+    None for the encoder part (the source's own attention, which the writing does not change) and without
+    `generate` (teacher forcing: the target is `text`)."""
+    if not PARTS[part].needs_source or generate is None:
         return None
     assert context is not None  # check_part asks for the source
-    return written_target(model, text, context, generate)
-
-
-def written_target(model: Model, text: str, context: str | None, generate: Generation | None):
-    # -> the target an encoder–decoder writes (seq2seq.written_target's Tokens), or None
-    """The target an encoder–decoder writes with `generate` from the source `context` after `text` (its beginning,
-    or ""); None without `generate` or a source (teacher forcing: the target is `text`)."""
-    if generate is None or context is None:
-        return None
     return seq2seq.written_target(model, text, context, generate)
 
 
@@ -129,28 +198,21 @@ def layer_of(
     """`result`, and the layer's every stage as the model ran it: what the page's steps view redoes. `target`: an
     encoder–decoder's target already written (a result's tokens), instead of writing it again (`generate`)."""
     chosen = check_part(model, part, context)
-    if is_seq2seq(model):
-        if target is None:  # the encoder part needs none: its source is the same
-            target = _written(model, text, context, chosen, generate)
-        return seq2seq.part_layer(model, text, layer, head, context, chosen, target)
-    return run.model_layer(model, text, layer, head, context, generate)
+    return kind(model).layer(model, text, layer, head, context, chosen, generate, target)
 
 
-def every_layer(model: Model, shown: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
-    """An encoder's or a decoder's every layer on the text of `shown` (a `result` of it), from one pass: the
-    tokens, the weights [L, h, n, n], each layer's mask [L, h, n, n] or None, and the pass (its `steps`: those of
-    the layer shown)."""
-    if is_seq2seq(model):
-        raise ValueError(f"{model.name} is an encoder–decoder: every_part reads its every layer")
-    return run.every_layer(model, shown)
-
-
-def every_part(model: Model, text: str, context: str | None, target: Tokens | None = None) -> dict[str, PartWeights]:
-    """An encoder–decoder's every layer of every part, from one teacher-forced pass of `text` over `context` (no
-    context: `text` is the source, and only the encoder is there); `target`: the target it wrote (--generate)."""
-    if not is_seq2seq(model):
-        raise ValueError(f"{model.name} has one part: every_layer reads its every layer")
-    return seq2seq.every_part(model, text, context, target)
+def page_attention(
+    model: Model,
+    shown: AttentionResult,
+    pair: tuple[str, str | None] | None,
+    generate: Generation | None,
+    maps: page.MapsCost | None = None,
+) -> page.Layers | page.Parts:
+    """The attention of a model's page on the text of `shown` (a `result` of it), from one pass (`page.py`): an
+    encoder's or a decoder's every layer (`page.layers`), an encoder–decoder's every part, run on `pair` (the
+    (target, source) the command was given; default the result's) with the target it writes with `generate`
+    (`page.parts`); priced first with its contribution maps' bytes, `maps`, if it has them."""
+    return kind(model).page(model, shown, pair, generate, maps)
 
 
 def rollout(
@@ -158,9 +220,7 @@ def rollout(
 ) -> run.Rollout:
     """Attention rollout through one part's layers 0..layer (default all): `attn show --rollout`."""
     chosen = check_part(model, part, context)
-    if is_seq2seq(model):
-        return seq2seq.part_rollout(model, text, layer, context, chosen)
-    return run.model_rollout(model, text, layer, context)
+    return kind(model).rollout(model, text, layer, context, chosen)
 
 
 def heads(
@@ -175,8 +235,4 @@ def heads(
     `result`'s; `maps`: what the statistics are computed on from the part's pass instead of its weights, as
     `attn heads --contrib` asks)."""
     chosen = check_part(model, part, context)
-    if is_seq2seq(model):
-        return seq2seq.part_heads_document(
-            model, text, context, chosen, _written(model, text, context, chosen, generate), maps
-        )
-    return run.heads_document(model, text, context, generate, maps)
+    return kind(model).heads(model, text, context, chosen, generate, maps)

@@ -177,8 +177,16 @@ def model_layer(
     layer = check_layer(model, -1 if layer is None else layer)
     chosen = None if head is None else check_head(model, head)
     tokens, run = run_pass(model, text, pair, generate, upto_layer=layer, steps_layer=layer)
-    s = run.steps
-    assert s is not None  # steps_layer asks for them
+    assert run.steps is not None  # steps_layer asks for them
+    return layer_result(model, text, tokens, run.steps, chosen, pair), run.steps
+
+
+def layer_result(
+    model: Model, text: str, tokens: Tokens, s: LayerSteps, chosen: int | None, pair: str | None
+) -> AttentionResult:
+    """The result of one layer's stages `s` as a pass of `tokens` ran them: every head, or the one `chosen`
+    (a head already checked); ModelError when a stage holds NaN or an infinity."""
+    layer = s.layer
     _check_finite(model, f"layer {layer}", s.x, s.q, s.k, s.v, s.scores, s.weights, s.out, s.output)
     pick = slice(None) if chosen is None else slice(chosen, chosen + 1)
     variant, temperature = _score(model, layer)
@@ -195,7 +203,7 @@ def model_layer(
         temperature=temperature,
     )
     masked = None if s.masked is None else np.ascontiguousarray(s.masked[pick])
-    result = AttentionResult(
+    return AttentionResult(
         text=text,
         context=None,
         tokens=tokens,
@@ -215,19 +223,22 @@ def model_layer(
         params={"b_Q": s.b_q, "b_K": s.b_k, "b_V": s.b_v, "b_O": s.b_o},
         projections=Projections(s.w_q, s.w_k, s.w_v, s.w_o),
     )
-    return result, s
 
 
-def every_layer(model: Model, result: AttentionResult) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
+def every_layer(
+    model: Model, result: AttentionResult, on_layer: Callable[[LayerSteps], None] | None = None
+) -> tuple[Tokens, np.ndarray, np.ndarray | None, Forward]:
     """Every layer's weights [L, h, n, n] of a result's text from one pass, each layer's mask [L, h, n, n] (causal,
     a sliding window on some layers, both; None: no layer masks) and the pass itself, with the steps of the
     result's layer (its `steps`) and the residual streams (the page's lens): the text and its sentence pair, or
-    (--generate) the text and what the model wrote, the result's own ids."""
+    (--generate) the text and what the model wrote, the result's own ids. `on_layer`: forward's, given every
+    layer's stages as the pass makes them."""
     source = cast(ModelLayer, result.source)
     if result.tokens.generated is None:
-        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer)
+        tokens, run = run_pass(model, result.text or "", source.pair, steps_layer=source.layer, on_layer=on_layer)
     else:
-        tokens, run = result.tokens, forward(model, np.asarray(result.tokens.ids), steps_layer=source.layer)
+        ids = np.asarray(result.tokens.ids)
+        tokens, run = result.tokens, forward(model, ids, steps_layer=source.layer, on_layer=on_layer)
     weights = np.stack(run.weights)  # [L, h, n, n]
     n_layer, n_head, n = weights.shape[:3]
     cells = [layer_mask(model, l, n) for l in range(n_layer)]  # causal, a sliding window (some layers), both, none

@@ -61,7 +61,8 @@ def _texts(model: Model, ids, special) -> tuple[str, ...]:  # [n] ids, [n] speci
     return texts(list(ids), list(special), lambda kept: model.tokenizer.decode(kept, skip_special_tokens=False))
 
 
-def source_tokens(model: Model, source: str) -> Tokens:
+def encoder_tokens(model: Model, source: str) -> Tokens:
+    """The encoder's tokens: the source (--context) as the model's tokenizer cuts it for its encoder."""
     _check_text(source, "context")
     check_language(model, source)
     t = with_language(model, source, encode(model, source, what="context"), target=False)
@@ -93,7 +94,7 @@ def written_target(model: Model, text: str, source: str, how: Generation) -> Tok
     reads it (`decoder_tokens`) without the end-of-sequence token its tokenizer appends (the target given so far;
     "" = none: the decoder start token alone, where transformers' generate starts), then `how.new` written tokens
     (`encdec.decode_target`), each at the offset len(text); the whole target priced against the memory limit first."""
-    src = source_tokens(model, source)
+    src = encoder_tokens(model, source)
     if text:
         given = decoder_tokens(model, text)
     else:
@@ -153,7 +154,7 @@ def part_layer(
     n_head, d_k = part_heads(model, chosen)
     pick_head = None if head is None else _check_head(model, chosen, head, n_head)
     source = context if context is not None else text
-    src = source_tokens(model, source)
+    src = encoder_tokens(model, source)
     tgt, memory = None, None
     if chosen == "encoder":
         s = forward(model, src.ids, upto_layer=layer, steps_layer=layer).steps
@@ -202,7 +203,7 @@ class PartLayer(ModelLayer):
     """The source of `part_layer()`'s result: one layer of one part of an encoder–decoder."""
 
     part: str = DEFAULT_PART
-    source_text: str | None = None  # the source the decoder read (decoder and cross parts)
+    encoder_text: str | None = None  # the encoder's text, the source the decoder read (decoder and cross parts)
 
     @property
     def matrix_name(self) -> str | None:
@@ -258,7 +259,7 @@ class PartLayer(ModelLayer):
         m = self.model
         chosen = {"model": m.name, "part": self.part, "layer": self.layer}
         chosen |= {} if self.head is None else {"head": self.head}
-        chosen |= {} if self.source_text is None else {"source": self.source_text}
+        chosen |= {} if self.encoder_text is None else {"source": self.encoder_text}
         positional = "relative" if "n_buckets" in m.hp else "learned" if m.hp.get("learned_positions") else "sinusoidal"
         return config_record(result.config, m.name, positional, "trained", None, chosen)
 
@@ -332,7 +333,7 @@ def _part_weights(
     """Every layer's weights of one part: the encoder's over the source, or the decoder's over the target; with
     `maps`, what it computes from the part's pass instead of the weights."""
     source = context if context is not None else text
-    src = source_tokens(model, source)
+    src = encoder_tokens(model, source)
     if part == "encoder":
         encoded = forward(model, src.ids)
         return src, source, encoded.weights if maps is None else list(maps(encoded))
@@ -385,7 +386,7 @@ def part_rollout(
     layer `layer`."""
     if chosen == "cross":
         assert context is not None  # route.check_part asks for the source
-        src, tgt = source_tokens(model, context), target if target is not None else decoder_tokens(model, text)
+        src, tgt = encoder_tokens(model, context), target if target is not None else decoder_tokens(model, text)
         run = seq2seq_forward(model, src.ids, tgt.ids)
         layer = _check_layer(model, "decoder", layer, len(run.cross))
         decoder, cross = [s.weights for s in run.decoder], [s.weights for s in run.cross]
@@ -421,7 +422,7 @@ def part_heads_document(
         doc = heads_table(
             model, shown_text, tokens, stats, label_heads(stats, CROSS_PATTERNS), CROSS_STATS, CROSS_LABELS
         )
-        src = source_tokens(model, context)
+        src = encoder_tokens(model, context)
         return doc | {"part": chosen, **source, "context_tokens": list(src.strings), "undefined": CROSS_UNDEFINED}
     doc = heads_rows(model, shown_text, tokens, np.stack(weights), causal=chosen == "decoder")
     return doc | {"part": chosen, **source}
@@ -442,7 +443,7 @@ def every_part(model: Model, text: str, context: str | None, target: Tokens | No
     the source; `target`: the decoder's tokens already made, a written target); without a context, `text` is the
     source and only the encoder's part is there."""
     source = context if context is not None else text
-    src = source_tokens(model, source)
+    src = encoder_tokens(model, source)
     if context is None:
         return {"encoder": PartWeights(src, None, forward(model, src.ids).weights, None)}
     tgt = target if target is not None else decoder_tokens(model, text)

@@ -137,13 +137,8 @@ def _template(model: Model) -> ChatTemplate:
 
 def with_chat(model: Model, system: str | None) -> Model:
     """`model` reading each text as the user's message of a chat in its template (`system`: the system
-    message), checked first: a model with no template, or an encoder–decoder (whose TEXT is a target, not a
-    prompt), is a ConfigError."""
-    if model.family.decoder is not None:
-        raise ConfigError(
-            f"--chat writes a prompt for a decoder; {model.name} is an encoder–decoder, whose TEXT is its target: "
-            "drop --chat"
-        )
+    message), checked first: a model with no template is a ConfigError (an encoder–decoder, whose TEXT is a target,
+    not a prompt, route.with_chat refuses before)."""
     _template(model)
     return dataclasses.replace(model, chat=Chat(system))
 

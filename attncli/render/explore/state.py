@@ -157,10 +157,10 @@ class Explorer:
         if self.model is None:
             return ()
         from attncli.core.parts import PARTS  # late: start-up (model code only with --model)
-        from attncli.models.runs.route import model_parts  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import kind  # late: start-up (model code only with --model)
 
-        have = model_parts(self.model)
-        return tuple(p for p in have if len(have) > 1 and (self.context is not None or not PARTS[p].needs_source))
+        k = kind(self.model)
+        return tuple(p for p in k.parts if k.reads_source and (self.context is not None or not PARTS[p].needs_source))
 
     def focus(self) -> tuple[int, int, int]:
         """(head, query, key) of the cell in focus."""
@@ -346,10 +346,10 @@ class Explorer:
         target it reads the source for; attn ablates a decoder-only model's heads."""
         if self.model is None:
             return "a text run predicts no token: --model DIR of a decoder has the lens, the ablation and --generate"
-        from attncli.models.network.head import unembedding  # late: start-up (model code only with --model)
-        from attncli.models.runs.route import model_parts
+        from attncli.models.network.unembed import unembedding  # late: start-up (model code only with --model)
+        from attncli.models.runs.route import kind
 
-        seq2seq = len(model_parts(self.model)) > 1  # an encoder–decoder: parts, its decoder writes the target
+        seq2seq = kind(self.model).reads_source  # an encoder–decoder: parts, its decoder writes the target
         if seq2seq and self.context is None:
             return (
                 f"{self.model.name} is an encoder–decoder: its decoder writes a target from a source: --context SOURCE"
@@ -420,9 +420,9 @@ class Explorer:
 
         tokens, start, source = self.result.tokens, len(self.result.tokens) - self.written(), None
         if self.context is not None:  # an encoder–decoder's target, written reading the source
-            from attncli.models.runs.seq2seq import source_tokens  # late: start-up (model code only with --model)
+            from attncli.models.runs.seq2seq import encoder_tokens  # late: start-up (model code only with --model)
 
-            source = source_tokens(self.model, self.context).ids
+            source = encoder_tokens(self.model, self.context).ids
         found = self._cached("written", tokens, lambda: written_probabilities(self.model, tokens.ids, start, source))
         assert self.step is not None
         return float(found[self.step])

@@ -10,7 +10,7 @@
   var root = script.parentNode;
   var D = JSON.parse(root.querySelector("#attn-data").textContent);
   var SHORT = JSON.parse(root.querySelector("#attn-labels").textContent);  // a pattern label -> its short label
-  var NEU = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
+  var QKV = null;  // a model page's (or part's) layers of q, k and v, as in the document (each decoded into .N)
   var NS = "http://www.w3.org/2000/svg";
   var Q, K, QL, KL, CROSS, ROWS, COLS;  // the rows' and columns' tokens (and labels), whether they differ, their names
   function usePart(name) {
@@ -18,7 +18,7 @@
     if (D.parts) { S.part = name; D.layers = P.layers; D.masks = P.masks; }
     Q = P.tokens; K = P.context_tokens || P.tokens; CROSS = !!P.context_tokens;
     QL = P.labels || Q; KL = P.context_tokens ? K : QL; REP = {};
-    NEU = P.neuron || null;
+    QKV = P.neuron || null;
     ROWS = D.parts ? P.queries + " (queries)" : CROSS ? "text (queries)" : "queries";
     COLS = D.parts ? P.keys + " (keys)" : CROSS ? "context (keys)" : "keys";
     /*{colour*/
@@ -771,12 +771,12 @@
       "\nexact weight = " + a;
   }
 
-  // ---- steps view of a model page (a neuron view): for one head and query, q, k and q⊙k per dimension, the
-  // score, the softmax and the mix, from the model's own q, k and v of one layer (NEU, decoded in N) -------------
-  function neuronAt(layer) {  // the carried q, k and v of this layer, or null
-    return (NEU || []).filter(function (n) { return n.layer === layer; })[0] || null;
+  // ---- steps view of a model page (q·k per dimension): for one head and query, q, k and q⊙k per dimension, the
+  // score, the softmax and the mix, from the model's own q, k and v of one layer (QKV, decoded in N) -------------
+  function carriedAt(layer) {  // the carried q, k and v of this layer, or null
+    return (QKV || []).filter(function (n) { return n.layer === layer; })[0] || null;
   }
-  function neuronRow(nr, hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
+  function queryArithmetic(nr, hi, i) {  // the arithmetic of query i in head hi, in float64 from the carried q, k and v
     var N = nr.N, d = nr.shape.q[2], m = Q.length, n = K.length, kh = Math.floor(hi / nr.kv_group);
     var head = layerOf().heads[hi], q = N.q.subarray((hi * m + i) * d, (hi * m + i + 1) * d);
     var rows = [], best = -Infinity;
@@ -803,24 +803,24 @@
     return css([0, 1, 2].map(function (c) { return Math.round(bg[c] + (to[c] - bg[c]) * Math.sqrt(t)); }));
   }
   function num(x, digits) { return x === -Infinity ? "−∞" : Number(x.toPrecision(digits || 6)).toString(); }
-  function neuronStage(nr, name) { var st = nr.stages[name]; return st ? st.title + "   " + st.formula : ""; }
+  function stageWords(nr, name) { var st = nr.stages[name]; return st ? st.title + "   " + st.formula : ""; }
   function drawNeuron(width) {
-    var nr = neuronAt(layerOf().layer), hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
+    var nr = carriedAt(layerOf().layer), hi = S.heads[0], i = Math.min(S.query, Q.length - 1);
     if (!nr) {
       var note = newSvg(Math.max(width - 20, 400), 60, "steps view: not carried for this layer");
       el("text", { x: 4, y: 20, "font-weight": 600 }, note, "This page carries the steps of " + (D.parts ? S.part + " " : "") +
-        "layer " + NEU.map(function (n) { return n.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
+        "layer " + QKV.map(function (n) { return n.layer; }).join(", ") + " (the layer it was written for); press ] or [ to reach it,");
       el("text", { x: 4, y: 40 }, note, "or write the page of layer " + layerOf().layer + ": " + D.command + " ... --layer " + layerOf().layer);
       return note;
     }
-    var r = neuronRow(nr, hi, i), d = r.d, n = K.length, px = 11, rh = 16;
+    var r = queryArithmetic(nr, hi, i), d = r.d, n = K.length, px = 11, rh = 16;
     var kn = K.map(function (_, j) { return tokName("k", j); });
     var lw = labelWidth(kn.concat(["q of query " + i]), px) + 12;
     var cd = Math.max(4, Math.min(12, Math.floor((width - lw - 300) / (2 * d))));
     var heads = ["k (each dim)", "q ⊙ k (each dim)"].map(function (t) { return Math.max(d * cd, textWidth(t, 12, 600)) + 16; });
     var xk = lw, xp = xk + heads[0], xs = xp + heads[1], cols = [xs, xs + 84, xs + 168], x1 = xs + 252;
     var lines = [nr.precision].concat(["q", "k", "scores", "weights", "head_outputs"].map(function (name) {
-      return neuronStage(nr, name);
+      return stageWords(nr, name);
     })).filter(function (t) { return t; });
     var title = (D.parts ? S.part + " " : "") + "layer " + nr.layer + ", head " + headOf(hi).head + (S.mean ? " (the mean has no steps: head " + headOf(hi).head + ")" : "") +
       ", query " + i + " " + tokName("q", i) + segment(i) + (nr.kv_group > 1 ? " · key/value head " + r.kv : "");
@@ -834,7 +834,7 @@
     [[xk, "k (each dim)"], [xp, "q ⊙ k (each dim)"], [cols[0], "Σ q⊙k"], [cols[1], "score s"], [cols[2], "weight A"]].forEach(function (h) {
       el("text", { x: h[0], y: hy, "font-weight": 600 }, svg, h[1]);
     });
-    var g = el("g", { "class": "neuron", tabindex: 0, role: "grid", "aria-label": "the steps of one query: arrow keys choose the query" }, svg);
+    var g = el("g", { "class": "qk-steps", tabindex: 0, role: "grid", "aria-label": "the steps of one query: arrow keys choose the query" }, svg);
     var qmax = 0, pmax = 0, vmax = 0;
     for (var e = 0; e < d; e++) qmax = Math.max(qmax, Math.abs(r.q[e]));
     r.rows.forEach(function (row) { for (var e = 0; e < d; e++) { qmax = Math.max(qmax, Math.abs(row.k[e])); pmax = Math.max(pmax, Math.abs(row.prod[e])); } });
@@ -861,17 +861,17 @@
     el("text", { x: 4, y: ym + rh + 18, fill: C.muted }, svg, "blue: positive, orange: negative, stronger: larger |value|; hover any cell for its numbers");
     g.addEventListener("mousemove", function (ev) {
       var t = ev.target.dataset;
-      if (t && t.kind) say(neuronText(nr, hi, i, r, t.kind, t.j === undefined ? null : +t.j, t.d === undefined ? null : +t.d));
+      if (t && t.kind) say(cellArithmetic(nr, hi, i, r, t.kind, t.j === undefined ? null : +t.j, t.d === undefined ? null : +t.d));
     });
     g.addEventListener("keydown", function (ev) {
       var step = { ArrowUp: -1, ArrowDown: 1 }[ev.key];
       if (!step) return;
       S.query = Math.max(0, Math.min(Q.length - 1, S.query + step)); ev.preventDefault(); draw();
-      stage.querySelector(".neuron").focus();
+      stage.querySelector(".qk-steps").focus();
     });
     return svg;
   }
-  function neuronText(nr, hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
+  function cellArithmetic(nr, hi, i, r, kind, j, e) {  // the numbers of one cell of the steps view, and their arithmetic
     var N = nr.N, who = "query " + i + " " + tokName("q", i) + (j === null ? "" : ", key " + j + " " + tokName("k", j));
     var row = j === null ? null : r.rows[j];
     if (kind === "q") return who + ", dim " + e + ": q = " + num(r.q[e], 7);

@@ -33,7 +33,7 @@ class Family:
     architectures: dict[str, str] = field(default_factory=dict)
     # an encoder–decoder's decoder blocks (attncli.models.runs.encdec.Decoder); the blocks above are its encoder's
     decoder: Any = None
-    # a decoder's next-token head (attncli.models.network.head): the name of its own output matrix [vocab, d_model] in
+    # a decoder's next-token head (models/network/unembed.py): the name of its own output matrix [vocab, d_model] in
     # the checkpoint (outside the base model's prefix: "lm_head.weight"), and whether config.json's tie_word_embeddings
     # defaults to true (then the word embedding table is the head); None: no next-token head (an encoder)
     head: tuple[str, bool] | None = None
