@@ -344,3 +344,11 @@ def check_model(command: str, model: bool, given: dict[str, Any], words: Words, 
             + ", ".join(map(words.name, clash))
             + (note + "--generate N)") * bool(sampling)
         )
+
+
+def computed(contrib: str) -> bool:
+    """Whether `--contrib contrib` asks for maps beyond the weights, as the registry of measures says
+    (core/measures.py's `computed`): what a command checks its other options against before it runs."""
+    from attncli.core.measures import computed as beyond_weights  # late: start-up (the measures: only with a run)
+
+    return beyond_weights(contrib)

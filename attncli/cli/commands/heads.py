@@ -67,7 +67,7 @@ def heads(
     -f json|jsonl|csv: every statistic of every head. --lines: over a corpus, one text per line. --generate N: of
     TEXT and the N tokens a decoder writes after it (an encoder–decoder's target, written from --context).
     --contrib norm: every number computed on each head's ‖α f(x)‖ as shares of each row, not on the weights."""
-    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
+    from attncli.api.options import computed  # late: start-up (the registry of measures: only with a run)
 
     model = model_path(model, gguf_file) or model  # with --gguf-file: that file, for every worker process too
     if computed(contrib):

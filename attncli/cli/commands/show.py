@@ -92,8 +92,8 @@ def show(
     """
     from attncli import api  # late: start-up (not for --help)
     from attncli.api.config import HEAD_STATISTICS
+    from attncli.api.options import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.cli.hints import limits_for
-    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.io.progress import line_progress
 
     check_options(ctx, model)

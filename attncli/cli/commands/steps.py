@@ -59,8 +59,8 @@ def steps(
     the weights A are (-f json adds them under "contributions").
     """
     from attncli import api  # late: start-up (not for --help)
+    from attncli.api.options import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.cli.hints import limits_for
-    from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
     from attncli.io import documents
 
     check_options(ctx, model)
