@@ -29,6 +29,7 @@ from attncli.api.config import HEAD_STATISTICS, check_chat, check_show, limits_o
 from attncli.api.keywords import checked
 from attncli.api.outputs import Attention, Output, Page
 from attncli.api.page import behaviour_of, check_behaviour, model_page, page_of
+from attncli.core.scales import DEFAULT as DEFAULT_SCALE
 from attncli.errors import ConfigError
 from attncli.io import documents
 from attncli.pipeline.limits import Limits
@@ -140,7 +141,7 @@ def show(
         result = run_text(text, config, context=context, limits=limits)
         result = result if head is None else one_head(result, head)
         looked = None
-        if scale != "sqrt" or drop_sink:  # its page's too, as attn view's
+        if scale != DEFAULT_SCALE or drop_sink:  # its page's too, as attn view's (Behaviour.looks)
             from attncli.pipeline.behaviour import Behaviour  # late: start-up (the page's, with these options only)
 
             looked = Behaviour(scale=scale, drop_sink=drop_sink)

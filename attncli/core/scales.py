@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 #: The smallest weight the log scale tells apart from 0: 10⁻⁴ and below are its lightest shade.
+DEFAULT = "sqrt"  # the scale weights are drawn on unless --scale names another (render/style.py's SCALES)
 LOG_FLOOR = 1e-4
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attncli.core.scales import DEFAULT as DEFAULT_SCALE
+
 
 @dataclass(frozen=True)
 class Behaviour:
@@ -37,7 +39,7 @@ class Behaviour:
     contrib: str = (
         "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (io/view.py's `looks_view`)
     )
-    scale: str = "sqrt"  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
+    scale: str = DEFAULT_SCALE  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
     drop_sink: bool = False  # --drop-sink: the page carries the weights without key 0 too, and opens on them
 
     @property
@@ -45,4 +47,4 @@ class Behaviour:
         """Whether the page draws more than the weights on their √ scale: then its colour controls come with it."""
         from attncli.core.measures import computed  # late: start-up (the registry of measures: only with a run)
 
-        return computed(self.contrib) or self.scale != "sqrt" or self.drop_sink
+        return computed(self.contrib) or self.scale != DEFAULT_SCALE or self.drop_sink
