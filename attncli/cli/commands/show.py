@@ -108,7 +108,8 @@ def show(
     if rollout and lines:
         raise ConfigError("--rollout draws one text's rollout: drop --lines or --rollout")
     if computed(contrib) and (lines or rollout):
-        raise ConfigError(f"--contrib {contrib} maps one text's layer: drop --lines and --rollout")
+        both = " and ".join(name for name, on in (("--lines", lines), ("--rollout", rollout)) if on)
+        raise ConfigError(f"--contrib {contrib} maps one text's layer: drop {both}")
     from attncli.io import documents  # late: start-up (not for --help)
 
     if computed(contrib):
