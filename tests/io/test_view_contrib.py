@@ -19,7 +19,7 @@ from attncli import api
 from attncli.io.view import SCALE, maps_of, unpacked, weights_of
 from attncli.models import load_model
 from attncli.models.files.hparams import ModelError
-from attncli.models.interpret import contrib
+from attncli.models.interpret import contrib_page
 from attncli.models.runs.page import PAGE_CELL_BYTES, STATS_CELL_BYTES
 from attncli.pipeline.heads import sinkless
 from attncli.render import html_view
@@ -59,7 +59,7 @@ def test_the_pages_maps_are_attn_shows_of_every_layer(family, measure):
 
 
 def test_a_long_pages_maps_are_its_layers_alone(monkeypatch):
-    monkeypatch.setattr(contrib, "PAGE_BYTES", 1)
+    monkeypatch.setattr(contrib_page, "PAGE_BYTES", 1)
     doc = api.view(TEXT, model=str(GOLDEN / "gpt2"), contrib="norm", layer=0, head=1).doc
     assert [m["layer"] for m in maps_of(doc)] == [0]
 
@@ -178,8 +178,8 @@ def test_the_maps_are_priced_with_the_page_and_refused_before_they_are_computed(
     text = TEXT
     page = api.view(text, model=model, context=context).doc
     longest = max(len(p["tokens"]) for p in page.get("parts", {"": page}).values())
-    maps = contrib.page_cost(model, "alti", longest, None if context is None else longest)
-    assert maps > 0 and contrib.page_cost(model, "weights", longest) == 0
+    maps = contrib_page.page_cost(model, "alti", longest, None if context is None else longest)
+    assert maps > 0 and contrib_page.page_cost(model, "weights", longest) == 0
     drawn = sum(len(layer["heads"]) for p in page.get("parts", {"": page}).values() for layer in p["layers"])
     priced = longest**2 * (drawn * PAGE_CELL_BYTES + model.n_head * STATS_CELL_BYTES)  # the page without the maps
     per_layer = (3 * model.n_head * longest**2 + 8 * longest * model.d_model) * 4  # folder.check_run's
@@ -190,6 +190,6 @@ def test_the_maps_are_priced_with_the_page_and_refused_before_they_are_computed(
     def computed(*args, **kwargs):
         raise AssertionError("the maps were computed before the page was priced")
 
-    monkeypatch.setattr(contrib, "every_layer", computed)
+    monkeypatch.setattr(contrib_page, "every_layer", computed)
     with pytest.raises(ModelError, match=r"the page of .* with its contribution maps on \d+ tokens needs about"):
         api.view(text, model=model, context=context, contrib="alti")

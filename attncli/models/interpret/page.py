@@ -1,9 +1,10 @@
 """A model's page data (`attn view --model`): the attention of every layer and head (`route.page_attention`, one
 pass) and what a decoder's page adds to it, the `Behaviour` it is asked for: the logit lens and the written
 tokens' probabilities from the same pass, the ablation and the causal answers (patch, DLA, knockout) from their
-own commands' functions, and --contrib's maps (contrib.py's `page_maps`; an encoder–decoder's, each part's:
-`part_page_maps`), priced with the page before its pass (contrib.py's `page_cost`). io/view.py encodes what `model_page`
-returns; nothing there runs the model. `Behaviour` is attncli.pipeline.behaviour's (a text run's page takes it).
+own commands' functions, and --contrib's maps (contrib_page.py's `page_maps`; an encoder–decoder's, each
+part's: `part_page_maps`), priced with the page before its pass (contrib_page.py's `page_cost`). io/view.py encodes
+what `model_page` returns; nothing there runs the model. `Behaviour` is attncli.pipeline.behaviour's (a text
+run's page takes it).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from attncli.core.measures import computed
 from attncli.models.interpret.ablate import ablate_record
-from attncli.models.interpret.contrib import page_cost, page_maps, part_page_maps
+from attncli.models.interpret.contrib_page import page_cost, page_maps, part_page_maps
 from attncli.models.interpret.dla import dla_document
 from attncli.models.interpret.knockout import knockout_document
 from attncli.models.interpret.lens import LAYERS, lens_rows, written_probabilities
@@ -88,7 +89,7 @@ def _parts_page(
     model: Model, result: AttentionResult, parts: Parts, b: Behaviour
 ) -> PartsPage:  # probs [written] or None
     """An encoder–decoder's page: with the probability it gave each token of the target it wrote, reading the
-    source, and each part's maps of --contrib at every layer (contrib.py's `part_page_maps`: `attn show --part P
+    source, and each part's maps of --contrib at every layer (contrib_page.py's `part_page_maps`: `attn show --part P
     --layer L --contrib`'s numbers)."""
     target, context = parts.target, parts.context
     maps = None
@@ -110,7 +111,7 @@ def _layers_page(
     sampling's temperature, top-k and top-p), the ablation over the text before the written tokens (whose first is
     then the model's own next token), the patch, DLA and knockout on the page's text (before any written tokens;
     a view's document its command computed already, `b.known`, used as it is), and --contrib's maps of the layers
-    the page carries (contrib.py's `page_maps`)."""
+    the page carries (contrib_page.py's `page_maps`)."""
     tokens, run, text = attention.tokens, attention.run, result.text or ""
     lens = ablation = None
     if b.lens:

@@ -33,7 +33,7 @@ PAGE_CELL_BYTES = 5  # a model's page holds every layer's weights stacked as flo
 STATS_CELL_BYTES = 32  # ... and one layer's head statistics at a time: the weights in float64 and 3 such temporaries
 
 #: The bytes of a page's contribution maps on n tokens (and an encoder–decoder's m source tokens, else None):
-#: attncli.models.interpret.contrib's `page_cost` of the measure --contrib asks for, which the page's caller passes.
+#: models/interpret/contrib_page.py's `page_cost` of the measure --contrib asks for, which the page's caller passes.
 MapsCost = Callable[[int, "int | None"], int]
 
 
