@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attncli.io.view import packed, result_view, unpacked
+from attncli.io.packing import packed, unpacked
+from attncli.io.view import result_view
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
 

@@ -20,9 +20,7 @@ A model's page is computed below (attncli.models.interpret.page's `model_page`, 
 
 from __future__ import annotations
 
-import base64
 import shlex
-import zlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
@@ -33,7 +31,9 @@ from attncli.core.parts import PARTS
 from attncli.core.stats import head_stats, label_heads, sink_stats
 from attncli.io.documents import View
 from attncli.io.encode import dumps, token_marks
+from attncli.io.packing import SCALE, layers_record, packed, unpacked
 from attncli.io.steps import step_record
+from attncli.io.view_looks import looks_view, parts_looks, sinkless_view
 from attncli.pipeline.behaviour import Behaviour
 from attncli.pipeline.result import AttentionResult, Step
 from attncli.pipeline.steps import steps
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # a text run's view loads no model code
     from attncli.models.runs.source import ModelLayer
 
 SCHEMA = "attncli.view/4"
-SCALE = 255  # a drawn weight is round(weight × SCALE), one byte: 1/255 steps, finer than a line's opacity shows
 ENCODING = {
     "weights": "each head's weights: round(weight × scale) as one unsigned byte a cell, rows of queries one after "
     "another, compressed with raw deflate (RFC 1951), in base64",
@@ -72,21 +71,6 @@ def _labels(weights: np.ndarray, causal: bool, cross: bool = False) -> list[list
         return [[""] * weights.shape[1] for _ in range(weights.shape[0])]
     # a layer at a time: head_stats works in float64, several [h, m, n] arrays of it
     return [label_heads(head_stats(layer[None], causal=causal))[0] for layer in weights]
-
-
-def packed(a: np.ndarray) -> str:  # any array -> base64 of its bytes, raw-deflated
-    """An array's bytes (little-endian, row-major) compressed with raw deflate, in base64: what the page inflates."""
-    z = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return base64.b64encode(z.compress(np.ascontiguousarray(a).tobytes()) + z.flush()).decode("ascii")
-
-
-def unpacked(text: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:  # base64 -> [shape] of dtype
-    """The inverse of `packed`.
-
-    >>> unpacked(packed(np.arange(6, dtype="<f4").reshape(2, 3)), "<f4", (2, 3)).tolist()
-    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
-    """
-    return np.frombuffer(zlib.decompress(base64.b64decode(text), -15), dtype=dtype).reshape(shape)
 
 
 def weights_of(doc: dict) -> np.ndarray:  # a view document (or one of its parts) -> [L, h, m, n] float64
@@ -134,31 +118,6 @@ def opening(weights: np.ndarray, layer: int) -> dict:  # [L, h, n, n] -> where a
     }
 
 
-def _mask_rows(masked: np.ndarray) -> list[str]:  # [m, n] bool -> m strings of n "0"/"1"
-    return ["".join("1" if x else "0" for x in row) for row in masked.tolist()]
-
-
-def _layers(
-    weights: np.ndarray, masked: np.ndarray | None, layers: list[int], heads: list[int], labels: list[list[str]]
-) -> tuple[list[dict], list[list[str]]]:  # [L, h, m, n], [L, h, m, n] bool or None
-    """The "layers" of the document and its distinct masks (each head names its own by index, or null)."""
-    masks: list[list[str]] = []
-    out = []
-    for l, layer in enumerate(layers):
-        entries = []
-        for h, head in enumerate(heads):
-            mask = None
-            if masked is not None and masked[l, h].any():
-                rows = _mask_rows(masked[l, h])
-                if rows not in masks:
-                    masks.append(rows)
-                mask = masks.index(rows)
-            drawn = np.rint(weights[l, h] * SCALE).astype(np.uint8)
-            entries.append({"head": head, "label": labels[l][h], "mask": mask, "weights": packed(drawn)})
-        out.append({"layer": layer, "heads": entries})
-    return out, masks
-
-
 def _strings(tokens) -> list[str] | None:  # Tokens or None -> its strings
     return None if tokens is None else list(tokens.strings)
 
@@ -202,7 +161,7 @@ def result_view(
     heads = [result.head_index(h) for h in range(weights.shape[0])]
     labels = _labels(weights[None], _causal(masked), result.context_tokens is not None)
     stacked = None if masked is None else masked[None]
-    layers, masks = _layers(weights[None], stacked, [0], heads, labels)
+    layers, masks = layers_record(weights[None], stacked, [0], heads, labels)
     looks = looks_view(weights[None], stacked, labels, behaviour, heads, maps)
     return looks | _document(
         result,
@@ -271,7 +230,7 @@ def layers_view(
     tokens, weights, masked = a.tokens, a.weights, a.masked
     n_layer, n_head = weights.shape[:2]
     labels = _labels(weights, model.causal)
-    layers, masks = _layers(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
+    layers, masks = layers_record(weights, masked, list(range(n_layer)), list(range(n_head)), labels)
     # no --head: a decoder's page opens on its layer's least sink-bound head, and says so
     opened = opening(weights, record["layer"]) if "head" not in record and model.causal else None
     texts = _word(result.text or "") + ("" if source.pair is None else f" --context {_word(source.pair)}")
@@ -417,7 +376,7 @@ def part_entry(
     shape = weights.shape
     labels = _labels(weights, masked is not None, key_tokens is not None)
     every = None if masked is None else np.broadcast_to(masked, shape)
-    layers, masks = _layers(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
+    layers, masks = layers_record(weights, every, list(range(shape[0])), list(range(shape[1])), labels)
     part = PARTS[name]
     return ({"sinkless": sinkless_view(weights, every, labels)} if drop_sink else {}) | {
         "help": part.help,
@@ -489,109 +448,6 @@ DOCUMENTS: dict[str, Callable[..., dict]] = {"layers": layers_view, "parts": par
 
 
 # ---- the page's colour scale, its weights without the sink, a measure's maps (--scale, --drop-sink, --contrib) ----
-
-
-def looks_view(
-    weights: np.ndarray,
-    masked: np.ndarray | None,
-    labels: list[list[str]],
-    behaviour: Behaviour,
-    heads: list[int] | None = None,
-    maps: list | None = None,
-) -> dict:  # [L, h, m, n] the page's weights, the same bool or None
-    """What the page adds for `--scale`, `--drop-sink` and `--contrib`, nothing without them: "colour" (the scale
-    the page opens with and whether it opens without the sink; the page offers every scale, from the table the
-    page embeds), "sinkless" (with --drop-sink: every layer's weights without key 0, each row renormalized, as
-    `attn show --drop-sink` draws them: key 0 and a row with nothing left masked; "layers" and "masks" as the
-    document's own) and "contributions" (`contributions_view` of `maps`, the Contributions of the layers the page
-    carries, computed by the model code: models/interpret/page.py). `heads`: the heads' numbers (default 0..h-1)."""
-    if not behaviour.looks:
-        return {}
-    from attncli.core.measures import computed  # late: start-up (only when a page is written)
-
-    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
-    if behaviour.drop_sink:
-        out["sinkless"] = sinkless_view(weights, masked, labels, heads)
-    if computed(behaviour.contrib):
-        assert maps is not None  # a model's page computes them (api.view refuses --contrib without a model)
-        out["contributions"] = contributions_view(maps)
-    return out
-
-
-def sinkless_view(
-    weights: np.ndarray, masked: np.ndarray | None, labels: list[list[str]], heads: list[int] | None = None
-) -> dict:  # [L, h, m, n] the weights, the same bool or None
-    """The page's "sinkless": every layer's weights without key 0, each row renormalized, as `attn show
-    --drop-sink` draws them (key 0 and a row with nothing left masked); "layers" and "masks" as the document's."""
-    from attncli.pipeline.heads import sinkless  # late: start-up (only when a page is written)
-
-    kept, left = sinkless(weights, masked)  # [L, h, m, n - 1]
-    key0 = np.ones((*kept.shape[:-1], 1), dtype=bool)
-    full = np.concatenate([np.zeros(key0.shape), kept], axis=-1)
-    shut = np.concatenate([key0, left], axis=-1)
-    numbers = list(range(weights.shape[1])) if heads is None else heads
-    layers, masks = _layers(full, shut, list(range(weights.shape[0])), numbers, labels)
-    return {"layers": layers, "masks": masks}
-
-
-def parts_looks(page: PartsPage, behaviour: Behaviour) -> dict:
-    """An encoder–decoder page's "colour" and "contributions" (each part's maps, computed by the model code:
-    models/interpret/page.py; `contributions_view`'s "parts"), nothing without --scale, --drop-sink or --contrib
-    (each part's "sinkless" is in its entry: `part_entry`)."""
-    if not behaviour.looks:
-        return {}
-    out: dict = {"colour": {"scale": behaviour.scale, "drop_sink": behaviour.drop_sink}}
-    if page.contributions is not None:
-        out["contributions"] = contributions_view(page.contributions)
-    return out
-
-
-CONTRIB_ENCODING = (
-    "each map: float64 little-endian, row-major [queries][keys], compressed with raw deflate (RFC 1951), in "
-    "base64: the exact numbers of attn show --layer L --contrib -f json"
-)
-
-
-def contributions_view(maps: list | dict) -> dict:
-    # attncli.models.interpret.contrib.Contributions of some layers, or an encoder–decoder's: part -> such a list
-    """The page's "contributions": the measure (its title, formula, paper and unit from CONTRIBUTIONS) and, for each
-    layer carried, its maps exactly: per head where the measure has them, the layer's ("map"), ALTI's rollout, each
-    with "top", the end of its colour range (1 for shares; a length map's largest). An encoder–decoder's has
-    "parts" instead of "layers": each part's "layers" and "note" (what the maps are on that part), a cross ALTI
-    layer's "residual" too (the share of each target row its residual carries, the rest of the row)."""
-    from attncli.core.measures import CONTRIBUTIONS  # late: start-up (only when a page is written)
-
-    first = next(iter(maps.values()))[0] if isinstance(maps, dict) else maps[0]
-    m = CONTRIBUTIONS[first.measure]
-
-    def entry(a: np.ndarray) -> dict:  # [m, n] float64
-        return {"values": packed(np.asarray(a, "<f8")), "top": 1.0 if m.normalized else float(a.max())}
-
-    def layers(of: list) -> list[dict]:
-        return [
-            {
-                "layer": c.layer,
-                "heads": None if c.heads is None else [entry(a) for a in c.heads],
-                "map": entry(c.layer_matrix),
-                "rollout": None if c.rollout is None else entry(c.rollout),
-            }
-            | ({} if c.residual is None else {"residual": packed(np.asarray(c.residual, "<f8"))})
-            for c in of
-        ]
-
-    doc = {
-        "measure": m.name,
-        "title": m.title,
-        "formula": m.formula,
-        "paper": m.paper,
-        "unit": m.unit,
-        "per_head": m.per_head,
-        "normalized": m.normalized,
-        "encoding": CONTRIB_ENCODING,
-    }
-    if isinstance(maps, dict):
-        return doc | {"parts": {part: {"note": of[0].note, "layers": layers(of)} for part, of in maps.items()}}
-    return doc | {"layers": layers(maps)}
 
 
 def maps_of(doc: dict, part: str | None = None) -> list[dict]:

@@ -37,7 +37,7 @@ class Behaviour:
     opens: str | None = None  # the view the page opens on (a causal command's own page), else its first
     known: dict = field(default_factory=dict)  # a view's name -> the document its command already computed
     contrib: str = (
-        "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (io/view.py's `looks_view`)
+        "weights"  # --contrib: a measure of CONTRIBUTIONS whose maps the page adds (io/view_looks.py's `looks_view`)
     )
     scale: str = DEFAULT_SCALE  # --scale: the colour scale the page opens with (a key of attncli.render.style's SCALES)
     drop_sink: bool = False  # --drop-sink: the page carries the weights without key 0 too, and opens on them

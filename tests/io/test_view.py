@@ -13,7 +13,8 @@ import pytest
 from attncli.api.page import model_document as model_view
 from attncli.core.stats import head_stats, label_heads
 from attncli.errors import DataError
-from attncli.io.view import SCALE, _layers, result_view, steps_of, weights_of
+from attncli.io.packing import SCALE, layers_record
+from attncli.io.view import result_view, steps_of, weights_of
 from attncli.models import forward, load_model
 from attncli.models.runs.run import heads_document, model_result
 from attncli.pipeline.config import RunConfig
@@ -203,7 +204,7 @@ def test_a_40_token_page_of_a_12_layer_12_head_model_carries_under_205_kb_of_dat
     scores = rng.normal(size=(12, 12, 42, 42)) * 2
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)  # [L, h, n, n]
     labels = label_heads(head_stats(weights))
-    layers, masks = _layers(weights, None, list(range(12)), list(range(12)), labels)
+    layers, masks = layers_record(weights, None, list(range(12)), list(range(12)), labels)
     doc = {**result_view(run(" ".join(["w"] * 42)), "attn view"), "layers": layers, "masks": masks, "steps": None}
     # the page less its script and stylesheet (the same ~100 KB on every page, grown with its views): the data of
     # 12 x 12 heads of 42 x 42 random weights, a byte each before deflate (254 KB), the least a compression can gain
@@ -213,7 +214,7 @@ def test_a_40_token_page_of_a_12_layer_12_head_model_carries_under_205_kb_of_dat
 
 
 def test_a_model_page_carries_the_q_k_v_of_every_layer_when_short_else_of_its_own(bert_dir, monkeypatch):
-    from attncli.io.view import unpacked
+    from attncli.io.packing import unpacked
     from attncli.models.runs import page
     from attncli.models.runs.run import model_layer
 

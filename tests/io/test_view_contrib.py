@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from attncli import api
-from attncli.io.view import SCALE, maps_of, unpacked, weights_of
+from attncli.io.packing import SCALE, unpacked
+from attncli.io.view import maps_of, weights_of
 from attncli.models import load_model
 from attncli.models.files.hparams import ModelError
 from attncli.models.interpret import contrib_page

@@ -14,7 +14,8 @@ import pytest
 
 from attncli.core.parts import PARTS
 from attncli.errors import DataError
-from attncli.io.view import SCALE, part_entry, result_view, weights_of
+from attncli.io.packing import SCALE
+from attncli.io.view import part_entry, result_view, weights_of
 from attncli.pipeline.run import run
 from attncli.render.html_view import page
 from tests.conftest import attn
