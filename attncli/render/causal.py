@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attncli.io.escape import escape_token
+from attncli.pipeline.tokentext import labels
+from attncli.render.ablate import drawn
 from attncli.render.fit import Fitted
 from attncli.render.matrix import Matrix
 
@@ -17,10 +19,15 @@ STRONGEST = 8  # cells named under a grid (-f json has them all)
 
 
 def _metric(doc: dict) -> str:
-    target = f"logit({escape_token(doc['target']['token'])})"
+    target = f"logit({drawn(doc['target'])})"
     if doc["contrast"] is None:
         return f"m = {target}"
-    return f"m = {target} − logit({escape_token(doc['contrast']['token'])})"
+    return f"m = {target} − logit({drawn(doc['contrast'])})"
+
+
+def _shown(doc: dict) -> list[str]:
+    """The text's tokens as every screen draws them (`␣Mary`, not the vocabulary's `ĠMary`)."""
+    return [escape_token(s) for s in labels(doc["tokens"], doc["texts"], doc["special"])]
 
 
 def _ranked(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> RenderableType:
@@ -35,7 +42,7 @@ def _ranked(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 def patch_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableType:
     """The layers × positions (or heads) grid of scores, the strongest cells named, and what was patched."""
     axis = doc["axis"]
-    cols = doc["tokens"] if axis == "position" else [f"H{h}" for h in range(doc["n_head"])]
+    cols = _shown(doc) if axis == "position" else [f"H{h}" for h in range(doc["n_head"])]
     grid = np.zeros((doc["n_layer"], len(cols)))
     for r in doc["rows"]:
         grid[r["layer"], r[axis]] = r["score"]
@@ -43,7 +50,7 @@ def patch_view(doc: dict, precision: int = 2, width: int = 100) -> RenderableTyp
     matrix = Matrix(grid, [f"L{l}" for l in range(doc["n_layer"])], cols, precision=precision, names=names)
     strongest = sorted(doc["rows"], key=lambda r: -abs(r["score"]))[:STRONGEST]
     label = (
-        (lambda r: f"L{r['layer']} {r['position']} {escape_token(doc['tokens'][r['position']])}")
+        (lambda r: f"L{r['layer']} {r['position']} {_shown(doc)[r['position']]}")
         if axis == "position"
         else (lambda r: f"L{r['layer']}.H{r['head']}")
     )
@@ -116,15 +123,16 @@ def knockout_view(doc: dict, precision: int = 2, width: int = 100) -> Renderable
             f"{r['prob']:.{precision + 2}f}",
             f"{r['delta_prob']:+.{precision}%}",
         )
-    keys = " ".join(f"{i} {escape_token(doc['tokens'][i])}" for i in doc["from"]["positions"])
+    shown = _shown(doc)
+    keys = " ".join(f"{i} {shown[i]}" for i in doc["from"]["positions"])
     top = doc["top"]
     title = Text(
-        f"attention knockout: position {doc['to']} {escape_token(doc['tokens'][doc['to']])} blocked from {keys}",
+        f"attention knockout: position {doc['to']} {shown[doc['to']]} blocked from {keys}",
         style="bold",
     )
     notes = [
         doc["summary"],
-        f"top next token {escape_token(top['token'])} (id {top['id']}): probability {top['prob']:.{precision + 2}f} "
+        f"top next token {drawn(top)} (id {top['id']}): probability {top['prob']:.{precision + 2}f} "
         "with nothing blocked",
         f"in each window of {doc['window']} layers those edges' scores are −∞ before the softmax; relative change = "
         "(p_blocked − p) / p (Geva et al. 2023)",

@@ -43,7 +43,7 @@ def test_patch_json_is_the_models_document(what):
 
 def test_patch_table_names_the_strongest_cells_and_the_metric():
     out = ok("patch", CLEAN, "--corrupt", CORRUPT, "--model", GOLDEN / "llama", "--target", "Ġa", "--what", "heads")
-    assert "strongest" in out and "m = logit(Ġa) at position 17" in out and "L1.H" in out
+    assert "strongest" in out and "m = logit(␣a) at position 17" in out and "L1.H" in out
 
 
 def test_patch_of_texts_of_different_lengths_is_one_line_exit_2():

@@ -40,7 +40,7 @@ from attncli.models.network.model import Model, check_head, check_layer
 from attncli.models.network.unembed import logits, next_logits, probabilities, unembedding
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
-from attncli.models.runs.vocab import check_token, spellings, token_text, vocab_token
+from attncli.models.runs.vocab import check_token, spellings, token_record, token_text, vocab_token
 from attncli.pipeline.budget import machine_bytes, max_bytes_from
 from attncli.pipeline.tokenize import Tokens
 
@@ -282,8 +282,8 @@ def ablate_record(
         "mode": mode,
         "means": MODES[mode],
         "position": len(ids) - 1,
-        "target": _token_field(model, found["target"], target),
-        "contrast": None if against is None else _token_field(model, against.id, contrast),
+        "target": token_record(model, found["target"], target),
+        "contrast": None if against is None else token_record(model, against.id, contrast),
         "ranked_by": {"name": ranked, "column": entry.column, "label": entry.label, "means": entry.means},
         "clean_logit": found["clean_logit"],
         "clean_logprob": found["clean_logprob"],
@@ -291,11 +291,6 @@ def ablate_record(
     if against is not None:
         out["clean_logit_diff"] = found["clean_logit_diff"]
     return out | {"notes": notes, "rows": found["rows"]}
-
-
-def _token_field(model: Model, token: int, given: str | None) -> dict:
-    """A token of the ablation in JSON: its id, its vocabulary form, its text, and the words that named it."""
-    return {"id": token, "token": model.tokenizer.id_to_token(token), "text": token_text(model, token), "given": given}
 
 
 def ablate_document(

@@ -19,7 +19,7 @@ import numpy as np
 from attncli.errors import ConfigError
 from attncli.models.network.model import Model
 from attncli.models.network.unembed import next_logits, unembedding
-from attncli.models.runs.vocab import vocab_token
+from attncli.models.runs.vocab import token_record, vocab_token
 
 
 @dataclass(frozen=True)
@@ -86,12 +86,11 @@ def metric(model: Model, last, ids: tuple[int, int | None]) -> np.ndarray:  # [.
 
 
 def metric_record(model: Model, ids: tuple[int, int | None], given: tuple[str, str | None], notes: list[str]) -> dict:
-    """The JSON fields that say what m is: the target's and contrast's ids, tokens and the text given for each, and
-    the notes on how the words were read (`metric_ids`)."""
+    """The JSON fields that say what m is: the target's and contrast's records (`token_record`: id, vocabulary
+    form, text, the words given), and the notes on how the words were read (`metric_ids`)."""
     a, b = ids
-    word = model.tokenizer.id_to_token
     return {
-        "target": {"id": a, "token": word(a), "given": given[0]},
-        "contrast": None if b is None else {"id": b, "token": word(b), "given": given[1]},
+        "target": token_record(model, a, given[0]),
+        "contrast": None if b is None else token_record(model, b, given[1]),
         "notes": notes,
     }

@@ -116,6 +116,8 @@ def dla_document(
         "schema": DLA_SCHEMA,
         "text": text,
         "tokens": list(tokens.strings),
+        "texts": list(tokens.text_of()),
+        "special": list(tokens.special),
         "model": model.name,
         "summary": describe(model),
         "n_layer": model.n_layer,

@@ -26,6 +26,7 @@ from attncli.models.network.model import Model
 from attncli.models.network.unembed import logits, next_logits, probabilities
 from attncli.models.runs.run import _encode
 from attncli.models.runs.source import describe
+from attncli.models.runs.vocab import token_text
 from attncli.pipeline.tokenize import Tokens
 
 _POSITIONS = re.compile(r"\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*")
@@ -137,12 +138,19 @@ def knockout_document(model: Model, text: str, span: str, to: int | None = None,
         "schema": KNOCKOUT_SCHEMA,
         "text": text,
         "tokens": list(tokens.strings),
+        "texts": list(tokens.text_of()),
+        "special": list(tokens.special),
         "model": model.name,
         "summary": describe(model),
         "n_layer": model.n_layer,
         "from": {"given": span, "positions": keys},
         "to": query,
         "window": k,
-        "top": {"id": found["top"], "token": word(found["top"]), "prob": found["prob"]},
+        "top": {
+            "id": found["top"],
+            "token": word(found["top"]),
+            "text": token_text(model, found["top"]),
+            "prob": found["prob"],
+        },
         "rows": found["rows"],
     }

@@ -167,6 +167,8 @@ def patch_document(
         "text": clean,
         "corrupt": corrupt,
         "tokens": list(a.strings),
+        "texts": list(a.text_of()),
+        "special": list(a.special),
         "corrupt_tokens": list(b.strings),
         "model": model.name,
         "summary": describe(model),

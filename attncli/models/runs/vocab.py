@@ -50,6 +50,12 @@ def token_text(model: Model, token: int) -> str:
     return "" if text.endswith(REPLACEMENT) else text
 
 
+def token_record(model: Model, token: int, given: str | None) -> dict:
+    """A token named by an option (--target, --contrast) in JSON: its id, its vocabulary form, its text (what a
+    screen draws, attncli.pipeline.tokentext's `labels`), and the words that named it."""
+    return {"id": token, "token": model.tokenizer.id_to_token(token), "text": token_text(model, token), "given": given}
+
+
 def _one_token(model: Model, text: str) -> int | None:
     """The id of `text` when the tokenizer cuts it into exactly one token (special tokens aside), else None."""
     if not text:

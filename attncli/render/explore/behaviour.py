@@ -21,7 +21,6 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from attncli.errors import AttnError
-from attncli.io.escape import escape_token
 from attncli.io.view import ranked
 from attncli.render.ablate import ablate_view, drawn
 from attncli.render.causal import part_name as _part
@@ -267,9 +266,10 @@ class Attribution:
         return self.e.attribution()
 
     def done_line(self, doc: dict) -> str:
+        last = drawn({"token": doc["tokens"][-1], "text": doc["texts"][-1]})
         return (
-            f"the next token after position {doc['position']} '{escape_token(doc['tokens'][-1])}': "
-            f"{escape_token(doc['target']['token'])}; the {len(doc['rows'])} parts sum to "
+            f"the next token after position {doc['position']} '{last}': "
+            f"{drawn(doc['target'])}; the {len(doc['rows'])} parts sum to "
             f"{doc['sum']:.{self.precision + 4}f}, m = {doc['m']:.{self.precision + 4}f}"
         )
 
@@ -287,7 +287,7 @@ class Attribution:
         r = self.doc["rows"][self.order[row]]
         focus = Text(f"{_part(r)}: ", style="bold")
         focus.append(
-            f"dla {r['dla']:+.{self.precision + 4}f} of m = logit({escape_token(self.doc['target']['token'])}) = "
+            f"dla {r['dla']:+.{self.precision + 4}f} of m = logit({drawn(self.doc['target'])}) = "
             f"{self.doc['m']:.{self.precision + 4}f}, rank {row + 1} of {len(self.order)} by |dla|"
         )
         notes = "each part through the final norm with its scale frozen from the full run, then the unembedding"
